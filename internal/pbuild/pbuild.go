@@ -1,0 +1,316 @@
+// Package pbuild builds *profile.Profile values for the loaders.
+//
+// Every loader turns its format into frames and stacks and hands them to a
+// Builder, which interns functions and locations, merges identical stacks,
+// records warnings and validates the result. Keeping that in one place means
+// every format produces the same shape of profile:
+//
+//   - Sample values are [count, time in nanoseconds]. Sampled data uses the
+//     types samples/count and cpu/nanoseconds; exact data (duration events,
+//     regions) uses events/count and wall/nanoseconds and carries the
+//     ExactComment.
+//   - Stacks are leaf first, as in pprof.
+//   - Warnings are kept as profile comments with the WarningPrefix so they
+//     survive a round trip through a pprof file.
+//   - Who ran the code is kept as string labels (LabelPID, LabelTID, ...).
+package pbuild
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unsafe"
+
+	"github.com/google/pprof/profile"
+)
+
+// Label keys set on samples by the loaders.
+const (
+	LabelPID     = "pid"     // process id, as a string
+	LabelTID     = "tid"     // thread id, as a string
+	LabelProcess = "process" // process name from metadata
+	LabelThread  = "thread"  // thread name from metadata
+	LabelProfile = "profile" // profile name or id inside a file that holds several
+	LabelSeq     = "seq"     // sequence number from Node's file name
+	LabelGoID    = "goroutine"
+)
+
+// Comment markers stored in profile.Comments.
+const (
+	// ExactComment marks a profile whose values are measured durations, not samples.
+	ExactComment = "hotbudget: exact durations (not sampled)"
+	// WarningPrefix starts every warning comment.
+	WarningPrefix = "hotbudget warning: "
+	// FormatPrefix starts the comment that names the input format.
+	FormatPrefix = "hotbudget format: "
+)
+
+// MaxWarnings bounds how many distinct warnings a profile keeps; the rest are counted.
+const MaxWarnings = 50
+
+// Kind says whether a profile's values are sampled or exact.
+type Kind int
+
+const (
+	// Sampled values come from periodic samples (pprof, V8, speedscope sampled).
+	Sampled Kind = iota
+	// Exact values are measured durations (trace duration events, regions).
+	Exact
+)
+
+// Frame is one function activation as a loader sees it.
+// Lines and columns are 1-based; 0 means unknown.
+type Frame struct {
+	Name       string
+	SystemName string // identity beyond Name (V8: scriptId, url, line, column); defaults to Name
+	File       string
+	StartLine  int64 // line where the function starts
+	Line       int64 // line executing in this frame
+	Column     int64
+}
+
+// Builder accumulates samples into a profile. The zero value is not usable; call New.
+type Builder struct {
+	p        *profile.Profile
+	kind     Kind
+	funcs    map[funcKey]*profile.Function
+	locs     map[Frame]*profile.Location
+	samples  map[string]*profile.Sample
+	labelIDs map[*map[string][]string]int
+	keyBuf   []byte
+	warnings []string
+	warnSeen map[string]int
+	dropped  int
+}
+
+type funcKey struct {
+	name, system, file string
+	start              int64
+}
+
+// New returns a Builder for a profile of the given kind.
+func New(kind Kind) *Builder {
+	p := &profile.Profile{}
+	if kind == Exact {
+		p.SampleType = []*profile.ValueType{{Type: "events", Unit: "count"}, {Type: "wall", Unit: "nanoseconds"}}
+		p.PeriodType = &profile.ValueType{Type: "wall", Unit: "nanoseconds"}
+		p.Comments = append(p.Comments, ExactComment)
+	} else {
+		p.SampleType = []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}
+		p.PeriodType = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
+	}
+	return &Builder{
+		p:        p,
+		kind:     kind,
+		funcs:    make(map[funcKey]*profile.Function),
+		locs:     make(map[Frame]*profile.Location),
+		samples:  make(map[string]*profile.Sample),
+		labelIDs: make(map[*map[string][]string]int),
+		warnSeen: make(map[string]int),
+	}
+}
+
+// Kind reports the kind the builder was created with.
+func (b *Builder) Kind() Kind { return b.kind }
+
+// Location returns the location for f, creating it and its function on first use.
+func (b *Builder) Location(f Frame) *profile.Location {
+	if l, ok := b.locs[f]; ok {
+		return l
+	}
+	sys := f.SystemName
+	if sys == "" {
+		sys = f.Name
+	}
+	fk := funcKey{f.Name, sys, f.File, f.StartLine}
+	fn, ok := b.funcs[fk]
+	if !ok {
+		fn = &profile.Function{
+			ID:         uint64(len(b.p.Function) + 1),
+			Name:       f.Name,
+			SystemName: sys,
+			Filename:   f.File,
+			StartLine:  f.StartLine,
+		}
+		b.funcs[fk] = fn
+		b.p.Function = append(b.p.Function, fn)
+	}
+	l := &profile.Location{
+		ID:   uint64(len(b.p.Location) + 1),
+		Line: []profile.Line{{Function: fn, Line: f.Line, Column: f.Column}},
+	}
+	b.locs[f] = l
+	b.p.Location = append(b.p.Location, l)
+	return l
+}
+
+// Labels is a label set shared by many samples. Create one with NewLabels and
+// reuse the pointer: samples with the same pointer and stack are merged.
+type Labels = *map[string][]string
+
+// NewLabels returns a shared label set from key/value pairs; empty values are skipped.
+func NewLabels(kv ...string) Labels {
+	m := make(map[string][]string, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			m[kv[i]] = []string{kv[i+1]}
+		}
+	}
+	return &m
+}
+
+// Add records count events taking nanos nanoseconds with the given stack
+// (leaf first) and labels (nil for none). Identical stacks with the same
+// label pointer are merged into one sample.
+func (b *Builder) Add(stack []*profile.Location, count, nanos int64, labels Labels) {
+	lid, ok := b.labelIDs[labels]
+	if !ok {
+		lid = len(b.labelIDs)
+		b.labelIDs[labels] = lid
+	}
+	key := b.keyBuf[:0]
+	key = appendUvarint(key, uint64(lid))
+	for _, l := range stack {
+		key = appendUvarint(key, l.ID)
+	}
+	b.keyBuf = key
+	if s, ok := b.samples[unsafe.String(unsafe.SliceData(key), len(key))]; ok {
+		s.Value[0] += count
+		s.Value[1] += nanos
+		return
+	}
+	s := &profile.Sample{
+		Location: append([]*profile.Location(nil), stack...),
+		Value:    []int64{count, nanos},
+	}
+	if labels != nil && len(*labels) > 0 {
+		s.Label = *labels
+	}
+	b.samples[string(key)] = s
+	b.p.Sample = append(b.p.Sample, s)
+}
+
+func appendUvarint(b []byte, v uint64) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+// Warnf records a warning. Identical messages are counted, not repeated.
+func (b *Builder) Warnf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if i, ok := b.warnSeen[msg]; ok {
+		if i >= 0 {
+			b.warnSeen[msg] = i + 1
+		}
+		return
+	}
+	if len(b.warnings) >= MaxWarnings {
+		b.dropped++
+		b.warnSeen[msg] = -1
+		return
+	}
+	b.warnSeen[msg] = 1
+	b.warnings = append(b.warnings, msg)
+}
+
+// Warnings returns the warnings recorded so far.
+func (b *Builder) Warnings() []string { return append([]string(nil), b.warnings...) }
+
+// NumSamples is the number of distinct samples so far.
+func (b *Builder) NumSamples() int { return len(b.p.Sample) }
+
+// Profile gives access to the profile under construction, for setters such
+// as TimeNanos. Callers must not add samples, locations or functions directly.
+func (b *Builder) Profile() *profile.Profile { return b.p }
+
+// Finish sets the period and duration, stores warnings and the format name as
+// comments, validates the profile and returns it. The Builder must not be
+// used afterwards.
+func (b *Builder) Finish(format string, period, durationNanos int64) (*profile.Profile, error) {
+	p := b.p
+	p.Period = period
+	if durationNanos < 0 {
+		durationNanos = 0
+	}
+	p.DurationNanos = durationNanos
+	if format != "" {
+		p.Comments = append(p.Comments, FormatPrefix+format)
+	}
+	for _, w := range b.warnings {
+		if n := b.warnSeen[w]; n > 1 {
+			w = fmt.Sprintf("%s (%d times)", w, n)
+		}
+		p.Comments = append(p.Comments, WarningPrefix+w)
+	}
+	if b.dropped > 0 {
+		p.Comments = append(p.Comments, fmt.Sprintf("%s%d more distinct warnings not shown", WarningPrefix, b.dropped))
+	}
+	b.samples, b.locs, b.funcs, b.labelIDs = nil, nil, nil, nil
+	if err := p.CheckValid(); err != nil {
+		return nil, fmt.Errorf("internal error: built profile is invalid: %w", err)
+	}
+	return p, nil
+}
+
+// Warnings returns the warnings stored in p's comments by a loader.
+func Warnings(p *profile.Profile) []string {
+	var out []string
+	for _, c := range p.Comments {
+		if w, ok := strings.CutPrefix(c, WarningPrefix); ok {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// IsExact reports whether p holds exact durations rather than samples.
+func IsExact(p *profile.Profile) bool {
+	for _, c := range p.Comments {
+		if c == ExactComment {
+			return true
+		}
+	}
+	return false
+}
+
+// MedianDelta returns the median of the positive differences between
+// consecutive values of ts (which need not be sorted); 0 if there are none.
+// Loaders use it for Period, the typical sampling interval.
+func MedianDelta(ts []int64) int64 {
+	if len(ts) < 2 {
+		return 0
+	}
+	s := append([]int64(nil), ts...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	d := make([]int64, 0, len(s)-1)
+	for i := 1; i < len(s); i++ {
+		if x := s[i] - s[i-1]; x > 0 {
+			d = append(d, x)
+		}
+	}
+	if len(d) == 0 {
+		return 0
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[len(d)/2]
+}
+
+// Options are what the public loaders package passes to a format parser.
+type Options struct {
+	// Name is the file path or another name for the input; parsers use it
+	// for metadata found in file names (Node's CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile).
+	// Errors need not repeat it: the caller adds it.
+	Name string
+	// View selects what a Chrome trace contributes when it has both CPU
+	// samples and duration events: ViewSamples, ViewDurations or "" (default).
+	View string
+}
+
+// Views of a trace that has both CPU samples and duration events.
+const (
+	ViewSamples   = "samples"
+	ViewDurations = "durations"
+)

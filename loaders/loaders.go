@@ -1,0 +1,374 @@
+// Package loaders reads CPU profiles and traces of every common format into
+// one model, *profile.Profile from github.com/google/pprof/profile, and writes
+// them back out.
+//
+// The format is detected from the content, never from the file name, and
+// gzip-compressed input is decompressed transparently. Supported formats:
+//
+//   - Go pprof (protobuf, gzipped or not, and pprof's legacy formats);
+//   - V8 / Node.js .cpuprofile JSON (modern and legacy layouts);
+//   - Chrome trace-event JSON: streamed Profile/ProfileChunk CPU samples,
+//     the old CpuProfile event, and X/B/E duration events per thread;
+//   - speedscope JSON (evented and sampled profiles);
+//   - folded stacks ("a;b;c 42" lines);
+//   - Go execution traces (runtime/trace, go test -trace).
+//
+// Every profile returned passes CheckValid. Sampled data has the sample types
+// samples/count and cpu/nanoseconds; exact data (duration events, trace
+// regions) has events/count and wall/nanoseconds and IsExact reports true.
+// Repairs and dropped data are reported by Warnings, never silently. Samples
+// carry string labels "pid", "tid", "process", "thread" and "profile" where the
+// format knows them, so a caller can select a thread or process.
+//
+// The decisions taken where reference tools disagree are recorded in the
+// project's FORMATS.md and pinned by tests.
+package loaders
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/chrometrace"
+	"github.com/hotbudget/hotbudget/internal/folded"
+	"github.com/hotbudget/hotbudget/internal/gotrace"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/speedscope"
+	"github.com/hotbudget/hotbudget/internal/v8"
+)
+
+// Format names a profile file format.
+type Format string
+
+// The formats Load reads. Writers exist for FormatPprof, FormatSpeedscope and FormatFolded.
+const (
+	FormatUnknown     Format = ""
+	FormatPprof       Format = "pprof"
+	FormatCPUProfile  Format = "cpuprofile"
+	FormatChromeTrace Format = "chrome-trace"
+	FormatSpeedscope  Format = "speedscope"
+	FormatFolded      Format = "folded"
+	FormatGoTrace     Format = "go-trace"
+)
+
+// View selects what a Chrome trace with both CPU samples and duration events contributes.
+type View string
+
+// Views. The default, ViewAuto, takes the CPU samples when the trace has any
+// (they cover all JavaScript, and mixing both would count time twice) and the
+// duration events otherwise.
+const (
+	ViewAuto      View = ""
+	ViewSamples   View = pbuild.ViewSamples
+	ViewDurations View = pbuild.ViewDurations
+)
+
+// Label keys that loaders set on samples.
+const (
+	LabelPID     = pbuild.LabelPID
+	LabelTID     = pbuild.LabelTID
+	LabelProcess = pbuild.LabelProcess
+	LabelThread  = pbuild.LabelThread
+	LabelProfile = pbuild.LabelProfile
+)
+
+// An Option changes how a profile is read.
+type Option interface{ apply(*config) }
+
+type config struct {
+	format Format
+	view   View
+	name   string
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithFormat skips detection and reads the input as f.
+func WithFormat(f Format) Option { return optionFunc(func(c *config) { c.format = f }) }
+
+// WithView selects samples or duration events from a Chrome trace.
+func WithView(v View) Option { return optionFunc(func(c *config) { c.view = v }) }
+
+// WithName names the input in errors and supplies the file name for metadata
+// (Node's CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile). Load sets it to the path.
+func WithName(name string) Option { return optionFunc(func(c *config) { c.name = name }) }
+
+// Load reads the profile in the file at path.
+func Load(path string, opts ...Option) (*profile.Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(f, append([]Option{WithName(path)}, opts...)...)
+}
+
+// peekSize is how much of the input detection looks at.
+const peekSize = 64 << 10
+
+// Read reads a profile from r. Errors start with the name given by WithName
+// (or "input") and say what is wrong and where.
+func Read(r io.Reader, opts ...Option) (*profile.Profile, error) {
+	var c config
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	name := c.name
+	if name == "" {
+		name = "input"
+	}
+	p, err := read(r, &c)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return p, nil
+}
+
+func read(r io.Reader, c *config) (*profile.Profile, error) {
+	br := bufio.NewReaderSize(r, peekSize)
+	head, err := br.Peek(peekSize)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, err
+	}
+	if len(head) == 0 {
+		return nil, errors.New("empty file")
+	}
+	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(&gzipErrReader{zr}, peekSize)
+		head, err = br.Peek(peekSize)
+		if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, err
+		}
+		if len(head) == 0 {
+			return nil, errors.New("empty file after gzip decompression")
+		}
+	}
+	f := c.format
+	if f == FormatUnknown {
+		f = Detect(head)
+	}
+	o := pbuild.Options{Name: c.name, View: string(c.view)}
+	var p *profile.Profile
+	switch f {
+	case FormatPprof:
+		p, err = readPprof(br)
+	case FormatCPUProfile:
+		p, err = v8.Parse(br, o)
+	case FormatChromeTrace:
+		p, err = chrometrace.Parse(br, o)
+	case FormatSpeedscope:
+		p, err = speedscope.Parse(br, o)
+	case FormatFolded:
+		p, err = folded.Parse(br, o)
+	case FormatGoTrace:
+		p, err = gotrace.Parse(br, o)
+	default:
+		return nil, fmt.Errorf("unknown format %q", f)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f, err)
+	}
+	return p, nil
+}
+
+// gzipErrReader names gzip errors so that a truncated file says so.
+type gzipErrReader struct{ r io.Reader }
+
+func (g *gzipErrReader) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if err != nil && err != io.EOF {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("gzip: truncated input: %w", err)
+		} else {
+			err = fmt.Errorf("gzip: %w", err)
+		}
+	}
+	return n, err
+}
+
+// maxPprofSize bounds how much a pprof file may decompress to.
+const maxPprofSize = 1 << 30
+
+func readPprof(r io.Reader) (*profile.Profile, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxPprofSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxPprofSize {
+		return nil, fmt.Errorf("larger than %d bytes", maxPprofSize)
+	}
+	p, err := profile.ParseData(data)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.CheckValid(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Detect guesses the format of a profile from its first bytes (already
+// decompressed). It returns FormatPprof for binary input it does not
+// recognise, since pprof's parser also reads legacy binary formats.
+func Detect(head []byte) Format {
+	b := bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 {
+		return FormatUnknown
+	}
+	if bytes.HasPrefix(b, []byte("go 1.")) && bytes.Contains(b[:min(len(b), 16)], []byte(" trace")) {
+		return FormatGoTrace
+	}
+	switch b[0] {
+	case '[':
+		return FormatChromeTrace
+	case '{':
+		return detectJSON(b)
+	}
+	if looksFolded(b) {
+		return FormatFolded
+	}
+	return FormatPprof
+}
+
+// detectJSON decides by the top-level keys of a JSON object.
+func detectJSON(b []byte) Format {
+	d := json.NewDecoder(bytes.NewReader(b))
+	if _, err := d.Token(); err != nil {
+		return FormatUnknown
+	}
+	sawSamples := false
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			break
+		}
+		key, _ := t.(string)
+		switch key {
+		case "$schema", "shared", "profiles", "activeProfileIndex", "exporter":
+			return FormatSpeedscope
+		case "nodes", "head", "timeDeltas", "timestamps":
+			return FormatCPUProfile
+		case "traceEvents", "displayTimeUnit", "systemTraceEvents", "stackFrames", "otherData":
+			return FormatChromeTrace
+		case "samples":
+			sawSamples = true
+		}
+		if err := skipValue(d); err != nil {
+			break
+		}
+	}
+	if sawSamples {
+		return FormatCPUProfile
+	}
+	// A JSON object we cannot place within the window: the cpuprofile
+	// parser gives the most useful error for objects.
+	return FormatCPUProfile
+}
+
+func skipValue(d *json.Decoder) error {
+	depth := 0
+	for {
+		t, err := d.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
+
+// looksFolded reports whether the first non-empty line is "stack count".
+func looksFolded(b []byte) bool {
+	if bytes.IndexByte(b, 0) >= 0 {
+		return false
+	}
+	for _, line := range bytes.SplitN(b, []byte("\n"), 8) {
+		line = bytes.TrimRight(line, "\r \t")
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		i := bytes.LastIndexAny(line, " \t")
+		if i <= 0 {
+			return false
+		}
+		for _, c := range line[i+1:] {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return len(line) > i+1
+	}
+	return false
+}
+
+// Warnings returns what the loader repaired or dropped while reading p.
+func Warnings(p *profile.Profile) []string { return pbuild.Warnings(p) }
+
+// IsExact reports whether p holds measured durations rather than samples.
+func IsExact(p *profile.Profile) bool { return pbuild.IsExact(p) }
+
+// SourceFormat returns the format p was loaded from, or FormatPprof when p
+// carries no record of it (a profile read from a pprof file that we did not write).
+func SourceFormat(p *profile.Profile) Format {
+	for _, c := range p.Comments {
+		if f, ok := strings.CutPrefix(c, pbuild.FormatPrefix); ok {
+			return Format(f)
+		}
+	}
+	return FormatPprof
+}
+
+// FormatFromPath picks an output format from a file name's extension:
+// .pb, .pb.gz, .prof, .pprof → pprof; .speedscope.json, .json → speedscope;
+// .folded, .txt, .collapsed → folded.
+func FormatFromPath(path string) (Format, error) {
+	base := strings.ToLower(filepath.Base(path))
+	switch {
+	case strings.HasSuffix(base, ".pb.gz"), strings.HasSuffix(base, ".pb"),
+		strings.HasSuffix(base, ".prof"), strings.HasSuffix(base, ".pprof"),
+		strings.HasSuffix(base, ".pprof.gz"):
+		return FormatPprof, nil
+	case strings.HasSuffix(base, ".json"):
+		return FormatSpeedscope, nil
+	case strings.HasSuffix(base, ".folded"), strings.HasSuffix(base, ".collapsed"),
+		strings.HasSuffix(base, ".txt"):
+		return FormatFolded, nil
+	}
+	return FormatUnknown, fmt.Errorf("cannot tell the output format from %q: use .pb.gz, .speedscope.json or .folded, or name it explicitly", path)
+}
+
+// Write writes p to w in format f (FormatPprof, FormatSpeedscope or FormatFolded).
+func Write(w io.Writer, p *profile.Profile, f Format) error {
+	switch f {
+	case FormatPprof:
+		return p.Write(w)
+	case FormatSpeedscope:
+		return speedscope.Write(w, p)
+	case FormatFolded:
+		return folded.Write(w, p)
+	}
+	return fmt.Errorf("cannot write format %q (can write pprof, speedscope, folded)", f)
+}
