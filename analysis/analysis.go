@@ -10,11 +10,19 @@
 // Functions are identified by name, system name, file and start line, so two
 // anonymous JavaScript functions in different files stay apart while a Go
 // function keeps one row however many call sites and inlined copies it has.
+// This is the one deliberate difference from `go tool pprof -top`, which
+// merges functions by name alone: where two files define a function of the
+// same name (common in JavaScript, rare in Go), pprof prints one row and we
+// print two whose self times add up to pprof's. Every inlined frame
+// (each Line of a Location) counts as a frame, as in pprof. Locations without
+// symbols are named "[binary]" after their mapping, or "<unknown>", as pprof
+// names them.
 package analysis
 
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -312,7 +320,7 @@ type frame struct {
 func appendFrames(dst []frame, s *profile.Sample) []frame {
 	for _, l := range s.Location {
 		if len(l.Line) == 0 {
-			dst = append(dst, frame{key: Key{Name: fmt.Sprintf("%016x", l.Address)}})
+			dst = append(dst, frame{key: Key{Name: unsymbolized(l)}})
 			continue
 		}
 		for _, ln := range l.Line {
@@ -321,12 +329,22 @@ func appendFrames(dst []frame, s *profile.Sample) []frame {
 				f.key = Key{Name: fn.Name, SystemName: fn.SystemName, File: fn.Filename, StartLine: fn.StartLine}
 			}
 			if f.key.Name == "" {
-				f.key.Name = fmt.Sprintf("%016x", l.Address)
+				f.key.Name = unsymbolized(l)
 			}
 			dst = append(dst, f)
 		}
 	}
 	return dst
+}
+
+// unsymbolized names a location without function information the way
+// `go tool pprof -top` does at function granularity: by its binary, or
+// <unknown> when even that is missing.
+func unsymbolized(l *profile.Location) string {
+	if l.Mapping != nil && l.Mapping.File != "" {
+		return "[" + filepath.Base(l.Mapping.File) + "]"
+	}
+	return "<unknown>"
 }
 
 func (c *config) selects(s *profile.Sample) bool {

@@ -1,0 +1,196 @@
+package loaders
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"strings"
+	"testing"
+)
+
+const corpus = "../../shared/corpus/"
+
+func gz(t testing.TB, b []byte) []byte {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
+
+func TestDetect(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want Format
+	}{
+		{"cpuprofile nodes first", `{"nodes":[{"id":1}],"startTime":0}`, FormatCPUProfile},
+		{"cpuprofile startTime first", `{"startTime":0,"endTime":1,"nodes":[]}`, FormatCPUProfile},
+		{"legacy cpuprofile", `{"head":{"functionName":"(root)"},"timestamps":[]}`, FormatCPUProfile},
+		{"cpuprofile with BOM and space", "\xef\xbb\xbf \n{\"samples\":[1],\"nodes\":[]}", FormatCPUProfile},
+		{"trace array", `[{"ph":"X"}]`, FormatChromeTrace},
+		{"trace object", `{"traceEvents":[]}`, FormatChromeTrace},
+		{"trace object, metadata first", `{"metadata":{"a":[1,{"b":2}]},"traceEvents":[]}`, FormatChromeTrace},
+		{"hermes samples after traceEvents", `{"samples":[],"stackFrames":{},"traceEvents":[]}`, FormatChromeTrace},
+		{"speedscope", `{"$schema":"https://www.speedscope.app/file-format-schema.json"}`, FormatSpeedscope},
+		{"speedscope without schema", `{"shared":{"frames":[]},"profiles":[]}`, FormatSpeedscope},
+		{"folded", "main;a;b 12\nmain;c 3\n", FormatFolded},
+		{"folded with comment", "# from perf\nmain;a 1\n", FormatFolded},
+		{"go trace", "go 1.26 trace\x00\x00\x00rest", FormatGoTrace},
+		{"binary is pprof", "\x0a\x12\x0a\x07samples", FormatPprof},
+		{"text that is not folded", "hello world\n", FormatPprof},
+		{"only whitespace", "  \n", FormatUnknown},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Detect([]byte(tc.in)); got != tc.want {
+				t.Errorf("Detect(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDetectCorpus checks detection on every real file, by content only.
+func TestDetectCorpus(t *testing.T) {
+	dirs := map[string]Format{
+		"cpuprofile":   FormatCPUProfile,
+		"chrome-trace": FormatChromeTrace,
+		"trace-event":  FormatChromeTrace,
+		"speedscope":   FormatSpeedscope,
+		"pprof":        FormatPprof,
+	}
+	for dir, want := range dirs {
+		ents, err := os.ReadDir(corpus + dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			b, err := os.ReadFile(corpus + dir + "/" + e.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+				if dir == "pprof" {
+					continue // pprof files are gzipped protobuf; checked by loading
+				}
+				zr, err := gzip.NewReader(bytes.NewReader(b))
+				if err != nil {
+					t.Fatal(err)
+				}
+				head := make([]byte, peekSize)
+				n, _ := zr.Read(head)
+				b = head[:n]
+			}
+			if len(b) > peekSize {
+				b = b[:peekSize]
+			}
+			if got := Detect(b); got != want {
+				t.Errorf("%s/%s: Detect = %q, want %q", dir, e.Name(), got, want)
+			}
+		}
+	}
+}
+
+func TestLoadPprofVariants(t *testing.T) {
+	raw, err := os.ReadFile(corpus + "pprof/simple.prof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := Read(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Decompressed protobuf and double gzip load to the same profile.
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain bytes.Buffer
+	plain.ReadFrom(zr)
+	p2, err := Read(bytes.NewReader(plain.Bytes()))
+	if err != nil {
+		t.Fatalf("uncompressed protobuf: %v", err)
+	}
+	p3, err := Read(bytes.NewReader(gz(t, raw)))
+	if err != nil {
+		t.Fatalf("gzip of gzip: %v", err)
+	}
+	if p1.String() != p2.String() || p1.String() != p3.String() {
+		t.Error("the same profile read three ways differs")
+	}
+	if SourceFormat(p1) != FormatPprof || IsExact(p1) || len(Warnings(p1)) != 0 {
+		t.Errorf("pprof metadata: format %q exact %v warnings %v", SourceFormat(p1), IsExact(p1), Warnings(p1))
+	}
+	// The legacy binary CPU format is read through pprof's parser too.
+	if _, err := Load(corpus + "pprof/go.crc32.cpu"); err != nil {
+		t.Errorf("legacy format: %v", err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	raw, err := os.ReadFile(corpus + "pprof/simple.prof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		in      []byte
+		wantErr string
+	}{
+		{"empty", nil, "bad.prof: empty file"},
+		{"empty gzip", gz(t, nil), "bad.prof: empty file after gzip"},
+		{"truncated gzip", raw[:len(raw)/2], "bad.prof: gzip: truncated input"},
+		{"gzip header only", raw[:5], "bad.prof: gzip"},
+		{"garbage", []byte("\x00\x01\x02garbage"), "bad.prof: pprof:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Read(bytes.NewReader(tc.in), WithName("bad.prof"))
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("err = %v, want it to contain %q", err, tc.wantErr)
+			}
+		})
+	}
+	if _, err := Load("does/not/exist.pb.gz"); err == nil || !strings.Contains(err.Error(), "does/not/exist.pb.gz") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestFormatFromPath(t *testing.T) {
+	for in, want := range map[string]Format{
+		"a.pb.gz": FormatPprof, "x/y.prof": FormatPprof, "a.speedscope.json": FormatSpeedscope,
+		"a.folded": FormatFolded, "a.collapsed": FormatFolded,
+	} {
+		if got, err := FormatFromPath(in); got != want || err != nil {
+			t.Errorf("FormatFromPath(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := FormatFromPath("a.cpuprofile"); err == nil {
+		t.Error("cpuprofile output should be refused")
+	}
+}
+
+// FuzzRead feeds arbitrary bytes through detection and every parser: no
+// input may panic or hang.
+func FuzzRead(f *testing.F) {
+	for _, name := range []string{
+		"pprof/simple.prof", "pprof/sample.cpu", "cpuprofile/simple.cpuprofile",
+		"cpuprofile/example.cpuprofile", "trace-event/simple.json", "speedscope/simple.speedscope.json",
+	} {
+		b, err := os.ReadFile(corpus + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("main;a;b 3\n"))
+	f.Add([]byte("go 1.26 trace\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := Read(bytes.NewReader(b))
+		if err == nil {
+			if err := p.CheckValid(); err != nil {
+				t.Fatalf("Read returned an invalid profile: %v", err)
+			}
+		}
+	})
+}
