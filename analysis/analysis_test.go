@@ -111,11 +111,11 @@ func compareWithPprof(t *testing.T, path string) {
 
 func TestMatchesPprofTop(t *testing.T) {
 	for _, file := range []string{
-		corpus + "sample.cpu",       // inlined frames
-		corpus + "simple.prof",      // small Go CPU profile
-		corpus + "large.cpu",        // 23k locations
-		corpus + "pprof.out",        // converted from V8, period 0
-		corpus + "go.crc32.cpu",     // legacy binary format, no symbols
+		corpus + "sample.cpu",   // inlined frames
+		corpus + "simple.prof",  // small Go CPU profile
+		corpus + "large.cpu",    // 23k locations
+		corpus + "pprof.out",    // converted from V8, period 0
+		corpus + "go.crc32.cpu", // legacy binary format, no symbols
 		corpus + "cppbench.cpu_no_samples_type",
 		"../testdata/pprof/busy.pb.gz", // real profile from testdata/pprof/gen
 	} {
