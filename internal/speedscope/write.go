@@ -1,0 +1,238 @@
+package speedscope
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
+)
+
+// Exporter is the "exporter" Write puts in the files it writes.
+const Exporter = "hotbudget"
+
+type frameKey struct {
+	name, file string
+	line, col  int64
+}
+
+type outProfile struct {
+	name    string
+	stacks  [][]int // root first
+	weights []int64
+	sum     int64
+}
+
+// Write writes p as a speedscope file that speedscope opens.
+//
+// The time value (the one analysis.Functions uses) becomes the weights, in
+// nanoseconds; sample counts are not kept, so one sample of p becomes one
+// speedscope sample. Every Line of a Location is a frame, Line[0] the
+// innermost; a frame is (function name, file, line, column) and a location
+// without lines is named as analysis names it. Samples are grouped into one
+// sampled profile per distinct "profile" label, else per thread (thread name
+// or tid) and process (name or pid) labels; profiles are sorted by name and
+// activeProfileIndex is 0. Write fails on negative values, which speedscope
+// cannot hold, and on profiles whose values are not time. p is not modified.
+func Write(w io.Writer, p *profile.Profile) error {
+	ti, _, toNanos, err := analysis.ValueIndex(p, "")
+	if err != nil {
+		return err
+	}
+	frames := make(map[frameKey]int)
+	var frameList []frameKey
+	byName := make(map[string]*outProfile)
+	var names []string
+	for si, s := range p.Sample {
+		if ti >= len(s.Value) {
+			return fmt.Errorf("sample %d has %d values, want at least %d", si, len(s.Value), ti+1)
+		}
+		v := s.Value[ti]
+		if v < 0 {
+			return fmt.Errorf("sample %d: negative value %d: speedscope weights cannot be negative", si, v)
+		}
+		ns := v * toNanos
+		if toNanos != 0 && ns/toNanos != v {
+			return fmt.Errorf("sample %d: value %d overflows nanoseconds", si, v)
+		}
+		name := groupName(s)
+		op := byName[name]
+		if op == nil {
+			op = &outProfile{name: name}
+			byName[name] = op
+			names = append(names, name)
+		}
+		var leafFirst []int
+		for _, l := range s.Location {
+			for _, k := range locationFrames(l) {
+				i, ok := frames[k]
+				if !ok {
+					i = len(frameList)
+					frames[k] = i
+					frameList = append(frameList, k)
+				}
+				leafFirst = append(leafFirst, i)
+			}
+		}
+		for i, j := 0, len(leafFirst)-1; i < j; i, j = i+1, j-1 {
+			leafFirst[i], leafFirst[j] = leafFirst[j], leafFirst[i]
+		}
+		op.stacks = append(op.stacks, leafFirst)
+		op.weights = append(op.weights, ns)
+		if ns > int64(^uint64(0)>>1)-op.sum {
+			return fmt.Errorf("sample %d: total time overflows nanoseconds", si)
+		}
+		op.sum += ns
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		names = []string{"(empty)"}
+		byName[names[0]] = &outProfile{name: names[0]}
+	}
+
+	bw := bufio.NewWriter(w)
+	bw.WriteString(`{"$schema":`)
+	writeString(bw, Schema)
+	bw.WriteString(`,"exporter":`)
+	writeString(bw, Exporter)
+	bw.WriteString(`,"name":`)
+	writeString(bw, fileName(p))
+	bw.WriteString(`,"activeProfileIndex":0,"shared":{"frames":[`)
+	for i, k := range frameList {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString(`{"name":`)
+		writeString(bw, k.name)
+		if k.file != "" {
+			bw.WriteString(`,"file":`)
+			writeString(bw, k.file)
+		}
+		if k.line > 0 {
+			bw.WriteString(`,"line":`)
+			bw.WriteString(strconv.FormatInt(k.line, 10))
+		}
+		if k.col > 0 {
+			bw.WriteString(`,"col":`)
+			bw.WriteString(strconv.FormatInt(k.col, 10))
+		}
+		bw.WriteByte('}')
+	}
+	bw.WriteString("]},\"profiles\":[")
+	var buf []byte
+	for pi, name := range names {
+		op := byName[name]
+		if pi > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n{\"type\":\"sampled\",\"name\":")
+		writeString(bw, name)
+		bw.WriteString(`,"unit":"nanoseconds","startValue":0,"endValue":`)
+		bw.WriteString(strconv.FormatInt(op.sum, 10))
+		bw.WriteString(`,"samples":[`)
+		for i, st := range op.stacks {
+			buf = buf[:0]
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(buf, '[')
+			for j, f := range st {
+				if j > 0 {
+					buf = append(buf, ',')
+				}
+				buf = strconv.AppendInt(buf, int64(f), 10)
+			}
+			buf = append(buf, ']')
+			bw.Write(buf)
+		}
+		bw.WriteString(`],"weights":[`)
+		for i, wt := range op.weights {
+			buf = buf[:0]
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = strconv.AppendInt(buf, wt, 10)
+			bw.Write(buf)
+		}
+		bw.WriteString("]}")
+	}
+	bw.WriteString("]}\n")
+	return bw.Flush()
+}
+
+// locationFrames returns the frames of l, innermost first.
+func locationFrames(l *profile.Location) []frameKey {
+	if len(l.Line) == 0 {
+		return []frameKey{{name: unsymbolized(l)}}
+	}
+	out := make([]frameKey, 0, len(l.Line))
+	for _, ln := range l.Line {
+		k := frameKey{line: ln.Line, col: ln.Column}
+		if fn := ln.Function; fn != nil {
+			k.name, k.file = fn.Name, fn.Filename
+		}
+		if k.name == "" {
+			k.name = unsymbolized(l)
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// unsymbolized names a location without a function as analysis does.
+func unsymbolized(l *profile.Location) string {
+	if l.Mapping != nil && l.Mapping.File != "" {
+		return "[" + filepath.Base(l.Mapping.File) + "]"
+	}
+	return "<unknown>"
+}
+
+// groupName names the speedscope profile a sample goes to.
+func groupName(s *profile.Sample) string {
+	if v := first(s, pbuild.LabelProfile); v != "" {
+		return v
+	}
+	var parts []string
+	if v := first(s, pbuild.LabelProcess); v != "" {
+		parts = append(parts, v)
+	} else if v := first(s, pbuild.LabelPID); v != "" {
+		parts = append(parts, "pid "+v)
+	}
+	if v := first(s, pbuild.LabelThread); v != "" {
+		parts = append(parts, v)
+	} else if v := first(s, pbuild.LabelTID); v != "" {
+		parts = append(parts, "tid "+v)
+	}
+	if len(parts) == 0 {
+		return "all"
+	}
+	return strings.Join(parts, " ")
+}
+
+func first(s *profile.Sample, key string) string {
+	if v := s.Label[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+func fileName(p *profile.Profile) string {
+	for _, c := range p.Comments {
+		if f, ok := strings.CutPrefix(c, pbuild.FormatPrefix); ok {
+			return "hotbudget export of a " + f + " profile"
+		}
+	}
+	return "hotbudget export"
+}
+
+func writeString(w *bufio.Writer, s string) {
+	b, _ := json.Marshal(s) // a string always marshals
+	w.Write(b)
+}
