@@ -10,10 +10,14 @@
 //
 //   - Detection: a "$schema" other than speedscope's is an error; a file
 //     without "$schema" is read, with a warning.
-//   - Frames: identity is the array index. Lines and columns are 1-based in
-//     speedscope already and are kept as they are. Frames that share name and
-//     file are one function (pprof's function granularity); a missing or empty
-//     name becomes "(anonymous)".
+//   - Frames: lines and columns are 1-based in speedscope already and are
+//     kept as they are. Each frame is a function, as speedscope keeps every
+//     frame apart: frames differing in name, file, line or column are distinct
+//     functions (the line becomes the function's StartLine, a column is kept
+//     in its SystemName), and only frames equal in all four, which no viewer
+//     can tell apart, are merged. This keeps the many "(anonymous)"
+//     functions of one JavaScript file apart. A missing or empty name becomes
+//     "(anonymous)".
 //   - Evented profiles come from instrumentation, so their durations are exact:
 //     the result is built as exact data (pbuild.Exact). The time between two
 //     consecutive events is charged to the stack open at that moment; each

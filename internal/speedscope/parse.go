@@ -654,7 +654,14 @@ func (bd *builder) loc(i int32) *profile.Location {
 		return l
 	}
 	fr := bd.f.frames[i]
-	l := bd.b.Location(pbuild.Frame{Name: fr.name, File: fr.file, Line: fr.line, Column: fr.col})
+	// A frame is a function: (name, file, line, col) tell functions apart,
+	// as speedscope keeps every frame apart. The line goes to StartLine and
+	// the column to SystemName so that pbuild keys functions by all four.
+	sys := fr.name
+	if fr.col != 0 {
+		sys = fr.name + ":" + strconv.FormatInt(fr.line, 10) + ":" + strconv.FormatInt(fr.col, 10)
+	}
+	l := bd.b.Location(pbuild.Frame{Name: fr.name, SystemName: sys, File: fr.file, StartLine: fr.line, Line: fr.line, Column: fr.col})
 	bd.locs[i] = l
 	return l
 }

@@ -394,3 +394,37 @@ func TestBadLineWarns(t *testing.T) {
 		t.Errorf("line %d col %d, want 0 0", l.Line, l.Column)
 	}
 }
+
+// Frames that differ only in line or column are different functions (the
+// many anonymous functions of one JavaScript file); identical frames at two
+// indexes are one.
+func TestFrameIdentity(t *testing.T) {
+	in := head + `"shared":{"frames":[{"name":"","file":"a.js","line":1,"col":5},{"name":"(anonymous)","file":"a.js","line":1,"col":9},
+{"name":"(anonymous)","file":"a.js","line":2},{"name":"(anonymous)","file":"a.js","line":2}]},
+"profiles":[{"type":"sampled","name":"p","unit":"milliseconds","samples":[[0],[1],[2],[3],[0,1]],"weights":[1,2,4,8,16]}]}`
+	tab, err := analysis.Functions(parseString(t, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type k struct {
+		line, col   int64
+		self, total time.Duration
+	}
+	var got []k
+	for _, f := range tab.Functions {
+		if f.Name != "(anonymous)" || f.File != "a.js" {
+			t.Errorf("row %s %s, want (anonymous) a.js", f.Name, f.File)
+		}
+		got = append(got, k{f.Line, f.Column, f.Self, f.Total})
+	}
+	ms := time.Millisecond
+	want := []k{{1, 9, 18 * ms, 18 * ms}, {2, 0, 12 * ms, 12 * ms}, {1, 5, 1 * ms, 17 * ms}}
+	if len(got) != len(want) {
+		t.Fatalf("rows %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+}

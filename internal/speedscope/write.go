@@ -2,13 +2,13 @@ package speedscope
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
@@ -23,6 +23,12 @@ type frameKey struct {
 	line, col  int64
 }
 
+// funcKey is a function's identity, as analysis.Key.
+type funcKey struct {
+	name, system, file string
+	start              int64
+}
+
 type outProfile struct {
 	name    string
 	stacks  [][]int // root first
@@ -35,7 +41,10 @@ type outProfile struct {
 // The time value (the one analysis.Functions uses) becomes the weights, in
 // nanoseconds; sample counts are not kept, so one sample of p becomes one
 // speedscope sample. Every Line of a Location is a frame, Line[0] the
-// innermost; a frame is (function name, file, line, column) and a location
+// innermost. There is one speedscope frame per function (as analysis keys
+// functions), so functions keep their self and total time through a round
+// trip; the frame's line is the function's start line, else the line where
+// the function is first seen, so per-line detail is not kept. A location
 // without lines is named as analysis names it. Samples are grouped into one
 // sampled profile per distinct "profile" label, else per thread (thread name
 // or tid) and process (name or pid) labels; profiles are sorted by name and
@@ -46,7 +55,7 @@ func Write(w io.Writer, p *profile.Profile) error {
 	if err != nil {
 		return err
 	}
-	frames := make(map[frameKey]int)
+	frames := make(map[funcKey]int)
 	var frameList []frameKey
 	byName := make(map[string]*outProfile)
 	var names []string
@@ -71,12 +80,12 @@ func Write(w io.Writer, p *profile.Profile) error {
 		}
 		var leafFirst []int
 		for _, l := range s.Location {
-			for _, k := range locationFrames(l) {
-				i, ok := frames[k]
+			for _, f := range locationFrames(l) {
+				i, ok := frames[f.fn]
 				if !ok {
 					i = len(frameList)
-					frames[k] = i
-					frameList = append(frameList, k)
+					frames[f.fn] = i
+					frameList = append(frameList, f.frame)
 				}
 				leafFirst = append(leafFirst, i)
 			}
@@ -167,21 +176,33 @@ func Write(w io.Writer, p *profile.Profile) error {
 	return bw.Flush()
 }
 
-// locationFrames returns the frames of l, innermost first.
-func locationFrames(l *profile.Location) []frameKey {
+type locFrame struct {
+	fn    funcKey
+	frame frameKey
+}
+
+// locationFrames returns the frames of l, innermost first. A function's
+// frame carries its start line, else the line where it was first seen.
+func locationFrames(l *profile.Location) []locFrame {
 	if len(l.Line) == 0 {
-		return []frameKey{{name: unsymbolized(l)}}
+		n := unsymbolized(l)
+		return []locFrame{{fn: funcKey{name: n}, frame: frameKey{name: n}}}
 	}
-	out := make([]frameKey, 0, len(l.Line))
+	out := make([]locFrame, 0, len(l.Line))
 	for _, ln := range l.Line {
-		k := frameKey{line: ln.Line, col: ln.Column}
+		var f locFrame
+		f.frame.line, f.frame.col = ln.Line, ln.Column
 		if fn := ln.Function; fn != nil {
-			k.name, k.file = fn.Name, fn.Filename
+			f.fn = funcKey{name: fn.Name, system: fn.SystemName, file: fn.Filename, start: fn.StartLine}
+			if fn.StartLine != 0 {
+				f.frame.line = fn.StartLine
+			}
 		}
-		if k.name == "" {
-			k.name = unsymbolized(l)
+		if f.fn.name == "" {
+			f.fn.name = unsymbolized(l)
 		}
-		out = append(out, k)
+		f.frame.name, f.frame.file = f.fn.name, f.fn.file
+		out = append(out, f)
 	}
 	return out
 }
@@ -233,6 +254,35 @@ func fileName(p *profile.Profile) string {
 }
 
 func writeString(w *bufio.Writer, s string) {
-	b, _ := json.Marshal(s) // a string always marshals
-	w.Write(b)
+	w.Write(appendString(nil, s))
+}
+
+// appendString appends s as a JSON string; invalid UTF-8 becomes U+FFFD, as
+// encoding/json does.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, "\\ufffd"...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
 }
