@@ -75,7 +75,7 @@ func Parse(r io.Reader, o pbuild.Options) (*profile.Profile, error) {
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("line %d: count %q is not a non-negative integer", lineNo, truncate(line[i+1:]))
 		}
-		st := bytes.TrimRight(line[:i], " \t")
+		st := bytes.TrimRight(line[:i], " \t\r")
 		if len(st) == 0 {
 			return nil, fmt.Errorf("line %d: no stack before the count", lineNo)
 		}
@@ -139,8 +139,7 @@ func truncate(b []byte) string {
 // function names joined by ';', then a space and the sample count; lines are
 // sorted by stack. Every Line of a Location is a frame (Line[0] innermost);
 // locations without functions are named as analysis names them. In names,
-// ';' becomes ':' and line breaks become spaces, since the format cannot
-// hold them.
+// ';' becomes ':' and '\n' a space, since the format cannot hold them.
 //
 // The count is the profile's count value (samples/count). A profile without
 // one gets its time value in units of SampleNanos, rounded, so that Parse
@@ -221,10 +220,10 @@ func Write(w io.Writer, p *profile.Profile) error {
 	return bw.Flush()
 }
 
-var cleaner = strings.NewReplacer(";", ":", "\n", " ", "\r", " ")
+var cleaner = strings.NewReplacer(";", ":", "\n", " ")
 
 func clean(s string) string {
-	if strings.ContainsAny(s, ";\n\r") {
+	if strings.ContainsAny(s, ";\n") {
 		return cleaner.Replace(s)
 	}
 	return s
