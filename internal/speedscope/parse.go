@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"sort"
 	"strconv"
 
@@ -157,6 +158,32 @@ func (r *reader) num(what string) (float64, bool, error) {
 		return v, true, nil
 	}
 	return 0, false, r.errorf("%s: got %s, want a number", what, describe(t))
+}
+
+// decode decodes the next value into v; what and index (if >= 0) name it in errors.
+func (r *reader) decode(v any, what string, index int) error {
+	err := r.d.Decode(v)
+	if err != nil && index >= 0 {
+		what += " " + strconv.Itoa(index)
+	}
+	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("offset %d: %s: unexpected end of input: %w", r.d.InputOffset(), what, io.ErrUnexpectedEOF)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			what += ` "` + te.Field + `"`
+		}
+		want := "a number"
+		if te.Type != nil && te.Type.Kind() == reflect.String {
+			want = "a string"
+		}
+		return fmt.Errorf("offset %d: %s: got a %s, want %s: %w", te.Offset, what, te.Value, want, err)
+	}
+	if err != nil {
+		return fmt.Errorf("offset %d: %s: %w", r.d.InputOffset(), what, err)
+	}
+	return nil
 }
 
 // skip skips the value whose first token is next, without recursion.
@@ -395,62 +422,45 @@ func (r *reader) profile(p *rawProfile) error {
 	return r.delim('}', "end of profile")
 }
 
+// jsonEvent is one event as encoding/json decodes it; NaN marks a missing number.
+type jsonEvent struct {
+	Type  string  `json:"type"`
+	At    float64 `json:"at"`
+	Frame float64 `json:"frame"`
+}
+
 func (r *reader) events(p *rawProfile) error {
 	ok, err := r.begin('[', `"events"`)
 	if err != nil || !ok {
 		return err
 	}
+	// Decoding a whole event at once is several times faster than a token
+	// per key and value.
 	for r.d.More() {
 		i := len(p.events)
-		what := fmt.Sprintf("event %d", i)
-		if err := r.delim('{', what); err != nil {
+		je := jsonEvent{At: math.NaN(), Frame: math.NaN()}
+		if err := r.decode(&je, "event", i); err != nil {
 			return err
 		}
-		var ev event
-		var typ string
-		var hasAt, hasFrame bool
-		for r.d.More() {
-			k, err := r.key()
-			if err != nil {
-				return err
-			}
-			switch k {
-			case "type":
-				typ, _, err = r.str(what + ` "type"`)
-			case "at":
-				ev.at, hasAt, err = r.num(what + ` "at"`)
-			case "frame":
-				var v float64
-				v, hasFrame, err = r.num(what + ` "frame"`)
-				if err == nil && hasFrame {
-					if v < 0 || v > math.MaxInt32 || v != math.Trunc(v) {
-						return r.errorf("%s: frame index %g is not a valid index", what, v)
-					}
-					ev.frame = int32(v)
-				}
-			default:
-				err = r.skip()
-			}
-			if err != nil {
-				return err
-			}
-		}
-		if err := r.delim('}', "end of "+what); err != nil {
-			return err
-		}
-		switch typ {
+		ev := event{at: je.At}
+		switch je.Type {
 		case "O":
 			ev.open = true
 		case "C":
 		default:
-			return r.errorf("%s: type %q, want \"O\" or \"C\"", what, typ)
+			return r.errorf("event %d: type %q, want \"O\" or \"C\"", i, truncate(je.Type, 40))
 		}
-		if !hasAt {
-			return r.errorf(`%s: no "at"`, what)
+		if math.IsNaN(je.At) {
+			return r.errorf(`event %d: no "at"`, i)
 		}
-		if !hasFrame {
-			return r.errorf(`%s: no "frame"`, what)
+		v := je.Frame
+		if math.IsNaN(v) {
+			return r.errorf(`event %d: no "frame"`, i)
 		}
+		if v < 0 || v > math.MaxInt32 || v != math.Trunc(v) {
+			return r.errorf("event %d: frame index %g is not a valid index", i, v)
+		}
+		ev.frame = int32(v)
 		p.events = append(p.events, ev)
 	}
 	return r.delim(']', `end of "events"`)
@@ -461,27 +471,20 @@ func (r *reader) samples(p *rawProfile) error {
 	if err != nil || !ok {
 		return err
 	}
+	// Decoding a whole stack at once is several times faster than a token
+	// per number; the stack is bounded by the input like everything else.
+	var stack []float64
 	for r.d.More() {
 		i := len(p.ends)
-		what := fmt.Sprintf("sample %d", i)
-		ok, err := r.begin('[', what)
-		if err != nil {
+		stack = stack[:0]
+		if err := r.decode(&stack, "sample", i); err != nil {
 			return err
 		}
-		if ok {
-			for r.d.More() {
-				v, has, err := r.num(what)
-				if err != nil {
-					return err
-				}
-				if !has || v < 0 || v > math.MaxInt32 || v != math.Trunc(v) {
-					return r.errorf("%s: frame index %g is not a valid index", what, v)
-				}
-				p.stacks = append(p.stacks, int32(v))
+		for _, v := range stack {
+			if v < 0 || v > math.MaxInt32 || v != math.Trunc(v) {
+				return r.errorf("sample %d: frame index %g is not a valid index", i, v)
 			}
-			if err := r.delim(']', "end of "+what); err != nil {
-				return err
-			}
+			p.stacks = append(p.stacks, int32(v))
 		}
 		p.ends = append(p.ends, len(p.stacks))
 	}
@@ -489,21 +492,7 @@ func (r *reader) samples(p *rawProfile) error {
 }
 
 func (r *reader) weights(p *rawProfile) error {
-	ok, err := r.begin('[', `"weights"`)
-	if err != nil || !ok {
-		return err
-	}
-	for r.d.More() {
-		v, has, err := r.num(fmt.Sprintf("weight %d", len(p.weights)))
-		if err != nil {
-			return err
-		}
-		if !has {
-			return r.errorf("weight %d: null", len(p.weights))
-		}
-		p.weights = append(p.weights, v)
-	}
-	return r.delim(']', `end of "weights"`)
+	return r.decode(&p.weights, `"weights"`, -1)
 }
 
 // unitNanos returns how many nanoseconds one value of unit stands for.
