@@ -24,7 +24,9 @@
 //     closed frame counts as one event (the count value). "at" must be
 //     non-decreasing and O/C events balanced and properly nested, and every
 //     frame must be closed by the end: otherwise Parse fails with an error
-//     naming the profile and the event index, as speedscope does.
+//     naming the profile and the event index, as speedscope does. Time is
+//     summed per call path, so the work per event does not grow with depth;
+//     the stacks of all call paths may hold at most MaxStackFrames frames.
 //   - Sampled profiles: "samples" are root-first stacks of frame indexes and
 //     "weights" their durations; both must have the same length; a bad frame
 //     index or a negative weight is an error. Each sample has the values

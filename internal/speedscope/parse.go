@@ -21,6 +21,15 @@ const Schema = "https://www.speedscope.app/file-format-schema.json"
 // same assumption package folded makes for one sample.
 const NoneUnitNanos = int64(1e6)
 
+// MaxStackFrames bounds the frames that the samples built from evented
+// profiles hold in all (each call path becomes a sample holding its whole
+// stack, so a small file of deeply nested events could otherwise need
+// gigabytes). 1<<25 frames take about 400 MB.
+const MaxStackFrames = 1 << 25
+
+// maxStackFrames is MaxStackFrames; tests lower it.
+var maxStackFrames int64 = MaxStackFrames
+
 // maxNanos bounds converted timestamps so that differences cannot overflow.
 const maxNanos = math.MaxInt64 / 2
 
@@ -532,6 +541,7 @@ type builder struct {
 	start  int64
 	end    int64
 	spans  bool
+	frames int64   // stack frames added from evented profiles
 	weight []int64 // positive sample weights, for Period
 }
 
@@ -701,6 +711,10 @@ func (bd *builder) evented(p *rawProfile, add bool) error {
 		return err
 	}
 	labels := pbuild.NewLabels(pbuild.LabelProfile, profileName(p), pbuild.LabelThread, profileName(p))
+	// Time and closed-frame counts are summed in a call tree, O(1) per
+	// event whatever the depth; the tree's nodes become samples at the end.
+	t := newCallTree()
+	cur := int32(0)  // current node; 0 is the root
 	var open []int32 // frame indexes, root first
 	var opened []int // event index that opened each open frame
 	var prevAt float64
@@ -721,12 +735,14 @@ func (bd *builder) evented(p *rawProfile, add bool) error {
 			dt = ns - prevNs
 		}
 		prevAt, prevNs = ev.at, ns
-		if ev.open {
-			if add && dt > 0 && len(open) > 0 {
-				if err := bd.addStack(open, 0, dt, labels); err != nil {
-					return err
-				}
+		if cur != 0 && dt > 0 {
+			if err := bd.addTime(dt); err != nil {
+				return err
 			}
+			t.nodes[cur].ns += dt
+		}
+		if ev.open {
+			cur = t.child(cur, ev.frame)
 			open = append(open, ev.frame)
 			opened = append(opened, i)
 			continue
@@ -738,11 +754,8 @@ func (bd *builder) evented(p *rawProfile, add bool) error {
 			return fmt.Errorf("event %d: closes frame %s but the innermost open frame is %s, opened at event %d (events must be properly nested)",
 				i, bd.frameName(ev.frame), bd.frameName(top), opened[len(opened)-1])
 		}
-		if add {
-			if err := bd.addStack(open, 1, dt, labels); err != nil {
-				return err
-			}
-		}
+		t.nodes[cur].count++
+		cur = t.nodes[cur].parent
 		open = open[:len(open)-1]
 		opened = opened[:len(opened)-1]
 	}
@@ -753,12 +766,69 @@ func (bd *builder) evented(p *rawProfile, add bool) error {
 	if !add {
 		return nil
 	}
+	if err := bd.addTree(t, labels); err != nil {
+		return err
+	}
 	if s, e, ok := declared(p, fac); ok {
 		bd.span(s, e)
 	} else if len(p.events) > 0 {
 		s, _ := toNanos(p.events[0].at, fac)
 		e, _ := toNanos(p.events[len(p.events)-1].at, fac)
 		bd.span(s, e)
+	}
+	return nil
+}
+
+// callTree sums an evented profile by call path.
+type callTree struct {
+	nodes    []treeNode
+	children map[uint64]int32 // parent<<32 | frame → node
+}
+
+type treeNode struct {
+	parent, frame, depth int32
+	count, ns            int64
+}
+
+func newCallTree() *callTree {
+	return &callTree{nodes: []treeNode{{frame: -1}}, children: make(map[uint64]int32)}
+}
+
+// child returns the node for frame under parent, creating it.
+func (t *callTree) child(parent, frame int32) int32 {
+	k := uint64(parent)<<32 | uint64(uint32(frame))
+	if c, ok := t.children[k]; ok {
+		return c
+	}
+	c := int32(len(t.nodes))
+	t.nodes = append(t.nodes, treeNode{parent: parent, frame: frame, depth: t.nodes[parent].depth + 1})
+	t.children[k] = c
+	return c
+}
+
+// addTree adds one sample per call path that has time or closed frames.
+// The frames all samples hold are bounded by MaxStackFrames, checked first.
+func (bd *builder) addTree(t *callTree, labels pbuild.Labels) error {
+	var frames int64
+	for _, n := range t.nodes[1:] {
+		if n.count > 0 || n.ns > 0 {
+			frames += int64(n.depth)
+		}
+	}
+	if bd.frames += frames; bd.frames > maxStackFrames {
+		return fmt.Errorf("the stacks of its %d call paths hold %d frames, more than the limit of %d", len(t.nodes)-1, bd.frames, maxStackFrames)
+	}
+	for i := range t.nodes[1:] {
+		n := &t.nodes[i+1]
+		if n.count == 0 && n.ns == 0 {
+			continue
+		}
+		st := bd.stack[:0]
+		for x := int32(i + 1); x != 0; x = t.nodes[x].parent {
+			st = append(st, bd.loc(t.nodes[x].frame))
+		}
+		bd.stack = st
+		bd.b.Add(st, n.count, n.ns, labels)
 	}
 	return nil
 }

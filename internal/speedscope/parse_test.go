@@ -2,6 +2,7 @@ package speedscope
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -430,4 +431,40 @@ func TestFrameIdentity(t *testing.T) {
 			t.Errorf("row %d: %v, want %v", i, got[i], want[i])
 		}
 	}
+}
+
+// Deep nesting costs O(1) per event, and the frames held by all call paths
+// are bounded.
+func TestStackFrameLimit(t *testing.T) {
+	defer func(n int64) { maxStackFrames = n }(maxStackFrames)
+	maxStackFrames = 100
+	var b strings.Builder
+	b.WriteString(head + `"shared":{"frames":[{"name":"a"},{"name":"b"}]},"profiles":[{"type":"evented","name":"deep","unit":"nanoseconds","startValue":0,"endValue":0,"events":[`)
+	// 13 nested frames: call paths of depth 1..13 hold 91 frames; a
+	// second child at the bottom adds 14 more, past the limit.
+	depth := 13
+	for i := range depth {
+		fmt.Fprintf(&b, `{"type":"O","frame":0,"at":%d},`, i)
+	}
+	b.WriteString(`{"type":"O","frame":1,"at":20},{"type":"C","frame":1,"at":21},`)
+	for i := range depth {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"type":"C","frame":0,"at":%d}`, 30+i)
+	}
+	b.WriteString(`]}]}`)
+	_, err := Parse(strings.NewReader(b.String()), pbuild.Options{})
+	want := `profile 0 ("deep"): the stacks of its 14 call paths hold 105 frames, more than the limit of 100`
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v\nwant %s", err, want)
+	}
+	maxStackFrames = 105
+	p, err := Parse(strings.NewReader(b.String()), pbuild.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := rows(t, p)
+	// a is open 0..30+12 = 42ns; b runs 20..21; a's self is the rest.
+	checkRows(t, got, map[string]row{"a": {41, 42, 13, 14}, "b": {1, 1, 1, 1}})
 }
