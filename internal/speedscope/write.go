@@ -48,8 +48,11 @@ type outProfile struct {
 // without lines is named as analysis names it. Samples are grouped into one
 // sampled profile per distinct "profile" label, else per thread (thread name
 // or tid) and process (name or pid) labels; profiles are sorted by name and
-// activeProfileIndex is 0. Write fails on negative values, which speedscope
-// cannot hold, and on profiles whose values are not time. p is not modified.
+// activeProfileIndex is 0. Exact data (see pbuild.IsExact) is written as
+// sampled profiles too, since its timeline is gone: reading the file back
+// gives the same self and total times, as samples. Write fails on negative
+// values, which speedscope cannot hold, and on profiles whose values are not
+// time. p is not modified.
 func Write(w io.Writer, p *profile.Profile) error {
 	ti, _, toNanos, err := analysis.ValueIndex(p, "")
 	if err != nil {
