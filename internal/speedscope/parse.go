@@ -480,20 +480,24 @@ func (r *reader) samples(p *rawProfile) error {
 	if err != nil || !ok {
 		return err
 	}
-	// Decoding a whole stack at once is several times faster than a token
-	// per number; the stack is bounded by the input like everything else.
-	var stack []float64
+	// Each stack is taken as raw JSON (checked by the decoder) and its
+	// numbers are read by numbers: several times faster than a token or a
+	// reflective decode per number.
+	var raw json.RawMessage
 	for r.d.More() {
 		i := len(p.ends)
-		stack = stack[:0]
-		if err := r.decode(&stack, "sample", i); err != nil {
+		if err := r.decode(&raw, "sample", i); err != nil {
 			return err
 		}
-		for _, v := range stack {
+		err := numbers(raw, func(v float64) error {
 			if v < 0 || v > math.MaxInt32 || v != math.Trunc(v) {
-				return r.errorf("sample %d: frame index %g is not a valid index", i, v)
+				return fmt.Errorf("frame index %g is not a valid index", v)
 			}
 			p.stacks = append(p.stacks, int32(v))
+			return nil
+		})
+		if err != nil {
+			return r.errorf("sample %d: %v", i, err)
 		}
 		p.ends = append(p.ends, len(p.stacks))
 	}
@@ -501,7 +505,102 @@ func (r *reader) samples(p *rawProfile) error {
 }
 
 func (r *reader) weights(p *rawProfile) error {
-	return r.decode(&p.weights, `"weights"`, -1)
+	var raw json.RawMessage
+	if err := r.decode(&raw, `"weights"`, -1); err != nil {
+		return err
+	}
+	p.weights = p.weights[:0]
+	err := numbers(raw, func(v float64) error {
+		p.weights = append(p.weights, v)
+		return nil
+	})
+	if err != nil {
+		return r.errorf(`"weights": %v`, err)
+	}
+	return nil
+}
+
+// numbers calls f with each number of raw, a valid JSON value that must be
+// an array of numbers or null.
+func numbers(raw []byte, f func(float64) error) error {
+	b := trimSpace(raw)
+	if string(b) == "null" {
+		return nil
+	}
+	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
+		return fmt.Errorf("got %s, want an array", kind(b))
+	}
+	b = trimSpace(b[1 : len(b)-1])
+	for len(b) > 0 {
+		var tok []byte
+		if c := b[0]; c != '-' && (c < '0' || c > '9') {
+			return fmt.Errorf("got %s, want a number", kind(b))
+		}
+		j := 0
+		for j < len(b) && b[j] != ',' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+			j++
+		}
+		tok, b = b[:j], trimSpace(b[j:])
+		if len(b) > 0 {
+			b = trimSpace(b[1:]) // the comma
+		}
+		v, ok := smallInt(tok)
+		if !ok {
+			var err error
+			if v, err = strconv.ParseFloat(string(tok), 64); err != nil {
+				return fmt.Errorf("number %q: %w", tok, err)
+			}
+		}
+		if err := f(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// smallInt parses a non-negative integer of up to 15 digits.
+func smallInt(b []byte) (float64, bool) {
+	if len(b) == 0 || len(b) > 15 {
+		return 0, false
+	}
+	n := int64(0)
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return float64(n), true
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// kind names the JSON value b starts.
+func kind(b []byte) string {
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }
 
 // unitNanos returns how many nanoseconds one value of unit stands for.

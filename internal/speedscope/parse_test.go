@@ -347,6 +347,11 @@ func TestErrors(t *testing.T) {
 		{"sample holds a string", sampled(`[[0,"x"]]`, `[1]`), `sample 0: got a string, want a number`},
 		{"weight is a string", sampled(`[[0]]`, `["1"]`), `"weights": got a string, want a number`},
 		{"sample frame out of range", sampled(`[[0],[0,7]]`, `[1,1]`), `profile 0 ("s"): sample 1: frame index 7 out of range (2 frames)`},
+		{"sample holds null", sampled(`[[0,null]]`, `[1]`), `sample 0: got null, want a number`},
+		{"sample holds an array", sampled(`[[0,[1]]]`, `[1]`), `sample 0: got an array, want a number`},
+		{"sample is an object", sampled(`[{"a":1}]`, `[1]`), `sample 0: got an object, want an array`},
+		{"weights is a number", sampled(`[[0]]`, `7`), `"weights": got a number, want an array`},
+		{"sample frame fractional", sampled(`[[0.5]]`, `[1]`), `sample 0: frame index 0.5 is not a valid index`},
 		{"sample frame negative", sampled(`[[-1]]`, `[1]`), `sample 0: frame index -1 is not a valid index`},
 		{"negative weight", sampled(`[[0],[1]]`, `[1,-2]`), `profile 0 ("s"): sample 1: negative weight -2`},
 		{"fewer weights", sampled(`[[0],[1]]`, `[1]`), `profile 0 ("s"): 2 samples but 1 weights`},
@@ -467,4 +472,18 @@ func TestStackFrameLimit(t *testing.T) {
 	got, _ := rows(t, p)
 	// a is open 0..30+12 = 42ns; b runs 20..21; a's self is the rest.
 	checkRows(t, got, map[string]row{"a": {41, 42, 13, 14}, "b": {1, 1, 1, 1}})
+}
+
+// Numbers in samples and weights may be written in any JSON form, with any
+// whitespace; a null stack is empty.
+func TestNumberForms(t *testing.T) {
+	in := head + `"shared":{"frames":[{"name":"a"},{"name":"b"}]},"profiles":[{"type":"sampled","name":"p","unit":"milliseconds",
+"samples":[ [ 0 ,
+	1.0e0 ] ,[0E0],null,[] ],"weights":[ 2.5e0, 1000000e-6 ,0.5 , 1 ]}]}`
+	got, tab := rows(t, parseString(t, in))
+	ms := time.Millisecond
+	checkRows(t, got, map[string]row{"a": {1 * ms, 3500 * time.Microsecond, 1, 2}, "b": {2500 * time.Microsecond, 2500 * time.Microsecond, 1, 1}})
+	if tab.Total != 5*ms {
+		t.Errorf("total %v, want 5ms", tab.Total)
+	}
 }
