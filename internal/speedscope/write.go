@@ -59,6 +59,7 @@ func Write(w io.Writer, p *profile.Profile) error {
 		return err
 	}
 	frames := make(map[funcKey]int)
+	locIdx := make(map[*profile.Location][]int) // frame indexes, innermost first
 	var frameList []frameKey
 	byName := make(map[string]*outProfile)
 	var names []string
@@ -83,15 +84,20 @@ func Write(w io.Writer, p *profile.Profile) error {
 		}
 		var leafFirst []int
 		for _, l := range s.Location {
-			for _, f := range locationFrames(l) {
-				i, ok := frames[f.fn]
-				if !ok {
-					i = len(frameList)
-					frames[f.fn] = i
-					frameList = append(frameList, f.frame)
+			idx, ok := locIdx[l]
+			if !ok {
+				for _, f := range locationFrames(l) {
+					i, ok := frames[f.fn]
+					if !ok {
+						i = len(frameList)
+						frames[f.fn] = i
+						frameList = append(frameList, f.frame)
+					}
+					idx = append(idx, i)
 				}
-				leafFirst = append(leafFirst, i)
+				locIdx[l] = idx
 			}
+			leafFirst = append(leafFirst, idx...)
 		}
 		for i, j := 0, len(leafFirst)-1; i < j; i, j = i+1, j-1 {
 			leafFirst[i], leafFirst[j] = leafFirst[j], leafFirst[i]
