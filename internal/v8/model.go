@@ -30,6 +30,11 @@ type Profile struct {
 	EndTime    int64
 	Samples    []int64 // node ids
 	TimeDeltas []int64 // µs; Samples[i] happened at StartTime + sum(TimeDeltas[:i+1])
+	// Timestamps holds absolute sample times (µs) instead of TimeDeltas, as
+	// the legacy layout does; Build uses it only when TimeDeltas is nil.
+	// Its length is len(Samples), or len(Samples)+1 when the last entry
+	// ends the last sample (as DevTools reads it).
+	Timestamps []int64
 }
 
 // Span is what Build reports about the time a profile covers.
