@@ -223,6 +223,9 @@ func (t *tree) addHitCounts(labels pbuild.Labels) (Span, error) {
 		if len(p.TimeDeltas) > 0 {
 			return Span{}, fmt.Errorf("samples and timeDeltas have different lengths (0 and %d)", len(p.TimeDeltas))
 		}
+		if d, ok := subNoOverflow(p.EndTime, p.StartTime); ok && d > 0 && d <= maxSpan {
+			span.Nanos = d * 1000
+		}
 		return span, nil
 	}
 	if len(p.TimeDeltas) > 0 {
@@ -241,6 +244,7 @@ func (t *tree) addHitCounts(labels pbuild.Labels) (Span, error) {
 	}
 	t.addPerNode(count, nanos, labels)
 	span.Samples = int(min(hits, math.MaxInt))
+	span.Nanos = interval * hits
 	span.Period = interval
 	return span, nil
 }
@@ -357,7 +361,7 @@ func (t *tree) addSamples(labels pbuild.Labels) (Span, error) {
 	if !ok {
 		return Span{}, fmt.Errorf("sample times overflow (last sample at %d µs)", last)
 	}
-	span := Span{Start: first, End: end, Samples: n - unknown}
+	span := Span{Start: first, End: end, Samples: n - unknown, Nanos: (last-first)*1000 + lastDur}
 	if len(deltas) > 0 {
 		slices.Sort(deltas)
 		span.Period = deltas[len(deltas)/2]

@@ -42,4 +42,7 @@ type Span struct {
 	Start, End int64 // µs, absolute, as in the profile
 	Samples    int   // samples added
 	Period     int64 // median interval between samples, ns (0 if unknown)
+	// Nanos is the time the samples cover, ns: the sum of their durations
+	// (End-Start in µs may round it down).
+	Nanos int64
 }

@@ -39,15 +39,7 @@ func Parse(r io.Reader, o pbuild.Options) (*profile.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.Finish(Format, span.Period, durationNanos(span))
-}
-
-func durationNanos(s Span) int64 {
-	d, ok := subNoOverflow(s.End, s.Start)
-	if !ok || d < 0 || d > math.MaxInt64/1000 {
-		return 0
-	}
-	return d * 1000
+	return b.Finish(Format, span.Period, span.Nanos)
 }
 
 // FileLabels returns pid, tid and seq labels when name's base name has the
