@@ -1,0 +1,74 @@
+package v8
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/hotbudget/hotbudget/internal/pbuild"
+)
+
+// TestRealNodeProfile profiles a small program with node --cpu-prof and
+// checks that the function known to be hot dominates self time and that the
+// file name's pid and tid end up as labels.
+func TestRealNodeProfile(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is needed to produce a real .cpuprofile and is not on PATH: %v", err)
+	}
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../testdata/cpuprofile/busy.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "busy.js")
+	if err := os.WriteFile(prog, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "--cpu-prof", "--cpu-prof-dir", dir, prog, "300")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", cmd, err, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "CPU.*.cpuprofile"))
+	if len(files) != 1 {
+		t.Fatalf("node wrote %v, want one CPU.*.cpuprofile", files)
+	}
+	p := parseFile(t, files[0])
+	tb := table(t, p)
+	busy := find(t, tb, "busyLoop", 6)
+	if busy.SelfShare < 0.5 || tb.Functions[0].Name != "busyLoop" {
+		t.Errorf("busyLoop self share %.2f, top function %s; want busyLoop on top with > 50%%", busy.SelfShare, tb.Functions[0].Name)
+	}
+	if busy.Self < 200e6 || busy.Self > 2e9 {
+		t.Errorf("busyLoop self %v, want about 300ms", busy.Self)
+	}
+	pid := strconv.Itoa(cmd.Process.Pid)
+	for _, s := range p.Sample {
+		if got := s.Label[pbuild.LabelPID]; len(got) != 1 || got[0] != pid {
+			t.Fatalf("sample pid label %v, want [%s] (file %s)", got, pid, filepath.Base(files[0]))
+		}
+		if got := s.Label[pbuild.LabelTID]; len(got) != 1 || got[0] != "0" {
+			t.Fatalf("sample tid label %v, want [0]", got)
+		}
+		if got := s.Label[pbuild.LabelSeq]; len(got) != 1 || got[0] != "001" {
+			t.Fatalf("sample seq label %v, want [001]", got)
+		}
+	}
+	if p.Period < 500e3 || p.Period > 5e6 {
+		t.Errorf("Period %v ns, want about node's default 1ms interval", p.Period)
+	}
+}
+
+// TestCommittedBusyProfile checks the profile the README's quick start uses.
+func TestCommittedBusyProfile(t *testing.T) {
+	p := parseFile(t, "../../testdata/cpuprofile/busy.cpuprofile")
+	tb := table(t, p)
+	if tb.Functions[0].Name != "busyLoop" || tb.Functions[0].SelfShare < 0.5 {
+		t.Errorf("top function %s with %.2f of self time, want busyLoop above 0.5", tb.Functions[0].Name, tb.Functions[0].SelfShare)
+	}
+	if ws := pbuild.Warnings(p); len(ws) != 0 {
+		t.Errorf("warnings %q", ws)
+	}
+}
