@@ -61,7 +61,7 @@ type tree struct {
 
 func newTree(b *pbuild.Builder, p *Profile) (*tree, error) {
 	n := len(p.Nodes)
-	if n > math.MaxInt32 {
+	if n > math.MaxInt32-1 {
 		return nil, fmt.Errorf("too many nodes (%d)", n)
 	}
 	t := &tree{b: b, p: p, index: make(map[int64]int32, n), parent: make([]int32, n), root: -1}
@@ -159,6 +159,40 @@ func newTree(b *pbuild.Builder, p *Profile) (*tree, error) {
 	return t, nil
 }
 
+// denseIndex returns a node lookup by id that avoids the map when ids are
+// small integers close together, as V8 writes them.
+func (t *tree) denseIndex() func(int64) (int32, bool) {
+	mapped := func(id int64) (int32, bool) {
+		j, ok := t.index[id]
+		return j, ok
+	}
+	n := len(t.p.Nodes)
+	if n == 0 {
+		return mapped
+	}
+	lo, hi := t.p.Nodes[0].ID, t.p.Nodes[0].ID
+	for i := range t.p.Nodes {
+		lo, hi = min(lo, t.p.Nodes[i].ID), max(hi, t.p.Nodes[i].ID)
+	}
+	if hi-lo < 0 || hi-lo >= int64(4*n+64) {
+		return mapped
+	}
+	dense := make([]int32, hi-lo+1)
+	for i := range dense {
+		dense[i] = -1
+	}
+	for i := range t.p.Nodes {
+		dense[t.p.Nodes[i].ID-lo] = int32(i)
+	}
+	return func(id int64) (int32, bool) {
+		if id < lo || id > hi {
+			return -1, false
+		}
+		j := dense[id-lo]
+		return j, j >= 0
+	}
+}
+
 // location returns the location of node i.
 func (t *tree) location(i int32) *profile.Location {
 	if l := t.locs[i]; l != nil {
@@ -252,11 +286,15 @@ func (t *tree) addHitCounts(labels pbuild.Labels) (Span, error) {
 type timedSample struct {
 	t    int64 // µs
 	node int32 // index, -1 when unknown
+	idx  int32 // position in the file
 }
 
 func (t *tree) addSamples(labels pbuild.Labels) (Span, error) {
 	p := t.p
 	n := len(p.Samples)
+	if n >= math.MaxInt32 {
+		return Span{}, fmt.Errorf("too many samples (%d)", n)
+	}
 	ts := make([]timedSample, n)
 	lastEnd, hasLastEnd := int64(0), false
 	switch {
@@ -285,8 +323,9 @@ func (t *tree) addSamples(labels pbuild.Labels) (Span, error) {
 		}
 	}
 	unknown := 0
+	lookup := t.denseIndex()
 	for i, id := range p.Samples {
-		j, ok := t.index[id]
+		j, ok := lookup(id)
 		if !ok {
 			j = -1
 			if unknown == 0 {
@@ -295,6 +334,7 @@ func (t *tree) addSamples(labels pbuild.Labels) (Span, error) {
 			unknown++
 		}
 		ts[i].node = j
+		ts[i].idx = int32(i)
 	}
 	if unknown > 1 {
 		t.b.Warnf("%d samples name unknown nodes: dropped", unknown)
@@ -307,14 +347,15 @@ func (t *tree) addSamples(labels pbuild.Labels) (Span, error) {
 		}
 	}
 	if !sorted {
-		slices.SortStableFunc(ts, func(a, b timedSample) int {
+		// Stable: equal times keep file order (idx breaks ties).
+		slices.SortFunc(ts, func(a, b timedSample) int {
 			switch {
 			case a.t < b.t:
 				return -1
 			case a.t > b.t:
 				return 1
 			}
-			return 0
+			return int(a.idx - b.idx)
 		})
 		t.b.Warnf("sample times go backwards (negative timeDeltas): samples sorted by time, as DevTools does")
 	}
@@ -340,14 +381,12 @@ func (t *tree) addSamples(labels pbuild.Labels) (Span, error) {
 	}
 	count := make([]int64, len(p.Nodes)+1) // last slot: the dropped samples
 	nanos := make([]int64, len(p.Nodes)+1)
-	deltas := make([]int64, 0, n)
+	var med median
 	for i := range ts {
 		d := lastDur
 		if i+1 < n {
 			d = (ts[i+1].t - ts[i].t) * 1000
-			if d > 0 {
-				deltas = append(deltas, d)
-			}
+			med.add(d)
 		}
 		k := ts[i].node
 		if k < 0 {
@@ -362,10 +401,7 @@ func (t *tree) addSamples(labels pbuild.Labels) (Span, error) {
 		return Span{}, fmt.Errorf("sample times overflow (last sample at %d µs)", last)
 	}
 	span := Span{Start: first, End: end, Samples: n - unknown, Nanos: (last-first)*1000 + lastDur}
-	if len(deltas) > 0 {
-		slices.Sort(deltas)
-		span.Period = deltas[len(deltas)/2]
-	}
+	span.Period = med.value()
 	return span, nil
 }
 
@@ -424,3 +460,60 @@ func oneBased(v int64) int64 {
 
 // maxSpan bounds a profile's span in µs so that nanosecond sums cannot overflow.
 const maxSpan = math.MaxInt64 / 4000
+
+// median finds the (upper) median of the positive values added, as
+// pbuild.MedianDelta does, counting distinct values: sampling intervals take
+// few distinct values, so this is much cheaper than sorting millions.
+type median struct {
+	small  []int // counts of whole-µs values below medianSmall µs
+	counts map[int64]int
+	n      int
+}
+
+const medianSmall = 1 << 16 // values (in µs) counted in a slice
+
+func (m *median) add(v int64) {
+	if v <= 0 {
+		return
+	}
+	m.n++
+	if v%1000 == 0 && v/1000 < medianSmall {
+		if m.small == nil {
+			m.small = make([]int, medianSmall)
+		}
+		m.small[v/1000]++
+		return
+	}
+	if m.counts == nil {
+		m.counts = make(map[int64]int)
+	}
+	m.counts[v]++
+}
+
+func (m *median) value() int64 {
+	if m.n == 0 {
+		return 0
+	}
+	counts := m.counts
+	if counts == nil {
+		counts = make(map[int64]int)
+	}
+	for us, c := range m.small {
+		if c > 0 {
+			counts[int64(us)*1000] += c
+		}
+	}
+	keys := make([]int64, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := m.n / 2 // index of the upper median in sorted order
+	for _, k := range keys {
+		want -= counts[k]
+		if want < 0 {
+			return k
+		}
+	}
+	return keys[len(keys)-1]
+}

@@ -22,8 +22,9 @@ const Format = "cpuprofile"
 // absolute timestamps and 1-based lines) or either wrapped as
 // {"profile": {...}} as the DevTools protocol's Profiler.stop returns it.
 //
-// The input is read as a stream of JSON values: nodes one at a time, the
-// number arrays whole, the legacy tree token by token without recursion.
+// The input is streamed: integer arrays are scanned number by number, nodes
+// are decoded one at a time, the legacy tree is walked token by token
+// without recursion.
 // When o.Name's base name is Node's CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile,
 // samples get pid, tid and seq labels. See Build for how samples are counted.
 func Parse(r io.Reader, o pbuild.Options) (*profile.Profile, error) {
@@ -73,15 +74,16 @@ func isDigits(s string) bool {
 	return true
 }
 
-// reader walks the JSON tokens of one profile.
+// reader reads one profile from a scanner.
 type reader struct {
-	d      *json.Decoder
+	s      *scanner
 	p      Profile
 	legacy bool
 	// legacy start and end, in seconds
 	legacyStart, legacyEnd float64
 	hasNodes               bool
 	legacyParent           []int // legacy: index of each node's parent, -1 for the head
+	seen                   map[string]bool
 }
 
 // Read decodes a V8 CPU profile without building samples. legacy reports
@@ -89,18 +91,19 @@ type reader struct {
 // converts: lines and columns become 0-based, parents are set from the
 // nesting and Timestamps holds the sample times.
 func Read(r io.Reader) (p *Profile, legacy bool, err error) {
-	rd := &reader{d: json.NewDecoder(r)}
-	rd.d.UseNumber()
-	tok, err := rd.d.Token()
-	if err == io.EOF {
+	rd := &reader{s: newScanner(r), seen: map[string]bool{}}
+	c, err := rd.s.peek()
+	if errors.Is(err, errEOF) { // nothing but white space
+
 		return nil, false, errors.New("empty input")
 	}
 	if err != nil {
-		return nil, false, rd.wrap("reading the top-level object", err)
+		return nil, false, err
 	}
-	if tok != json.Delim('{') {
-		return nil, false, fmt.Errorf("at offset %d: want a JSON object, got %v", rd.d.InputOffset(), tok)
+	if c != '{' {
+		return nil, false, fmt.Errorf("at offset %d: want a JSON object, got %q", rd.s.off(), c)
 	}
+	_, _ = rd.s.readByte()
 	if err := rd.object(true); err != nil {
 		return nil, false, err
 	}
@@ -120,161 +123,82 @@ func Read(r io.Reader) (p *Profile, legacy bool, err error) {
 	return &rd.p, rd.legacy, nil
 }
 
-func (rd *reader) wrap(what string, err error) error {
-	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%s: unexpected end of input at offset %d (truncated file?)", what, rd.d.InputOffset())
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("%s: invalid JSON at offset %d: %w", what, se.Offset, err)
-	}
-	return fmt.Errorf("%s at offset %d: %w", what, rd.d.InputOffset(), err)
-}
-
 // object reads the keys of the profile object whose '{' was just read.
 func (rd *reader) object(top bool) error {
-	d := rd.d
-	for {
-		tok, err := d.Token()
+	s := rd.s
+	for first := true; ; first = false {
+		key, end, err := s.objectKey(first)
 		if err != nil {
-			return rd.wrap("reading the profile's keys", err)
+			return err
 		}
-		if tok == json.Delim('}') {
+		if end {
 			return nil
 		}
-		key, _ := tok.(string)
+		switch key {
+		case "nodes", "head", "samples", "timeDeltas", "timestamps":
+			if rd.seen[key] || (key == "nodes" || key == "head") && rd.hasNodes {
+				return fmt.Errorf("at offset %d: a second %s key", s.off(), key)
+			}
+			rd.seen[key] = true
+		}
 		switch key {
 		case "nodes":
-			if rd.hasNodes {
-				return fmt.Errorf("at offset %d: a second nodes or head key", d.InputOffset())
-			}
 			rd.hasNodes = true
 			if err := rd.nodes(); err != nil {
 				return err
 			}
 		case "head":
-			if rd.hasNodes {
-				return fmt.Errorf("at offset %d: a second nodes or head key", d.InputOffset())
-			}
 			rd.hasNodes, rd.legacy = true, true
 			if err := rd.head(); err != nil {
 				return err
 			}
 		case "samples":
-			if err := rd.ints(key, &rd.p.Samples); err != nil {
+			if rd.p.Samples, err = s.ints(key, make([]int64, 0, 1024)); err != nil {
 				return err
 			}
 		case "timeDeltas":
-			if err := rd.ints(key, &rd.p.TimeDeltas); err != nil {
+			if rd.p.TimeDeltas, err = s.ints(key, make([]int64, 0, 1024)); err != nil {
 				return err
 			}
 		case "timestamps":
-			if err := rd.ints(key, &rd.p.Timestamps); err != nil {
+			if rd.p.Timestamps, err = s.ints(key, make([]int64, 0, 1024)); err != nil {
 				return err
 			}
 		case "startTime", "endTime":
-			n, err := rd.number(key)
+			off := s.off()
+			n, err := s.scalar(key)
 			if err != nil {
 				return err
 			}
-			f, _ := n.Float64()
+			f, _ := strconv.ParseFloat(n, 64)
 			i, err := toInt(n)
+			if err != nil {
+				return fmt.Errorf("%s at offset %d: %w", key, off, err)
+			}
 			if key == "startTime" {
 				rd.p.StartTime, rd.legacyStart = i, f
 			} else {
 				rd.p.EndTime, rd.legacyEnd = i, f
 			}
-			if err != nil {
-				return fmt.Errorf("%s at offset %d: %w", key, d.InputOffset(), err)
-			}
 		case "profile":
-			if !top {
-				if err := rd.skip(); err != nil {
+			if c, err := s.peek(); err != nil {
+				return err
+			} else if !top || c != '{' {
+				if _, err := s.value(nil, false); err != nil {
 					return err
 				}
 				continue
 			}
-			tok, err := d.Token()
-			if err != nil {
-				return rd.wrap("reading profile", err)
-			}
-			if tok != json.Delim('{') {
-				return fmt.Errorf("at offset %d: profile: want an object, got %v", d.InputOffset(), tok)
-			}
+			_, _ = s.readByte()
 			if err := rd.object(false); err != nil {
 				return err
 			}
 		default:
-			if err := rd.skip(); err != nil {
+			if _, err := s.value(nil, false); err != nil {
 				return err
 			}
 		}
 	}
-}
-
-// toInt converts a JSON number to int64, rounding fractions; out of range is an error.
-func toInt(n json.Number) (int64, error) {
-	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-		return i, nil
-	}
-	f, err := strconv.ParseFloat(string(n), 64)
-	if err != nil || math.IsNaN(f) || f >= math.MaxInt64 || f <= math.MinInt64 {
-		return 0, fmt.Errorf("number %s out of range", n)
-	}
-	return int64(math.Round(f)), nil
-}
-
-func (rd *reader) number(key string) (json.Number, error) {
-	tok, err := rd.d.Token()
-	if err != nil {
-		return "", rd.wrap(key, err)
-	}
-	n, ok := tok.(json.Number)
-	if !ok {
-		return "", fmt.Errorf("%s at offset %d: want a number, got %v", key, rd.d.InputOffset(), tok)
-	}
-	return n, nil
-}
-
-// skip skips one value, token by token (bounded memory at any depth).
-func (rd *reader) skip() error {
-	depth := 0
-	for {
-		tok, err := rd.d.Token()
-		if err != nil {
-			return rd.wrap("skipping a value", err)
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
-}
-
-// ints reads an array of integers.
-func (rd *reader) ints(key string, dst *[]int64) error {
-	off := rd.d.InputOffset()
-	var v []int64
-	if err := rd.d.Decode(&v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return fmt.Errorf("%s at offset %d: want integers, got %s (out of range or not an integer)", key, te.Offset, te.Value)
-		}
-		return rd.wrap(key+" (array starting at offset "+strconv.FormatInt(off, 10)+")", err)
-	}
-	if *dst != nil {
-		return fmt.Errorf("%s at offset %d: key given twice", key, off)
-	}
-	if v == nil {
-		v = []int64{}
-	}
-	*dst = v
-	return nil
 }
 
 type jsonNode struct {
@@ -324,19 +248,29 @@ func orMinus1(p *int64) int64 {
 
 // nodes reads the modern nodes array, one node at a time.
 func (rd *reader) nodes() error {
-	d := rd.d
-	tok, err := d.Token()
-	if err != nil {
-		return rd.wrap("nodes", err)
+	s := rd.s
+	if err := s.expect('[', "'[' to start nodes"); err != nil {
+		return err
 	}
-	if tok != json.Delim('[') {
-		return fmt.Errorf("nodes at offset %d: want an array, got %v", d.InputOffset(), tok)
-	}
-	for i := 0; d.More(); i++ {
-		off := d.InputOffset()
+	var raw []byte
+	for i, first := 0, true; ; i, first = i+1, false {
+		end, err := s.arrayNext(first)
+		if err != nil {
+			return err
+		}
+		if end {
+			return nil
+		}
+		if _, err := s.peek(); err != nil {
+			return err
+		}
+		off := s.off()
+		if raw, err = s.value(raw[:0], true); err != nil {
+			return err
+		}
 		var jn jsonNode
-		if err := d.Decode(&jn); err != nil {
-			return rd.wrap(fmt.Sprintf("nodes[%d] (offset %d)", i, off), err)
+		if err := json.Unmarshal(raw, &jn); err != nil {
+			return fmt.Errorf("nodes[%d] (offset %d): %w", i, off, err)
 		}
 		if jn.ID == nil {
 			return fmt.Errorf("nodes[%d] at offset %d has no id", i, off)
@@ -358,37 +292,31 @@ func (rd *reader) nodes() error {
 		}
 		rd.p.Nodes = append(rd.p.Nodes, n)
 	}
-	if _, err := d.Token(); err != nil { // ']'
-		return rd.wrap("nodes", err)
-	}
-	return nil
 }
 
 // head flattens the legacy nested tree without recursion: each node's
 // parent is the node whose children array holds it.
 func (rd *reader) head() error {
-	d := rd.d
-	tok, err := d.Token()
-	if err != nil {
-		return rd.wrap("head", err)
-	}
-	if tok != json.Delim('{') {
-		return fmt.Errorf("head at offset %d: want an object, got %v", d.InputOffset(), tok)
+	s := rd.s
+	if err := s.expect('{', "'{' to start head"); err != nil {
+		return err
 	}
 	type level struct {
 		node  int  // index in rd.p.Nodes
 		hasID bool // an id key was seen
+		first bool // no key read yet
 	}
-	stack := []level{{node: rd.newLegacyNode(-1)}}
+	stack := []level{{node: rd.newLegacyNode(-1), first: true}}
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
-		tok, err := d.Token()
+		key, end, err := s.objectKey(top.first)
 		if err != nil {
-			return rd.wrap("head", err)
+			return err
 		}
-		if tok == json.Delim('}') {
+		top.first = false
+		if end {
 			if !top.hasID {
-				return fmt.Errorf("head: node at depth %d ending at offset %d has no id", len(stack)-1, d.InputOffset())
+				return fmt.Errorf("head: node at depth %d ending at offset %d has no id", len(stack)-1, s.off())
 			}
 			stack = stack[:len(stack)-1]
 			if len(stack) == 0 {
@@ -396,53 +324,44 @@ func (rd *reader) head() error {
 				return nil
 			}
 			// Back in the parent's children array: another child or its end.
-			for {
-				tok, err := d.Token()
-				if err != nil {
-					return rd.wrap("head children", err)
+			end, err := s.arrayNext(false)
+			if err != nil {
+				return err
+			}
+			if !end {
+				if err := s.expect('{', "'{' (a child node)"); err != nil {
+					return err
 				}
-				if tok == json.Delim(']') {
-					break
-				}
-				if tok != json.Delim('{') {
-					return fmt.Errorf("head children at offset %d: want an object, got %v", d.InputOffset(), tok)
-				}
-				parent := stack[len(stack)-1].node
-				stack = append(stack, level{node: rd.newLegacyNode(parent)})
-				break
+				stack = append(stack, level{node: rd.newLegacyNode(stack[len(stack)-1].node), first: true})
 			}
 			continue
 		}
-		key, _ := tok.(string)
 		nd := &rd.p.Nodes[top.node]
 		switch key {
 		case "children":
-			tok, err := d.Token()
+			if err := s.expect('[', "'[' to start children"); err != nil {
+				return err
+			}
+			end, err := s.arrayNext(true)
 			if err != nil {
-				return rd.wrap("head children", err)
+				return err
 			}
-			if tok != json.Delim('[') {
-				return fmt.Errorf("head children at offset %d: want an array, got %v", d.InputOffset(), tok)
-			}
-			tok, err = d.Token()
-			if err != nil {
-				return rd.wrap("head children", err)
-			}
-			if tok == json.Delim(']') {
+			if end {
 				continue
 			}
-			if tok != json.Delim('{') {
-				return fmt.Errorf("head children at offset %d: want an object, got %v", d.InputOffset(), tok)
+			if err := s.expect('{', "'{' (a child node)"); err != nil {
+				return err
 			}
-			stack = append(stack, level{node: rd.newLegacyNode(top.node)})
+			stack = append(stack, level{node: rd.newLegacyNode(top.node), first: true})
 		case "id", "hitCount", "lineNumber", "columnNumber":
-			n, err := rd.number("head " + key)
+			off := s.off()
+			n, err := s.scalar("head " + key)
 			if err != nil {
 				return err
 			}
 			v, err := toInt(n)
 			if err != nil {
-				return fmt.Errorf("head %s at offset %d: %w", key, d.InputOffset(), err)
+				return fmt.Errorf("head %s at offset %d: %w", key, off, err)
 			}
 			switch key {
 			case "id":
@@ -455,30 +374,37 @@ func (rd *reader) head() error {
 				nd.CallFrame.ColumnNumber = max(v, 0) - 1
 			}
 		case "functionName", "url", "scriptId":
-			tok, err := d.Token()
+			c, err := s.peek()
 			if err != nil {
-				return rd.wrap("head "+key, err)
+				return err
 			}
-			var s string
-			switch v := tok.(type) {
-			case string:
-				s = v
-			case json.Number:
-				s = string(v)
-			case nil:
-			default:
-				return fmt.Errorf("head %s at offset %d: want a string, got %v", key, d.InputOffset(), tok)
+			var str string
+			if c == '"' {
+				_, _ = s.readByte()
+				if str, err = s.stringBody(); err != nil {
+					return err
+				}
+			} else {
+				off := s.off()
+				if str, err = s.scalar("head " + key); err != nil {
+					return err
+				}
+				if str == "null" {
+					str = ""
+				} else if _, err := strconv.ParseFloat(str, 64); err != nil {
+					return fmt.Errorf("head %s at offset %d: want a string, got %.40s", key, off, str)
+				}
 			}
 			switch key {
 			case "functionName":
-				nd.CallFrame.FunctionName = s
+				nd.CallFrame.FunctionName = str
 			case "url":
-				nd.CallFrame.URL = s
+				nd.CallFrame.URL = str
 			default:
-				nd.CallFrame.ScriptID = s
+				nd.CallFrame.ScriptID = str
 			}
 		default:
-			if err := rd.skip(); err != nil {
+			if _, err := s.value(nil, false); err != nil {
 				return err
 			}
 		}
