@@ -153,15 +153,15 @@ func (rd *reader) object(top bool) error {
 				return err
 			}
 		case "samples":
-			if rd.p.Samples, err = s.ints(key, make([]int64, 0, 1024)); err != nil {
+			if rd.p.Samples, err = s.ints(key); err != nil {
 				return err
 			}
 		case "timeDeltas":
-			if rd.p.TimeDeltas, err = s.ints(key, make([]int64, 0, 1024)); err != nil {
+			if rd.p.TimeDeltas, err = s.ints(key); err != nil {
 				return err
 			}
 		case "timestamps":
-			if rd.p.Timestamps, err = s.ints(key, make([]int64, 0, 1024)); err != nil {
+			if rd.p.Timestamps, err = s.ints(key); err != nil {
 				return err
 			}
 		case "startTime", "endTime":
