@@ -205,11 +205,12 @@ func (s *scanner) stringBody() (string, error) {
 // Structure inside objects and arrays is checked only by whoever decodes
 // the bytes.
 func (s *scanner) value(dst []byte, keep bool) ([]byte, error) {
-	c, err := s.peek()
+	_, err := s.peek()
 	if err != nil {
 		return dst, err
 	}
 	depth := 0
+	var c byte
 	for {
 		c, err = s.readByte()
 		if err != nil {
