@@ -1,0 +1,311 @@
+// Package diff compares a current profile (or several runs) with a baseline,
+// function by function, and gives each function a verdict that holds up
+// against noise: regressed, improved, unchanged, new or gone.
+//
+// (API skeleton: the bodies are being filled in; names here are fixed so that
+// perfassert, budget and the CLI can be built against them.)
+package diff
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"time"
+
+	"github.com/google/pprof/profile"
+)
+
+// Verdict is the judgement on one function.
+type Verdict string
+
+// Verdicts, as they appear in the JSON report.
+const (
+	Unchanged Verdict = "unchanged"
+	Regressed Verdict = "regressed"
+	Improved  Verdict = "improved"
+	New       Verdict = "new"
+	Gone      Verdict = "gone"
+)
+
+// Metric selects which per-function time is compared.
+type Metric string
+
+// Metrics.
+const (
+	Self  Metric = "self"  // pprof's flat
+	Total Metric = "total" // pprof's cum
+)
+
+// Mode says how times are normalised before they are compared.
+type Mode string
+
+// Normalisation modes.
+const (
+	// Share compares each function's share of its profile's total time. It
+	// is the default: it is unaffected by run length and by the overhead a
+	// different sampling interval adds to the whole program.
+	Share Mode = "share"
+	// Absolute compares time per run as measured.
+	Absolute Mode = "absolute"
+	// PerOp compares time per unit of work: per call of an anchor function's
+	// total time (Settings.Anchor) or per operation (Settings.BaseOps,
+	// Settings.HeadOps).
+	PerOp Mode = "per-op"
+)
+
+// Key says how functions are matched between the two sides.
+type Key string
+
+// Matching keys.
+const (
+	// KeyName matches by function name only, like pprof. Default.
+	KeyName Key = "name"
+	// KeyNameFile matches by name and file path with build-specific
+	// prefixes removed (module path or last path elements), ignoring lines.
+	KeyNameFile Key = "name+file"
+	// KeyNameFileLine also requires the function's start line to agree.
+	KeyNameFileLine Key = "name+file+line"
+)
+
+// Settings holds every knob of a comparison. Start from DefaultSettings.
+type Settings struct {
+	Metric Metric
+	Mode   Mode
+	Key    Key
+
+	// Anchor is the function (pprof name) whose total time is one unit of
+	// work in PerOp mode. BaseOps and HeadOps give operation counts instead.
+	Anchor           string
+	BaseOps, HeadOps float64
+
+	// Alpha is the false-discovery rate controlled across all functions
+	// tested at once (Benjamini–Hochberg).
+	Alpha float64
+	// MinRelative and MinAbsolute are the smallest changes reported as
+	// regressed or improved: both must be exceeded. MinAbsolute is a time
+	// (Absolute and PerOp modes); MinShare is the same in share points.
+	MinRelative float64
+	MinAbsolute time.Duration
+	MinShare    float64
+
+	// Filters applied to both sides before comparing.
+	Focus, Ignore   *regexp.Regexp
+	DropSynthetic   bool
+	Thread, Process string
+}
+
+// DefaultSettings are the settings used when no option changes them.
+var DefaultSettings = Settings{
+	Metric:      Self,
+	Mode:        Share,
+	Key:         KeyName,
+	Alpha:       0.05,
+	MinRelative: 0.10,
+	MinAbsolute: time.Millisecond,
+	MinShare:    0.005,
+}
+
+// Option changes Settings. Options are checked when built: an invalid one
+// makes Compare return an error.
+type Option interface{ apply(*Settings) error }
+
+type optionFunc func(*Settings) error
+
+func (f optionFunc) apply(s *Settings) error { return f(s) }
+
+// WithSettings replaces all settings at once.
+func WithSettings(s Settings) Option {
+	return optionFunc(func(d *Settings) error { *d = s; return nil })
+}
+
+// Side summarises one side of a comparison.
+type Side struct {
+	Runs    int           `json:"runs"`
+	Total   time.Duration `json:"total_ns"` // mean total per run
+	Samples int64         `json:"samples"`  // all runs
+	Exact   bool          `json:"exact"`
+	Period  time.Duration `json:"period_ns"`
+}
+
+// Value is one function's measurement on one side (means over runs).
+type Value struct {
+	Self       time.Duration `json:"self_ns"`
+	Total      time.Duration `json:"total_ns"`
+	SelfShare  float64       `json:"self_share"`
+	TotalShare float64       `json:"total_share"`
+	Samples    int64         `json:"samples"` // of the compared metric, all runs
+	// Metric is the compared quantity after normalisation: nanoseconds
+	// (Absolute, PerOp) or a share in [0,1] (Share).
+	Metric float64 `json:"metric"`
+}
+
+// Row is one function's comparison.
+type Row struct {
+	Name     string   `json:"name"`
+	File     string   `json:"file,omitempty"`
+	Base     Value    `json:"base"`
+	Head     Value    `json:"head"`
+	Delta    float64  `json:"delta"`    // head.Metric - base.Metric
+	Relative float64  `json:"relative"` // head/base - 1; 0 for new/gone
+	P        float64  `json:"p"`        // raw p-value, 1 when untested
+	Q        float64  `json:"q"`        // FDR-adjusted p-value
+	Test     string   `json:"test"`     // "sampling", "mann-whitney", "exact", "none"
+	Verdict  Verdict  `json:"verdict"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Report is the result of a comparison.
+type Report struct {
+	Settings Settings `json:"-"`
+	Base     Side     `json:"base"`
+	Head     Side     `json:"head"`
+	Rows     []Row    `json:"functions"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Compare judges head against base. Each side is one or more runs of the
+// same program; the profiles are not modified.
+func Compare(base, head []*profile.Profile, opts ...Option) (*Report, error) {
+	return nil, errors.New("diff.Compare: not implemented yet")
+}
+
+// Regressions returns the rows whose verdict is Regressed.
+func (r *Report) Regressions() []Row {
+	var out []Row
+	for _, row := range r.Rows {
+		if row.Verdict == Regressed {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// WriteText writes a benchstat-like table.
+func (r *Report) WriteText(w io.Writer) error { return errors.New("not implemented yet") }
+
+// WriteMarkdown writes a report for a pull-request comment.
+func (r *Report) WriteMarkdown(w io.Writer) error { return errors.New("not implemented yet") }
+
+// WriteJSON writes the stable JSON schema.
+func (r *Report) WriteJSON(w io.Writer) error { return errors.New("not implemented yet") }
+
+// ToPprof returns a profile in pprof's -diff_base convention: head's samples
+// as they are, base's negated and labelled pprof::base, so that
+// `go tool pprof` shows the difference.
+func ToPprof(base, head *profile.Profile) (*profile.Profile, error) {
+	return nil, errors.New("not implemented yet")
+}
+
+// CompareBench compares `go test -bench` outputs (benchfmt) with the same
+// verdict engine: one Row per benchmark and unit (Row.Name is the
+// benchmark, Row.File the unit), Test "mann-whitney".
+func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
+	return nil, errors.New("not implemented yet")
+}
+
+// WithMetric compares self (default) or total time.
+func WithMetric(m Metric) Option {
+	return optionFunc(func(s *Settings) error {
+		if m != Self && m != Total {
+			return fmt.Errorf("diff: unknown metric %q (want self or total)", m)
+		}
+		s.Metric = m
+		return nil
+	})
+}
+
+// WithMode sets the normalisation mode (Share by default).
+func WithMode(m Mode) Option {
+	return optionFunc(func(s *Settings) error {
+		switch m {
+		case Share, Absolute, PerOp:
+			s.Mode = m
+			return nil
+		}
+		return fmt.Errorf("diff: unknown mode %q (want share, absolute or per-op)", m)
+	})
+}
+
+// WithAnchor selects PerOp mode with the named function's total time as one
+// unit of work on each side.
+func WithAnchor(function string) Option {
+	return optionFunc(func(s *Settings) error {
+		if function == "" {
+			return errors.New("diff: empty anchor function")
+		}
+		s.Mode, s.Anchor = PerOp, function
+		return nil
+	})
+}
+
+// WithOps selects PerOp mode with the given operation counts per side.
+func WithOps(base, head float64) Option {
+	return optionFunc(func(s *Settings) error {
+		if !(base > 0) || !(head > 0) {
+			return fmt.Errorf("diff: operation counts must be positive, got %v and %v", base, head)
+		}
+		s.Mode, s.BaseOps, s.HeadOps = PerOp, base, head
+		return nil
+	})
+}
+
+// WithKey sets how functions are matched between sides.
+func WithKey(k Key) Option {
+	return optionFunc(func(s *Settings) error {
+		switch k {
+		case KeyName, KeyNameFile, KeyNameFileLine:
+			s.Key = k
+			return nil
+		}
+		return fmt.Errorf("diff: unknown key %q (want name, name+file or name+file+line)", k)
+	})
+}
+
+// WithAlpha sets the false-discovery rate across functions (0 < alpha < 1).
+func WithAlpha(alpha float64) Option {
+	return optionFunc(func(s *Settings) error {
+		if !(alpha > 0 && alpha < 1) {
+			return fmt.Errorf("diff: alpha must be in (0,1), got %v", alpha)
+		}
+		s.Alpha = alpha
+		return nil
+	})
+}
+
+// WithMinChange sets the smallest relative change (0.10 = 10%) and the
+// smallest absolute time change that can be judged regressed or improved.
+func WithMinChange(relative float64, absolute time.Duration) Option {
+	return optionFunc(func(s *Settings) error {
+		if relative < 0 || absolute < 0 {
+			return fmt.Errorf("diff: negative minimum change %v, %v", relative, absolute)
+		}
+		s.MinRelative, s.MinAbsolute = relative, absolute
+		return nil
+	})
+}
+
+// WithFocus keeps only samples through functions matching re (pprof -focus).
+func WithFocus(re *regexp.Regexp) Option {
+	return optionFunc(func(s *Settings) error { s.Focus = re; return nil })
+}
+
+// WithIgnore drops samples through functions matching re (pprof -ignore).
+func WithIgnore(re *regexp.Regexp) Option {
+	return optionFunc(func(s *Settings) error { s.Ignore = re; return nil })
+}
+
+// WithoutSynthetic drops synthetic frames such as (idle) and (program).
+func WithoutSynthetic() Option {
+	return optionFunc(func(s *Settings) error { s.DropSynthetic = true; return nil })
+}
+
+// WithThread keeps only samples of the thread with this name or tid.
+func WithThread(nameOrTID string) Option {
+	return optionFunc(func(s *Settings) error { s.Thread = nameOrTID; return nil })
+}
+
+// WithProcess keeps only samples of the process with this name or pid.
+func WithProcess(nameOrPID string) Option {
+	return optionFunc(func(s *Settings) error { s.Process = nameOrPID; return nil })
+}
