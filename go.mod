@@ -3,3 +3,5 @@ module github.com/hotbudget/hotbudget
 go 1.26.0
 
 require github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
+
+require gopkg.in/yaml.v3 v3.0.1

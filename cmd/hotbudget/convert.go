@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+const convertUsage = `Usage: hotbudget convert [--to pprof|speedscope|folded] IN OUT
+
+Reads a profile of any supported format and writes it as a gzipped pprof
+profile (opens in 'go tool pprof'), a speedscope JSON file (opens in
+speedscope.app) or folded stacks (flamegraph.pl, inferno). Without --to the
+format comes from OUT's extension: .pb.gz, .pb, .prof, .pprof: pprof;
+.json, .speedscope.json: speedscope; .folded, .collapsed, .txt: folded.
+OUT is written atomically; "-" writes to standard output (needs --to).
+
+Examples:
+
+	hotbudget convert testdata/cpuprofile/busy.cpuprofile busy.pb.gz
+	go tool pprof -top busy.pb.gz
+	hotbudget convert --to folded trace.json - | flamegraph.pl > flame.svg
+`
+
+func (c *cli) convert(args []string) int {
+	fs := c.flagSet("convert", convertUsage)
+	to := newChoice("", "pprof", "speedscope", "folded")
+	fs.Var(to, "to", "output format `pprof|speedscope|folded` (default: from OUT's extension)")
+	view := newChoice("", "samples", "durations")
+	fs.Var(view, "view", "what a Chrome trace contributes: `samples|durations` (default: samples when it has any)")
+	pos, code := c.parse(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) != 2 {
+		return c.usageErr("convert", "want IN and OUT, got %d arguments", len(pos))
+	}
+	in, out := pos[0], pos[1]
+	format := loaders.Format(to.value)
+	if format == loaders.FormatUnknown {
+		if out == "-" {
+			return c.usageErr("convert", "writing to standard output needs --to")
+		}
+		f, err := loaders.FormatFromPath(out)
+		if err != nil {
+			return c.usageErr("convert", "%v", err)
+		}
+		format = f
+	}
+	var lopts []loaders.Option
+	if view.value != "" {
+		lopts = append(lopts, loaders.WithView(loaders.View(view.value)))
+	}
+	p, err := c.load("convert", in, lopts...)
+	if err != nil {
+		return c.inputErr("convert", err)
+	}
+	if out == "-" {
+		if err := loaders.Write(c.stdout, p, format); err != nil {
+			return c.inputErr("convert", fmt.Errorf("writing %s: %w", format, err))
+		}
+		return exitOK
+	}
+	if err := writeFileAtomic(out, func(f *os.File) error { return loaders.Write(f, p, format) }); err != nil {
+		return c.inputErr("convert", err)
+	}
+	return exitOK
+}
+
+// writeFileAtomic writes path through a temporary file in the same
+// directory, renamed into place only when write succeeded.
+func writeFileAtomic(path string, write func(*os.File) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if err := write(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// topByName runs `hotbudget top -n 0 --format json` and sums self and total
+// per function name (pprof merges functions by name).
+func topByName(t *testing.T, path string) (map[string][2]int64, int64) {
+	t.Helper()
+	fns, total := topRows(t, path)
+	rows := make(map[string][2]int64)
+	for _, f := range fns {
+		r := rows[f.Name]
+		rows[f.Name] = [2]int64{r[0] + f.SelfNS, r[1] + f.TotalNS}
+	}
+	return rows, total
+}
+
+// topRows runs `hotbudget top -n 0 --format json`.
+func topRows(t *testing.T, path string) ([]topFunction, int64) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"top", "-n", "0", "--format", "json", path}, nil, &stdout, &stderr, os.Getenv); code != 0 {
+		t.Fatalf("top %s: exit %d: %s", path, code, stderr.String())
+	}
+	var out topJSON
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Functions, out.TotalNS
+}
+
+// pprofTop runs `go tool pprof -top` and returns flat and cum in ns per name.
+func pprofTop(t *testing.T, path string) map[string][2]int64 {
+	t.Helper()
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-symbolize=none",
+		"-nodecount=1000000", "-nodefraction=0", "-edgefraction=0", "-unit=ns", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -top %s: %v\n%s", path, err, out)
+	}
+	rows := make(map[string][2]int64)
+	inTable := false
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "flat") {
+			inTable = true
+			continue
+		}
+		f := strings.Fields(line)
+		if !inTable || len(f) == 0 {
+			continue
+		}
+		if len(f) < 6 {
+			t.Fatalf("unexpected pprof row %q", line)
+		}
+		name := strings.TrimSuffix(strings.Join(f[5:], " "), " (inline)")
+		rows[name] = [2]int64{ns(t, f[0]), ns(t, f[3])}
+	}
+	return rows
+}
+
+func ns(t *testing.T, s string) int64 {
+	t.Helper()
+	v, err := strconv.ParseInt(strings.TrimSuffix(s, "ns"), 10, 64)
+	if err != nil {
+		t.Fatalf("parse %q: %v", s, err)
+	}
+	return v
+}
+
+// TestConvertOpensInPprof converts a real Node profile to pprof and checks
+// that `go tool pprof -top` shows the self and total `hotbudget top` shows.
+func TestConvertOpensInPprof(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Fatalf("go not on PATH: %v", err)
+	}
+	in := filepath.Join(repoRoot, "testdata", "cpuprofile", "busy.cpuprofile")
+	out := filepath.Join(t.TempDir(), "busy.pb.gz")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"convert", in, out}, nil, &stdout, &stderr, os.Getenv); code != 0 {
+		t.Fatalf("convert: exit %d: %s", code, stderr.String())
+	}
+	want, total := topByName(t, in)
+	count := make(map[string]int, len(want))
+	ids, _ := topRows(t, in)
+	for _, f := range ids {
+		count[f.Name]++
+	}
+	if total == 0 || len(want) < 5 {
+		t.Fatalf("top of %s looks empty: total %d, %d functions", in, total, len(want))
+	}
+	got := pprofTop(t, out)
+	for name, w := range want {
+		g, ok := got[name]
+		if !ok {
+			t.Errorf("%s: missing from go tool pprof -top", name)
+			continue
+		}
+		// pprof merges same-named functions (anonymous JavaScript
+		// functions in several files) and counts each sample once, so
+		// their total is at most the sum of ours.
+		if g[0] != w[0] || (count[name] == 1 && g[1] != w[1]) || g[1] > w[1] {
+			t.Errorf("%s (%d rows): pprof flat/cum %v ns, hotbudget top %v ns", name, count[name], g, w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("pprof shows %d functions, top %d", len(got), len(want))
+	}
+	if got["busyLoop"][0] < total/2 {
+		t.Errorf("busyLoop self %d ns, want most of %d ns", got["busyLoop"][0], total)
+	}
+	// The converted file reads back with the same numbers.
+	back, _ := topByName(t, out)
+	for name, w := range want {
+		if back[name] != w {
+			t.Errorf("%s: after round trip %v, before %v", name, back[name], w)
+		}
+	}
+}
+
+// TestConvertFormats writes every output format, chosen by extension or by
+// --to, and reads each back with the same self share per function (folded
+// stacks keep sample counts, not times: see internal/folded).
+func TestConvertFormats(t *testing.T) {
+	in := filepath.Join(repoRoot, "testdata", "pprof", "busy.pb.gz")
+	want, wantTotal := topByName(t, in)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		args []string
+		out  string
+	}{
+		{"speedscope by extension", nil, "busy.speedscope.json"},
+		{"folded by extension", nil, "busy.folded"},
+		{"pprof by --to", []string{"--to", "pprof"}, "busy.out"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, c.out)
+			var stdout, stderr bytes.Buffer
+			args := append(append([]string{"convert"}, c.args...), in, out)
+			if code := run(args, nil, &stdout, &stderr, os.Getenv); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			got, gotTotal := topByName(t, out)
+			for name, w := range want {
+				if got[name][0]*wantTotal != w[0]*gotTotal {
+					t.Errorf("%s: self %d of %d ns after conversion, %d of %d before", name, got[name][0], gotTotal, w[0], wantTotal)
+				}
+			}
+		})
+	}
+	t.Run("unknown extension", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"convert", in, filepath.Join(dir, "busy.xyz")}, nil, &stdout, &stderr, os.Getenv)
+		if code != exitUsage || !strings.Contains(stderr.String(), "busy.xyz") {
+			t.Errorf("exit %d, stderr %q: want 2 and a message naming the file", code, stderr.String())
+		}
+		if _, err := os.Stat(filepath.Join(dir, "busy.xyz")); err == nil {
+			t.Error("output written despite the error")
+		}
+	})
+	t.Run("stdout", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"convert", "--to", "folded", in, "-"}, nil, &stdout, &stderr, os.Getenv); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "main.parseRecords") {
+			t.Errorf("folded output lacks main.parseRecords:\n%s", stdout.String())
+		}
+	})
+}

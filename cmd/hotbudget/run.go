@@ -1,0 +1,341 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+// Exit codes: part of the CLI's interface.
+const (
+	exitOK    = 0 // success; nothing regressed; every rule passed
+	exitFail  = 1 // a regression was found or a budget rule failed
+	exitUsage = 2 // usage or input error
+)
+
+// version is the release this source tree is; `go install ...@vX` builds
+// report the module version from the build information instead.
+const version = "v0.1.0-dev"
+
+// readBuildInfo is replaced in tests so that golden output does not depend
+// on how the test binary was built.
+var readBuildInfo = debug.ReadBuildInfo
+
+func versionString() string {
+	if bi, ok := readBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
+}
+
+// cli carries the process's surroundings so that run is testable in-process.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(c *cli, args []string) int
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"top", "show the functions with the most self time", (*cli).top},
+		{"convert", "convert a profile to pprof, speedscope or folded stacks", (*cli).convert},
+		{"diff", "compare profiles against baseline profiles, function by function", (*cli).diff},
+		{"bench", "compare two `go test -bench` outputs", (*cli).bench},
+		{"check", "check profiles against the limits of a budget file", (*cli).check},
+		{"version", "print the version", (*cli).versionCmd},
+	}
+}
+
+const mainUsage = `hotbudget catches performance regressions in CPU profiles and traces.
+
+Usage:
+
+	hotbudget <command> [flags] [arguments]
+
+Commands:
+%s
+Profiles may be Go pprof, V8/Node .cpuprofile, Chrome trace-event JSON,
+speedscope JSON, folded stacks or Go execution traces, gzipped or not; the
+format is detected from the content.
+
+Exit status: 0 pass, 1 regression found or budget rule failed, 2 usage or
+input error.
+
+Examples:
+
+	hotbudget top testdata/pprof/busy.pb.gz
+	hotbudget diff base/*.pb.gz -- head/*.pb.gz
+	hotbudget check --budget perf-budget.yaml cpu.pprof
+
+Run 'hotbudget <command> --help' for a command's flags.
+`
+
+func (c *cli) mainUsage(w io.Writer) {
+	var b strings.Builder
+	for _, cmd := range commands {
+		fmt.Fprintf(&b, "\t%-8s %s\n", cmd.name, cmd.summary)
+	}
+	fmt.Fprintf(w, mainUsage, b.String())
+}
+
+// run is main without the process: it returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	if len(args) == 0 {
+		c.mainUsage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		if args[0] == "help" && len(args) > 1 {
+			return c.dispatch([]string{args[1], "--help"})
+		}
+		c.mainUsage(stdout)
+		return exitOK
+	case "-version", "--version":
+		return c.versionCmd(nil)
+	}
+	return c.dispatch(args)
+}
+
+func (c *cli) dispatch(args []string) int {
+	for _, cmd := range commands {
+		if cmd.name == args[0] {
+			return cmd.run(c, args[1:])
+		}
+	}
+	if strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(c.stderr, "hotbudget: unknown flag %s\nRun 'hotbudget --help' for usage.\n", args[0])
+	} else {
+		fmt.Fprintf(c.stderr, "hotbudget: unknown command %q\nRun 'hotbudget --help' for usage.\n", args[0])
+	}
+	return exitUsage
+}
+
+const versionUsage = `Usage: hotbudget version
+
+Prints the version of hotbudget: the module version when installed with
+'go install github.com/hotbudget/hotbudget/cmd/hotbudget@VERSION', else the
+version of this source tree. 'hotbudget --version' does the same.
+`
+
+func (c *cli) versionCmd(args []string) int {
+	fs := c.flagSet("version", versionUsage)
+	pos, code := c.parse(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) != 0 {
+		return c.usageErr("version", "unexpected arguments %q", pos)
+	}
+	fmt.Fprintf(c.stdout, "hotbudget %s\n", versionString())
+	return exitOK
+}
+
+// cmdFlags is a subcommand's flags and help text.
+type cmdFlags struct {
+	*flag.FlagSet
+	usage string
+}
+
+// flagSet returns a FlagSet whose errors and help run reports itself.
+func (c *cli) flagSet(name, usage string) *cmdFlags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {} // the flag package calls it on every error
+	return &cmdFlags{fs, usage}
+}
+
+// printUsage writes a command's help text and flags to stdout.
+func (c *cli) printUsage(fs *cmdFlags) {
+	fmt.Fprint(c.stdout, fs.usage)
+	if hasFlags(fs.FlagSet) {
+		fmt.Fprint(c.stdout, "\nFlags:\n")
+		fs.SetOutput(c.stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+// parse parses flags anywhere among the arguments (flags may follow file
+// names); everything after "--" is positional. It returns the positional
+// arguments and -1, or an exit code when parsing ended the command (--help
+// or a bad flag).
+func (c *cli) parse(fs *cmdFlags, args []string) ([]string, int) {
+	var pos []string
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			c.printUsage(fs)
+			return nil, exitOK
+		}
+		if err != nil {
+			return nil, c.usageErr(fs.Name(), "%v", err)
+		}
+		rest := fs.Args()
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), -1
+		}
+		if len(rest) == 0 {
+			return pos, -1
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// usageErr reports a usage error and returns exitUsage.
+func (c *cli) usageErr(cmd, format string, args ...any) int {
+	fmt.Fprintf(c.stderr, "hotbudget %s: %s\nRun 'hotbudget %s --help' for usage.\n", cmd, fmt.Sprintf(format, args...), cmd)
+	return exitUsage
+}
+
+// inputErr reports an input error (the error names the file) and returns exitUsage.
+func (c *cli) inputErr(cmd string, err error) int {
+	fmt.Fprintf(c.stderr, "hotbudget %s: %v\n", cmd, err)
+	return exitUsage
+}
+
+// load reads a profile and prints its loader warnings to stderr.
+func (c *cli) load(cmd, path string, opts ...loaders.Option) (*profile.Profile, error) {
+	p, err := loaders.Load(path, opts...)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range loaders.Warnings(p) {
+		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s: %s\n", cmd, path, w)
+	}
+	return p, nil
+}
+
+// expandGlobs expands shell patterns among paths (for shells and CI
+// systems that pass them unexpanded); a pattern that matches nothing is an error.
+func expandGlobs(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		if !strings.ContainsAny(p, "*?[") {
+			out = append(out, p)
+			continue
+		}
+		if _, err := os.Stat(p); err == nil { // a real file with a strange name
+			out = append(out, p)
+			continue
+		}
+		m, err := filepath.Glob(p)
+		if err != nil {
+			return nil, fmt.Errorf("bad pattern %q: %w", p, err)
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("%s: no files match", p)
+		}
+		sort.Strings(m)
+		out = append(out, m...)
+	}
+	return out, nil
+}
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}
+
+// choiceFlag is a string flag limited to a closed set of values.
+type choiceFlag struct {
+	value   string
+	choices []string
+}
+
+func newChoice(def string, choices ...string) *choiceFlag {
+	return &choiceFlag{value: def, choices: choices}
+}
+
+func (f *choiceFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.value
+}
+
+func (f *choiceFlag) Set(s string) error {
+	for _, c := range f.choices {
+		if s == c {
+			f.value = s
+			return nil
+		}
+	}
+	return fmt.Errorf("must be one of %s", strings.Join(f.choices, ", "))
+}
+
+// parsePercent parses "10%" (or "10") into 0.10.
+func parsePercent(s string) (float64, error) {
+	t := strings.TrimSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v < 0 || v != v {
+		return 0, fmt.Errorf("bad percentage %q (want e.g. 10%%)", s)
+	}
+	return v / 100, nil
+}
+
+// fmtDur formats a time the way pprof does: the largest unit in which the
+// value is at least 1, two decimals without a trailing ".00".
+func fmtDur(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	v := float64(d)
+	neg := v < 0
+	if neg {
+		v = -v
+	}
+	unit := "ns"
+	switch {
+	case v >= 3600e9:
+		v, unit = v/3600e9, "hrs"
+	case v >= 60e9:
+		v, unit = v/60e9, "mins"
+	case v >= 1e9:
+		v, unit = v/1e9, "s"
+	case v >= 1e6:
+		v, unit = v/1e6, "ms"
+	case v >= 1e3:
+		v, unit = v/1e3, "us"
+	}
+	s := strings.TrimSuffix(fmt.Sprintf("%.2f", v), ".00")
+	if neg {
+		s = "-" + s
+	}
+	return s + unit
+}
+
+// fmtPct formats a share in [0,1] as pprof does: "12.34%".
+func fmtPct(share float64) string { return fmt.Sprintf("%.2f%%", 100*share) }

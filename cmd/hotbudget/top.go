@@ -1,0 +1,268 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+const topUsage = `Usage: hotbudget top [flags] FILE
+
+Prints self (flat) and total (cum) time per function, the numbers
+'go tool pprof -top' prints, sorted by self time. Recursion counts once per
+sample; shares are of all selected samples.
+
+Examples:
+
+	hotbudget top testdata/pprof/busy.pb.gz
+	hotbudget top -n 5 --format markdown testdata/cpuprofile/busy.cpuprofile
+	hotbudget top -n 0 --format json --thread CrRendererMain trace.json
+	hotbudget top --focus '^main\.' --drop-synthetic profile.cpuprofile
+
+JSON output (stable; every function with -n 0):
+
+	{"unit":"ns","total_ns":N,"functions":[{"name","file","line","column",
+	 "self_ns","total_ns","self_samples","total_samples"}]}
+
+line and column are 1-based as in pprof, 0 when unknown.
+`
+
+// selection holds the flags that select samples, shared by top and diff.
+type selection struct {
+	focus, ignore string
+	threads, pids listFlag
+	view          *choiceFlag
+	dropSynthetic bool
+}
+
+func addSelection(fs *flag.FlagSet, s *selection) {
+	s.view = newChoice("", "samples", "durations")
+	fs.StringVar(&s.focus, "focus", "", "keep only samples with a function matching this `regexp` (pprof -focus)")
+	fs.StringVar(&s.ignore, "ignore", "", "drop samples with a function matching this `regexp` (pprof -ignore)")
+	fs.Var(&s.threads, "thread", "keep only samples of the thread with this `name or tid` (repeatable)")
+	fs.Var(&s.pids, "pid", "keep only samples of the process with this `pid or name` (repeatable)")
+	fs.Var(s.view, "view", "what a Chrome trace contributes: `samples|durations` (default: samples when it has any)")
+	fs.BoolVar(&s.dropSynthetic, "drop-synthetic", false, "drop samples whose leaf is (idle), (program), (garbage collector) or (root)")
+}
+
+// analysisOptions compiles the selection for analysis.Functions.
+func (s *selection) analysisOptions() ([]analysis.Option, error) {
+	var opts []analysis.Option
+	if s.focus != "" {
+		re, err := regexp.Compile(s.focus)
+		if err != nil {
+			return nil, fmt.Errorf("--focus: %w", err)
+		}
+		opts = append(opts, analysis.Focus(re))
+	}
+	if s.ignore != "" {
+		re, err := regexp.Compile(s.ignore)
+		if err != nil {
+			return nil, fmt.Errorf("--ignore: %w", err)
+		}
+		opts = append(opts, analysis.Ignore(re))
+	}
+	for _, t := range s.threads {
+		opts = append(opts, analysis.Thread(t))
+	}
+	for _, p := range s.pids {
+		opts = append(opts, analysis.Process(p))
+	}
+	if s.dropSynthetic {
+		opts = append(opts, analysis.DropSynthetic())
+	}
+	return opts, nil
+}
+
+func (s *selection) loadOptions() []loaders.Option {
+	if s.view.value == "" {
+		return nil
+	}
+	return []loaders.Option{loaders.WithView(loaders.View(s.view.value))}
+}
+
+func (c *cli) top(args []string) int {
+	fs := c.flagSet("top", topUsage)
+	format := newChoice("text", "text", "markdown", "json")
+	fs.Var(format, "format", "output `text|markdown|json`")
+	n := fs.Int("n", 20, "show the top `N` functions; 0 shows all")
+	var sel selection
+	addSelection(fs.FlagSet, &sel)
+	pos, code := c.parse(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) != 1 {
+		return c.usageErr("top", "want exactly one profile, got %d arguments", len(pos))
+	}
+	if *n < 0 {
+		return c.usageErr("top", "-n must not be negative")
+	}
+	aopts, err := sel.analysisOptions()
+	if err != nil {
+		return c.usageErr("top", "%v", err)
+	}
+	path := pos[0]
+	p, err := c.load("top", path, sel.loadOptions()...)
+	if err != nil {
+		return c.inputErr("top", err)
+	}
+	t, err := analysis.Functions(p, aopts...)
+	if err != nil {
+		return c.inputErr("top", fmt.Errorf("%s: %w", path, err))
+	}
+	shown := t.Functions
+	if *n > 0 && len(shown) > *n {
+		shown = shown[:*n]
+	}
+	switch format.value {
+	case "json":
+		err = writeTopJSON(c.stdout, t, shown)
+	case "markdown":
+		writeTopMarkdown(c.stdout, path, t, shown)
+	default:
+		writeTopText(c.stdout, path, t, shown)
+	}
+	if err != nil {
+		return c.inputErr("top", err)
+	}
+	return exitOK
+}
+
+type topJSON struct {
+	Unit      string        `json:"unit"`
+	TotalNS   int64         `json:"total_ns"`
+	Functions []topFunction `json:"functions"`
+}
+
+type topFunction struct {
+	Name         string `json:"name"`
+	File         string `json:"file"`
+	Line         int64  `json:"line"`
+	Column       int64  `json:"column"`
+	SelfNS       int64  `json:"self_ns"`
+	TotalNS      int64  `json:"total_ns"`
+	SelfSamples  int64  `json:"self_samples"`
+	TotalSamples int64  `json:"total_samples"`
+}
+
+func writeTopJSON(w io.Writer, t *analysis.Table, shown []analysis.Function) error {
+	out := topJSON{Unit: "ns", TotalNS: int64(t.Total), Functions: make([]topFunction, 0, len(shown))}
+	for _, f := range shown {
+		out.Functions = append(out.Functions, topFunction{
+			Name: f.Name, File: f.File, Line: f.Line, Column: f.Column,
+			SelfNS: int64(f.Self), TotalNS: int64(f.Total),
+			SelfSamples: f.SelfSamples, TotalSamples: f.TotalSamples,
+		})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// displayNames names each shown row, adding file:line where several rows
+// share a name (anonymous JavaScript functions in different files).
+func displayNames(t *analysis.Table, shown []analysis.Function) []string {
+	count := make(map[string]int)
+	for _, f := range t.Functions {
+		count[f.Name]++
+	}
+	names := make([]string, len(shown))
+	for i, f := range shown {
+		names[i] = f.Name
+		if count[f.Name] > 1 {
+			names[i] += " " + location(f.File, f.Line)
+		}
+	}
+	return names
+}
+
+func location(file string, line int64) string {
+	if file == "" {
+		return ""
+	}
+	if line > 0 {
+		return fmt.Sprintf("%s:%d", file, line)
+	}
+	return file
+}
+
+func topHeader(path string, t *analysis.Table, shown []analysis.Function) []string {
+	lines := []string{"File: " + path, "Type: " + t.SampleType}
+	kind := "sampled"
+	if t.Exact {
+		kind = "exact durations"
+	} else if t.Period > 0 {
+		kind += ", period " + fmtDur(t.Period)
+	}
+	total := fmt.Sprintf("Total: %s (%s)", fmtDur(t.Total), kind)
+	if t.Duration > 0 {
+		total = fmt.Sprintf("Duration: %s, %s", fmtDur(t.Duration), total)
+	}
+	lines = append(lines, total)
+	var sum float64
+	for _, f := range shown {
+		sum += float64(f.Self)
+	}
+	share := 0.0
+	if t.Total > 0 {
+		share = sum / float64(t.Total)
+	}
+	lines = append(lines, fmt.Sprintf("Showing top %d functions out of %d, accounting for %s of self time",
+		len(shown), len(t.Functions), fmtPct(share)))
+	return lines
+}
+
+func writeTopText(w io.Writer, path string, t *analysis.Table, shown []analysis.Function) {
+	for _, l := range topHeader(path, t, shown) {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintf(w, "%10s %7s %7s %10s %7s  %s\n", "flat", "flat%", "sum%", "cum", "cum%", "name")
+	names := displayNames(t, shown)
+	var sum float64
+	for i, f := range shown {
+		sum += f.SelfShare
+		fmt.Fprintf(w, "%10s %7s %7s %10s %7s  %s\n", fmtDur(f.Self), fmtPct(f.SelfShare), fmtPct(sum),
+			fmtDur(f.Total), fmtPct(f.TotalShare), names[i])
+	}
+}
+
+func writeTopMarkdown(w io.Writer, path string, t *analysis.Table, shown []analysis.Function) {
+	hdr := topHeader(path, t, shown)
+	fmt.Fprintf(w, "#### `%s`\n\n", mdEscape(path))
+	for _, l := range hdr[1:] {
+		fmt.Fprintf(w, "%s  \n", mdEscape(l))
+	}
+	fmt.Fprint(w, "\n| flat | flat% | sum% | cum | cum% | function | location |\n|---:|---:|---:|---:|---:|---|---|\n")
+	var sum float64
+	for _, f := range shown {
+		sum += f.SelfShare
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", fmtDur(f.Self), fmtPct(f.SelfShare), fmtPct(sum),
+			fmtDur(f.Total), fmtPct(f.TotalShare), mdCode(f.Name), mdEscape(location(f.File, f.Line)))
+	}
+}
+
+// mdEscape escapes text for a Markdown table cell.
+func mdEscape(s string) string {
+	r := strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`")
+	return r.Replace(s)
+}
+
+// mdCode puts s in a code span usable inside a table cell.
+func mdCode(s string) string {
+	s = strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ").Replace(s)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
