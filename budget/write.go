@@ -1,0 +1,112 @@
+package budget
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+func (r *Result) summary() string {
+	failed := len(r.Failures())
+	s := fmt.Sprintf("%d of %d checks passed", len(r.Checks)-failed, len(r.Checks))
+	if failed > 0 {
+		s = fmt.Sprintf("%d of %d checks failed", failed, len(r.Checks))
+	}
+	runs := "1 profile"
+	if r.Profiles != 1 {
+		runs = fmt.Sprintf("%d profiles", r.Profiles)
+	}
+	if r.Baseline > 0 {
+		runs += fmt.Sprintf(", %d baseline", r.Baseline)
+	}
+	return fmt.Sprintf("budget %s: %s (%s)", r.Budget, s, runs)
+}
+
+func status(c RuleResult) string {
+	if c.Pass {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+// WriteText writes one line per check (status, budget line, check, message)
+// and a summary line. The text is for people and may change.
+func (r *Result) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range r.Checks {
+		fmt.Fprintf(tw, "%s\t%s:%d\t%s\t%s\n", status(c), r.Budget, c.Line, c.Kind, c.Message)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, r.summary())
+	return err
+}
+
+// WriteMarkdown writes a table for a pull-request comment or a GitHub job summary.
+func (r *Result) WriteMarkdown(w io.Writer) error {
+	icon := ":white_check_mark:"
+	if !r.Passed() {
+		icon = ":x:"
+	}
+	fmt.Fprintf(w, "### %s %s\n\n", icon, mdEscape(r.summary()))
+	fmt.Fprint(w, "| | rule | check | function | got | limit | details |\n|---|---|---|---|---:|---:|---|\n")
+	for _, c := range r.Checks {
+		mark := ":white_check_mark:"
+		if !c.Pass {
+			mark = ":x:"
+		}
+		fn := ""
+		if c.Function != "" {
+			fn = "`" + strings.ReplaceAll(c.Function, "|", `\|`) + "`"
+		}
+		got := "—"
+		if !c.Missing {
+			got = format(c.Got, c.Unit)
+		}
+		fmt.Fprintf(w, "| %s | %s (line %d) | %s | %s | %s | %s | %s |\n", mark, mdEscape(c.Rule), c.Line, c.Kind, fn,
+			got, format(c.Limit, c.Unit), mdEscape(c.Message))
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+func format(v float64, unit string) string {
+	switch unit {
+	case "ns":
+		return fmtNS(v)
+	case "share":
+		return fmtPct(v)
+	}
+	return fmt.Sprintf("%+.1f%%", 100*v)
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`").Replace(s)
+}
+
+// jsonResult is the stable JSON schema: the Result fields plus "passed".
+type jsonResult struct {
+	Passed bool `json:"passed"`
+	*Result
+}
+
+// WriteJSON writes the result in a stable schema:
+//
+//	{"passed":bool,"budget":file,"profiles":n,"baseline_profiles":n,
+//	 "checks":[{"line","rule","selector","check","pass","missing","matched",
+//	   "function","file","function_line","unit","got","limit","verdict","q","message"}]}
+//
+// unit is "ns", "share" (0..1) or "relative" (0.1 = +10%); got and limit are in it.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if r.Checks == nil {
+		r2 := *r
+		r2.Checks = []RuleResult{}
+		r = &r2
+	}
+	return enc.Encode(jsonResult{r.Passed(), r})
+}
