@@ -59,6 +59,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -160,7 +161,16 @@ func Parse(name string, data []byte) (*Budget, error) {
 	v := &validator{name: name}
 	b := v.budget(root)
 	if len(v.errs) > 0 {
-		return nil, errors.Join(v.errs...)
+		idx := make([]int, len(v.errs))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(i, j int) bool { return v.lines[idx[i]] < v.lines[idx[j]] })
+		errs := make([]error, len(idx))
+		for i, k := range idx {
+			errs[i] = v.errs[k]
+		}
+		return nil, errors.Join(errs...)
 	}
 	b.Name = name
 	return b, nil
@@ -302,8 +312,9 @@ func (c *lineCounter) at(off int) int {
 
 // validator turns a node tree into a Budget, collecting every error.
 type validator struct {
-	name string
-	errs []error
+	name  string
+	errs  []error
+	lines []int // line of each error, to report them in file order
 }
 
 // maxErrors bounds how many errors Parse reports.
@@ -312,11 +323,13 @@ const maxErrors = 20
 func (v *validator) errorf(n *yaml.Node, format string, args ...any) {
 	if len(v.errs) == maxErrors {
 		v.errs = append(v.errs, fmt.Errorf("%s: too many errors", v.name))
+		v.lines = append(v.lines, math.MaxInt)
 	}
 	if len(v.errs) > maxErrors {
 		return
 	}
 	v.errs = append(v.errs, fmt.Errorf("%s:%d: %s", v.name, n.Line, fmt.Sprintf(format, args...)))
+	v.lines = append(v.lines, n.Line)
 }
 
 // fields checks that n is a mapping with only the allowed keys and no

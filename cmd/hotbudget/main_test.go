@@ -136,3 +136,40 @@ func TestGoldenTop(t *testing.T) {
 		{name: "top-two-files", why: "top reads exactly one profile", args: []string{"top", "testdata/pprof/busy.pb.gz", "testdata/cpuprofile/busy.cpuprofile"}},
 	})
 }
+
+func TestGoldenCheck(t *testing.T) {
+	busy := "testdata/pprof/busy.pb.gz"
+	checkGolden(t, []cliCase{
+		{name: "check-pass", why: "every rule passes: exit 0, every rule's result printed", args: []string{"check", "--budget", "testdata/budget/busy.yaml", busy}},
+		{name: "check-pass-json-budget", why: "the same budget in JSON gives the same results", args: []string{"check", "--budget", "testdata/budget/busy.json", busy}},
+		{name: "check-fail", why: "broken limits and a misspelt function: exit 1, did-you-mean hint", args: []string{"check", "--budget", "testdata/budget/busy-fail.yaml", busy}},
+		{name: "check-fail-json", why: "the JSON schema machines read", args: []string{"check", "--format", "json", "--budget", "testdata/budget/busy-fail.yaml", busy}},
+		{name: "check-fail-markdown", why: "Markdown for a PR comment", args: []string{"check", "--format", "markdown", "--budget", "testdata/budget/busy-fail.yaml", busy}},
+		{name: "check-fail-github", why: "under GitHub Actions: job summary appended, ::error annotations naming the function with a repository-relative file",
+			args: []string{"check", "--budget", "testdata/budget/busy-fail.yaml", busy}, github: true,
+			env: map[string]string{"GITHUB_WORKSPACE": "/work/main"}},
+		{name: "check-pass-github", why: "under GitHub Actions a pass writes the summary and no annotation", args: []string{"check", "--budget", "testdata/budget/busy.yaml", busy}, github: true},
+		{name: "check-runs-glob", why: "several runs by glob; limits apply to the mean", args: []string{"check", "--budget", "testdata/budget/busy.yaml", "testdata/pprof/*.pb.gz", busy}},
+		{name: "check-malformed-budget", why: "a malformed budget file: exit 2, every error with file:line", args: []string{"check", "--budget", "testdata/budget/malformed.yaml", busy}},
+		{name: "check-missing-budget", why: "an unreadable budget file names the file", args: []string{"check", "--budget", "testdata/budget/nope.yaml", busy}},
+		{name: "check-no-budget-flag", why: "--budget is required", args: []string{"check", busy}},
+		{name: "check-unreadable-profile", why: "an unreadable profile: exit 2 naming the file", args: []string{"check", "--budget", "testdata/budget/busy.yaml", "testdata/cli/truncated.pb.gz"}},
+		{name: "check-glob-no-match", why: "a glob matching nothing is an input error", args: []string{"check", "--budget", "testdata/budget/busy.yaml", "testdata/nothing/*.pb.gz"}},
+		{name: "check-regression-no-baseline", why: "a max_regression rule needs --baseline", args: []string{"check", "--budget", "testdata/budget/regression.yaml", busy}},
+	})
+}
+
+func TestGoldenDiffUsage(t *testing.T) {
+	busy := "testdata/pprof/busy.pb.gz"
+	checkGolden(t, []cliCase{
+		{name: "diff-no-separator", why: "the sides must be separated by --", args: []string{"diff", busy, busy}},
+		{name: "diff-empty-side", why: "each side needs a profile", args: []string{"diff", busy, "--"}},
+		{name: "diff-bad-alpha", why: "options are checked before any file is read", args: []string{"diff", "--alpha", "2", busy, "--", busy}},
+		{name: "diff-per-op-no-anchor", why: "per-op mode needs an anchor", args: []string{"diff", "--mode", "per-op", busy, "--", busy}},
+		{name: "diff-bad-min-change", why: "percentages are parsed strictly", args: []string{"diff", "--min-change", "ten", busy, "--", busy}},
+		{name: "diff-unreadable-profile", why: "an unreadable profile: exit 2 naming the file", args: []string{"diff", busy, "--", "testdata/cli/truncated.pb.gz"}},
+		{name: "diff-unknown-flag", why: "an unknown flag is a usage error", args: []string{"diff", "--sigma", "3", busy, "--", busy}},
+		{name: "bench-one-file", why: "bench wants OLD and NEW", args: []string{"bench", "old.txt"}},
+		{name: "bench-missing-file", why: "a missing file names the file", args: []string{"bench", "testdata/cli/no-old.txt", "testdata/cli/no-new.txt"}},
+	})
+}

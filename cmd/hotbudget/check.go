@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/budget"
+)
+
+const checkUsage = `Usage: hotbudget check --budget FILE [--baseline BASE]... [flags] PROFILE...
+
+Checks profiles against the per-function limits of a budget file (YAML or
+JSON; schema in 'go doc github.com/hotbudget/hotbudget/budget') and prints
+every rule's result. Several profiles are runs of one program: limits apply
+to the mean over runs. max_regression rules compare with the --baseline
+profiles using the statistics of 'hotbudget diff'. Globs are expanded.
+
+Exit status: 0 every rule passed, 1 a rule failed, 2 usage or input error
+(a malformed budget file is reported as FILE:LINE: what is wrong).
+
+Under GitHub Actions (GITHUB_ACTIONS=true) the Markdown report is also
+appended to $GITHUB_STEP_SUMMARY and each failure is printed as an ::error
+annotation naming the function.
+
+Example budget (perf-budget.yaml):
+
+	version: 1
+	rules:
+	  - function: main.parseRecords
+	    max_self: 200ms
+	    max_total_share: 70%
+	  - match: '^crypto/'
+	    max_self_share: 80%
+	  - function: main.hashBlock
+	    max_regression: 10%
+
+Examples:
+
+	hotbudget check --budget testdata/budget/busy.yaml testdata/pprof/busy.pb.gz
+	hotbudget check --budget perf-budget.yaml --baseline 'base/*.pb.gz' 'head/*.pb.gz'
+	hotbudget check --budget perf-budget.json --format json cpu.pprof
+`
+
+func (c *cli) check(args []string) int {
+	fs := c.flagSet("check", checkUsage)
+	budgetFile := fs.String("budget", "", "the budget `file` (YAML or JSON); required")
+	var baseline listFlag
+	fs.Var(&baseline, "baseline", "a baseline `profile` for max_regression rules (repeatable; globs expanded)")
+	format := newChoice("text", "text", "markdown", "json")
+	fs.Var(format, "format", "output `text|markdown|json`")
+	view := newChoice("", "samples", "durations")
+	fs.Var(view, "view", "what a Chrome trace contributes: `samples|durations` (default: samples when it has any)")
+	pos, code := c.parse(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if *budgetFile == "" {
+		return c.usageErr("check", "--budget is required")
+	}
+	if len(pos) == 0 {
+		return c.usageErr("check", "no profiles to check")
+	}
+	data, err := os.ReadFile(*budgetFile)
+	if err != nil {
+		return c.inputErr("check", err)
+	}
+	b, err := budget.Parse(*budgetFile, data)
+	if err != nil {
+		return c.inputErr("check", err)
+	}
+	sel := selection{view: view}
+	profiles, err := c.loadAll("check", pos, sel)
+	if err != nil {
+		return c.inputErr("check", err)
+	}
+	base, err := c.loadAll("check", baseline, sel)
+	if err != nil {
+		return c.inputErr("check", err)
+	}
+	res, err := budget.Check(b, profiles, base)
+	if err != nil {
+		return c.inputErr("check", err)
+	}
+	switch format.value {
+	case "json":
+		err = res.WriteJSON(c.stdout)
+	case "markdown":
+		err = res.WriteMarkdown(c.stdout)
+	default:
+		err = res.WriteText(c.stdout)
+	}
+	if err != nil {
+		return c.inputErr("check", err)
+	}
+	var anns []annotation
+	for _, f := range res.Failures() {
+		title := fmt.Sprintf("hotbudget check: %s %s", f.Rule, f.Kind)
+		if f.Function != "" {
+			title = fmt.Sprintf("hotbudget check: %s %s", f.Function, f.Kind)
+		}
+		anns = append(anns, annotation{title: title, file: f.File, line: f.FuncLine,
+			msg: fmt.Sprintf("%s:%d: %s", res.Budget, f.Line, f.Message)})
+	}
+	if err := c.reportGitHub(func(w *bytes.Buffer) error { return res.WriteMarkdown(w) }, anns); err != nil {
+		return c.inputErr("check", err)
+	}
+	if !res.Passed() {
+		return exitFail
+	}
+	return exitOK
+}
+
+// loadAll expands globs and loads every profile.
+func (c *cli) loadAll(cmd string, paths []string, sel selection) ([]*profile.Profile, error) {
+	files, err := expandGlobs(paths)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*profile.Profile, 0, len(files))
+	for _, f := range files {
+		p, err := c.load(cmd, f, sel.loadOptions()...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+const diffUsage = `Usage: hotbudget diff [flags] BASE... -- HEAD...
+
+Compares head profiles with baseline profiles function by function and
+judges each function regressed, improved, unchanged, new or gone. Each side
+is one profile or several runs (globs are expanded). With one profile a
+side the test is a sampling-noise model from sample counts; with several
+runs a Mann-Whitney U test per function; exact data (duration events) has no
+noise. The false-discovery rate across functions is held at --alpha, and a
+change must exceed both --min-change and --min-time to count.
+
+Times are compared, never raw sample counts, so profiles sampled at
+different intervals compare correctly. By default each function's share of
+its profile is compared (--mode share): it is unaffected by run length.
+
+Exit status: 0 nothing regressed, 1 something regressed, 2 usage or input
+error. Under GitHub Actions (GITHUB_ACTIONS=true) the Markdown report is
+also appended to $GITHUB_STEP_SUMMARY and each regression is printed as an
+::error annotation naming the function.
+
+Examples:
+
+	hotbudget diff base.pb.gz -- head.pb.gz
+	hotbudget diff 'base/*.pb.gz' -- 'head/*.pb.gz'
+	hotbudget diff --metric total --mode absolute --min-change 5% a.cpuprofile -- b.cpuprofile
+	hotbudget diff --anchor main.handleRequest base/*.pprof -- head/*.pprof
+	hotbudget diff --format markdown --pprof diff.pb.gz base.pb.gz -- head.pb.gz
+	go tool pprof -top diff.pb.gz
+`
+
+func (c *cli) diff(args []string) int {
+	fs := c.flagSet("diff", diffUsage)
+	d := addDiffFlags(fs.FlagSet)
+	format := newChoice("text", "text", "markdown", "json")
+	fs.Var(format, "format", "output `text|markdown|json`")
+	pprofOut := fs.String("pprof", "", "also write the difference as a pprof profile to `file` (go tool pprof shows it; base negated with pprof::base labels)")
+	var sel selection
+	addSelection(fs.FlagSet, &sel)
+
+	// Split at the first "--": flags may appear on either side.
+	sep := -1
+	for i, a := range args {
+		if a == "--" {
+			sep = i
+			break
+		}
+	}
+	if sep < 0 {
+		if _, code := c.parse(fs, args); code >= 0 {
+			return code
+		}
+		return c.usageErr("diff", "separate baseline and head profiles with --, as in: hotbudget diff BASE... -- HEAD...")
+	}
+	basePaths, code := c.parse(fs, args[:sep])
+	if code >= 0 {
+		return code
+	}
+	headPaths, code := c.parse(fs, args[sep+1:])
+	if code >= 0 {
+		return code
+	}
+	if len(basePaths) == 0 || len(headPaths) == 0 {
+		return c.usageErr("diff", "need at least one profile on each side of --")
+	}
+	opts, err := d.options(fs.FlagSet, &sel)
+	if err != nil {
+		return c.usageErr("diff", "%v", err)
+	}
+	base, err := c.loadAll("diff", basePaths, sel)
+	if err != nil {
+		return c.inputErr("diff", err)
+	}
+	head, err := c.loadAll("diff", headPaths, sel)
+	if err != nil {
+		return c.inputErr("diff", err)
+	}
+	rep, err := diff.Compare(base, head, opts...)
+	if err != nil {
+		return c.inputErr("diff", err)
+	}
+	if *pprofOut != "" {
+		if err := writeDiffPprof(*pprofOut, base, head); err != nil {
+			return c.inputErr("diff", err)
+		}
+	}
+	return c.report("diff", rep, format.value)
+}
+
+// report prints a diff report and returns the exit code.
+func (c *cli) report(cmd string, rep *diff.Report, format string) int {
+	var err error
+	switch format {
+	case "json":
+		err = rep.WriteJSON(c.stdout)
+	case "markdown":
+		err = rep.WriteMarkdown(c.stdout)
+	default:
+		err = rep.WriteText(c.stdout)
+	}
+	if err != nil {
+		return c.inputErr(cmd, err)
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s\n", cmd, w)
+	}
+	var anns []annotation
+	for _, r := range rep.Regressions() {
+		what := "benchmark"
+		if cmd == "diff" {
+			what = string(rep.Settings.Metric)
+		}
+		msg := fmt.Sprintf("%s regressed: %s %s -> %s (%+.1f%%, p=%.3g, q=%.3g)", r.Name, what,
+			fmtMetric(r.Base.Metric, rep.Settings.Mode, cmd), fmtMetric(r.Head.Metric, rep.Settings.Mode, cmd),
+			100*r.Relative, r.P, r.Q)
+		file := r.File
+		if cmd == "bench" {
+			file = "" // Row.File holds the unit for benchmarks
+		}
+		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + r.Name + " regressed", file: file, msg: msg})
+	}
+	if err := c.reportGitHub(func(w *bytes.Buffer) error { return rep.WriteMarkdown(w) }, anns); err != nil {
+		return c.inputErr(cmd, err)
+	}
+	if len(rep.Regressions()) > 0 {
+		return exitFail
+	}
+	return exitOK
+}
+
+func fmtMetric(v float64, m diff.Mode, cmd string) string {
+	if cmd == "bench" {
+		return fmt.Sprintf("%.4g", v)
+	}
+	if m == diff.Share {
+		return fmtPct(v)
+	}
+	return fmtDur(time.Duration(v))
+}
+
+// diffFlags are the statistical flags shared by diff and bench.
+type diffFlags struct {
+	metric, mode, key *choiceFlag
+	anchor            string
+	alpha             float64
+	minChange         string
+	minTime           time.Duration
+}
+
+// addDiffFlags registers the comparison flags on fs.
+func addDiffFlags(fs *flag.FlagSet) *diffFlags {
+	d := &diffFlags{
+		metric: newChoice(string(diff.DefaultSettings.Metric), string(diff.Self), string(diff.Total)),
+		mode:   newChoice(string(diff.DefaultSettings.Mode), string(diff.Share), string(diff.Absolute), string(diff.PerOp)),
+		key:    newChoice(string(diff.DefaultSettings.Key), string(diff.KeyName), string(diff.KeyNameFile), string(diff.KeyNameFileLine)),
+	}
+	fs.Var(d.metric, "metric", "compare `self|total` time")
+	fs.Var(d.mode, "mode", "normalise as `share|absolute|per-op` (per-op needs --anchor)")
+	fs.Var(d.key, "key", "match functions across builds by `name|name+file|name+file+line`")
+	fs.StringVar(&d.anchor, "anchor", "", "per-op mode: this `function`'s total time is one unit of work")
+	fs.Float64Var(&d.alpha, "alpha", diff.DefaultSettings.Alpha, "false-discovery `rate` across functions")
+	fs.StringVar(&d.minChange, "min-change", fmt.Sprintf("%g%%", 100*diff.DefaultSettings.MinRelative), "smallest relative `change` that counts")
+	fs.DurationVar(&d.minTime, "min-time", diff.DefaultSettings.MinAbsolute, "smallest absolute `time` change that counts (absolute and per-op modes)")
+	return d
+}
+
+// options turns the flags that were set into diff options.
+func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var opts []diff.Option
+	if set["metric"] {
+		opts = append(opts, diff.WithMetric(diff.Metric(d.metric.value)))
+	}
+	if set["mode"] {
+		if d.mode.value == string(diff.PerOp) && d.anchor == "" {
+			return nil, errors.New("--mode per-op needs --anchor FUNCTION")
+		}
+		opts = append(opts, diff.WithMode(diff.Mode(d.mode.value)))
+	}
+	if set["key"] {
+		opts = append(opts, diff.WithKey(diff.Key(d.key.value)))
+	}
+	if d.anchor != "" {
+		opts = append(opts, diff.WithAnchor(d.anchor))
+	}
+	if set["alpha"] {
+		if !(d.alpha > 0 && d.alpha < 1) {
+			return nil, fmt.Errorf("--alpha must be between 0 and 1, got %v", d.alpha)
+		}
+		opts = append(opts, diff.WithAlpha(d.alpha))
+	}
+	if set["min-change"] || set["min-time"] {
+		rel, err := parsePercent(d.minChange)
+		if err != nil {
+			return nil, fmt.Errorf("--min-change: %w", err)
+		}
+		if d.minTime < 0 {
+			return nil, fmt.Errorf("--min-time must not be negative, got %v", d.minTime)
+		}
+		opts = append(opts, diff.WithMinChange(rel, d.minTime))
+	}
+	if sel == nil {
+		return opts, nil
+	}
+	if sel.focus != "" {
+		re, err := regexp.Compile(sel.focus)
+		if err != nil {
+			return nil, fmt.Errorf("--focus: %w", err)
+		}
+		opts = append(opts, diff.WithFocus(re))
+	}
+	if sel.ignore != "" {
+		re, err := regexp.Compile(sel.ignore)
+		if err != nil {
+			return nil, fmt.Errorf("--ignore: %w", err)
+		}
+		opts = append(opts, diff.WithIgnore(re))
+	}
+	if sel.dropSynthetic {
+		opts = append(opts, diff.WithoutSynthetic())
+	}
+	if len(sel.threads) > 1 || len(sel.pids) > 1 {
+		return nil, errors.New("diff selects one --thread and one --pid")
+	}
+	if len(sel.threads) == 1 {
+		opts = append(opts, diff.WithThread(sel.threads[0]))
+	}
+	if len(sel.pids) == 1 {
+		opts = append(opts, diff.WithProcess(sel.pids[0]))
+	}
+	return opts, nil
+}
+
+// writeDiffPprof merges each side's runs and writes diff.ToPprof's profile.
+func writeDiffPprof(path string, base, head []*profile.Profile) error {
+	b, err := mergeRuns(base)
+	if err != nil {
+		return fmt.Errorf("--pprof: merging baseline runs: %w", err)
+	}
+	h, err := mergeRuns(head)
+	if err != nil {
+		return fmt.Errorf("--pprof: merging head runs: %w", err)
+	}
+	d, err := diff.ToPprof(b, h)
+	if err != nil {
+		return fmt.Errorf("--pprof: %w", err)
+	}
+	return writeFileAtomic(path, func(f *os.File) error { return loaders.Write(f, d, loaders.FormatPprof) })
+}
+
+func mergeRuns(ps []*profile.Profile) (*profile.Profile, error) {
+	if len(ps) == 1 {
+		return ps[0], nil
+	}
+	cp := make([]*profile.Profile, len(ps))
+	for i, p := range ps {
+		cp[i] = p.Copy() // Merge may normalise its inputs
+	}
+	return profile.Merge(cp)
+}
+
+const benchUsage = `Usage: hotbudget bench [flags] OLD NEW
+
+Compares two 'go test -bench' outputs (several -count runs per benchmark)
+with the verdict engine of 'hotbudget diff': a Mann-Whitney U test per
+benchmark and unit, the false-discovery rate held across them, and a
+minimum change. Lower is better for every unit but throughput (B/s).
+
+Exit status: 0 nothing regressed, 1 something regressed, 2 usage or input
+error.
+
+Examples:
+
+	go test -bench . -count 10 > old.txt   # on the base branch
+	go test -bench . -count 10 > new.txt   # on the pull request
+	hotbudget bench old.txt new.txt
+	hotbudget bench --format markdown --min-change 5% old.txt new.txt
+`
+
+func (c *cli) bench(args []string) int {
+	fs := c.flagSet("bench", benchUsage)
+	format := newChoice("text", "text", "markdown", "json")
+	fs.Var(format, "format", "output `text|markdown|json`")
+	alpha := fs.Float64("alpha", diff.DefaultSettings.Alpha, "false-discovery `rate` across benchmarks")
+	minChange := fs.String("min-change", fmt.Sprintf("%g%%", 100*diff.DefaultSettings.MinRelative), "smallest relative `change` that counts")
+	pos, code := c.parse(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) != 2 {
+		return c.usageErr("bench", "want OLD and NEW, got %d arguments", len(pos))
+	}
+	var opts []diff.Option
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["alpha"] {
+		if !(*alpha > 0 && *alpha < 1) {
+			return c.usageErr("bench", "--alpha must be between 0 and 1, got %v", *alpha)
+		}
+		opts = append(opts, diff.WithAlpha(*alpha))
+	}
+	if set["min-change"] {
+		rel, err := parsePercent(*minChange)
+		if err != nil {
+			return c.usageErr("bench", "--min-change: %v", err)
+		}
+		opts = append(opts, diff.WithMinChange(rel, 0))
+	}
+	files := make([]io.Reader, 2)
+	for i, p := range pos {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return c.inputErr("bench", err)
+		}
+		files[i] = bytes.NewReader(data)
+	}
+	rep, err := diff.CompareBench(files[0], files[1], opts...)
+	if err != nil {
+		return c.inputErr("bench", fmt.Errorf("%s vs %s: %w", pos[0], pos[1], err))
+	}
+	return c.report("bench", rep, format.value)
+}
