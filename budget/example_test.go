@@ -1,0 +1,62 @@
+package budget_test
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/budget"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+// A budget in YAML, checked against a real Go CPU profile. Every limit gives
+// a result; the text report names the budget line, the function, got and
+// limit, and the share of the profile.
+func ExampleCheck() {
+	b, err := budget.Parse("perf-budget.yaml", []byte(`
+version: 1
+rules:
+  - function: main.parseRecords
+    max_self: 100ms
+    max_total_share: 70%
+  - match: '^main\.'
+    max_self_share: 10%
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, err := loaders.Load("../testdata/pprof/busy.pb.gz")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := budget.Check(b, []*profile.Profile{p}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res.WriteText(os.Stdout)
+	fmt.Println("passed:", res.Passed())
+	// Output:
+	// FAIL  perf-budget.yaml:5  max_self         main.parseRecords: self 150ms > 100ms (10.14% of 1.48s total)
+	// PASS  perf-budget.yaml:6  max_total_share  main.parseRecords: total share 66.89% <= 70% (990ms of 1.48s total)
+	// FAIL  perf-budget.yaml:8  max_self_share   main.parseRecords (worst of 4 matching /^main\./): self share 10.14% > 10% (150ms of 1.48s total)
+	// budget perf-budget.yaml: 2 of 3 checks failed (1 profile)
+	// passed: false
+}
+
+// Errors in a budget file name the file and line, all of them at once.
+func ExampleParse() {
+	_, err := budget.Parse("perf-budget.yaml", []byte(`version: 1
+rules:
+  - function: main.parseRecords
+    max_self: 200
+  - function: main.renderReport
+    max_self_share: 0.05
+`))
+	fmt.Println(err)
+	// Output:
+	// perf-budget.yaml:4: max_self: 200 has no unit: write a duration such as 200ms
+	// perf-budget.yaml:6: max_self_share: 0.05 has no unit: write a percentage such as 0.05%
+}
