@@ -176,3 +176,23 @@ func TestConvertFormats(t *testing.T) {
 		}
 	})
 }
+
+// TestTopMatchesPprof: `hotbudget top --format json -n 0` on a real Go
+// profile gives exactly the flat and cum of `go tool pprof -top`.
+func TestTopMatchesPprof(t *testing.T) {
+	for _, path := range []string{
+		filepath.Join(repoRoot, "testdata", "pprof", "busy.pb.gz"),
+		filepath.Join(repoRoot, "..", "shared", "corpus", "pprof", "go.crc32.cpu"),
+	} {
+		want := pprofTop(t, path)
+		got, _ := topByName(t, path)
+		if len(got) != len(want) {
+			t.Errorf("%s: %d functions, pprof %d", path, len(got), len(want))
+		}
+		for name, w := range want {
+			if got[name] != w {
+				t.Errorf("%s: %s: top %v ns, pprof %v ns", path, name, got[name], w)
+			}
+		}
+	}
+}

@@ -133,6 +133,9 @@ func TestGoldenTop(t *testing.T) {
 		{name: "top-garbage", why: "a malformed profile is an input error naming the file and the format", args: []string{"top", "testdata/cli/truncated.pb.gz"}},
 		{name: "top-bad-format", why: "--format takes a closed set of values", args: []string{"top", "--format", "yaml", "testdata/pprof/busy.pb.gz"}},
 		{name: "top-bad-regexp", why: "a bad --focus regexp is a usage error", args: []string{"top", "--focus", "(", "testdata/pprof/busy.pb.gz"}},
+		{name: "top-thread", why: "--thread selects one speedscope profile: hand-worked c 5s, d 4s, b 5s self of 14s", args: []string{"top", "--thread", "two", "../shared/corpus/speedscope/two-sampled.speedscope.json"}},
+		{name: "top-pid", why: "--pid matches the pid from Node's file name", args: []string{"top", "-n", "3", "--pid", "4242", "testdata/cli/CPU.20261122.235500.4242.1.001.cpuprofile"}},
+		{name: "top-pid-none", why: "a pid with no samples is an input error listing what the file has", args: []string{"top", "--pid", "99", "testdata/cli/CPU.20261122.235500.4242.1.001.cpuprofile"}},
 		{name: "top-two-files", why: "top reads exactly one profile", args: []string{"top", "testdata/pprof/busy.pb.gz", "testdata/cpuprofile/busy.cpuprofile"}},
 	})
 }

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"sort"
 	"strings"
 
+	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/loaders"
 )
@@ -117,6 +119,10 @@ func (c *cli) top(args []string) int {
 	if err != nil {
 		return c.inputErr("top", fmt.Errorf("%s: %w", path, err))
 	}
+	if t.Total == 0 && len(p.Sample) > 0 && (len(sel.threads) > 0 || len(sel.pids) > 0) {
+		return c.inputErr("top", fmt.Errorf("%s: no samples of --thread %s --pid %s; the file has %s",
+			path, orAny(sel.threads), orAny(sel.pids), threadList(p)))
+	}
 	shown := t.Functions
 	if *n > 0 && len(shown) > *n {
 		shown = shown[:*n]
@@ -133,6 +139,40 @@ func (c *cli) top(args []string) int {
 		return c.inputErr("top", err)
 	}
 	return exitOK
+}
+
+func orAny(l listFlag) string {
+	if len(l) == 0 {
+		return "(any)"
+	}
+	return strings.Join(l, ",")
+}
+
+// threadList describes the processes and threads that p's samples carry.
+func threadList(p *profile.Profile) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range p.Sample {
+		var parts []string
+		for _, k := range []string{loaders.LabelProcess, loaders.LabelPID, loaders.LabelThread, loaders.LabelTID} {
+			if v := s.Label[k]; len(v) > 0 {
+				parts = append(parts, k+" "+v[0])
+			}
+		}
+		d := strings.Join(parts, " ")
+		if d == "" {
+			d = "samples without process or thread labels"
+		}
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 10 {
+		out = append(out[:10], fmt.Sprintf("and %d more", len(out)-10))
+	}
+	return strings.Join(out, "; ")
 }
 
 type topJSON struct {
