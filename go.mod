@@ -5,3 +5,8 @@ go 1.26.0
 require github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
 
 require gopkg.in/yaml.v3 v3.0.1
+
+require (
+	github.com/stretchr/testify v1.12.1
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

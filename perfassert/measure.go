@@ -1,0 +1,165 @@
+package perfassert
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
+)
+
+type measurement struct {
+	time     time.Duration
+	samples  int64
+	hasCount bool
+	stacks   []Stack
+}
+
+// measure sums the samples of p through (total) or ending in (self) a
+// function that match accepts, selecting samples as analysis.Functions does,
+// and keeps the heaviest stacks. A sample counts once however many matching
+// frames it has, so pooled selections and recursion are not double counted.
+func measure(p *profile.Profile, match func(string) bool, c *config, self bool) (measurement, error) {
+	var m measurement
+	ti, ci, toNanos, err := analysis.ValueIndex(p, c.sampleType)
+	if err != nil {
+		return m, err
+	}
+	m.hasCount = ci >= 0
+	byStack := make(map[string]*Stack)
+	var names []string
+	matched := make(map[string]bool) // memoised match results per name
+	for si, s := range p.Sample {
+		if !c.selects(s) {
+			continue
+		}
+		names = frameNames(names[:0], s)
+		if len(names) == 0 {
+			continue
+		}
+		if c.dropSynthetic && analysis.IsSynthetic(names[0]) {
+			continue
+		}
+		hit := false
+		if self {
+			hit = matchName(matched, match, names[0])
+		} else {
+			for _, n := range names {
+				if matchName(matched, match, n) {
+					hit = true
+					break
+				}
+			}
+		}
+		if !hit {
+			continue
+		}
+		if len(s.Value) <= ti {
+			return m, fmt.Errorf("sample %d has %d values, want at least %d", si, len(s.Value), ti+1)
+		}
+		v := time.Duration(s.Value[ti] * toNanos)
+		m.time += v
+		if ci >= 0 && ci < len(s.Value) {
+			m.samples += s.Value[ci]
+		}
+		key := strings.Join(names, "\x00")
+		st, ok := byStack[key]
+		if !ok {
+			st = &Stack{Frames: append([]string(nil), names...)}
+			byStack[key] = st
+		}
+		st.Time += v
+	}
+	for _, st := range byStack {
+		m.stacks = append(m.stacks, *st)
+	}
+	sort.Slice(m.stacks, func(i, j int) bool {
+		a, b := m.stacks[i], m.stacks[j]
+		if a.Time != b.Time {
+			return a.Time > b.Time
+		}
+		return strings.Join(a.Frames, ";") < strings.Join(b.Frames, ";")
+	})
+	if len(m.stacks) > stacksN {
+		m.stacks = m.stacks[:stacksN]
+	}
+	return m, nil
+}
+
+func matchName(memo map[string]bool, match func(string) bool, name string) bool {
+	v, ok := memo[name]
+	if !ok {
+		v = match(name)
+		memo[name] = v
+	}
+	return v
+}
+
+// frameNames appends the function names of s, leaf first, one per inlined
+// line, named as the analysis package names them.
+func frameNames(dst []string, s *profile.Sample) []string {
+	for _, l := range s.Location {
+		if len(l.Line) == 0 {
+			dst = append(dst, unsymbolized(l))
+			continue
+		}
+		for _, ln := range l.Line {
+			name := ""
+			if ln.Function != nil {
+				name = ln.Function.Name
+			}
+			if name == "" {
+				name = unsymbolized(l)
+			}
+			dst = append(dst, name)
+		}
+	}
+	return dst
+}
+
+func unsymbolized(l *profile.Location) string {
+	if l.Mapping != nil && l.Mapping.File != "" {
+		return "[" + filepath.Base(l.Mapping.File) + "]"
+	}
+	return "<unknown>"
+}
+
+func (c *config) selects(s *profile.Sample) bool {
+	if len(c.threads) > 0 && !matchLabel(s, c.threads, pbuild.LabelThread, pbuild.LabelTID) {
+		return false
+	}
+	if len(c.processes) > 0 && !matchLabel(s, c.processes, pbuild.LabelProcess, pbuild.LabelPID) {
+		return false
+	}
+	return true
+}
+
+func matchLabel(s *profile.Sample, want []string, keys ...string) bool {
+	for _, k := range keys {
+		for _, v := range s.Label[k] {
+			for _, w := range want {
+				if v == w {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func sortByTotal(fs []analysis.Function) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := &fs[i], &fs[j]
+		if a.Total != b.Total {
+			return a.Total > b.Total
+		}
+		if a.Self != b.Self {
+			return a.Self > b.Self
+		}
+		return a.Name < b.Name
+	})
+}

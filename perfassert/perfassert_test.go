@@ -1,0 +1,486 @@
+package perfassert_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/loaders"
+	"github.com/hotbudget/hotbudget/perfassert"
+	"github.com/stretchr/testify/assert"
+)
+
+// Compile-time proof that the standard and testify test types fit TestingT.
+var (
+	_ perfassert.TestingT = testing.TB(nil)
+	_ perfassert.TestingT = (*testing.T)(nil)
+	_ perfassert.TestingT = (*testing.B)(nil)
+	_ perfassert.TestingT = assert.TestingT(nil)
+)
+
+// fakeT records what an assertion reports.
+type fakeT struct {
+	name    string
+	errors  []string
+	logs    []string
+	helpers int
+	skipped string
+}
+
+func (f *fakeT) Errorf(format string, args ...any) { f.errors = append(f.errors, fmt.Sprintf(format, args...)) }
+func (f *fakeT) Logf(format string, args ...any)   { f.logs = append(f.logs, fmt.Sprintf(format, args...)) }
+func (f *fakeT) Helper()                           { f.helpers++ }
+func (f *fakeT) Name() string                      { return f.name }
+
+func (f *fakeT) text() string { return strings.Join(f.errors, "\n") }
+
+// minimalT has only Errorf, like testify's assert.TestingT.
+type minimalT struct{ errors []string }
+
+func (m *minimalT) Errorf(format string, args ...any) {
+	m.errors = append(m.errors, fmt.Sprintf(format, args...))
+}
+
+// handFolded is a hand-worked profile (folded stacks, 1 ms per count):
+//
+//	main.busy    self 60ms (60+0)  total 70ms (60+10)
+//	main.helper  self 35ms (25+10) total 35ms
+//	main.run     self 0            total 95ms
+//	main.main    self 0            total 100ms
+//	runtime.gcBgMarkWorker self 5ms
+//
+// Samples through busy or helper: 60+25+10 = 95ms (the 10ms stack holds both
+// and counts once).
+const handFolded = `main.main;main.run;main.busy 60
+main.main;main.run;main.helper 25
+main.main;main.run;main.busy;main.helper 10
+main.main;runtime.gcBgMarkWorker 5
+`
+
+func load(t testing.TB, folded string) *profile.Profile {
+	t.Helper()
+	p, err := loaders.Read(strings.NewReader(folded), loaders.WithFormat(loaders.FormatFolded))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCheckHandWorked(t *testing.T) {
+	p := load(t, handFolded)
+	ms := time.Millisecond
+	tests := []struct {
+		name      string
+		fn        string
+		limit     perfassert.Limit
+		opts      []perfassert.Option
+		wantTime  time.Duration
+		wantShare float64
+		wantN     int64
+		pass      bool
+	}{
+		{"self at the limit passes (limits are inclusive)", "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime, Time: 60 * ms}, nil, 60 * ms, 0.60, 60, true},
+		{"self over the limit fails", "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime, Time: 59 * ms}, nil, 60 * ms, 0.60, 60, false},
+		{"total counts the stack where busy calls helper", "main.busy", perfassert.Limit{Quantity: perfassert.TotalTime, Time: 69 * ms}, nil, 70 * ms, 0.70, 70, false},
+		{"self of a function that is a leaf in two stacks", "main.helper", perfassert.Limit{Quantity: perfassert.SelfShare, Share: 0.35}, nil, 35 * ms, 0.35, 35, true},
+		{"total share of a function with no self time", "main.run", perfassert.Limit{Quantity: perfassert.TotalShare, Share: 0.9}, nil, 95 * ms, 0.95, 95, false},
+		{"regexp pools samples, counting a sample once", `^main\.(busy|helper)$`, perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Second}, []perfassert.Option{perfassert.Regexp()}, 95 * ms, 0.95, 95, true},
+		{"regexp self sums leaves", `main\.(busy|helper)`, perfassert.Limit{Quantity: perfassert.SelfTime, Time: 94 * ms}, []perfassert.Option{perfassert.Regexp()}, 95 * ms, 0.95, 95, false},
+		{"zero limit on a function with time fails", "runtime.gcBgMarkWorker", perfassert.Limit{Quantity: perfassert.SelfTime}, nil, 5 * ms, 0.05, 5, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := perfassert.Check(p, tc.fn, tc.limit, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Time != tc.wantTime || r.Samples != tc.wantN || !near(r.Share, tc.wantShare) || r.Passed != tc.pass {
+				t.Errorf("got time %v samples %d share %v passed %v, want %v %d %v %v\n%s", r.Time, r.Samples, r.Share, r.Passed, tc.wantTime, tc.wantN, tc.wantShare, tc.pass, r)
+			}
+			if r.Total != 100*ms || r.TotalSamples != 100 || r.Missing {
+				t.Errorf("total %v / %d samples, missing %v; want 100ms / 100, false", r.Total, r.TotalSamples, r.Missing)
+			}
+		})
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+func TestAdaptersReportFailureText(t *testing.T) {
+	p := load(t, handFolded)
+	ms := time.Millisecond
+	tests := []struct {
+		name   string
+		run    func(perfassert.TestingT) bool
+		wants  []string
+		absent []string
+	}{
+		{
+			name: "MaxSelfTime: got before want, share, top functions and stacks",
+			run: func(t perfassert.TestingT) bool {
+				return perfassert.MaxSelfTime(t, p, "main.busy", 50*ms, perfassert.Named("hand.folded"))
+			},
+			wants: []string{
+				"perfassert.MaxSelfTime: hand.folded: main.busy self time 60ms (60.0% of 100ms total, 60 samples), want at most 50ms\n",
+				"top functions by self time:\n",
+				"      60ms  60.0%       70ms  70.0%  main.busy\n",
+				"      35ms  35.0%       35ms  35.0%  main.helper\n",
+				"heaviest stacks (leaf first):\n          60ms  60.0%  main.busy <- main.run <- main.main\n",
+				"warning: folded stacks hold sample counts only", // the loader's warning
+			},
+			absent: []string{"warning: only"},
+		},
+		{
+			name: "MaxTotalTime orders context by total time",
+			run: func(t perfassert.TestingT) bool {
+				return perfassert.MaxTotalTime(t, p, "main.busy", 65*ms)
+			},
+			wants: []string{
+				"perfassert.MaxTotalTime: profile: main.busy total time 70ms (70.0% of 100ms total, 70 samples), want at most 65ms",
+				"top functions by total time:\n          self  self%      total total%  function\n            0s   0.0%      100ms 100.0%  main.main\n",
+				"      10ms  10.0%  main.helper <- main.busy <- main.run <- main.main",
+			},
+		},
+		{
+			name: "MaxSelfShare states the share limit",
+			run: func(t perfassert.TestingT) bool {
+				return perfassert.MaxSelfShare(t, p, "main.helper", 0.30)
+			},
+			wants: []string{"main.helper self time 35ms (35.0% of 100ms total, 35 samples), share 35.0%, want at most 30.0%"},
+		},
+		{
+			name: "MaxTotalShare with a regexp lists what matched",
+			run: func(t perfassert.TestingT) bool {
+				return perfassert.MaxTotalShare(t, p, `^main\.(busy|helper)$`, 0.5, perfassert.Regexp())
+			},
+			wants: []string{
+				`2 functions matching regexp "^main\\.(busy|helper)$" total time 95ms (95.0% of 100ms total, 95 samples), share 95.0%, want at most 50.0%`,
+				"matched:\n    main.busy (self 60ms, total 70ms)\n    main.helper (self 35ms, total 35ms)\n",
+			},
+		},
+		{
+			name: "a typo fails with did you mean",
+			run: func(t perfassert.TestingT) bool {
+				return perfassert.MaxSelfTime(t, p, "main.bussy", time.Second)
+			},
+			wants: []string{
+				`perfassert.MaxSelfTime: profile: no function named "main.bussy" among 5 functions (100ms total, 100 samples)`,
+				"did you mean:\n    main.busy\n",
+			},
+		},
+		{
+			name: "a name without its package is found by substring",
+			run: func(t perfassert.TestingT) bool {
+				return perfassert.MaxTotalTime(t, p, "helper", time.Second)
+			},
+			wants: []string{"did you mean:\n    main.helper"},
+		},
+		{
+			name: "wrong case is suggested",
+			run: func(t perfassert.TestingT) bool {
+				return perfassert.MaxTotalTime(t, p, "Main.Run", time.Second)
+			},
+			wants: []string{"did you mean:\n    main.run"},
+		},
+		{
+			name: "a regexp that matches nothing fails too",
+			run: func(t perfassert.TestingT) bool {
+				return perfassert.MaxSelfShare(t, p, `^main\.busyy$`, 1, perfassert.Regexp())
+			},
+			wants: []string{`no function matches regexp "^main\\.busyy$"`, "    main.busy"},
+		},
+		{
+			name: "an invalid regexp is an error, not a miss",
+			run: func(t perfassert.TestingT) bool {
+				return perfassert.MaxSelfShare(t, p, `main.(busy`, 1, perfassert.Regexp())
+			},
+			wants: []string{`perfassert.MaxSelfShare("main.(busy"): perfassert: selector: error parsing regexp`},
+		},
+		{
+			name: "a negative limit is a programming error",
+			run: func(t perfassert.TestingT) bool {
+				return perfassert.MaxSelfTime(t, p, "main.busy", -time.Millisecond)
+			},
+			wants: []string{"negative self time limit -1ms"},
+		},
+		{
+			name: "a share above 1 is a programming error",
+			run: func(t perfassert.TestingT) bool {
+				return perfassert.MaxTotalShare(t, p, "main.busy", 1.5)
+			},
+			wants: []string{"total share limit 1.5 is not a share in [0,1]"},
+		},
+		{
+			name: "an empty thread selector is a programming error",
+			run: func(t perfassert.TestingT) bool {
+				return perfassert.MaxTotalShare(t, p, "main.busy", 1, perfassert.Thread(""))
+			},
+			wants: []string{"empty Thread selector"},
+		},
+		{
+			name: "a nil profile fails",
+			run: func(t perfassert.TestingT) bool {
+				return perfassert.MaxSelfTime(t, nil, "main.busy", time.Second)
+			},
+			wants: []string{"perfassert.MaxSelfTime(\"main.busy\"): perfassert: nil profile"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ft := &fakeT{}
+			if tc.run(ft) {
+				t.Fatalf("assertion passed, want a failure")
+			}
+			if len(ft.errors) != 1 {
+				t.Fatalf("got %d Errorf calls, want 1: %q", len(ft.errors), ft.errors)
+			}
+			if ft.helpers == 0 {
+				t.Errorf("Helper was not called")
+			}
+			got := ft.text()
+			for _, w := range tc.wants {
+				if !strings.Contains(got, w) {
+					t.Errorf("failure text lacks %q:\n%s", w, got)
+				}
+			}
+			for _, a := range tc.absent {
+				if strings.Contains(got, a) {
+					t.Errorf("failure text has %q:\n%s", a, got)
+				}
+			}
+		})
+	}
+}
+
+func TestPassingAssertionsAreQuiet(t *testing.T) {
+	p := load(t, handFolded)
+	ft := &fakeT{}
+	ok := perfassert.MaxSelfTime(ft, p, "main.busy", 60*time.Millisecond) &&
+		perfassert.MaxTotalTime(ft, p, "main.main", 100*time.Millisecond) &&
+		perfassert.MaxSelfShare(ft, p, "main.helper", 0.35) &&
+		perfassert.MaxTotalShare(ft, p, "main.run", 1)
+	if !ok || len(ft.errors) != 0 || len(ft.logs) != 0 {
+		t.Fatalf("passing assertions: ok=%v errors=%q logs=%q", ok, ft.errors, ft.logs)
+	}
+	// The minimal interface works as well.
+	mt := &minimalT{}
+	if !perfassert.MaxSelfTime(mt, p, "main.busy", time.Second) || len(mt.errors) != 0 {
+		t.Fatalf("minimal TestingT: %q", mt.errors)
+	}
+	if perfassert.MaxSelfTime(mt, p, "main.busy", time.Millisecond) || len(mt.errors) != 1 {
+		t.Fatalf("minimal TestingT did not get the failure: %q", mt.errors)
+	}
+}
+
+func TestNeverPassesVacuously(t *testing.T) {
+	t.Run("AllowMissing passes and logs the miss", func(t *testing.T) {
+		ft := &fakeT{}
+		if !perfassert.MaxSelfTime(ft, load(t, handFolded), "main.gone", 0, perfassert.AllowMissing()) {
+			t.Fatalf("failed: %s", ft.text())
+		}
+		if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], `no function named "main.gone" among 5 functions (100ms total, 100 samples); allowed by AllowMissing`) {
+			t.Errorf("log = %q", ft.logs)
+		}
+	})
+	t.Run("an empty profile fails even with AllowMissing", func(t *testing.T) {
+		ft := &fakeT{}
+		empty := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}}
+		if perfassert.MaxSelfTime(ft, empty, "main.busy", time.Second, perfassert.AllowMissing()) {
+			t.Fatal("passed on an empty profile")
+		}
+		// Selection that leaves nothing is the same.
+		if perfassert.MaxSelfTime(ft, load(t, handFolded), "main.busy", time.Second, perfassert.AllowMissing(), perfassert.Thread("nope")) {
+			t.Fatal("passed on an empty profile")
+		}
+		if !strings.Contains(ft.text(), "the profile has no samples") {
+			t.Errorf("text: %s", ft.text())
+		}
+	})
+	t.Run("too few samples is said out loud", func(t *testing.T) {
+		ft := &fakeT{}
+		p := load(t, "main.main;main.rare 3\nmain.main;main.hot 97\n")
+		if !perfassert.MaxSelfTime(ft, p, "main.rare", time.Second) {
+			t.Fatalf("failed: %s", ft.text())
+		}
+		want := "warning: only 3 samples in the measured self time: a sampled measurement this small is noise (±58%)"
+		if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], want) {
+			t.Errorf("logs = %q, want %q", ft.logs, want)
+		}
+		// And in the failure text when it fails.
+		ft = &fakeT{}
+		perfassert.MaxSelfTime(ft, p, "main.rare", time.Millisecond)
+		if !strings.Contains(ft.text(), want) {
+			t.Errorf("failure text lacks the warning:\n%s", ft.text())
+		}
+	})
+}
+
+func TestThreadAndProcessSelection(t *testing.T) {
+	fn := func(id uint64, name string) *profile.Location {
+		return &profile.Location{ID: id, Line: []profile.Line{{Function: &profile.Function{ID: id, Name: name}}}}
+	}
+	work, idle := fn(1, "work"), fn(2, "(idle)")
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		Sample: []*profile.Sample{
+			{Location: []*profile.Location{work}, Value: []int64{30, 30e6}, Label: map[string][]string{"thread": {"main"}, "tid": {"1"}, "pid": {"7"}}},
+			{Location: []*profile.Location{work}, Value: []int64{10, 10e6}, Label: map[string][]string{"thread": {"worker"}, "tid": {"2"}, "pid": {"7"}}},
+			{Location: []*profile.Location{idle}, Value: []int64{60, 60e6}, Label: map[string][]string{"thread": {"main"}, "tid": {"1"}, "pid": {"8"}}},
+		},
+		Location: []*profile.Location{work, idle},
+		Function: []*profile.Function{work.Line[0].Function, idle.Line[0].Function},
+	}
+	ms := time.Millisecond
+	tests := []struct {
+		name      string
+		opts      []perfassert.Option
+		wantTime  time.Duration
+		wantShare float64
+	}{
+		{"everything", nil, 40 * ms, 0.4},
+		{"thread by name", []perfassert.Option{perfassert.Thread("worker")}, 10 * ms, 1},
+		{"thread by tid", []perfassert.Option{perfassert.Thread("1")}, 30 * ms, 0.3333333333333333},
+		{"union of threads", []perfassert.Option{perfassert.Thread("1"), perfassert.Thread("worker")}, 40 * ms, 0.4},
+		{"process by pid", []perfassert.Option{perfassert.Process("7")}, 40 * ms, 1},
+		{"synthetic frames dropped from the total", []perfassert.Option{perfassert.DropSynthetic()}, 40 * ms, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := perfassert.Check(p, "work", perfassert.Limit{Quantity: perfassert.SelfShare, Share: 1}, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Time != tc.wantTime || !near(r.Share, tc.wantShare) {
+				t.Errorf("time %v share %v, want %v %v", r.Time, r.Share, tc.wantTime, tc.wantShare)
+			}
+		})
+	}
+	// A process with none of the function's samples: the selector misses.
+	r, err := perfassert.Check(p, "work", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}, perfassert.Process("8"))
+	if err != nil || !r.Missing || r.Passed {
+		t.Errorf("process 8: err %v missing %v passed %v", err, r.Missing, r.Passed)
+	}
+}
+
+// TestAgreesWithAnalysisOnRealProfiles checks, on real Go profiles, that each
+// function's self and total as checked equal the analysis table's (which is
+// itself tested against go tool pprof -top), including inlined frames and
+// recursion.
+func TestAgreesWithAnalysisOnRealProfiles(t *testing.T) {
+	for _, path := range []string{
+		"../testdata/pprof/busy.pb.gz",
+		"../../shared/corpus/pprof/sample.cpu",
+		"../../shared/corpus/pprof/simple.prof",
+	} {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			p, err := loaders.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			table, err := analysis.Functions(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			count := map[string]int{}
+			for _, f := range table.Functions {
+				count[f.Name]++
+			}
+			checked := 0
+			for _, f := range table.Functions {
+				if count[f.Name] != 1 {
+					continue
+				}
+				self, err := perfassert.Check(p, f.Name, perfassert.Limit{Quantity: perfassert.SelfTime, Time: f.Self})
+				if err != nil {
+					t.Fatal(err)
+				}
+				total, err := perfassert.Check(p, f.Name, perfassert.Limit{Quantity: perfassert.TotalShare, Share: f.TotalShare})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if self.Time != f.Self || self.Samples != f.SelfSamples || !self.Passed ||
+					total.Time != f.Total || total.Samples != f.TotalSamples || !total.Passed {
+					t.Errorf("%s: checked self %v (%d) total %v (%d), table self %v (%d) total %v (%d)",
+						f.Name, self.Time, self.Samples, total.Time, total.Samples, f.Self, f.SelfSamples, f.Total, f.TotalSamples)
+				}
+				checked++
+			}
+			if checked < 5 {
+				t.Fatalf("only %d functions checked", checked)
+			}
+		})
+	}
+}
+
+// TestBusyGoProfile bounds the real busy.pb.gz by the figures go tool pprof
+// -top prints for it (see testdata/pprof/gen).
+func TestBusyGoProfile(t *testing.T) {
+	p, err := loaders.Load("../testdata/pprof/busy.pb.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// go tool pprof -top: 150ms flat, 990ms cum for main.parseRecords; total 1.48s.
+	ft := &fakeT{}
+	if !perfassert.MaxSelfTime(ft, p, "main.parseRecords", 150*time.Millisecond) ||
+		!perfassert.MaxTotalTime(ft, p, "main.parseRecords", 990*time.Millisecond) {
+		t.Fatal(ft.text())
+	}
+	if perfassert.MaxTotalTime(ft, p, "main.parseRecords", 980*time.Millisecond) {
+		t.Fatal("980ms bound passed")
+	}
+	if want := "main.parseRecords total time 990ms (66.9% of 1.48s total, 99 samples), want at most 980ms"; !strings.Contains(ft.text(), want) {
+		t.Errorf("text lacks %q:\n%s", want, ft.text())
+	}
+	// The V8 profile of the same kind of program, by regexp on its busy function.
+	v8, err := loaders.Load("../testdata/cpuprofile/busy.cpuprofile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := perfassert.Check(v8, "busy", perfassert.Limit{Quantity: perfassert.SelfShare, Share: 1}, perfassert.Regexp())
+	if err != nil || r.Missing || r.Share < 0.5 {
+		t.Fatalf("busy in busy.cpuprofile: err %v, %v", err, r)
+	}
+}
+
+func TestWarningsOfTheLoaderAreShown(t *testing.T) {
+	// A folded line with a bad count is skipped by the loader with a
+	// warning; the failure text carries it.
+	p, err := loaders.Read(strings.NewReader("a;b 5\n"), loaders.WithFormat(loaders.FormatFolded))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Comments = append(p.Comments, "hotbudget warning: something was repaired")
+	ft := &fakeT{}
+	perfassert.MaxSelfTime(ft, p, "b", 0)
+	if !strings.Contains(ft.text(), "warning: something was repaired") {
+		t.Errorf("text:\n%s", ft.text())
+	}
+}
+
+func TestSelectorsAreExactByDefault(t *testing.T) {
+	p := load(t, "pkg.F 10\npkg.F.func1 30\npkg.FF 50\n")
+	r, err := perfassert.Check(p, "pkg.F", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Time != 10*time.Millisecond || len(r.Matched) != 1 {
+		t.Errorf("exact selector measured %v over %d functions, want 10ms over 1", r.Time, len(r.Matched))
+	}
+	r, err = perfassert.Check(p, regexp.QuoteMeta("pkg.F"), perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}, perfassert.Regexp())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Time != 90*time.Millisecond || len(r.Matched) != 3 {
+		t.Errorf("unanchored regexp measured %v over %d functions, want 90ms over 3", r.Time, len(r.Matched))
+	}
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(m.Run())
+}

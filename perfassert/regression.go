@@ -1,0 +1,254 @@
+package perfassert
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+// NoRegression asserts that no function of current regressed against base,
+// by the diff package's verdicts at its default settings unless opts change
+// them. The failure text is the diff report restricted to the regressed
+// functions; "base" is the baseline argument and "head" is current.
+func NoRegression(t TestingT, base, current *profile.Profile, opts ...diff.Option) bool {
+	markHelper(t)
+	if base == nil || current == nil {
+		t.Errorf("perfassert.NoRegression: nil profile (base %v, current %v)", base != nil, current != nil)
+		return false
+	}
+	return reportRegression(t, "NoRegression", "base = baseline, head = current", []*profile.Profile{base}, []*profile.Profile{current}, opts)
+}
+
+// NoRegressionRuns is NoRegression with several runs a side, which lets the
+// diff package test each function across runs (Mann–Whitney U) instead of
+// relying on one profile's sampling noise.
+func NoRegressionRuns(t TestingT, base, current []*profile.Profile, opts ...diff.Option) bool {
+	markHelper(t)
+	for i, p := range base {
+		if p == nil {
+			t.Errorf("perfassert.NoRegressionRuns: base run %d is nil", i)
+			return false
+		}
+	}
+	for i, p := range current {
+		if p == nil {
+			t.Errorf("perfassert.NoRegressionRuns: current run %d is nil", i)
+			return false
+		}
+	}
+	return reportRegression(t, "NoRegressionRuns", fmt.Sprintf("base = %d baseline runs, head = %d current runs", len(base), len(current)), base, current, opts)
+}
+
+// CheckRegression compares current with base and returns the diff report
+// and an error when the comparison is impossible or vacuous (no runs, or
+// both sides without samples). The report's Regressions are the failures.
+func CheckRegression(base, current []*profile.Profile, opts ...diff.Option) (*diff.Report, error) {
+	if len(base) == 0 || len(current) == 0 {
+		return nil, fmt.Errorf("no profiles to compare (%d base runs, %d current runs)", len(base), len(current))
+	}
+	rep, err := diff.Compare(base, current, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if rep.Base.Total == 0 && rep.Base.Samples == 0 || rep.Head.Total == 0 && rep.Head.Samples == 0 || len(rep.Rows) == 0 {
+		return rep, fmt.Errorf("nothing to compare: base has %d samples (%s), current %d samples (%s)",
+			rep.Base.Samples, fmtDur(rep.Base.Total), rep.Head.Samples, fmtDur(rep.Head.Total))
+	}
+	return rep, nil
+}
+
+func reportRegression(t TestingT, check, sides string, base, current []*profile.Profile, opts []diff.Option) bool {
+	markHelper(t)
+	rep, err := CheckRegression(base, current, opts...)
+	if err != nil {
+		t.Errorf("perfassert.%s: %v", check, err)
+		return false
+	}
+	return reportReport(t, check, sides, rep)
+}
+
+// reportReport fails t with the regressed rows of rep, if any.
+func reportReport(t TestingT, check, sides string, rep *diff.Report) bool {
+	markHelper(t)
+	regs := rep.Regressions()
+	if len(regs) == 0 {
+		if len(rep.Warnings) > 0 {
+			logf(t, "perfassert.%s: no regression (%s); warnings:\n%s", check, sides, strings.Join(rep.Warnings, "\n"))
+		}
+		return true
+	}
+	var b bytes.Buffer
+	only := *rep
+	only.Rows = regs
+	if err := only.WriteText(&b); err != nil {
+		b.Reset()
+		for _, r := range regs {
+			fmt.Fprintf(&b, "%s: %+.1f%% (p=%.3g)\n", r.Name, r.Relative*100, r.P)
+		}
+	}
+	noun := "functions"
+	if len(regs) == 1 {
+		noun = "function"
+	}
+	t.Errorf("perfassert.%s: %d %s regressed (%s):\n%s", check, len(regs), noun, sides, strings.TrimRight(b.String(), "\n"))
+	return false
+}
+
+// NoBenchRegression asserts that no benchmark of head (`go test -bench`
+// output) regressed against base, using diff.CompareBench.
+func NoBenchRegression(t TestingT, base, head io.Reader, opts ...diff.Option) bool {
+	markHelper(t)
+	rep, err := diff.CompareBench(base, head, opts...)
+	if err != nil {
+		t.Errorf("perfassert.NoBenchRegression: %v", err)
+		return false
+	}
+	if len(rep.Rows) == 0 {
+		t.Errorf("perfassert.NoBenchRegression: no benchmark appears on both sides: nothing was compared")
+		return false
+	}
+	return reportReport(t, "NoBenchRegression", "base = old benchmark output, head = new", rep)
+}
+
+// UpdateEnv is the environment variable that, set to 1 (or true), makes
+// MatchBaseline write baselines, like the -hotbudget.update test flag.
+const UpdateEnv = "HOTBUDGET_UPDATE"
+
+var updateFlag = flag.Bool("hotbudget.update", false, "perfassert: write baseline profiles instead of comparing with them")
+
+// updating reports whether baselines are to be written.
+func updating() bool {
+	if *updateFlag {
+		return true
+	}
+	switch strings.ToLower(os.Getenv(UpdateEnv)) {
+	case "1", "true", "yes":
+		return true
+	}
+	return false
+}
+
+// MatchBaseline asserts that current did not regress against the baseline
+// profile stored at path (relative to the test's directory, conventionally
+// under testdata/), as NoRegression does.
+//
+// The baseline is written only when asked: run the test with the flag
+// -hotbudget.update or with HOTBUDGET_UPDATE=1 and MatchBaseline writes
+// current to path (gzipped pprof, atomically: a temporary file in the same
+// directory renamed over the old one), logs that it did, and passes. A
+// missing baseline fails with the command that creates it. The baseline may
+// be any format the loaders read.
+func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...diff.Option) bool {
+	markHelper(t)
+	if current == nil {
+		t.Errorf("perfassert.MatchBaseline(%s): nil profile", path)
+		return false
+	}
+	if updating() {
+		if err := WriteBaseline(path, current); err != nil {
+			t.Errorf("perfassert.MatchBaseline: %v", err)
+			return false
+		}
+		msg := fmt.Sprintf("perfassert.MatchBaseline: updated baseline %s (%d samples)", path, countSamples(current))
+		if _, ok := t.(logger); ok {
+			logf(t, "%s", msg)
+		} else {
+			fmt.Fprintln(os.Stderr, msg)
+		}
+		return true
+	}
+	base, err := loaders.Load(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			t.Errorf("perfassert.MatchBaseline: no baseline at %s; create it by running, in the module root:\n    %s", path, updateCommand(t))
+			return false
+		}
+		t.Errorf("perfassert.MatchBaseline: reading baseline: %v", err)
+		return false
+	}
+	return reportRegression(t, "MatchBaseline", "base = "+path+", head = current", []*profile.Profile{base}, []*profile.Profile{current}, opts)
+}
+
+// WriteBaseline writes p to path as a gzipped pprof profile, atomically:
+// readers see the old file or the new one, never a partial one. Missing
+// directories are created.
+func WriteBaseline(path string, p *profile.Profile) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("writing baseline %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing baseline %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := p.Write(f); err != nil {
+		return fmt.Errorf("writing baseline %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("writing baseline %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing baseline %s: %w", path, err)
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return fmt.Errorf("writing baseline %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("writing baseline %s: %w", path, err)
+	}
+	return nil
+}
+
+// updateCommand is the go test command that writes the calling test's
+// baselines, run from the module root.
+func updateCommand(t TestingT) string {
+	run := ""
+	if n, ok := t.(namer); ok && n.Name() != "" {
+		parts := strings.Split(n.Name(), "/")
+		for i, p := range parts {
+			parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+		}
+		run = " -run '" + strings.Join(parts, "/") + "'"
+	}
+	return UpdateEnv + "=1 go test" + run + " " + packageDir()
+}
+
+// packageDir is the current directory (the test's package) relative to the
+// enclosing module root, as a go package pattern ("./perfassert"); "." when
+// it cannot be told.
+func packageDir() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for dir := wd; ; {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			rel, err := filepath.Rel(dir, wd)
+			if err != nil || rel == "." {
+				return "."
+			}
+			return "./" + filepath.ToSlash(rel)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "."
+		}
+		dir = parent
+	}
+}
