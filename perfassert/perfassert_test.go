@@ -33,10 +33,14 @@ type fakeT struct {
 	skipped string
 }
 
-func (f *fakeT) Errorf(format string, args ...any) { f.errors = append(f.errors, fmt.Sprintf(format, args...)) }
-func (f *fakeT) Logf(format string, args ...any)   { f.logs = append(f.logs, fmt.Sprintf(format, args...)) }
-func (f *fakeT) Helper()                           { f.helpers++ }
-func (f *fakeT) Name() string                      { return f.name }
+func (f *fakeT) Errorf(format string, args ...any) {
+	f.errors = append(f.errors, fmt.Sprintf(format, args...))
+}
+func (f *fakeT) Logf(format string, args ...any) {
+	f.logs = append(f.logs, fmt.Sprintf(format, args...))
+}
+func (f *fakeT) Helper()      { f.helpers++ }
+func (f *fakeT) Name() string { return f.name }
 
 func (f *fakeT) text() string { return strings.Join(f.errors, "\n") }
 
