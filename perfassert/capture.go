@@ -220,7 +220,9 @@ func countSamples(p *profile.Profile) int64 {
 // otherwise the error is reported with Errorf and Capture returns nil (on
 // which every assertion fails rather than passes).
 func Capture(t TestingT, fn func(), opts ...CaptureOption) *profile.Profile {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	name := "capture"
 	if n, ok := t.(namer); ok {
 		name = "capture of " + n.Name()

@@ -64,13 +64,12 @@ type logger interface {
 
 type namer interface{ Name() string }
 
-func markHelper(t TestingT) {
+// logf logs when t can. Helper-marking only reaches one frame up, so
+// callers of logf mark themselves and logf marks itself.
+func logf(t TestingT, format string, args ...any) {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-}
-
-func logf(t TestingT, format string, args ...any) {
 	if l, ok := t.(logger); ok {
 		l.Logf(format, args...)
 	}
@@ -419,7 +418,9 @@ func topFunctions(fs []analysis.Function, self bool, n int) []analysis.Function 
 
 // report checks and reports to t; it is the body of every Max... adapter.
 func report(t TestingT, p *profile.Profile, fn string, limit Limit, opts []Option) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	r, err := Check(p, fn, limit, opts...)
 	if err != nil {
 		t.Errorf("perfassert.%s(%q): %v", limit.Quantity.checkName(), fn, err)
@@ -438,27 +439,35 @@ func report(t TestingT, p *profile.Profile, fn string, limit Limit, opts []Optio
 // MaxSelfTime asserts that the functions fn selects in p spend at most max
 // as the leaf frame (pprof's flat time).
 func MaxSelfTime(t TestingT, p *profile.Profile, fn string, max time.Duration, opts ...Option) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	return report(t, p, fn, Limit{Quantity: SelfTime, Time: max}, opts)
 }
 
 // MaxTotalTime asserts that the samples through the functions fn selects
 // add up to at most max (pprof's cum time).
 func MaxTotalTime(t TestingT, p *profile.Profile, fn string, max time.Duration, opts ...Option) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	return report(t, p, fn, Limit{Quantity: TotalTime, Time: max}, opts)
 }
 
 // MaxSelfShare asserts that the self time of the functions fn selects is at
 // most max (0..1) of the profile's total.
 func MaxSelfShare(t TestingT, p *profile.Profile, fn string, max float64, opts ...Option) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	return report(t, p, fn, Limit{Quantity: SelfShare, Share: max}, opts)
 }
 
 // MaxTotalShare asserts that the total time of the functions fn selects is
 // at most max (0..1) of the profile's total.
 func MaxTotalShare(t TestingT, p *profile.Profile, fn string, max float64, opts ...Option) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	return report(t, p, fn, Limit{Quantity: TotalShare, Share: max}, opts)
 }

@@ -30,7 +30,6 @@ type fakeT struct {
 	errors  []string
 	logs    []string
 	helpers int
-	skipped string
 }
 
 func (f *fakeT) Errorf(format string, args ...any) {

@@ -21,7 +21,9 @@ import (
 // them. The failure text is the diff report restricted to the regressed
 // functions; "base" is the baseline argument and "head" is current.
 func NoRegression(t TestingT, base, current *profile.Profile, opts ...diff.Option) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if base == nil || current == nil {
 		t.Errorf("perfassert.NoRegression: nil profile (base %v, current %v)", base != nil, current != nil)
 		return false
@@ -33,7 +35,9 @@ func NoRegression(t TestingT, base, current *profile.Profile, opts ...diff.Optio
 // diff package test each function across runs (Mann–Whitney U) instead of
 // relying on one profile's sampling noise.
 func NoRegressionRuns(t TestingT, base, current []*profile.Profile, opts ...diff.Option) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	for i, p := range base {
 		if p == nil {
 			t.Errorf("perfassert.NoRegressionRuns: base run %d is nil", i)
@@ -68,7 +72,9 @@ func CheckRegression(base, current []*profile.Profile, opts ...diff.Option) (*di
 }
 
 func reportRegression(t TestingT, check, sides string, base, current []*profile.Profile, opts []diff.Option) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	rep, err := CheckRegression(base, current, opts...)
 	if err != nil {
 		t.Errorf("perfassert.%s: %v", check, err)
@@ -79,7 +85,9 @@ func reportRegression(t TestingT, check, sides string, base, current []*profile.
 
 // reportReport fails t with the regressed rows of rep, if any.
 func reportReport(t TestingT, check, sides string, rep *diff.Report) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	regs := rep.Regressions()
 	if len(regs) == 0 {
 		if len(rep.Warnings) > 0 {
@@ -107,7 +115,9 @@ func reportReport(t TestingT, check, sides string, rep *diff.Report) bool {
 // NoBenchRegression asserts that no benchmark of head (`go test -bench`
 // output) regressed against base, using diff.CompareBench.
 func NoBenchRegression(t TestingT, base, head io.Reader, opts ...diff.Option) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	rep, err := diff.CompareBench(base, head, opts...)
 	if err != nil {
 		t.Errorf("perfassert.NoBenchRegression: %v", err)
@@ -149,7 +159,9 @@ func updating() bool {
 // missing baseline fails with the command that creates it. The baseline may
 // be any format the loaders read.
 func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...diff.Option) bool {
-	markHelper(t)
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	if current == nil {
 		t.Errorf("perfassert.MatchBaseline(%s): nil profile", path)
 		return false

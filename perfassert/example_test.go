@@ -1,0 +1,116 @@
+package perfassert_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/loaders"
+	"github.com/hotbudget/hotbudget/perfassert"
+)
+
+// printT is a TestingT that prints what a test would report.
+type printT struct{}
+
+func (printT) Errorf(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+
+// exampleProfile is a small profile in folded-stack form (1 ms per count).
+func exampleProfile() *profile.Profile {
+	p, err := loaders.Read(strings.NewReader(`main.main;main.parse;main.normalizeKey 620
+main.main;main.parse 180
+main.main;main.render 200
+`), loaders.WithFormat(loaders.FormatFolded))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// A function over its budget fails with got before want, its share of the
+// profile, the top functions and the heaviest stacks through it.
+func ExampleMaxSelfTime() {
+	p := exampleProfile()
+	ok := perfassert.MaxSelfTime(printT{}, p, "main.normalizeKey", 500*time.Millisecond, perfassert.Named("parse.folded"))
+	fmt.Println("passed:", ok)
+	// Output:
+	// perfassert.MaxSelfTime: parse.folded: main.normalizeKey self time 620ms (62.0% of 1s total, 620 samples), want at most 500ms
+	// top functions by self time:
+	//           self  self%      total total%  function
+	//          620ms  62.0%      620ms  62.0%  main.normalizeKey
+	//          200ms  20.0%      200ms  20.0%  main.render
+	//          180ms  18.0%      800ms  80.0%  main.parse
+	//             0s   0.0%         1s 100.0%  main.main
+	// heaviest stacks (leaf first):
+	//          620ms  62.0%  main.normalizeKey <- main.parse <- main.main
+	// warning: folded stacks hold sample counts only: each sample taken as 1ms
+	// passed: false
+}
+
+// Shares are of the whole profile; a passing assertion reports nothing.
+func ExampleMaxTotalShare() {
+	p := exampleProfile()
+	fmt.Println(perfassert.MaxTotalShare(printT{}, p, "main.parse", 0.80))
+	// Output:
+	// true
+}
+
+// A selector that matches nothing never passes: it names the closest functions.
+func ExampleMaxTotalTime_didYouMean() {
+	p := exampleProfile()
+	perfassert.MaxTotalTime(printT{}, p, "main.normaliseKey", time.Second)
+	// Output:
+	// perfassert.MaxTotalTime: profile: no function named "main.normaliseKey" among 4 functions (1s total, 1000 samples)
+	// did you mean:
+	//     main.normalizeKey
+	// top functions by total time:
+	//           self  self%      total total%  function
+	//             0s   0.0%         1s 100.0%  main.main
+	//          180ms  18.0%      800ms  80.0%  main.parse
+	//          620ms  62.0%      620ms  62.0%  main.normalizeKey
+	//          200ms  20.0%      200ms  20.0%  main.render
+	// warning: folded stacks hold sample counts only: each sample taken as 1ms
+}
+
+// Regexp pools the functions it matches; a sample through several of them
+// counts once.
+func ExampleRegexp() {
+	p := exampleProfile()
+	r, err := perfassert.Check(p, `^main\.(parse|normalizeKey)$`, perfassert.Limit{Quantity: perfassert.TotalShare, Share: 0.9}, perfassert.Regexp())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(r.Matched), r.Time, r.Share, r.Passed)
+	// Output:
+	// 2 800ms 0.8 true
+}
+
+// Check returns a structured result for programs such as the CLI.
+func ExampleCheck() {
+	p := exampleProfile()
+	r, err := perfassert.Check(p, "main.render", perfassert.Limit{Quantity: perfassert.SelfTime, Time: 150 * time.Millisecond})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Check, r.Time, r.Samples, r.Share, r.Passed)
+	// Output:
+	// MaxSelfTime 200ms 200 0.2 false
+}
+
+// Capture profiles the code under test; assertions on it are one line each.
+func ExampleCapture() {
+	t := &testing.T{} // in a test, the test's t
+	p := perfassert.Capture(t, func() { spin(10_000) }, perfassert.MinSamples(50))
+	perfassert.MaxSelfShare(t, p, "github.com/hotbudget/hotbudget/perfassert_test.spin", 1)
+	n, _ := perfassert.Iterations(p) // runs of the function, for per-op comparisons
+	_ = n
+}
+
+// MatchBaseline compares with a profile under testdata; run the test once
+// with -hotbudget.update (or HOTBUDGET_UPDATE=1) to write it.
+func ExampleMatchBaseline() {
+	t := &testing.T{} // in a test, the test's t
+	p := perfassert.Capture(t, func() { spin(10_000) }, perfassert.MinSamples(50))
+	perfassert.MatchBaseline(t, "testdata/spin.pb.gz", p)
+}

@@ -1,0 +1,247 @@
+package perfassert_test
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/loaders"
+	"github.com/hotbudget/hotbudget/perfassert"
+)
+
+// Two hand-made sides (1 ms per count): between them main.a's share goes
+// from 50% to 80% over 1000 samples, far beyond sampling noise, and main.b's
+// falls from 50% to 20%.
+const (
+	baseFolded = "main;main.a 500\nmain;main.b 500\n"
+	headFolded = "main;main.a 800\nmain;main.b 200\n"
+)
+
+func TestNoRegression(t *testing.T) {
+	base, head := load(t, baseFolded), load(t, headFolded)
+	t.Run("A/A passes", func(t *testing.T) {
+		ft := &fakeT{}
+		if !perfassert.NoRegression(ft, base, load(t, baseFolded)) {
+			t.Fatalf("same profile regressed:\n%s", ft.text())
+		}
+	})
+	t.Run("an improvement passes", func(t *testing.T) {
+		ft := &fakeT{}
+		if !perfassert.NoRegression(ft, head, base) {
+			t.Fatalf("improvement reported:\n%s", ft.text())
+		}
+	})
+	t.Run("A/B names the function and the sides", func(t *testing.T) {
+		ft := &fakeT{}
+		if perfassert.NoRegression(ft, base, head) {
+			t.Fatal("regression passed")
+		}
+		text := ft.text()
+		for _, want := range []string{"perfassert.NoRegression: 1 function regressed (base = baseline, head = current):\n", "main.a"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("failure text lacks %q:\n%s", want, text)
+			}
+		}
+		if strings.Contains(text, "main.b") {
+			t.Errorf("failure text lists the improved main.b:\n%s", text)
+		}
+	})
+	t.Run("runs", func(t *testing.T) {
+		var bs, hs []*profile.Profile
+		for range 3 {
+			bs = append(bs, load(t, baseFolded))
+			hs = append(hs, load(t, headFolded))
+		}
+		ft := &fakeT{}
+		if perfassert.NoRegressionRuns(ft, bs, hs) {
+			t.Fatal("regression passed")
+		}
+		if !strings.Contains(ft.text(), "(base = 3 baseline runs, head = 3 current runs)") || !strings.Contains(ft.text(), "main.a") {
+			t.Errorf("failure text:\n%s", ft.text())
+		}
+	})
+	t.Run("nothing to compare fails", func(t *testing.T) {
+		ft := &fakeT{}
+		if perfassert.NoRegressionRuns(ft, nil, []*profile.Profile{head}) {
+			t.Fatal("passed with no base")
+		}
+		if !strings.Contains(ft.text(), "no profiles to compare (0 base runs, 1 current runs)") {
+			t.Errorf("text: %s", ft.text())
+		}
+		ft = &fakeT{}
+		if perfassert.NoRegression(ft, nil, head) || !strings.Contains(ft.text(), "nil profile") {
+			t.Errorf("nil base: %s", ft.text())
+		}
+	})
+	t.Run("invalid diff option is reported", func(t *testing.T) {
+		ft := &fakeT{}
+		if perfassert.NoRegression(ft, base, head, diff.WithAlpha(2)) {
+			t.Fatal("passed")
+		}
+		if !strings.Contains(ft.text(), "alpha must be in (0,1)") {
+			t.Errorf("text: %s", ft.text())
+		}
+	})
+}
+
+// TestNoRegressionCaptured is the A/A and A/B test on real captures: the
+// same work twice is no regression; doubling spin's work is one, named.
+func TestNoRegressionCaptured(t *testing.T) {
+	if testing.Short() {
+		t.Skip("captures real profiles for about 3s")
+	}
+	capture := func(spinN int) *profile.Profile {
+		return perfassert.Capture(t, func() { spin(spinN); other(40_000) }, perfassert.MinSamples(100), perfassert.MaxDuration(3*time.Second))
+	}
+	a1, a2 := capture(40_000), capture(40_000)
+	perfassert.NoRegression(t, a1, a2)
+	b := capture(120_000)
+	ft := &fakeT{}
+	if perfassert.NoRegression(ft, a1, b) {
+		t.Fatal("tripling spin's work passed")
+	}
+	if !strings.Contains(ft.text(), spinName) {
+		t.Errorf("failure does not name spin:\n%s", ft.text())
+	}
+}
+
+var otherSink uint64
+
+//go:noinline
+func other(n int) {
+	x := otherSink + 7
+	for i := 0; i < n; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	otherSink = x
+}
+
+func TestNoBenchRegression(t *testing.T) {
+	old := `goos: linux
+goarch: amd64
+pkg: example.com/m
+BenchmarkParse-2   	 1000000	      1000 ns/op
+BenchmarkParse-2   	 1000000	      1010 ns/op
+BenchmarkParse-2   	 1000000	       990 ns/op
+BenchmarkParse-2   	 1000000	      1005 ns/op
+BenchmarkParse-2   	 1000000	       995 ns/op
+`
+	slow := strings.NewReplacer(" 1000 ns", " 1500 ns", " 1010 ns", " 1510 ns", "  990 ns", " 1490 ns", " 1005 ns", " 1505 ns", "  995 ns", " 1495 ns").Replace(old)
+	ft := &fakeT{}
+	if !perfassert.NoBenchRegression(ft, strings.NewReader(old), strings.NewReader(old)) {
+		t.Errorf("A/A regressed:\n%s", ft.text())
+	}
+	ft = &fakeT{}
+	if perfassert.NoBenchRegression(ft, strings.NewReader(old), strings.NewReader(slow)) {
+		t.Fatal("50% slower passed")
+	}
+	if !strings.Contains(ft.text(), "perfassert.NoBenchRegression: 1 function regressed (base = old benchmark output, head = new):") || !strings.Contains(ft.text(), "Parse") {
+		t.Errorf("failure text:\n%s", ft.text())
+	}
+	ft = &fakeT{}
+	if perfassert.NoBenchRegression(ft, strings.NewReader(""), strings.NewReader("")) {
+		t.Error("empty inputs passed")
+	}
+}
+
+func TestMatchBaselineUpdateFlow(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "testdata", "hand.pb.gz")
+	p := load(t, handFolded)
+
+	t.Setenv(perfassert.UpdateEnv, "")
+	ft := &fakeT{name: "TestMatchBaselineUpdateFlow/first run"}
+	if perfassert.MatchBaseline(ft, path, p) {
+		t.Fatal("passed without a baseline")
+	}
+	want := "perfassert.MatchBaseline: no baseline at " + path + "; create it by running, in the module root:\n" +
+		"    HOTBUDGET_UPDATE=1 go test -run '^TestMatchBaselineUpdateFlow$/^first run$' ./perfassert"
+	if ft.text() != want {
+		t.Errorf("missing baseline:\n got %q\nwant %q", ft.text(), want)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("baseline written without being asked: %v", err)
+	}
+
+	t.Setenv(perfassert.UpdateEnv, "1")
+	ft = &fakeT{}
+	if !perfassert.MatchBaseline(ft, path, p) {
+		t.Fatalf("update failed: %s", ft.text())
+	}
+	if len(ft.logs) != 1 || ft.logs[0] != "perfassert.MatchBaseline: updated baseline "+path+" (100 samples)" {
+		t.Errorf("logs = %q", ft.logs)
+	}
+	got, err := loaders.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := perfassert.Check(got, "main.busy", perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Second})
+	if err != nil || r.Time != 70*time.Millisecond || r.Total != 100*time.Millisecond {
+		t.Errorf("written baseline: %v %v", err, r)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want only the baseline (temporary files left?)", len(entries))
+	}
+	// Updating again replaces the file.
+	if !perfassert.MatchBaseline(ft, path, load(t, headFolded)) {
+		t.Fatal(ft.text())
+	}
+	if got, _ := loaders.Load(path); got == nil || len(got.Sample) != 2 {
+		t.Errorf("baseline not replaced")
+	}
+}
+
+func TestMatchBaselineFlagIsRegistered(t *testing.T) {
+	f := flag.Lookup("hotbudget.update")
+	if f == nil || f.DefValue != "false" {
+		t.Fatalf("flag -hotbudget.update: %+v", f)
+	}
+}
+
+func TestWriteBaselineErrors(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := perfassert.WriteBaseline(filepath.Join(blocker, "base.pb.gz"), load(t, handFolded))
+	if err == nil || !strings.Contains(err.Error(), "writing baseline "+filepath.Join(blocker, "base.pb.gz")) {
+		t.Errorf("err = %v", err)
+	}
+	// A directory in the way of the rename: the temporary file is removed.
+	target := filepath.Join(dir, "dir.pb.gz")
+	if err := os.MkdirAll(filepath.Join(target, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := perfassert.WriteBaseline(target, load(t, handFolded)); err == nil {
+		t.Error("rename over a non-empty directory succeeded")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("%d entries left in the directory, want 2 (temporary file not removed)", len(entries))
+	}
+}
+
+// TestMatchBaselineCommitted compares with the baseline checked in under
+// testdata/perfassert (written by this test's update flow from handFolded).
+func TestMatchBaselineCommitted(t *testing.T) {
+	const path = "../testdata/perfassert/hand.pb.gz"
+	perfassert.MatchBaseline(t, path, load(t, handFolded))
+	if os.Getenv(perfassert.UpdateEnv) != "" || flag.Lookup("hotbudget.update").Value.String() == "true" {
+		return // the baseline was just written
+	}
+	ft := &fakeT{}
+	regressed := load(t, handFolded+"main.main;main.run;main.busy 200\n")
+	if perfassert.MatchBaseline(ft, path, regressed) {
+		t.Fatal("a regression against the baseline passed")
+	}
+	if !strings.Contains(ft.text(), "(base = "+path+", head = current):") || !strings.Contains(ft.text(), "main.busy") {
+		t.Errorf("failure text:\n%s", ft.text())
+	}
+}
