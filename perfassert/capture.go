@@ -231,11 +231,11 @@ func Capture(t TestingT, fn func(), opts ...CaptureOption) *profile.Profile {
 	if err != nil {
 		if errors.Is(err, ErrProfilerBusy) {
 			if s, ok := t.(interface{ Skipf(string, ...any) }); ok {
-				s.Skipf("perfassert.Capture: %v; this test's profile assertions need the profiler to themselves: run it without -cpuprofile", err)
+				s.Skipf("perfassert.Capture: %s; this test's profile assertions need the profiler to themselves: run it without -cpuprofile", strings.TrimPrefix(err.Error(), "perfassert: "))
 				return nil
 			}
 		}
-		t.Errorf("perfassert.Capture: %v", err)
+		t.Errorf("perfassert.Capture: %s", strings.TrimPrefix(err.Error(), "perfassert: "))
 		return nil
 	}
 	return p

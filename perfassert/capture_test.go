@@ -133,7 +133,7 @@ func TestCaptureWhenProfilerBusy(t *testing.T) {
 
 	mt := &minimalT{}
 	p := perfassert.Capture(mt, func() {})
-	if p != nil || len(mt.errors) != 1 || !strings.Contains(mt.errors[0], "perfassert.Capture: perfassert: the CPU profiler is already in use") {
+	if p != nil || len(mt.errors) != 1 || !strings.Contains(mt.errors[0], "perfassert.Capture: the CPU profiler is already in use") {
 		t.Errorf("minimal T: profile %v, errors %q", p != nil, mt.errors)
 	}
 	// Assertions on the nil profile fail instead of passing.

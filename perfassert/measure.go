@@ -1,8 +1,11 @@
 package perfassert
 
 import (
+	"cmp"
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -30,7 +33,14 @@ func measure(p *profile.Profile, match func(string) bool, c *config, self bool) 
 		return m, err
 	}
 	m.hasCount = ci >= 0
-	byStack := make(map[string]*Stack)
+	// Stacks are gathered by location ids (no allocation per sample), then
+	// merged by function names, which different lines of a function share.
+	type locStack struct {
+		frames []string
+		time   time.Duration
+	}
+	byLocs := make(map[string]*locStack)
+	var key []byte
 	var names []string
 	matched := make(map[string]bool) // memoised match results per name
 	for si, s := range p.Sample {
@@ -66,23 +76,35 @@ func measure(p *profile.Profile, match func(string) bool, c *config, self bool) 
 		if ci >= 0 && ci < len(s.Value) {
 			m.samples += s.Value[ci]
 		}
-		key := strings.Join(names, "\x00")
-		st, ok := byStack[key]
-		if !ok {
-			st = &Stack{Frames: append([]string(nil), names...)}
-			byStack[key] = st
+		key = key[:0]
+		for _, l := range s.Location {
+			key = binary.AppendUvarint(key, l.ID)
 		}
-		st.Time += v
+		ls, ok := byLocs[string(key)]
+		if !ok {
+			ls = &locStack{frames: append([]string(nil), names...)}
+			byLocs[string(key)] = ls
+		}
+		ls.time += v
 	}
-	for _, st := range byStack {
+	byNames := make(map[string]*Stack, len(byLocs))
+	for _, ls := range byLocs {
+		k := strings.Join(ls.frames, "\x00")
+		st, ok := byNames[k]
+		if !ok {
+			st = &Stack{Frames: ls.frames}
+			byNames[k] = st
+		}
+		st.Time += ls.time
+	}
+	for _, st := range byNames {
 		m.stacks = append(m.stacks, *st)
 	}
-	sort.Slice(m.stacks, func(i, j int) bool {
-		a, b := m.stacks[i], m.stacks[j]
+	slices.SortFunc(m.stacks, func(a, b Stack) int {
 		if a.Time != b.Time {
-			return a.Time > b.Time
+			return cmp.Compare(b.Time, a.Time)
 		}
-		return strings.Join(a.Frames, ";") < strings.Join(b.Frames, ";")
+		return slices.Compare(a.Frames, b.Frames)
 	})
 	if len(m.stacks) > stacksN {
 		m.stacks = m.stacks[:stacksN]

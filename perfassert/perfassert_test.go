@@ -1,6 +1,7 @@
 package perfassert_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/loaders"
 	"github.com/hotbudget/hotbudget/perfassert"
 	"github.com/stretchr/testify/assert"
@@ -486,4 +488,82 @@ func TestSelectorsAreExactByDefault(t *testing.T) {
 
 func TestMain(m *testing.M) {
 	os.Exit(m.Run())
+}
+
+func TestExactProfilesAreNotSampled(t *testing.T) {
+	b := pbuild.New(pbuild.Exact)
+	run := b.Location(pbuild.Frame{Name: "region.run"})
+	io := b.Location(pbuild.Frame{Name: "region.io"})
+	b.Add([]*profile.Location{io, run}, 2, int64(3*time.Millisecond), nil)
+	b.Add([]*profile.Location{run}, 1, int64(7*time.Millisecond), nil)
+	p, err := b.Finish("test", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft := &fakeT{}
+	if perfassert.MaxTotalTime(ft, p, "region.run", 9*time.Millisecond) {
+		t.Fatal("passed")
+	}
+	text := ft.text()
+	if want := "region.run total time 10ms (100.0% of 10ms total, exact), want at most 9ms"; !strings.Contains(text, want) {
+		t.Errorf("text lacks %q:\n%s", want, text)
+	}
+	if strings.Contains(text, "samples") {
+		t.Errorf("exact data described as samples:\n%s", text)
+	}
+}
+
+func TestNonTimeProfileIsAnError(t *testing.T) {
+	fn := &profile.Function{ID: 1, Name: "alloc"}
+	loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "alloc_space", Unit: "bytes"}},
+		Sample:     []*profile.Sample{{Location: []*profile.Location{loc}, Value: []int64{4096}}},
+		Location:   []*profile.Location{loc},
+		Function:   []*profile.Function{fn},
+	}
+	_, err := perfassert.Check(p, "alloc", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second})
+	if !errors.Is(err, analysis.ErrNotTime) {
+		t.Errorf("err = %v, want analysis.ErrNotTime", err)
+	}
+	_, err = perfassert.Check(load(t, handFolded), "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}, perfassert.SampleType("alloc_space"))
+	if err == nil || !strings.Contains(err.Error(), `no sample type "alloc_space"`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// BenchmarkCheckLarge checks one function of large.cpu (20k samples, 23k
+// locations): the cost of one assertion on a big real profile.
+func BenchmarkCheckLarge(b *testing.B) {
+	p, err := loaders.Load("../../shared/corpus/pprof/large.cpu")
+	if err != nil {
+		b.Fatal(err)
+	}
+	table, err := analysis.Functions(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	name := table.Functions[0].Name
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := perfassert.Check(p, name, perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Hour}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMissLarge is the failing path: a miss on large.cpu computes
+// did-you-mean suggestions over every function.
+func BenchmarkMissLarge(b *testing.B) {
+	p, err := loaders.Load("../../shared/corpus/pprof/large.cpu")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := perfassert.Check(p, "runtime.mallocgcc", perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Hour})
+		if err != nil || !r.Missing {
+			b.Fatal(err, r)
+		}
+	}
 }
