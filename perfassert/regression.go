@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"testing"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
@@ -108,6 +109,9 @@ func reportReport(t TestingT, check, sides string, rep *diff.Report) bool {
 	if len(regs) == 1 {
 		noun = "function"
 	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
 	t.Errorf("perfassert.%s: %d %s regressed (%s):\n%s", check, len(regs), noun, sides, strings.TrimRight(b.String(), "\n"))
 	return false
 }
@@ -134,11 +138,20 @@ func NoBenchRegression(t TestingT, base, head io.Reader, opts ...diff.Option) bo
 // MatchBaseline write baselines, like the -hotbudget.update test flag.
 const UpdateEnv = "HOTBUDGET_UPDATE"
 
-var updateFlag = flag.Bool("hotbudget.update", false, "perfassert: write baseline profiles instead of comparing with them")
+// updateFlag is -hotbudget.update. It is registered only in test binaries
+// (testing.Testing), so programs that import perfassert, such as the
+// hotbudget CLI, do not grow the flag.
+var updateFlag *bool
+
+func init() {
+	if testing.Testing() {
+		updateFlag = flag.Bool("hotbudget.update", false, "perfassert: write baseline profiles instead of comparing with them")
+	}
+}
 
 // updating reports whether baselines are to be written.
 func updating() bool {
-	if *updateFlag {
+	if updateFlag != nil && *updateFlag {
 		return true
 	}
 	switch strings.ToLower(os.Getenv(UpdateEnv)) {

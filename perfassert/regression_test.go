@@ -195,6 +195,20 @@ func TestMatchBaselineUpdateFlow(t *testing.T) {
 	if got, _ := loaders.Load(path); got == nil || len(got.Sample) != 2 {
 		t.Errorf("baseline not replaced")
 	}
+
+	// The test flag works like the variable.
+	t.Setenv(perfassert.UpdateEnv, "")
+	if err := flag.Set("hotbudget.update", "true"); err != nil {
+		t.Fatal(err)
+	}
+	defer flag.Set("hotbudget.update", "false")
+	flagged := filepath.Join(dir, "flagged.pb.gz")
+	if !perfassert.MatchBaseline(ft, flagged, p) {
+		t.Fatal(ft.text())
+	}
+	if _, err := os.Stat(flagged); err != nil {
+		t.Errorf("-hotbudget.update did not write: %v", err)
+	}
 }
 
 func TestMatchBaselineFlagIsRegistered(t *testing.T) {
