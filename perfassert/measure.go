@@ -36,8 +36,9 @@ func measure(p *profile.Profile, match func(string) bool, c *config, self bool) 
 	// Stacks are gathered by location ids (no allocation per sample), then
 	// merged by function names, which different lines of a function share.
 	type locStack struct {
-		frames []string
-		time   time.Duration
+		frames  []string
+		through int
+		time    time.Duration
 	}
 	byLocs := make(map[string]*locStack)
 	var key []byte
@@ -54,14 +55,13 @@ func measure(p *profile.Profile, match func(string) bool, c *config, self bool) 
 		if c.dropSynthetic && analysis.IsSynthetic(names[0]) {
 			continue
 		}
-		hit := false
+		hit, through := false, 0
 		if self {
 			hit = matchName(matched, match, names[0])
 		} else {
-			for _, n := range names {
+			for i, n := range names {
 				if matchName(matched, match, n) {
-					hit = true
-					break
+					hit, through = true, i
 				}
 			}
 		}
@@ -82,7 +82,7 @@ func measure(p *profile.Profile, match func(string) bool, c *config, self bool) 
 		}
 		ls, ok := byLocs[string(key)]
 		if !ok {
-			ls = &locStack{frames: append([]string(nil), names...)}
+			ls = &locStack{frames: append([]string(nil), names...), through: through}
 			byLocs[string(key)] = ls
 		}
 		ls.time += v
@@ -92,7 +92,7 @@ func measure(p *profile.Profile, match func(string) bool, c *config, self bool) 
 		k := strings.Join(ls.frames, "\x00")
 		st, ok := byNames[k]
 		if !ok {
-			st = &Stack{Frames: ls.frames}
+			st = &Stack{Frames: ls.frames, Through: ls.through}
 			byNames[k] = st
 		}
 		st.Time += ls.time

@@ -255,6 +255,8 @@ func (c *config) profileName(p *profile.Profile) string {
 // Stack is one call stack through the selected functions.
 type Stack struct {
 	Frames []string // function names, leaf first
+	// Through is the index in Frames of the outermost selected function.
+	Through int
 	Time   time.Duration
 	Share  float64 // of the profile total
 }

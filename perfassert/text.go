@@ -82,7 +82,7 @@ func (r *Result) String() string {
 	if len(r.Stacks) > 0 && !r.Passed {
 		b.WriteString("heaviest stacks (leaf first):\n")
 		for _, s := range r.Stacks {
-			fmt.Fprintf(&b, "    %10s %6s  %s\n", fmtDur(s.Time), fmtShare(s.Share), fmtStack(s.Frames, 8))
+			fmt.Fprintf(&b, "    %10s %6s  %s\n", fmtDur(s.Time), fmtShare(s.Share), fmtStack(s.Frames, max(s.Through+3, 4)))
 		}
 	}
 	for _, w := range r.Warnings {
@@ -100,7 +100,7 @@ func (q Quantity) metric() string {
 }
 
 func fmtStack(frames []string, max int) string {
-	if len(frames) <= max {
+	if len(frames) <= max+1 {
 		return strings.Join(frames, " <- ")
 	}
 	return strings.Join(frames[:max], " <- ") + fmt.Sprintf(" <- ... (%d more)", len(frames)-max)
