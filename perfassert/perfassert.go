@@ -257,8 +257,8 @@ type Stack struct {
 	Frames []string // function names, leaf first
 	// Through is the index in Frames of the outermost selected function.
 	Through int
-	Time   time.Duration
-	Share  float64 // of the profile total
+	Time    time.Duration
+	Share   float64 // of the profile total
 }
 
 // Result is the outcome of one check. Its String method is the failure
