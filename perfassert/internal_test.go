@@ -1,0 +1,109 @@
+package perfassert
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hotbudget/hotbudget/analysis"
+
+	"github.com/hotbudget/hotbudget/diff"
+)
+
+type recT struct{ errs, logs []string }
+
+func (r *recT) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+func (r *recT) Logf(format string, args ...any) {
+	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+}
+
+// TestReportReport pins how a diff report becomes a failure independently
+// of diff.Compare: only Regressed rows fail, the sides are named, and the
+// report's warnings follow.
+func TestReportReport(t *testing.T) {
+	rep := &diff.Report{
+		Settings: diff.DefaultSettings,
+		Base:     diff.Side{Runs: 1, Samples: 100},
+		Head:     diff.Side{Runs: 1, Samples: 100},
+		Rows: []diff.Row{
+			{Name: "main.slow", Verdict: diff.Regressed, Relative: 0.6, P: 0.001, Q: 0.002, Test: "sampling"},
+			{Name: "main.fast", Verdict: diff.Improved, Relative: -0.6, P: 0.001, Q: 0.002, Test: "sampling"},
+			{Name: "main.newfn", Verdict: diff.New},
+		},
+		Warnings: []string{"only one run a side"},
+	}
+	rt := &recT{}
+	if reportReport(rt, "NoRegression", "base = baseline, head = current", rep) {
+		t.Fatal("passed with a regressed row")
+	}
+	if len(rt.errs) != 1 {
+		t.Fatalf("errors: %q", rt.errs)
+	}
+	text := rt.errs[0]
+	for _, want := range []string{"perfassert.NoRegression: 1 function regressed (base = baseline, head = current):\n", "main.slow", "warning: only one run a side"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	for _, not := range []string{"main.fast", "main.newfn"} {
+		if strings.Contains(text, not) {
+			t.Errorf("text lists %s, which did not regress:\n%s", not, text)
+		}
+	}
+	if len(rep.Rows) != 3 {
+		t.Errorf("the caller's report was modified: %d rows", len(rep.Rows))
+	}
+
+	rep.Rows = rep.Rows[1:]
+	rt = &recT{}
+	if !reportReport(rt, "NoRegression", "sides", rep) || len(rt.errs) != 0 {
+		t.Fatalf("no regressed row failed: %q", rt.errs)
+	}
+	if len(rt.logs) != 1 || !strings.Contains(rt.logs[0], "only one run a side") {
+		t.Errorf("warnings of a passing comparison not logged: %q", rt.logs)
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	for _, tc := range []struct {
+		sel, want string
+	}{
+		{"main.parseRecord", "main.parseRecords"}, // edit distance
+		{"parseRecords", "main.parseRecords"},     // missing package
+		{"example.com/m/main.parseRecords", "main.parseRecords"},
+		{"MAIN.PARSERECORDS", "main.parseRecords"},
+	} {
+		got := suggest(tc.sel, false, fns("main.parseRecords", "main.renderReport", "runtime.main"), 3)
+		if len(got) == 0 || got[0] != tc.want {
+			t.Errorf("suggest(%q) = %q, want %q first", tc.sel, got, tc.want)
+		}
+	}
+	if got := suggest("zzzzzzzz", false, fns("main.parseRecords"), 3); len(got) != 0 {
+		t.Errorf("unrelated selector got suggestions %q", got)
+	}
+	if got := suggest(`^main\.render$`, true, fns("main.parseRecords", "main.renderReport"), 3); len(got) == 0 || got[0] != "main.renderReport" {
+		t.Errorf("regexp suggestions %q", got)
+	}
+}
+
+func TestFmtDur(t *testing.T) {
+	for _, tc := range []struct {
+		in   int64
+		want string
+	}{{0, "0s"}, {999, "999ns"}, {1234567, "1.23ms"}, {1235000000, "1.24s"}, {-1500000, "-1.5ms"}, {60e9, "1m0s"}} {
+		if got := fmtDur(time.Duration(tc.in)); got != tc.want {
+			t.Errorf("fmtDur(%d) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func fns(names ...string) []analysis.Function {
+	var out []analysis.Function
+	for _, n := range names {
+		out = append(out, analysis.Function{Name: n})
+	}
+	return out
+}
