@@ -36,7 +36,7 @@ func TestReportReport(t *testing.T) {
 		Warnings: []string{"only one run a side"},
 	}
 	rt := &recT{}
-	if reportReport(rt, "NoRegression", "base = baseline, head = current", rep) {
+	if reportReport(rt, "NoRegression", "base = baseline, head = current", "function", rep) {
 		t.Fatal("passed with a regressed row")
 	}
 	if len(rt.errs) != 1 {
@@ -59,7 +59,7 @@ func TestReportReport(t *testing.T) {
 
 	rep.Rows = rep.Rows[1:]
 	rt = &recT{}
-	if !reportReport(rt, "NoRegression", "sides", rep) || len(rt.errs) != 0 {
+	if !reportReport(rt, "NoRegression", "sides", "function", rep) || len(rt.errs) != 0 {
 		t.Fatalf("no regressed row failed: %q", rt.errs)
 	}
 	if len(rt.logs) != 1 || !strings.Contains(rt.logs[0], "only one run a side") {

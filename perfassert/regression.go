@@ -81,11 +81,11 @@ func reportRegression(t TestingT, check, sides string, base, current []*profile.
 		t.Errorf("perfassert.%s: %v", check, err)
 		return false
 	}
-	return reportReport(t, check, sides, rep)
+	return reportReport(t, check, sides, "function", rep)
 }
 
 // reportReport fails t with the regressed rows of rep, if any.
-func reportReport(t TestingT, check, sides string, rep *diff.Report) bool {
+func reportReport(t TestingT, check, sides, noun string, rep *diff.Report) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
@@ -105,9 +105,8 @@ func reportReport(t TestingT, check, sides string, rep *diff.Report) bool {
 			fmt.Fprintf(&b, "%s: %+.1f%% (p=%.3g)\n", r.Name, r.Relative*100, r.P)
 		}
 	}
-	noun := "functions"
-	if len(regs) == 1 {
-		noun = "function"
+	if len(regs) != 1 {
+		noun += "s"
 	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", w)
@@ -131,7 +130,7 @@ func NoBenchRegression(t TestingT, base, head io.Reader, opts ...diff.Option) bo
 		t.Errorf("perfassert.NoBenchRegression: no benchmark appears on both sides: nothing was compared")
 		return false
 	}
-	return reportReport(t, "NoBenchRegression", "base = old benchmark output, head = new", rep)
+	return reportReport(t, "NoBenchRegression", "base = old benchmark output, head = new", "benchmark", rep)
 }
 
 // UpdateEnv is the environment variable that, set to 1 (or true), makes

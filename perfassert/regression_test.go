@@ -140,7 +140,7 @@ BenchmarkParse-2   	 1000000	       995 ns/op
 	if perfassert.NoBenchRegression(ft, strings.NewReader(old), strings.NewReader(slow)) {
 		t.Fatal("50% slower passed")
 	}
-	if !strings.Contains(ft.text(), "perfassert.NoBenchRegression: 1 function regressed (base = old benchmark output, head = new):") || !strings.Contains(ft.text(), "Parse") {
+	if !strings.Contains(ft.text(), "perfassert.NoBenchRegression: 1 benchmark regressed (base = old benchmark output, head = new):") || !strings.Contains(ft.text(), "Parse") {
 		t.Errorf("failure text:\n%s", ft.text())
 	}
 	ft = &fakeT{}
