@@ -58,6 +58,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -137,6 +138,20 @@ func (k Kind) Unit() string {
 
 // MaxFileSize bounds a budget file.
 const MaxFileSize = 1 << 20
+
+// Load reads and parses the budget file at path; errors name the path.
+func Load(path string) (*Budget, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return Parse(path, data)
+}
 
 // Parse reads a budget file. name is used in error messages, which have the
 // form "name:line: what is wrong" (several joined by newlines).

@@ -24,6 +24,23 @@ func mustParse(t *testing.T, name, src string) *Budget {
 	return b
 }
 
+func TestLoad(t *testing.T) {
+	b, err := Load(testdata + "budget/busy.yaml")
+	if err != nil || len(b.Rules) != 3 || b.Name != testdata+"budget/busy.yaml" {
+		t.Errorf("Load: %+v, %v", b, err)
+	}
+	if _, err := Load(testdata + "budget/nope.yaml"); err == nil || !strings.Contains(err.Error(), "nope.yaml") {
+		t.Errorf("missing file: %v", err)
+	}
+	big := t.TempDir() + "/big.yaml"
+	if err := os.WriteFile(big, bytes.Repeat([]byte("#\n"), MaxFileSize), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(big); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("oversized file: %v", err)
+	}
+}
+
 func TestParseSchema(t *testing.T) {
 	b := mustParse(t, "b.yaml", `version: 1
 defaults:

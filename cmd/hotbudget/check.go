@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/budget"
@@ -62,11 +61,7 @@ func (c *cli) check(args []string) int {
 	if len(pos) == 0 {
 		return c.usageErr("check", "no profiles to check")
 	}
-	data, err := os.ReadFile(*budgetFile)
-	if err != nil {
-		return c.inputErr("check", err)
-	}
-	b, err := budget.Parse(*budgetFile, data)
+	b, err := budget.Load(*budgetFile)
 	if err != nil {
 		return c.inputErr("check", err)
 	}
