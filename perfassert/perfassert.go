@@ -128,6 +128,7 @@ func (l Limit) validate() error {
 	return nil
 }
 
+// String is the bound with its unit: "50ms" or "30.0%".
 func (l Limit) String() string {
 	if l.Quantity.isShare() {
 		return fmtShare(l.Share)
