@@ -44,6 +44,9 @@ type RuleResult struct {
 	Q       float64      `json:"q,omitempty"`
 	// Message says in one line what was found, for people.
 	Message string `json:"message"`
+	// Warnings are diff's caveats about the judged function (too few
+	// runs, too few samples), for max_regression.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Passed reports whether every limit held.
@@ -342,6 +345,7 @@ func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
 	w := rows[0]
 	rr.Function, rr.File = w.Name, w.File
 	rr.Got, rr.Verdict, rr.Q = w.Relative, w.Verdict, w.Q
+	rr.Warnings = append(append([]string(nil), rep.Warnings...), w.Warnings...)
 	rr.Pass = w.Verdict != diff.Regressed
 	subject := w.Name
 	if r.Match != nil {

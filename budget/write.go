@@ -37,6 +37,9 @@ func (r *Result) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, c := range r.Checks {
 		fmt.Fprintf(tw, "%s\t%s:%d\t%s\t%s\n", status(c), r.Budget, c.Line, c.Kind, c.Message)
+		for _, w := range c.Warnings {
+			fmt.Fprintf(tw, "\t\t\twarning: %s\n", w)
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -66,8 +69,12 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		if !c.Missing {
 			got = format(c.Got, c.Unit)
 		}
+		details := c.Message
+		for _, w := range c.Warnings {
+			details += "; warning: " + w
+		}
 		fmt.Fprintf(w, "| %s | %s (line %d) | %s | %s | %s | %s | %s |\n", mark, mdEscape(c.Rule), c.Line, c.Kind, fn,
-			got, format(c.Limit, c.Unit), mdEscape(c.Message))
+			got, format(c.Limit, c.Unit), mdEscape(details))
 	}
 	_, err := fmt.Fprintln(w)
 	return err
@@ -97,7 +104,7 @@ type jsonResult struct {
 //
 //	{"passed":bool,"budget":file,"profiles":n,"baseline_profiles":n,
 //	 "checks":[{"line","rule","selector","check","pass","missing","matched",
-//	   "function","file","function_line","unit","got","limit","verdict","q","message"}]}
+//	   "function","file","function_line","unit","got","limit","verdict","q","message","warnings"}]}
 //
 // unit is "ns", "share" (0..1) or "relative" (0.1 = +10%); got and limit are in it.
 func (r *Result) WriteJSON(w io.Writer) error {
