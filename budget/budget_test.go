@@ -372,3 +372,34 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestDocExampleParses keeps the schema in the package documentation valid.
+func TestDocExampleParses(t *testing.T) {
+	src, err := os.ReadFile("budget.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var yamlDoc []string
+	in := false
+	for _, line := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(line, "//\tversion: 1") {
+			in = true
+		}
+		if in {
+			if !strings.HasPrefix(line, "//\t") {
+				break
+			}
+			yamlDoc = append(yamlDoc, strings.TrimPrefix(line, "//\t"))
+		}
+	}
+	if len(yamlDoc) < 10 {
+		t.Fatalf("schema example not found in the package doc (%d lines)", len(yamlDoc))
+	}
+	b, err := Parse("doc", []byte(strings.Join(yamlDoc, "\n")))
+	if err != nil {
+		t.Fatalf("the package doc's example does not parse: %v", err)
+	}
+	if len(b.Rules) != 3 || b.Rules[2].Thread != "worker" || b.Rules[0].Thread != "main" || !b.Rules[2].AllowMissing {
+		t.Errorf("doc example parsed as %+v", b.Rules)
+	}
+}
