@@ -7,6 +7,11 @@ require github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
 require gopkg.in/yaml.v3 v3.0.1
 
 require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
+	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
+)
+
+require (
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )

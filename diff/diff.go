@@ -9,11 +9,8 @@ package diff
 import (
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"time"
-
-	"github.com/google/pprof/profile"
 )
 
 // Verdict is the judgement on one function.
@@ -162,12 +159,11 @@ type Report struct {
 	Head     Side     `json:"head"`
 	Rows     []Row    `json:"functions"`
 	Warnings []string `json:"warnings,omitempty"`
-}
+	// Scale is the profile-wide shift of shares factored out in Share mode
+	// (1 when none): see the package documentation.
+	Scale float64 `json:"scale"`
 
-// Compare judges head against base. Each side is one or more runs of the
-// same program; the profiles are not modified.
-func Compare(base, head []*profile.Profile, opts ...Option) (*Report, error) {
-	return nil, errors.New("diff.Compare: not implemented yet")
+	bench bool // rows are benchmarks (CompareBench)
 }
 
 // Regressions returns the rows whose verdict is Regressed.
@@ -179,29 +175,6 @@ func (r *Report) Regressions() []Row {
 		}
 	}
 	return out
-}
-
-// WriteText writes a benchstat-like table.
-func (r *Report) WriteText(w io.Writer) error { return errors.New("not implemented yet") }
-
-// WriteMarkdown writes a report for a pull-request comment.
-func (r *Report) WriteMarkdown(w io.Writer) error { return errors.New("not implemented yet") }
-
-// WriteJSON writes the stable JSON schema.
-func (r *Report) WriteJSON(w io.Writer) error { return errors.New("not implemented yet") }
-
-// ToPprof returns a profile in pprof's -diff_base convention: head's samples
-// as they are, base's negated and labelled pprof::base, so that
-// `go tool pprof` shows the difference.
-func ToPprof(base, head *profile.Profile) (*profile.Profile, error) {
-	return nil, errors.New("not implemented yet")
-}
-
-// CompareBench compares `go test -bench` outputs (benchfmt) with the same
-// verdict engine: one Row per benchmark and unit (Row.Name is the
-// benchmark, Row.File the unit), Test "mann-whitney".
-func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
-	return nil, errors.New("not implemented yet")
 }
 
 // WithMetric compares self (default) or total time.

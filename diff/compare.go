@@ -1,0 +1,587 @@
+package diff
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
+	"golang.org/x/perf/benchmath"
+)
+
+// run is one profile reduced to per-key measurements.
+type run struct {
+	table  *analysis.Table
+	funcs  map[string]*runFunc
+	unit   float64 // normaliser: table total (Share), 1 (Absolute), anchor total or ops (PerOp)
+	weight float64 // samples per unit of the compared metric, for the sampling test
+}
+
+type runFunc struct {
+	name, file          string
+	self, total         time.Duration
+	selfSamp, totalSamp int64
+	selfShare, totShare float64
+}
+
+func (f *runFunc) metric(m Metric) (time.Duration, int64) {
+	if m == Total {
+		return f.total, f.totalSamp
+	}
+	return f.self, f.selfSamp
+}
+
+// Compare judges head against base. Each side is one or more runs of the
+// same program; the profiles are not modified.
+func Compare(base, head []*profile.Profile, opts ...Option) (*Report, error) {
+	s := DefaultSettings
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o.apply(&s); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if len(base) == 0 {
+		return nil, errors.New("diff: no base profiles")
+	}
+	if len(head) == 0 {
+		return nil, errors.New("diff: no head profiles")
+	}
+	b, err := s.side("base", base, s.BaseOps)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.side("head", head, s.HeadOps)
+	if err != nil {
+		return nil, err
+	}
+	return s.judge(b, h), nil
+}
+
+func (s *Settings) check() error {
+	switch s.Metric {
+	case Self, Total:
+	default:
+		return fmt.Errorf("diff: unknown metric %q", s.Metric)
+	}
+	switch s.Key {
+	case KeyName, KeyNameFile, KeyNameFileLine:
+	default:
+		return fmt.Errorf("diff: unknown key %q", s.Key)
+	}
+	switch s.Mode {
+	case Share, Absolute:
+	case PerOp:
+		if s.Anchor == "" && !(s.BaseOps > 0 && s.HeadOps > 0) {
+			return errors.New("diff: per-op mode needs an anchor function or operation counts for both sides")
+		}
+	default:
+		return fmt.Errorf("diff: unknown mode %q", s.Mode)
+	}
+	if !(s.Alpha > 0 && s.Alpha < 1) {
+		return fmt.Errorf("diff: alpha must be in (0,1), got %v", s.Alpha)
+	}
+	if s.MinRelative < 0 || s.MinAbsolute < 0 || s.MinShare < 0 {
+		return errors.New("diff: negative minimum change")
+	}
+	return nil
+}
+
+// key returns the matching key of a function under s.Key.
+func (s *Settings) key(f *analysis.Function) string {
+	switch s.Key {
+	case KeyNameFile:
+		return f.Name + "\x00" + CleanPath(f.File)
+	case KeyNameFileLine:
+		return f.Name + "\x00" + CleanPath(f.File) + "\x00" + strconv.FormatInt(f.Line, 10)
+	}
+	return f.Name
+}
+
+// CleanPath reduces a source file path to the part that survives a change of
+// machine, checkout directory or module version: a URL scheme
+// ("file:///...") and "@version" suffixes of path elements are dropped, and
+// only the last two elements are kept ("/home/runner/work/app/app/internal/
+// parse/lex.go" and "/tmp/app/internal/parse/lex.go" both become
+// "parse/lex.go"; ".../pkg/mod/example.com/m@v1.2.0/x/y.go" becomes "x/y.go").
+func CleanPath(file string) string {
+	if file == "" {
+		return ""
+	}
+	if i := strings.Index(file, "://"); i >= 0 {
+		file = file[i+3:]
+	}
+	if i := strings.IndexAny(file, "?#"); i >= 0 {
+		file = file[:i]
+	}
+	file = strings.ReplaceAll(file, `\`, "/")
+	elems := strings.Split(path.Clean(file), "/")
+	for i, e := range elems {
+		if at := strings.Index(e, "@"); at > 0 {
+			elems[i] = e[:at]
+		}
+	}
+	if len(elems) > 2 {
+		elems = elems[len(elems)-2:]
+	}
+	return strings.Join(elems, "/")
+}
+
+func (s *Settings) analysisOptions() []analysis.Option {
+	var o []analysis.Option
+	if s.Focus != nil {
+		o = append(o, analysis.Focus(s.Focus))
+	}
+	if s.Ignore != nil {
+		o = append(o, analysis.Ignore(s.Ignore))
+	}
+	if s.DropSynthetic {
+		o = append(o, analysis.DropSynthetic())
+	}
+	if s.Thread != "" {
+		o = append(o, analysis.Thread(s.Thread))
+	}
+	if s.Process != "" {
+		o = append(o, analysis.Process(s.Process))
+	}
+	return o
+}
+
+type side struct {
+	name string
+	runs []*run
+	sum  Side
+}
+
+func (s *Settings) side(name string, ps []*profile.Profile, ops float64) (*side, error) {
+	sd := &side{name: name}
+	var total time.Duration
+	exact := true
+	for i, p := range ps {
+		if p == nil {
+			return nil, fmt.Errorf("diff: %s profile %d is nil", name, i+1)
+		}
+		t, err := analysis.Functions(p, s.analysisOptions()...)
+		if err != nil {
+			return nil, fmt.Errorf("diff: %s profile %d: %w", name, i+1, err)
+		}
+		r := &run{table: t, funcs: make(map[string]*runFunc, len(t.Functions))}
+		for j := range t.Functions {
+			f := &t.Functions[j]
+			k := s.key(f)
+			rf := r.funcs[k]
+			if rf == nil {
+				rf = &runFunc{name: f.Name, file: f.File}
+				r.funcs[k] = rf
+			}
+			rf.self += f.Self
+			rf.total += f.Total
+			rf.selfSamp += f.SelfSamples
+			rf.totalSamp += f.TotalSamples
+			rf.selfShare += f.SelfShare
+			rf.totShare += f.TotalShare
+		}
+		// The normaliser and the samples one unit of metric stands for.
+		period := float64(t.Period)
+		if period <= 0 && t.TotalSamples > 0 {
+			period = float64(t.Total) / float64(t.TotalSamples)
+		}
+		switch s.Mode {
+		case Share:
+			r.unit = float64(t.Total)
+		case Absolute:
+			r.unit = 1
+		case PerOp:
+			if s.Anchor != "" {
+				var at time.Duration
+				found := false
+				for j := range t.Functions {
+					if t.Functions[j].Name == s.Anchor {
+						at += t.Functions[j].Total
+						found = true
+					}
+				}
+				if !found || at <= 0 {
+					return nil, fmt.Errorf("diff: %s profile %d: anchor function %q has no time", name, i+1, s.Anchor)
+				}
+				r.unit = float64(at)
+			} else {
+				r.unit = ops
+			}
+		}
+		if r.unit <= 0 {
+			return nil, fmt.Errorf("diff: %s profile %d has no time to compare", name, i+1)
+		}
+		if period > 0 {
+			r.weight = r.unit / period // samples per unit of normalised metric
+		}
+		sd.runs = append(sd.runs, r)
+		total += t.Total
+		sd.sum.Samples += t.TotalSamples
+		exact = exact && t.Exact
+		if i == 0 {
+			sd.sum.Period = t.Period
+		}
+	}
+	sd.sum.Runs = len(ps)
+	sd.sum.Total = total / time.Duration(len(ps))
+	sd.sum.Exact = exact
+	return sd, nil
+}
+
+// judge compares the two sides function by function.
+func (s *Settings) judge(b, h *side) *Report {
+	rep := &Report{Settings: *s, Base: b.sum, Head: h.sum, Scale: 1}
+	keys := map[string]bool{}
+	for _, sd := range []*side{b, h} {
+		for _, r := range sd.runs {
+			for k := range r.funcs {
+				keys[k] = true
+			}
+		}
+	}
+	multi := len(b.runs) >= 2 && len(h.runs) >= 2
+	exact := b.sum.Exact && h.sum.Exact
+	switch {
+	case multi:
+	case exact:
+	default:
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+			"%d base and %d head run(s): only sampling noise is modelled; run-to-run noise (JIT, caches, a busy machine) is not: compare several runs a side",
+			len(b.runs), len(h.runs)))
+	}
+	if b.sum.Period > 0 && h.sum.Period > 0 && b.sum.Period != h.sum.Period {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+			"base sampled every %v, head every %v: compared as times, not sample counts", b.sum.Period, h.sum.Period))
+	}
+	if bt, ht := b.runs[0].table.SampleType, h.runs[0].table.SampleType; bt != ht {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("base measures %s, head %s", bt, ht))
+	}
+
+	scale := 1.0
+	if s.Mode == Share {
+		scale = s.shareScale(keys, b, h)
+		rep.Scale = scale
+	}
+	var cand []int // indexes of rows tested for significance
+	for k := range keys {
+		row := s.row(k, b, h, multi, exact, scale)
+		rep.Rows = append(rep.Rows, row)
+	}
+	for i := range rep.Rows {
+		if rep.Rows[i].Verdict == "" {
+			cand = append(cand, i)
+		}
+	}
+	// Benjamini–Hochberg over the candidates: the rows present on both sides
+	// whose change exceeds the minimum effect.
+	sort.Slice(cand, func(x, y int) bool {
+		px, py := rep.Rows[cand[x]].P, rep.Rows[cand[y]].P
+		if px != py {
+			return px < py
+		}
+		return rep.Rows[cand[x]].Name < rep.Rows[cand[y]].Name
+	})
+	m := float64(len(cand))
+	q := 1.0
+	for j := len(cand) - 1; j >= 0; j-- {
+		row := &rep.Rows[cand[j]]
+		q = math.Min(q, row.P*m/float64(j+1))
+		row.Q = math.Min(q, 1)
+	}
+	for _, i := range cand {
+		row := &rep.Rows[i]
+		switch {
+		case row.Q >= s.Alpha:
+			row.Verdict = Unchanged
+		case row.Delta > 0:
+			row.Verdict = Regressed
+		default:
+			row.Verdict = Improved
+		}
+	}
+	sortRows(rep.Rows)
+	return rep
+}
+
+// verdictOrder puts what needs attention first.
+var verdictOrder = map[Verdict]int{Regressed: 0, Improved: 1, New: 2, Gone: 3, Unchanged: 4}
+
+func sortRows(rows []Row) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := &rows[i], &rows[j]
+		if verdictOrder[a.Verdict] != verdictOrder[b.Verdict] {
+			return verdictOrder[a.Verdict] < verdictOrder[b.Verdict]
+		}
+		da, db := math.Abs(a.Delta), math.Abs(b.Delta)
+		if a.Verdict == Unchanged {
+			da, db = math.Max(a.Base.Metric, a.Head.Metric), math.Max(b.Base.Metric, b.Head.Metric)
+		}
+		if da != db {
+			return da > db
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.File < b.File
+	})
+}
+
+// row measures one function on both sides and, when it can be decided
+// without a test, gives its verdict; candidates keep an empty Verdict.
+func (s *Settings) row(k string, b, h *side, multi, exact bool, scale float64) Row {
+	row := Row{P: 1, Q: 1, Test: "none"}
+	bv, bvals, bk, bw := s.value(k, b, &row)
+	hv, hvals, hk, hw := s.value(k, h, &row)
+	row.Base, row.Head = bv, hv
+	row.Delta = hv.Metric - scale*bv.Metric
+	inBase, inHead := bk >= 0, hk >= 0
+	switch {
+	case !inBase:
+		// New only when it matters: a function that appears with a
+		// sample or two is noise, not news.
+		row.Verdict = Unchanged
+		if s.sizeable(hv.Metric) {
+			row.Verdict = New
+		}
+		return row
+	case !inHead:
+		row.Verdict = Unchanged
+		if s.sizeable(bv.Metric) {
+			row.Verdict = Gone
+		}
+		return row
+	}
+	row.Relative = s.relative(bv.Metric, hv.Metric, scale)
+	for i := range bvals {
+		bvals[i] *= scale
+	}
+
+	// Significance, whether or not the change is large enough to count:
+	// the p-value is informative either way.
+	switch {
+	case multi:
+		row.Test = "mann-whitney"
+		th := benchmath.DefaultThresholds
+		th.CompareAlpha = s.Alpha
+		c := benchmath.AssumeNothing.Compare(benchmath.NewSample(bvals, &th), benchmath.NewSample(hvals, &th))
+		row.P = c.P
+		for _, w := range c.Warnings {
+			row.Warnings = append(row.Warnings, w.Error())
+		}
+	case exact:
+		row.Test = "exact"
+		row.P = 1
+		if row.Delta != 0 {
+			row.P = 0
+		}
+	default:
+		row.Test = "sampling"
+		row.P = samplingP(bk, hk, bw, hw, scale, s.Mode == Share || (s.Mode == PerOp && s.Anchor != ""))
+		if bk+hk < 10 {
+			row.Warnings = append(row.Warnings, fmt.Sprintf("only %d samples on both sides: too few to see a change", bk+hk))
+		}
+	}
+	row.Q = row.P
+	if !s.bigEnough(&row, b, h) {
+		row.Verdict = Unchanged
+		row.Q = 1
+	}
+	return row
+}
+
+// value gathers one side's measurement of key k: the Value, the per-run
+// normalised metric, the samples behind it (-1 when absent from every run)
+// and the sampling weight (samples per unit of metric, summed over runs).
+func (s *Settings) value(k string, sd *side, row *Row) (Value, []float64, int64, float64) {
+	var v Value
+	vals := make([]float64, len(sd.runs))
+	var samples int64 = -1
+	var weight float64
+	var self, total time.Duration
+	for i, r := range sd.runs {
+		weight += r.weight
+		f := r.funcs[k]
+		if f == nil {
+			continue
+		}
+		if row.Name == "" {
+			row.Name, row.File = f.name, f.file
+		}
+		if samples < 0 {
+			samples = 0
+		}
+		self += f.self
+		total += f.total
+		v.SelfShare += f.selfShare
+		v.TotalShare += f.totShare
+		t, n := f.metric(s.Metric)
+		samples += n
+		vals[i] = float64(t) / sd.runs[i].unit
+	}
+	n := time.Duration(len(sd.runs))
+	v.Self, v.Total = self/n, total/n
+	v.SelfShare /= float64(len(sd.runs))
+	v.TotalShare /= float64(len(sd.runs))
+	if samples > 0 {
+		v.Samples = samples
+	}
+	v.Metric = median(vals)
+	return v, vals, samples, weight
+}
+
+// median is benchmath's non-parametric centre.
+func median(vals []float64) float64 {
+	if len(vals) == 0 {
+		return 0
+	}
+	return benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64(nil), vals...), &benchmath.DefaultThresholds), 0.95).Center
+}
+
+// relative is the change head/(scale*base) - 1. In Share mode, when the
+// profile-wide shift could not be estimated (scale is exactly 1 and fewer
+// than three functions to estimate it from), it is the change of the
+// function's time relative to the rest of the profile (the odds of its
+// share), so that a large function that alone got 20% slower shows +20%
+// while its share moves less. Above a share of 0.9 on either side the plain
+// share ratio is used.
+func (s *Settings) relative(b, h, scale float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	if s.Mode == Share && scale == 1 && b < 0.9 && h < 0.9 {
+		return (h/(1-h))/(b/(1-b)) - 1
+	}
+	return h/(scale*b) - 1
+}
+
+// minScaleFunctions is how many functions of at least 1% of the profile
+// shareScale needs to estimate a profile-wide shift.
+const minScaleFunctions = 3
+
+// shareScale estimates how much the shares of unchanged functions moved
+// because other functions changed: when one function gets faster, every
+// other function's share grows, and a naive share comparison would call them
+// all regressed. The estimate is the median, over the functions holding at
+// least 1% of either profile, of head share / base share (the "median of
+// ratios" normalisation): it ignores a minority of functions that really
+// changed. Shares are then compared after scaling the base by it. With
+// fewer than three such functions it returns 1 (no correction).
+func (s *Settings) shareScale(keys map[string]bool, b, h *side) float64 {
+	var ratios []float64
+	var scratch Row
+	for k := range keys {
+		bv, _, bk, _ := s.value(k, b, &scratch)
+		hv, _, hk, _ := s.value(k, h, &scratch)
+		if bk < 0 || hk < 0 || bv.Metric <= 0 || hv.Metric <= 0 {
+			continue
+		}
+		if math.Max(bv.Metric, hv.Metric) < 0.01 {
+			continue
+		}
+		ratios = append(ratios, hv.Metric/bv.Metric)
+	}
+	if len(ratios) < minScaleFunctions {
+		return 1
+	}
+	return median(ratios)
+}
+
+// sizeable reports whether a normalised metric value reaches the minimum
+// absolute change, so that a function appearing or vanishing at that size
+// is worth a verdict of its own.
+func (s *Settings) sizeable(v float64) bool {
+	switch {
+	case s.Mode == Share, s.Mode == PerOp && s.Anchor != "":
+		return v >= s.MinShare
+	case s.Mode == PerOp:
+		return v*math.Max(s.BaseOps, s.HeadOps) >= float64(s.MinAbsolute)
+	}
+	return v >= float64(s.MinAbsolute)
+}
+
+// bigEnough applies the minimum effect: both the relative and the absolute
+// change must reach their minimum.
+func (s *Settings) bigEnough(row *Row, b, h *side) bool {
+	if math.Abs(row.Relative) < s.MinRelative {
+		return false
+	}
+	d := math.Abs(row.Delta)
+	switch {
+	case s.Mode == Share, s.Mode == PerOp && s.Anchor != "":
+		return d >= s.MinShare
+	case s.Mode == PerOp:
+		// Per-operation times are small: the change summed over the
+		// operations of a run must reach MinAbsolute.
+		return d*math.Max(s.BaseOps, s.HeadOps) >= float64(s.MinAbsolute)
+	}
+	return d >= float64(s.MinAbsolute)
+}
+
+// samplingP is the two-sided p-value of the hypothesis that the function's
+// rate is the same on both sides, given k1 and k2 samples and weights w1, w2
+// (samples one unit of the compared metric stands for). Sample counts are
+// Poisson; conditional on k1+k2, k2 is binomial with p = w2/(w1+w2)
+// (normal approximation with continuity correction above 50 samples, exact
+// below). proportions selects the two-proportion test, for shares of a
+// total where the count is binomial in the total samples.
+func samplingP(k1, k2 int64, w1, w2, scale float64, proportions bool) float64 {
+	if w1 <= 0 || w2 <= 0 {
+		return 1
+	}
+	if proportions {
+		// Shares: k/n with n = w (total samples per unit of share); the
+		// hypothesis is p2 = scale*p1. Unpooled (Wald) standard error, with
+		// a floor of one sample's worth of variance on each side so that a
+		// zero count does not make any difference look certain.
+		n1, n2 := w1, w2
+		p1, p2 := float64(k1)/n1, float64(k2)/n2
+		v1 := math.Max(p1*(1-p1), 1/n1) / n1
+		v2 := math.Max(p2*(1-p2), 1/n2) / n2
+		se := math.Sqrt(v2 + scale*scale*v1)
+		cc := 0.5 * (1/n1 + 1/n2)
+		z := math.Max(math.Abs(p2-scale*p1)-cc, 0) / se
+		return math.Erfc(z / math.Sqrt2)
+	}
+	n := k1 + k2
+	if n == 0 {
+		return 1
+	}
+	pi := w2 / (w1 + w2)
+	if n <= 50 {
+		return binomTwoSided(k2, n, pi)
+	}
+	mean := float64(n) * pi
+	sd := math.Sqrt(float64(n) * pi * (1 - pi))
+	z := math.Max(math.Abs(float64(k2)-mean)-0.5, 0) / sd
+	return math.Erfc(z / math.Sqrt2)
+}
+
+// binomTwoSided is the exact two-sided binomial test: the probability of an
+// outcome no more likely than k under Binomial(n, p).
+func binomTwoSided(k, n int64, p float64) float64 {
+	pmf := func(i int64) float64 {
+		lg := func(x float64) float64 { v, _ := math.Lgamma(x); return v }
+		return math.Exp(lg(float64(n+1)) - lg(float64(i+1)) - lg(float64(n-i+1)) +
+			float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p))
+	}
+	pk := pmf(k) * (1 + 1e-7)
+	var sum float64
+	for i := int64(0); i <= n; i++ {
+		if q := pmf(i); q <= pk {
+			sum += q
+		}
+	}
+	return math.Min(sum, 1)
+}

@@ -1,0 +1,366 @@
+package diff_test
+
+import (
+	"bytes"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/diff")
+
+func loadGlob(t testing.TB, pattern string) []*profile.Profile {
+	t.Helper()
+	files, _ := filepath.Glob(pattern)
+	if len(files) == 0 {
+		t.Fatalf("no files match %s", pattern)
+	}
+	var ps []*profile.Profile
+	for _, f := range files {
+		p, err := loaders.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// folded reads folded stacks (1 ms a sample).
+func folded(t testing.TB, text string) *profile.Profile {
+	t.Helper()
+	p, err := loaders.Read(strings.NewReader(text), loaders.WithFormat(loaders.FormatFolded))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func one(p *profile.Profile) []*profile.Profile { return []*profile.Profile{p} }
+
+func compare(t testing.TB, base, head []*profile.Profile, opts ...diff.Option) *diff.Report {
+	t.Helper()
+	r, err := diff.Compare(base, head, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func rowOf(t testing.TB, r *diff.Report, name string) diff.Row {
+	t.Helper()
+	for _, row := range r.Rows {
+		if row.Name == name {
+			return row
+		}
+	}
+	t.Fatalf("no row for %s", name)
+	return diff.Row{}
+}
+
+func verdicts(r *diff.Report) map[string]diff.Verdict {
+	m := map[string]diff.Verdict{}
+	for _, row := range r.Rows {
+		if row.Verdict != diff.Unchanged {
+			m[row.Name] = row.Verdict
+		}
+	}
+	return m
+}
+
+const (
+	baseFolded = "main;handler;parse 400\nmain;handler;render 300\nmain;gc 300\n"
+	headFolded = "main;handler;parse 600\nmain;handler;render 300\nmain;gc 300\n"
+)
+
+// Worked by hand. Shares: parse 0.4 -> 0.5, render and gc 0.3 -> 0.25.
+// Ratios head/base: 1.25, 0.833, 0.833; their median, the profile-wide
+// shift, is 5/6. parse: relative 1.25/(5/6) - 1 = +50%, delta
+// 0.5 - (5/6)(0.4) = 1/6; render and gc: 0. Two-proportion test for parse
+// (unpooled): se = sqrt(0.25/1200 + (5/6)^2 * 0.24/1000) = 0.019365,
+// z = (1/6 - 0.5(1/1000 + 1/1200)) / se = 8.56: p far below 0.05.
+func TestCompareHandWorked(t *testing.T) {
+	r := compare(t, one(folded(t, baseFolded)), one(folded(t, headFolded)))
+	if math.Abs(r.Scale-5.0/6) > 1e-9 {
+		t.Errorf("scale = %v, want 5/6", r.Scale)
+	}
+	parse := rowOf(t, r, "parse")
+	if parse.Verdict != diff.Regressed || math.Abs(parse.Relative-0.5) > 1e-9 || math.Abs(parse.Delta-1.0/6) > 1e-9 {
+		t.Errorf("parse: verdict %s relative %v delta %v, want regressed +0.5 1/6", parse.Verdict, parse.Relative, parse.Delta)
+	}
+	if parse.Test != "sampling" || parse.P > 1e-10 {
+		t.Errorf("parse: test %s p %v, want sampling and p < 1e-10", parse.Test, parse.P)
+	}
+	if parse.Base.Self != 400*time.Millisecond || parse.Head.Self != 600*time.Millisecond || parse.Head.Samples != 600 {
+		t.Errorf("parse values: %+v %+v", parse.Base, parse.Head)
+	}
+	for _, name := range []string{"render", "gc", "handler", "main"} {
+		if row := rowOf(t, r, name); row.Verdict != diff.Unchanged {
+			t.Errorf("%s: %s (relative %v), want unchanged", name, row.Verdict, row.Relative)
+		}
+	}
+	if got := verdicts(r); len(got) != 1 {
+		t.Errorf("verdicts other than unchanged: %v, want only parse", got)
+	}
+	if len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "only sampling noise") {
+		t.Errorf("one run a side must be said out loud, warnings: %q", r.Warnings)
+	}
+}
+
+// When one function gets faster every other share grows; a naive share
+// comparison would call the others regressed.
+func TestImprovementElsewhereIsNotARegression(t *testing.T) {
+	base := folded(t, "main;parse 4000\nmain;render 3000\nmain;gc 3000\nmain;log 500\n")
+	head := folded(t, "main;parse 2000\nmain;render 3000\nmain;gc 3000\nmain;log 500\n")
+	r := compare(t, one(base), one(head))
+	want := map[string]diff.Verdict{"parse": diff.Improved}
+	if got := verdicts(r); len(got) != 1 || got["parse"] != diff.Improved {
+		t.Errorf("verdicts %v, want %v", got, want)
+	}
+	if p := rowOf(t, r, "parse"); math.Abs(p.Relative+0.5) > 1e-9 {
+		t.Errorf("parse relative %v, want -50%%", p.Relative)
+	}
+}
+
+// A function seen in 3 samples cannot be said to have doubled.
+func TestFewSamplesCannotDouble(t *testing.T) {
+	base := folded(t, "main;work 997\nmain;tiny 3\n")
+	head := folded(t, "main;work 994\nmain;tiny 6\n")
+	r := compare(t, one(base), one(head))
+	tiny := rowOf(t, r, "tiny")
+	if tiny.Verdict != diff.Unchanged || tiny.P < 0.05 {
+		t.Errorf("tiny 3 -> 6 samples: %s p=%v, want unchanged with p >= 0.05", tiny.Verdict, tiny.P)
+	}
+	// The same doubling seen in many samples is a regression.
+	base = folded(t, "main;work 9000\nmain;small 1000\n")
+	head = folded(t, "main;work 8000\nmain;small 2000\n")
+	r = compare(t, one(base), one(head))
+	if v := rowOf(t, r, "small").Verdict; v != diff.Regressed {
+		t.Errorf("small 1000 -> 2000 samples: %s, want regressed", v)
+	}
+}
+
+// exact builds a profile of measured durations (no sampling noise).
+func exact(t testing.TB, spans map[string]time.Duration) *profile.Profile {
+	t.Helper()
+	b := pbuild.New(pbuild.Exact)
+	root := b.Location(pbuild.Frame{Name: "main"})
+	for name, d := range spans {
+		b.Add([]*profile.Location{b.Location(pbuild.Frame{Name: name}), root}, 1, int64(d), pbuild.NewLabels())
+	}
+	p, err := b.Finish("test", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Exact data has no sampling noise: the minimum effect alone decides.
+func TestExactData(t *testing.T) {
+	base := exact(t, map[string]time.Duration{"a": 100 * time.Millisecond, "b": 100 * time.Millisecond, "c": 100 * time.Millisecond, "d": 10 * time.Millisecond})
+	head := exact(t, map[string]time.Duration{"a": 100 * time.Millisecond, "b": 100 * time.Millisecond, "c": 100 * time.Millisecond, "d": 12 * time.Millisecond})
+	r := compare(t, one(base), one(head))
+	d := rowOf(t, r, "d")
+	if d.Verdict != diff.Regressed || d.Test != "exact" {
+		t.Errorf("d 10ms -> 12ms exact: %s by %s, want regressed by exact", d.Verdict, d.Test)
+	}
+	if len(r.Warnings) != 0 {
+		t.Errorf("exact data needs no warning about sampling noise: %q", r.Warnings)
+	}
+	// Below the minimum effect nothing is flagged, however exact.
+	head = exact(t, map[string]time.Duration{"a": 100 * time.Millisecond, "b": 100 * time.Millisecond, "c": 100 * time.Millisecond, "d": 10500 * time.Microsecond})
+	if got := verdicts(compare(t, one(base), one(head))); len(got) != 0 {
+		t.Errorf("d +5%%: %v, want nothing flagged", got)
+	}
+}
+
+// Real Go profiles, five runs a side, of a program with one function made
+// 20% slower (testdata/regress): that function and nothing else regressed.
+func TestRegressFixtures(t *testing.T) {
+	r := compare(t, loadGlob(t, "../testdata/regress/base-*.pb.gz"), loadGlob(t, "../testdata/regress/head-*.pb.gz"))
+	reg := r.Regressions()
+	if len(reg) != 1 || reg[0].Name != "main.renderReport" {
+		var b bytes.Buffer
+		r.WriteText(&b)
+		t.Fatalf("regressions %v, want exactly main.renderReport\n%s", reg, b.String())
+	}
+	if reg[0].Test != "mann-whitney" || reg[0].Relative < 0.1 {
+		t.Errorf("renderReport: %s %+.1f%%", reg[0].Test, reg[0].Relative*100)
+	}
+	// The same runs against themselves: nothing.
+	base := loadGlob(t, "../testdata/regress/base-*.pb.gz")
+	if got := verdicts(compare(t, base, base)); len(got) != 0 {
+		t.Errorf("base against itself: %v", got)
+	}
+}
+
+// Too few runs: benchmath's warning reaches the row.
+func TestMannWhitneyWarnings(t *testing.T) {
+	r := compare(t, loadGlob(t, "../testdata/regress/base-[12].pb.gz"), loadGlob(t, "../testdata/regress/head-[12].pb.gz"))
+	row := rowOf(t, r, "main.renderReport")
+	if row.Test != "mann-whitney" || len(row.Warnings) == 0 || !strings.Contains(row.Warnings[0], "need >= 4 samples") {
+		t.Errorf("2 runs a side: test %s warnings %q, want benchmath's warning", row.Test, row.Warnings)
+	}
+}
+
+func TestCleanPath(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"/home/runner/work/app/app/internal/parse/lex.go", "parse/lex.go"},
+		{"/tmp/app/internal/parse/lex.go", "parse/lex.go"},
+		{"file:///Users/me/src/app/lib/parse.js", "lib/parse.js"},
+		{"/root/go/pkg/mod/example.com/m@v1.2.0/x/y.go", "x/y.go"},
+		{"/root/go/pkg/mod/example.com/m@v1.2.0/y.go", "m/y.go"},
+		{`C:\src\app\lib\parse.js`, "lib/parse.js"},
+		{"lex.go", "lex.go"},
+		{"", ""},
+	} {
+		if got := diff.CleanPath(c.in); got != c.want {
+			t.Errorf("CleanPath(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// profileAt makes a one-function-per-file profile whose files sit under dir.
+func profileAt(t testing.TB, dir string, line int64, samples map[string]int64) *profile.Profile {
+	t.Helper()
+	b := pbuild.New(pbuild.Sampled)
+	root := b.Location(pbuild.Frame{Name: "main.main", File: dir + "/main.go", Line: 1})
+	for name, n := range samples {
+		l := b.Location(pbuild.Frame{Name: name, File: dir + "/internal/" + name + "/x.go", Line: line})
+		b.Add([]*profile.Location{l, root}, n, n*int64(time.Millisecond), pbuild.NewLabels())
+	}
+	p, err := b.Finish("test", int64(time.Millisecond), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Different checkouts and shifted lines still match under every key that
+// should match them.
+func TestMatchingAcrossBuilds(t *testing.T) {
+	m := map[string]int64{"a.F": 300, "b.G": 300, "c.H": 400}
+	base := profileAt(t, "/home/runner/work/app/app", 10, m)
+	head := profileAt(t, "/tmp/build", 12, m)
+	for _, c := range []struct {
+		key     diff.Key
+		matched bool
+	}{{diff.KeyName, true}, {diff.KeyNameFile, true}, {diff.KeyNameFileLine, false}} {
+		r := compare(t, one(base), one(head), diff.WithKey(c.key))
+		newOrGone := 0
+		for _, row := range r.Rows {
+			if row.Verdict == diff.New || row.Verdict == diff.Gone {
+				newOrGone++
+			}
+		}
+		if (newOrGone == 0) != c.matched {
+			t.Errorf("key %s: %d new or gone functions, want matched=%v", c.key, newOrGone, c.matched)
+		}
+	}
+}
+
+func TestPerOp(t *testing.T) {
+	// Head ran twice as long doing twice the operations: per op, parse is
+	// unchanged; in absolute time it doubled.
+	base := folded(t, "main;loop;parse 500\nmain;loop;render 500\n")
+	head := folded(t, "main;loop;parse 1000\nmain;loop;render 1000\n")
+	if got := verdicts(compare(t, one(base), one(head), diff.WithOps(100, 200))); len(got) != 0 {
+		t.Errorf("per op: %v, want nothing", got)
+	}
+	if got := verdicts(compare(t, one(base), one(head), diff.WithAnchor("loop"))); len(got) != 0 {
+		t.Errorf("per anchor: %v, want nothing", got)
+	}
+	r := compare(t, one(base), one(head), diff.WithMode(diff.Absolute))
+	if v := rowOf(t, r, "parse").Verdict; v != diff.Regressed {
+		t.Errorf("absolute: parse %s, want regressed", v)
+	}
+	if _, err := diff.Compare(one(base), one(head), diff.WithAnchor("nosuch")); err == nil || !strings.Contains(err.Error(), `"nosuch"`) {
+		t.Errorf("missing anchor: err = %v", err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	p := folded(t, baseFolded)
+	for _, c := range []struct {
+		name       string
+		base, head []*profile.Profile
+		opts       []diff.Option
+		want       string
+	}{
+		{"no base", nil, one(p), nil, "no base profiles"},
+		{"no head", one(p), nil, nil, "no head profiles"},
+		{"nil profile", []*profile.Profile{nil}, one(p), nil, "base profile 1 is nil"},
+		{"bad alpha", one(p), one(p), []diff.Option{diff.WithAlpha(1.5)}, "alpha must be in (0,1)"},
+		{"bad mode", one(p), one(p), []diff.Option{diff.WithMode("fast")}, `unknown mode "fast"`},
+		{"bad ops", one(p), one(p), []diff.Option{diff.WithOps(0, 1)}, "operation counts must be positive"},
+		{"per-op alone", one(p), one(p), []diff.Option{diff.WithMode(diff.PerOp)}, "needs an anchor"},
+		{"negative change", one(p), one(p), []diff.Option{diff.WithMinChange(-1, 0)}, "negative minimum"},
+	} {
+		_, err := diff.Compare(c.base, c.head, c.opts...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestFiltersApplyToBothSides(t *testing.T) {
+	base := folded(t, baseFolded)
+	head := folded(t, headFolded)
+	r := compare(t, one(base), one(head), diff.WithIgnore(regexp.MustCompile(`^parse$`)))
+	if got := r.Regressions(); len(got) != 0 {
+		t.Errorf("parse ignored: %v regressed, want nothing", got)
+	}
+	for _, row := range r.Rows {
+		if row.Name == "parse" {
+			t.Errorf("ignored function still reported")
+		}
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("..", "testdata", "diff", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./diff -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./diff -update, then review):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestReportsGolden(t *testing.T) {
+	r := compare(t, loadGlob(t, "../testdata/regress/base-*.pb.gz"), loadGlob(t, "../testdata/regress/head-*.pb.gz"))
+	for _, c := range []struct {
+		file  string
+		write func(*bytes.Buffer) error
+	}{
+		{"regress.txt", func(b *bytes.Buffer) error { return r.WriteText(b) }},
+		{"regress.md", func(b *bytes.Buffer) error { return r.WriteMarkdown(b) }},
+		{"regress.json", func(b *bytes.Buffer) error { return r.WriteJSON(b) }},
+	} {
+		var b bytes.Buffer
+		if err := c.write(&b); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, c.file, b.Bytes())
+	}
+}
