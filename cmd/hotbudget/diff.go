@@ -116,21 +116,17 @@ func (c *cli) report(cmd string, rep *diff.Report, format string) int {
 	if err != nil {
 		return c.inputErr(cmd, err)
 	}
-	for _, w := range rep.Warnings {
-		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s\n", cmd, w)
-	}
 	var anns []annotation
 	for _, r := range rep.Regressions() {
-		what := "benchmark"
-		if cmd == "diff" {
-			what = string(rep.Settings.Metric)
-		}
-		msg := fmt.Sprintf("%s regressed: %s %s -> %s (%+.1f%%, p=%.3g, q=%.3g)", r.Name, what,
-			fmtMetric(r.Base.Metric, rep.Settings.Mode, cmd), fmtMetric(r.Head.Metric, rep.Settings.Mode, cmd),
-			100*r.Relative, r.P, r.Q)
-		file := r.File
-		if cmd == "bench" {
-			file = "" // Row.File holds the unit for benchmarks
+		var msg, file string
+		if cmd == "bench" { // Row.File holds the unit
+			msg = fmt.Sprintf("%s regressed: %.4g -> %.4g %s (%+.1f%%, p=%.3g, q=%.3g)", r.Name,
+				r.Base.Metric, r.Head.Metric, r.File, 100*r.Relative, r.P, r.Q)
+		} else {
+			file = r.File
+			msg = fmt.Sprintf("%s regressed: %s %s -> %s (%+.1f%%, p=%.3g, q=%.3g)", r.Name, rep.Settings.Metric,
+				fmtMetric(r.Base.Metric, rep.Settings.Mode), fmtMetric(r.Head.Metric, rep.Settings.Mode),
+				100*r.Relative, r.P, r.Q)
 		}
 		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + r.Name + " regressed", file: file, msg: msg})
 	}
@@ -143,10 +139,7 @@ func (c *cli) report(cmd string, rep *diff.Report, format string) int {
 	return exitOK
 }
 
-func fmtMetric(v float64, m diff.Mode, cmd string) string {
-	if cmd == "bench" {
-		return fmt.Sprintf("%.4g", v)
-	}
+func fmtMetric(v float64, m diff.Mode) string {
 	if m == diff.Share {
 		return fmtPct(v)
 	}
