@@ -21,6 +21,8 @@ func TestGoldenDiff(t *testing.T) {
 		{name: "diff-regression-github", why: "under GitHub Actions: summary appended and an ::error annotation naming the function", args: []string{"diff", "testdata/cli/base.folded", "--", "testdata/cli/head.folded"}, github: true},
 		{name: "diff-runs-glob", why: "five runs a side by glob: Mann-Whitney flags parse", args: []string{"diff", "testdata/cli/runs/base-*.folded", "--", "testdata/cli/runs/head-*.folded"}},
 		{name: "diff-absolute-total", why: "flags map to diff options", args: []string{"diff", "--metric", "total", "--mode", "absolute", "--min-change", "5%", "--min-time", "10ms", "testdata/cli/base.folded", "--", "testdata/cli/head.folded"}},
+		{name: "check-regression", why: "max_regression rules against five baseline runs: parse regressed, exit 1", args: []string{"check", "--budget", "testdata/budget/runs.yaml", "--baseline", "testdata/cli/runs/base-*.folded", "testdata/cli/runs/head-*.folded"}},
+		{name: "check-regression-github", why: "under GitHub Actions the regression is annotated", args: []string{"check", "--budget", "testdata/budget/runs.yaml", "--baseline", "testdata/cli/runs/base-*.folded", "testdata/cli/runs/head-*.folded"}, github: true},
 		{name: "bench-pass", why: "identical benchmark outputs: exit 0", args: []string{"bench", "testdata/cli/old.bench.txt", "testdata/cli/old.bench.txt"}},
 		{name: "bench-regression", why: "BenchmarkParse 1000 -> 1300 ns/op over 5 runs: regressed, exit 1", args: []string{"bench", "testdata/cli/old.bench.txt", "testdata/cli/new.bench.txt"}},
 		{name: "bench-regression-markdown", why: "Markdown for a PR comment", args: []string{"bench", "--format", "markdown", "testdata/cli/old.bench.txt", "testdata/cli/new.bench.txt"}},
