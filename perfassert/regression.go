@@ -104,12 +104,12 @@ func reportReport(t TestingT, check, sides, noun string, rep *diff.Report) bool 
 		for _, r := range regs {
 			fmt.Fprintf(&b, "%s: %+.1f%% (p=%.3g)\n", r.Name, r.Relative*100, r.P)
 		}
+		for _, w := range rep.Warnings {
+			fmt.Fprintf(&b, "warning: %s\n", w)
+		}
 	}
 	if len(regs) != 1 {
 		noun += "s"
-	}
-	for _, w := range rep.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
 	t.Errorf("perfassert.%s: %d %s regressed (%s):\n%s", check, len(regs), noun, sides, strings.TrimRight(b.String(), "\n"))
 	return false

@@ -2,6 +2,7 @@ package perfassert_test
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,8 +32,12 @@ func TestNoRegression(t *testing.T) {
 		}
 	})
 	t.Run("an improvement passes", func(t *testing.T) {
+		// In absolute time: main.a gets faster, main.b stays. (In shares,
+		// main.b's would grow.)
 		ft := &fakeT{}
-		if !perfassert.NoRegression(ft, head, base) {
+		faster := load(t, "main;main.a 500\nmain;main.b 200\n")
+		slower := load(t, "main;main.a 800\nmain;main.b 200\n")
+		if !perfassert.NoRegression(ft, slower, faster, diff.WithMode(diff.Absolute)) {
 			t.Fatalf("improvement reported:\n%s", ft.text())
 		}
 	})
@@ -52,16 +57,18 @@ func TestNoRegression(t *testing.T) {
 		}
 	})
 	t.Run("runs", func(t *testing.T) {
+		// Five runs a side, each a little different: the fewest with which
+		// Mann-Whitney U can reach p < 0.05.
 		var bs, hs []*profile.Profile
-		for range 3 {
-			bs = append(bs, load(t, baseFolded))
-			hs = append(hs, load(t, headFolded))
+		for i := range 5 {
+			bs = append(bs, load(t, fmt.Sprintf("main;main.a %d\nmain;main.b %d\n", 500+i, 500-i)))
+			hs = append(hs, load(t, fmt.Sprintf("main;main.a %d\nmain;main.b %d\n", 800-i, 200+i)))
 		}
 		ft := &fakeT{}
 		if perfassert.NoRegressionRuns(ft, bs, hs) {
 			t.Fatal("regression passed")
 		}
-		if !strings.Contains(ft.text(), "(base = 3 baseline runs, head = 3 current runs)") || !strings.Contains(ft.text(), "main.a") {
+		if !strings.Contains(ft.text(), "(base = 5 baseline runs, head = 5 current runs)") || !strings.Contains(ft.text(), "main.a") {
 			t.Errorf("failure text:\n%s", ft.text())
 		}
 	})
@@ -89,24 +96,31 @@ func TestNoRegression(t *testing.T) {
 	})
 }
 
-// TestNoRegressionCaptured is the A/A and A/B test on real captures: the
-// same work twice is no regression; doubling spin's work is one, named.
-func TestNoRegressionCaptured(t *testing.T) {
+// TestNoRegressionPerOp compares captures per run of the captured function
+// (Iterations), so that captures of different lengths compare: the time per
+// run of spin triples and is flagged, the same work per run is not.
+func TestNoRegressionPerOp(t *testing.T) {
 	if testing.Short() {
-		t.Skip("captures real profiles for about 3s")
+		t.Skip("captures real profiles for about 2s")
 	}
-	capture := func(spinN int) *profile.Profile {
-		return perfassert.Capture(t, func() { spin(spinN); other(40_000) }, perfassert.MinSamples(100), perfassert.MaxDuration(3*time.Second))
+	capture := func(spinN int) (*profile.Profile, float64) {
+		p := perfassert.Capture(t, func() { spin(spinN); other(40_000) }, perfassert.MinSamples(60), perfassert.MaxDuration(3*time.Second))
+		n, ok := perfassert.Iterations(p)
+		if !ok {
+			t.Fatal("no iteration count")
+		}
+		return p, float64(n)
 	}
-	a1, a2 := capture(40_000), capture(40_000)
-	perfassert.NoRegression(t, a1, a2)
-	b := capture(120_000)
+	a1, n1 := capture(40_000)
+	a2, n2 := capture(40_000)
+	perfassert.NoRegression(t, a1, a2, diff.WithOps(n1, n2))
+	b, nb := capture(120_000)
 	ft := &fakeT{}
-	if perfassert.NoRegression(ft, a1, b) {
-		t.Fatal("tripling spin's work passed")
+	if perfassert.NoRegression(ft, a1, b, diff.WithOps(n1, nb)) {
+		t.Fatal("tripling spin's work per run passed")
 	}
-	if !strings.Contains(ft.text(), spinName) {
-		t.Errorf("failure does not name spin:\n%s", ft.text())
+	if !strings.Contains(ft.text(), spinName) || strings.Contains(ft.text(), "perfassert_test.other") {
+		t.Errorf("failure should name spin and only spin:\n%s", ft.text())
 	}
 }
 
