@@ -114,3 +114,25 @@ func ExampleMatchBaseline() {
 	p := perfassert.Capture(t, func() { spin(10_000) }, perfassert.MinSamples(50))
 	perfassert.MatchBaseline(t, "testdata/spin.pb.gz", p)
 }
+
+// CheckRegression gives programs the diff report behind NoRegression.
+func ExampleCheckRegression() {
+	read := func(folded string) *profile.Profile {
+		p, err := loaders.Read(strings.NewReader(folded), loaders.WithFormat(loaders.FormatFolded))
+		if err != nil {
+			panic(err)
+		}
+		return p
+	}
+	base := read("main;main.parse 500\nmain;main.render 500\n")
+	head := read("main;main.parse 800\nmain;main.render 200\n")
+	rep, err := perfassert.CheckRegression([]*profile.Profile{base}, []*profile.Profile{head})
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range rep.Regressions() {
+		fmt.Println(r.Name, r.Verdict)
+	}
+	// Output:
+	// main.parse regressed
+}
