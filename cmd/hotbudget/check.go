@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/budget"
 )
 
@@ -105,21 +104,4 @@ func (c *cli) check(args []string) int {
 		return exitFail
 	}
 	return exitOK
-}
-
-// loadAll expands globs and loads every profile.
-func (c *cli) loadAll(cmd string, paths []string, sel selection) ([]*profile.Profile, error) {
-	files, err := expandGlobs(paths)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*profile.Profile, 0, len(files))
-	for _, f := range files {
-		p, err := c.load(cmd, f, sel.loadOptions()...)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
 }

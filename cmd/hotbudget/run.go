@@ -234,6 +234,40 @@ func (c *cli) load(cmd, path string, opts ...loaders.Option) (*profile.Profile, 
 	return p, nil
 }
 
+// loadAll expands globs and loads every profile. A warning that several
+// files share is printed once, naming the first file and how many more.
+func (c *cli) loadAll(cmd string, paths []string, sel selection) ([]*profile.Profile, error) {
+	files, err := expandGlobs(paths)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*profile.Profile, 0, len(files))
+	var order []string
+	where := map[string][]string{}
+	for _, f := range files {
+		p, err := loaders.Load(f, sel.loadOptions()...)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range loaders.Warnings(p) {
+			if where[w] == nil {
+				order = append(order, w)
+			}
+			where[w] = append(where[w], f)
+		}
+		out = append(out, p)
+	}
+	for _, w := range order {
+		fs := where[w]
+		name := fs[0]
+		if len(fs) > 1 {
+			name = fmt.Sprintf("%s and %d more", fs[0], len(fs)-1)
+		}
+		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s: %s\n", cmd, name, w)
+	}
+	return out, nil
+}
+
 // expandGlobs expands shell patterns among paths (for shells and CI
 // systems that pass them unexpanded); a pattern that matches nothing is an error.
 func expandGlobs(paths []string) ([]string, error) {
