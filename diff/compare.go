@@ -242,7 +242,7 @@ func (s *Settings) side(name string, ps []*profile.Profile, ops float64) (*side,
 
 // judge compares the two sides function by function.
 func (s *Settings) judge(b, h *side) *Report {
-	rep := &Report{Settings: *s, Base: b.sum, Head: h.sum, Scale: 1}
+	rep := &Report{Settings: *s, Base: b.sum, Head: h.sum}
 	keys := map[string]bool{}
 	for _, sd := range []*side{b, h} {
 		for _, r := range sd.runs {
@@ -269,14 +269,13 @@ func (s *Settings) judge(b, h *side) *Report {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("base measures %s, head %s", bt, ht))
 	}
 
-	scale := 1.0
+	scaleFor := func(string) float64 { return 1 }
 	if s.Mode == Share {
-		scale = s.shareScale(keys, b, h)
-		rep.Scale = scale
+		scaleFor = s.shareScale(keys, b, h)
 	}
 	var cand []int // indexes of rows tested for significance
 	for k := range keys {
-		row := s.row(k, b, h, multi, exact, scale)
+		row := s.row(k, b, h, multi, exact, scaleFor(k))
 		rep.Rows = append(rep.Rows, row)
 	}
 	for i := range rep.Rows {
@@ -341,7 +340,7 @@ func sortRows(rows []Row) {
 // row measures one function on both sides and, when it can be decided
 // without a test, gives its verdict; candidates keep an empty Verdict.
 func (s *Settings) row(k string, b, h *side, multi, exact bool, scale float64) Row {
-	row := Row{P: 1, Q: 1, Test: "none"}
+	row := Row{P: 1, Q: 1, Test: "none", Scale: scale}
 	bv, bvals, bk, bw := s.value(k, b, &row)
 	hv, hvals, hk, hw := s.value(k, h, &row)
 	row.Base, row.Head = bv, hv
@@ -397,6 +396,7 @@ func (s *Settings) row(k string, b, h *side, multi, exact bool, scale float64) R
 	if !s.bigEnough(&row, b, h) {
 		row.Verdict = Unchanged
 		row.Q = 1
+		return row
 	}
 	return row
 }
@@ -449,37 +449,37 @@ func median(vals []float64) float64 {
 	return benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64(nil), vals...), &benchmath.DefaultThresholds), 0.95).Center
 }
 
-// relative is the change head/(scale*base) - 1. In Share mode, when the
-// profile-wide shift could not be estimated (scale is exactly 1 and fewer
-// than three functions to estimate it from), it is the change of the
-// function's time relative to the rest of the profile (the odds of its
-// share), so that a large function that alone got 20% slower shows +20%
-// while its share moves less. Above a share of 0.9 on either side the plain
-// share ratio is used.
+// relative is the change head/(scale*base) - 1.
 func (s *Settings) relative(b, h, scale float64) float64 {
-	if b <= 0 {
+	if b <= 0 || scale <= 0 {
 		return 0
-	}
-	if s.Mode == Share && scale == 1 && b < 0.9 && h < 0.9 {
-		return (h/(1-h))/(b/(1-b)) - 1
 	}
 	return h/(scale*b) - 1
 }
 
-// minScaleFunctions is how many functions of at least 1% of the profile
-// shareScale needs to estimate a profile-wide shift.
-const minScaleFunctions = 3
+// scaleMinShare is the share of either profile a function must hold to take
+// part in estimating how the rest of the profile moved.
+const scaleMinShare = 0.01
 
-// shareScale estimates how much the shares of unchanged functions moved
-// because other functions changed: when one function gets faster, every
-// other function's share grows, and a naive share comparison would call them
-// all regressed. The estimate is the median, over the functions holding at
-// least 1% of either profile, of head share / base share (the "median of
-// ratios" normalisation): it ignores a minority of functions that really
-// changed. Shares are then compared after scaling the base by it. With
-// fewer than three such functions it returns 1 (no correction).
-func (s *Settings) shareScale(keys map[string]bool, b, h *side) float64 {
-	var ratios []float64
+// shareScale returns, for each function, how much the shares of the rest of
+// the profile moved. When any function changes, every other share moves the
+// opposite way, and a naive share comparison would call them all changed.
+// The estimate assumes that most of the profile's time is in functions that
+// did not change: it is the weighted median, over the functions holding at
+// least 1% of either profile, of head share / base share, each weighted by
+// its mean share. For a function that holds more than half of that weight
+// itself (its own ratio would be the median) it is instead the ratio of the
+// rest of the profile, (1 - head share) / (1 - base share): the function is
+// compared with everything else, so that one that alone got 20% slower
+// shows +20% however large it is. The base share is scaled by the result
+// before comparing.
+func (s *Settings) shareScale(keys map[string]bool, b, h *side) func(string) float64 {
+	type pt struct {
+		key                string
+		base, head, weight float64
+	}
+	var pts []pt
+	byKey := map[string]pt{}
 	var scratch Row
 	for k := range keys {
 		bv, _, bk, _ := s.value(k, b, &scratch)
@@ -487,15 +487,42 @@ func (s *Settings) shareScale(keys map[string]bool, b, h *side) float64 {
 		if bk < 0 || hk < 0 || bv.Metric <= 0 || hv.Metric <= 0 {
 			continue
 		}
-		if math.Max(bv.Metric, hv.Metric) < 0.01 {
+		if math.Max(bv.Metric, hv.Metric) < scaleMinShare {
 			continue
 		}
-		ratios = append(ratios, hv.Metric/bv.Metric)
+		p := pt{k, bv.Metric, hv.Metric, (bv.Metric + hv.Metric) / 2}
+		pts = append(pts, p)
+		byKey[k] = p
 	}
-	if len(ratios) < minScaleFunctions {
-		return 1
+	sort.Slice(pts, func(i, j int) bool {
+		ri, rj := pts[i].head/pts[i].base, pts[j].head/pts[j].base
+		if ri != rj {
+			return ri < rj
+		}
+		return pts[i].key < pts[j].key
+	})
+	var all float64
+	for _, p := range pts {
+		all += p.weight
 	}
-	return median(ratios)
+	median := 1.0
+	for acc, i := 0.0, 0; i < len(pts); i++ {
+		acc += pts[i].weight
+		if acc >= all/2 {
+			median = pts[i].head / pts[i].base
+			break
+		}
+	}
+	return func(k string) float64 {
+		p, ok := byKey[k]
+		if !ok || p.weight <= all/2 {
+			return median
+		}
+		if p.base > 0.9 || p.head > 0.9 {
+			return 1 // nearly everything: there is no rest to compare with
+		}
+		return (1 - p.head) / (1 - p.base)
+	}
 }
 
 // sizeable reports whether a normalised metric value reaches the minimum

@@ -1,9 +1,3 @@
-// Package diff compares a current profile (or several runs) with a baseline,
-// function by function, and gives each function a verdict that holds up
-// against noise: regressed, improved, unchanged, new or gone.
-//
-// (API skeleton: the bodies are being filled in; names here are fixed so that
-// perfassert, budget and the CLI can be built against them.)
 package diff
 
 import (
@@ -139,15 +133,19 @@ type Value struct {
 
 // Row is one function's comparison.
 type Row struct {
-	Name     string   `json:"name"`
-	File     string   `json:"file,omitempty"`
-	Base     Value    `json:"base"`
-	Head     Value    `json:"head"`
-	Delta    float64  `json:"delta"`    // head.Metric - base.Metric
-	Relative float64  `json:"relative"` // head/base - 1; 0 for new/gone
-	P        float64  `json:"p"`        // raw p-value, 1 when untested
-	Q        float64  `json:"q"`        // FDR-adjusted p-value
-	Test     string   `json:"test"`     // "sampling", "mann-whitney", "exact", "none"
+	Name     string  `json:"name"`
+	File     string  `json:"file,omitempty"`
+	Base     Value   `json:"base"`
+	Head     Value   `json:"head"`
+	Delta    float64 `json:"delta"`    // head.Metric - base.Metric
+	Relative float64 `json:"relative"` // head/base - 1; 0 for new/gone
+	P        float64 `json:"p"`        // raw p-value, 1 when untested
+	Q        float64 `json:"q"`        // FDR-adjusted p-value
+	Test     string  `json:"test"`     // "sampling", "mann-whitney", "exact", "none"
+	// Scale is how much the rest of the profile's shares moved, factored
+	// out of Delta and Relative in Share mode (1 otherwise): see the
+	// package documentation.
+	Scale    float64  `json:"scale"`
 	Verdict  Verdict  `json:"verdict"`
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -159,11 +157,7 @@ type Report struct {
 	Head     Side     `json:"head"`
 	Rows     []Row    `json:"functions"`
 	Warnings []string `json:"warnings,omitempty"`
-	// Scale is the profile-wide shift of shares factored out in Share mode
-	// (1 when none): see the package documentation.
-	Scale float64 `json:"scale"`
-
-	bench bool // rows are benchmarks (CompareBench)
+	bench    bool     // rows are benchmarks (CompareBench)
 }
 
 // Regressions returns the rows whose verdict is Regressed.

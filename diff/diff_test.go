@@ -84,17 +84,17 @@ const (
 )
 
 // Worked by hand. Shares: parse 0.4 -> 0.5, render and gc 0.3 -> 0.25.
-// Ratios head/base: 1.25, 0.833, 0.833; their median, the profile-wide
-// shift, is 5/6. parse: relative 1.25/(5/6) - 1 = +50%, delta
+// Ratios head/base: 1.25, 0.833, 0.833 with weights (mean shares) 0.45,
+// 0.275, 0.275; their weighted median, how the rest moved, is 5/6. parse: relative 1.25/(5/6) - 1 = +50%, delta
 // 0.5 - (5/6)(0.4) = 1/6; render and gc: 0. Two-proportion test for parse
 // (unpooled): se = sqrt(0.25/1200 + (5/6)^2 * 0.24/1000) = 0.019365,
 // z = (1/6 - 0.5(1/1000 + 1/1200)) / se = 8.56: p far below 0.05.
 func TestCompareHandWorked(t *testing.T) {
 	r := compare(t, one(folded(t, baseFolded)), one(folded(t, headFolded)))
-	if math.Abs(r.Scale-5.0/6) > 1e-9 {
-		t.Errorf("scale = %v, want 5/6", r.Scale)
-	}
 	parse := rowOf(t, r, "parse")
+	if math.Abs(parse.Scale-5.0/6) > 1e-9 {
+		t.Errorf("scale = %v, want 5/6", parse.Scale)
+	}
 	if parse.Verdict != diff.Regressed || math.Abs(parse.Relative-0.5) > 1e-9 || math.Abs(parse.Delta-1.0/6) > 1e-9 {
 		t.Errorf("parse: verdict %s relative %v delta %v, want regressed +0.5 1/6", parse.Verdict, parse.Relative, parse.Delta)
 	}

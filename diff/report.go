@@ -27,7 +27,6 @@ const SchemaVersion = "hotbudget.diff/v1"
 //	  "min_relative": 0.1,        // smallest relative change judged
 //	  "min_absolute_ns": 1000000, // smallest time change (absolute, per-op)
 //	  "min_share": 0.005,         // smallest share change (share, anchor)
-//	  "scale": 0.93,              // profile-wide shift of shares factored out (share mode)
 //	  "base": {"runs", "total_ns", "samples", "exact", "period_ns"},
 //	  "head": {...},
 //	  "regressed": 1, "improved": 0, "new": 0, "gone": 0,
@@ -39,6 +38,7 @@ const SchemaVersion = "hotbudget.diff/v1"
 //	    "relative": relative change (0.2 = +20%; 0 for new and gone),
 //	    "p": p-value, "q": FDR-adjusted p-value (1 when not tested),
 //	    "test": "sampling" | "mann-whitney" | "exact" | "none",
+//	    "scale": how much the rest of the profile's shares moved (share mode; else 1),
 //	    "verdict": "regressed" | "improved" | "unchanged" | "new" | "gone",
 //	    "warnings": [...]
 //	  }],
@@ -57,7 +57,6 @@ type jsonReport struct {
 	MinRelative float64  `json:"min_relative"`
 	MinAbsolute int64    `json:"min_absolute_ns"`
 	MinShare    float64  `json:"min_share"`
-	Scale       float64  `json:"scale"`
 	Base        Side     `json:"base"`
 	Head        Side     `json:"head"`
 	Regressed   int      `json:"regressed"`
@@ -100,7 +99,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(jsonReport{
 		Schema: SchemaVersion, Metric: r.Settings.Metric, Mode: r.Settings.Mode, Key: r.Settings.Key,
 		Anchor: r.Settings.Anchor, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
-		MinAbsolute: int64(r.Settings.MinAbsolute), MinShare: r.Settings.MinShare, Scale: r.Scale,
+		MinAbsolute: int64(r.Settings.MinAbsolute), MinShare: r.Settings.MinShare,
 		Base: r.Base, Head: r.Head,
 		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone],
 		Functions: rows, Warnings: warn,
@@ -249,7 +248,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		return err
 	}
 	if hidden > 0 {
-		fmt.Fprintf(&b, "(%d unchanged functions below 0.1%% on both sides not shown)\n", hidden)
+		fmt.Fprintf(&b, "(%d unchanged functions below 0.1%% of both sides, or absent from most runs, not shown)\n", hidden)
 	}
 	for _, row := range r.Rows {
 		for _, warn := range row.Warnings {
@@ -268,6 +267,9 @@ func (r *Report) WriteText(w io.Writer) error {
 func (r *Report) hide(row Row) bool {
 	if row.Verdict != Unchanged || r.bench {
 		return false
+	}
+	if row.Base.Metric == 0 && row.Head.Metric == 0 {
+		return true // absent from most runs of both sides
 	}
 	small := func(v Value) bool {
 		if r.Settings.Metric == Total {

@@ -1,0 +1,77 @@
+// Package diff compares a current profile (or several runs) with a baseline,
+// function by function, and gives each function a verdict that holds up
+// against noise: regressed, improved, unchanged, new or gone.
+//
+// pprof's -diff_base subtracts but never judges; benchstat judges whole
+// benchmarks but not functions. Compare does both: it measures every
+// function's self or total time on each side (package analysis, pprof's flat
+// and cum), normalises, tests, and decides.
+//
+// # Matching
+//
+// Base and head come from different checkouts and builds. Functions are
+// matched by Settings.Key: by name alone (KeyName, the default, as pprof
+// does), by name and source file (KeyNameFile: the file reduced by CleanPath
+// to its last two path elements, with URL schemes and "@version" suffixes
+// dropped, so /home/runner/work/app/... and /tmp/app/... agree), or also by
+// start line (KeyNameFileLine: only for identical builds, since unrelated
+// edits shift lines). Functions that share a key within one profile are
+// summed.
+//
+// # Normalisation
+//
+// Times are compared, never raw sample counts, so profiles sampled every
+// 100 µs and every 1000 µs compare correctly. Modes:
+//
+//   - Share (default): each function's share of its profile's total. Run
+//     length and the overhead a finer sampling interval adds to the whole
+//     program cancel out. When some functions change, every other share
+//     moves the opposite way; to keep an improvement in one function from
+//     showing as a regression in all the others, each function's base share
+//     is scaled by how the rest of the profile moved (Row.Scale), assuming
+//     most of the time is in functions that did not change: the weighted
+//     median, over functions holding at least 1% of either profile, of head
+//     share / base share, weighted by share. A function holding most of
+//     the profile itself is compared with the rest of it instead. Either way
+//     a function that alone got 20% slower shows +20%, however large it is.
+//   - Absolute: time per run (mean over runs).
+//   - PerOp: time per unit of work: per unit of an anchor function's total
+//     time (WithAnchor), or per operation (WithOps).
+//
+// # Significance
+//
+// One profile a side: sample counts are binomial (shares: a two-proportion
+// test on the function's samples out of the profile's) or Poisson
+// (absolute time: a conditional binomial test weighted by the two sampling
+// rates), so a function seen in 3 samples cannot be said to have doubled.
+// Only sampling noise is modelled then, and the report says so: run-to-run
+// noise (a JIT moving time between caller and callee, a busy machine) needs
+// several runs. Exact data (duration events, trace regions) has no sampling
+// noise: the minimum effect alone decides.
+//
+// Several runs a side (at least two each): per function, a Mann–Whitney U
+// test over the runs' normalised values (benchmath.AssumeNothing), whose
+// warnings about too few runs are passed on. Five runs a side is the least
+// that can show a change at Alpha 0.05 once several functions are tested.
+// The test sees run-to-run noise, but not a drift that affects every run of
+// one side alike (a machine that warms up while the base runs): interleave
+// the runs of the two sides.
+//
+// Many functions are tested at once. Only functions whose change reaches the
+// minimum effect, both relative (MinRelative, default 10%) and absolute
+// (MinShare, default 0.5 share points; MinAbsolute, default 1 ms, in the
+// absolute and per-operation modes), are tested, and the Benjamini–Hochberg
+// procedure keeps the expected share of false alarms among the functions
+// reported changed at Alpha (default 0.05): Row.Q is the adjusted p-value.
+// A function is Regressed when Q < Alpha and it got slower, Improved when
+// it got faster. New and Gone are functions present on one side only,
+// at least as large as the absolute minimum; smaller ones are Unchanged.
+//
+// # Reports
+//
+// WriteText prints a benchstat-like table, regressions first; WriteMarkdown
+// a pull-request comment; WriteJSON a stable schema (SchemaVersion), each
+// function's verdict, p, q and change. ToPprof exports the difference in
+// pprof's -diff_base convention; CompareBench judges `go test -bench`
+// outputs with the same engine.
+package diff

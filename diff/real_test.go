@@ -1,0 +1,223 @@
+//go:build linux
+
+package diff_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+// The tests in this file make real profiles (Go with runtime/pprof, Node
+// with --cpu-prof) and hold the default settings to what the diff must get
+// right: the same program compares as unchanged, one function made 20%
+// slower is flagged and nothing else is, and the sampling interval does not
+// matter.
+
+var abSink [32]byte
+
+//go:noinline
+func abHash(b []byte) {
+	for i := 0; i < 200; i++ {
+		abSink = sha256.Sum256(b)
+	}
+}
+
+//go:noinline
+func abParse(n int) int {
+	s := 0
+	buf := make([]byte, 256)
+	for i := 0; i < n; i++ {
+		for j := range buf {
+			buf[j] = byte(i + j)
+			s += int(buf[j]) * j
+		}
+		if i%64 == 0 {
+			abHash(buf)
+		}
+	}
+	return s
+}
+
+// abRender does rounds units of work per row: 5 in the program as it was,
+// 6 in the program with the regression (20% more of its own work).
+//
+//go:noinline
+func abRender(n, rounds int) int {
+	s := 0
+	buf := make([]byte, 256)
+	for i := 0; i < n; i++ {
+		for r := 0; r < rounds; r++ {
+			for j := range buf {
+				s ^= int(buf[j]) + i*j + r
+			}
+		}
+	}
+	return s
+}
+
+// cpuTime is the CPU time this process has used.
+func cpuTime(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// profileGo profiles the program at 250 Hz with renderRounds rounds of
+// abRender until it has used d of CPU time, so that a busy machine (other
+// test packages run in parallel) does not starve the profile of samples.
+func profileGo(t *testing.T, d time.Duration, renderRounds int) *profile.Profile {
+	t.Helper()
+	var buf bytes.Buffer
+	// 250 Hz: as fast as this machine's kernel timer (HZ=250) delivers;
+	// the runtime says once on stderr that StartCPUProfile cannot change it.
+	runtime.SetCPUProfileRate(250)
+	if err := pprof.StartCPUProfile(&buf); err != nil {
+		t.Fatalf("cannot profile (is go test -cpuprofile on?): %v", err)
+	}
+	n := 0
+	for end := cpuTime(t) + d; cpuTime(t) < end; {
+		n += abParse(20000)
+		n += abRender(25000, renderRounds)
+	}
+	if n == 42 {
+		t.Log(n)
+	}
+	pprof.StopCPUProfile()
+	p, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestGoAAandAB runs the program 15 times, interleaved: as it was (twice, A
+// and A'), and with abRender 20% slower (B). A against A' must show no
+// regression; A against B must flag abRender and nothing else.
+func TestGoAAandAB(t *testing.T) {
+	const runs = 5
+	var a, a2, b []*profile.Profile
+	for i := 0; i < runs; i++ {
+		// Interleaved, the order changing from round to round.
+		if i%2 == 0 {
+			a = append(a, profileGo(t, 2*time.Second, 5))
+			b = append(b, profileGo(t, 2*time.Second, 6))
+			a2 = append(a2, profileGo(t, 2*time.Second, 5))
+		} else {
+			a2 = append(a2, profileGo(t, 2*time.Second, 5))
+			b = append(b, profileGo(t, 2*time.Second, 6))
+			a = append(a, profileGo(t, 2*time.Second, 5))
+		}
+	}
+	report := func(r *diff.Report) string {
+		var buf bytes.Buffer
+		r.WriteText(&buf)
+		return buf.String()
+	}
+	if r := compare(t, a, a2); len(r.Regressions()) != 0 {
+		t.Errorf("A/A: the same program reported regressed:\n%s", report(r))
+	}
+	r := compare(t, a, b)
+	reg := r.Regressions()
+	const want = "github.com/hotbudget/hotbudget/diff_test.abRender"
+	if len(reg) != 1 || reg[0].Name != want {
+		t.Errorf("A/B: want exactly %s regressed:\n%s", want, report(r))
+	} else if reg[0].Relative < 0.1 || reg[0].Relative > 0.35 {
+		t.Errorf("A/B: %s changed %+.1f%%, want about +20%%:\n%s", want, reg[0].Relative*100, report(r))
+	}
+}
+
+const nodeProgram = `'use strict';
+function parse(n) { let x = 0; for (let i = 0; i < n; i++) x = (x * 31 + i) % 1000003; return x; }
+function render(n) { let s = 0; for (let i = 0; i < n; i++) s += Math.sqrt(i) | 0; return s; }
+function checksum(n) { let h = 7; for (let i = 0; i < n; i++) h = (h ^ i) * 16777619 >>> 0; return h; }
+let out = 0;
+for (let round = 0; round < 25; round++) out += parse(2000000) + render(1000000) + checksum(500000);
+console.log(out);
+`
+
+// profileNode runs the Node program under --cpu-prof at the given interval.
+func profileNode(t *testing.T, dir string, interval time.Duration) *profile.Profile {
+	t.Helper()
+	out, err := os.MkdirTemp(dir, "prof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", "--cpu-prof", "--cpu-prof-dir", out,
+		fmt.Sprintf("--cpu-prof-interval=%d", interval.Microseconds()), filepath.Join(dir, "prog.js"))
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("node: %v\n%s", err, msg)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "*.cpuprofile"))
+	if len(files) != 1 {
+		t.Fatalf("node wrote %d profiles in %s", len(files), out)
+	}
+	p, err := loaders.Load(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestNodeAAandIntervals runs a real Node program five times at 1000 µs,
+// five more at 1000 µs and five at 100 µs, interleaved. Neither a repeat nor
+// a ten times finer sampling interval (which also makes the program slower)
+// may be reported as a regression at the default settings.
+func TestNodeAAandIntervals(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node is needed to record real V8 profiles (.ci/run installs it)")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "prog.js"), []byte(nodeProgram), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Interleaved, in an order that changes from round to round, so that no
+	// side always follows the same other one.
+	var a, a2, fine []*profile.Profile
+	for i := 0; i < 5; i++ {
+		order := []int{0, 1, 2}
+		if i%2 == 1 {
+			order = []int{2, 1, 0}
+		}
+		for _, o := range order {
+			switch o {
+			case 0:
+				a = append(a, profileNode(t, dir, time.Millisecond))
+			case 1:
+				fine = append(fine, profileNode(t, dir, 100*time.Microsecond))
+			case 2:
+				a2 = append(a2, profileNode(t, dir, time.Millisecond))
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		head []*profile.Profile
+	}{{"A/A", a2}, {"1000µs vs 100µs", fine}} {
+		r := compare(t, a, c.head, diff.WithoutSynthetic())
+		if reg := r.Regressions(); len(reg) != 0 {
+			var buf bytes.Buffer
+			r.WriteText(&buf)
+			t.Errorf("%s: reported regressed:\n%s", c.name, buf.String())
+		}
+		for _, fn := range []string{"parse", "render", "checksum"} {
+			if row := rowOf(t, r, fn); row.Verdict != diff.Unchanged {
+				t.Errorf("%s: %s is %s (%+.1f%%), want unchanged", c.name, fn, row.Verdict, row.Relative*100)
+			}
+		}
+	}
+}
