@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
 // ErrProfilerBusy is returned by CaptureProfile when the process's CPU
@@ -65,7 +66,12 @@ func MaxDuration(d time.Duration) CaptureOption {
 }
 
 // Rate sets the sampling rate in Hz (default 100, runtime/pprof's rate; at
-// most 10000). Any other rate is set with runtime.SetCPUProfileRate before
+// most 10000). The kernel may deliver fewer samples than asked above its
+// timer frequency (often 250 Hz on Linux: 500 Hz gave about 230 samples a
+// second here); each sample still counts one period, so absolute times then
+// read low. Capture compares the samples with the CPU time the process used
+// and adds a warning to the profile, shown in failure text, when they fall
+// short. Any other rate is set with runtime.SetCPUProfileRate before
 // profiling starts, which makes the runtime print "cannot set cpu profile
 // rate until previous profile has finished" to stderr once per capture;
 // the profile is nevertheless sampled at the requested rate and its Period
@@ -135,6 +141,7 @@ func CaptureProfile(fn func(), opts ...CaptureOption) (*profile.Profile, error) 
 	defer captureMu.Unlock()
 
 	start := time.Now()
+	cpu0, cpuOK := processCPU()
 	var (
 		merged     *profile.Profile
 		samples    int64
@@ -165,6 +172,11 @@ func CaptureProfile(fn func(), opts ...CaptureOption) (*profile.Profile, error) 
 		}
 	}
 	merged.Comments = []string{nameComment + c.name, iterationsComment + strconv.FormatInt(iterations, 10)}
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		if w := lostSamples(sampledTime(merged), cpu1-cpu0); w != "" {
+			merged.Comments = append(merged.Comments, warningPrefix+w)
+		}
+	}
 	return merged, nil
 }
 
@@ -199,6 +211,33 @@ func captureRound(fn func(), hz int, d time.Duration) (*profile.Profile, int64, 
 		return nil, 0, fmt.Errorf("perfassert: reading the captured profile: %w", err)
 	}
 	return p, n, nil
+}
+
+// warningPrefix marks a warning comment; the loaders and the analysis
+// package read it back (internal/pbuild.WarningPrefix).
+const warningPrefix = pbuild.WarningPrefix
+
+// lostSamples returns a warning when a capture's samples account for much
+// less CPU time than the process used: the kernel delivered fewer profiling
+// signals than asked, as happens at rates above its timer frequency (often
+// 250 Hz on Linux). Absolute times then read low; shares are unaffected.
+func lostSamples(sampled, used time.Duration) string {
+	if used < 50*time.Millisecond || float64(sampled) >= 0.7*float64(used) {
+		return ""
+	}
+	return fmt.Sprintf("the samples account for %s of CPU time but the process used %s while capturing: samples were lost (a Rate above the kernel's timer frequency?), so absolute times read low; shares are unaffected",
+		fmtDur(sampled), fmtDur(used))
+}
+
+// sampledTime is the CPU time the samples of a Go CPU profile stand for.
+func sampledTime(p *profile.Profile) time.Duration {
+	var d time.Duration
+	for _, s := range p.Sample {
+		if len(s.Value) > 1 {
+			d += time.Duration(s.Value[1])
+		}
+	}
+	return d
 }
 
 // countSamples sums the sample counts of p (its first value, samples/count

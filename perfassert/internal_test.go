@@ -107,3 +107,24 @@ func fns(names ...string) []analysis.Function {
 	}
 	return out
 }
+
+func TestLostSamples(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		sampled, used time.Duration
+		warn          bool
+	}{
+		{105 * ms, 437 * ms, true},  // 1000 Hz asked, about 240 Hz delivered
+		{300 * ms, 400 * ms, false}, // within the overhead of parsing between rounds
+		{10 * ms, 40 * ms, false},   // too little CPU to judge
+		{500 * ms, 400 * ms, false}, // more samples than CPU time: timer jitter
+	} {
+		w := lostSamples(tc.sampled, tc.used)
+		if (w != "") != tc.warn {
+			t.Errorf("lostSamples(%v, %v) = %q, want warning %v", tc.sampled, tc.used, w, tc.warn)
+		}
+	}
+	if w := lostSamples(105*ms, 437*ms); !strings.Contains(w, "the samples account for 105ms of CPU time but the process used 437ms while capturing") {
+		t.Errorf("warning text: %q", w)
+	}
+}
