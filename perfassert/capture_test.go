@@ -66,7 +66,17 @@ func TestCaptureBusyFunction(t *testing.T) {
 		t.Fatalf("spin has %.0f%% of the capture, want most of it:\n%s", r.Share*100, r)
 	}
 	perfassert.MaxSelfShare(t, p, spinName, 1)
-	perfassert.MaxTotalTime(t, p, spinName, r.Total)
+
+	// Per run: the capture's spin time divided by the runs, which is what a
+	// budget on a captured function should bound.
+	perRun, err := perfassert.Check(p, spinName, perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}, perfassert.PerIteration())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perRun.Iterations != n || perRun.Time != r.Time/time.Duration(n) || !perRun.Passed {
+		t.Errorf("per run %v over %d runs, want %v / %d", perRun.Time, perRun.Iterations, r.Time, n)
+	}
+	perfassert.MaxSelfTime(t, p, spinName, 100*time.Millisecond, perfassert.PerIteration()) // spin(100_000) takes well under 1ms
 
 	// A tight bound fails and the text names the capture and the function.
 	ft := &fakeT{}

@@ -102,8 +102,10 @@ func ExampleCheck() {
 func ExampleCapture() {
 	t := &testing.T{} // in a test, the test's t
 	p := perfassert.Capture(t, func() { spin(10_000) }, perfassert.MinSamples(50))
-	perfassert.MaxSelfShare(t, p, "github.com/hotbudget/hotbudget/perfassert_test.spin", 1)
-	n, _ := perfassert.Iterations(p) // runs of the function, for per-op comparisons
+	// Time per run of the function, and share of the capture.
+	perfassert.MaxSelfTime(t, p, "github.com/hotbudget/hotbudget/perfassert_test.spin", time.Millisecond, perfassert.PerIteration())
+	perfassert.MaxSelfShare(t, p, "github.com/hotbudget/hotbudget/perfassert_test.spin", 0.99)
+	n, _ := perfassert.Iterations(p) // runs of the function, for diff.WithOps
 	_ = n
 }
 

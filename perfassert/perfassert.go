@@ -3,9 +3,12 @@
 // A test captures a profile of its own code with Capture (or loads one with
 // the loaders package) and bounds the time a function takes:
 //
-//	p := perfassert.Capture(t, func() { parse(input) })
-//	perfassert.MaxSelfTime(t, p, "example.com/m/parse.normalizeKey", 50*time.Millisecond)
-//	perfassert.MaxTotalShare(t, p, "example.com/m/parse.Parse", 0.80)
+//	p := perfassert.Capture(t, func() { parse.Parse(input) })
+//	perfassert.MaxSelfTime(t, p, "example.com/m/parse.normalizeKey", 50*time.Microsecond, perfassert.PerIteration())
+//	perfassert.MaxSelfShare(t, p, "example.com/m/parse.normalizeKey", 0.30)
+//
+// (a capture runs its function until it has enough samples, so its times
+// are bounded per run, PerIteration, or as shares).
 //
 // or compares it with a baseline: NoRegression, NoRegressionRuns and
 // MatchBaseline use the diff package's verdicts, NoBenchRegression compares
@@ -143,6 +146,7 @@ type Option interface{ apply(*config) }
 type config struct {
 	regexp        bool
 	allowMissing  bool
+	perIteration  bool
 	dropSynthetic bool
 	threads       []string
 	processes     []string
@@ -199,6 +203,13 @@ func SampleType(name string) Option { return optionFunc(func(c *config) { c.samp
 // Named names the profile in failure text (for example its file name).
 // Without it the name recorded by Capture is used, else "profile".
 func Named(name string) Option { return optionFunc(func(c *config) { c.name = name }) }
+
+// PerIteration makes time limits bound the time per run of the function
+// Capture ran: the measured time divided by Iterations. A capture runs its
+// function until it has enough samples, so its total times say more about
+// MinSamples than about the code; per run they are comparable. It is an
+// error on a profile without an iteration count; shares are unaffected.
+func PerIteration() Option { return optionFunc(func(c *config) { c.perIteration = true }) }
 
 func newConfig(opts []Option) config {
 	var c config
@@ -301,6 +312,9 @@ type Result struct {
 	// FewSamples is set when the measurement rests on fewer than 10
 	// samples of sampled data (a relative error above 30%).
 	FewSamples bool
+	// Iterations is the number of runs Time is divided by (PerIteration),
+	// 0 when Time is the profile's whole time.
+	Iterations int64
 }
 
 // minSamples is the sample count below which a sampled measurement is
@@ -331,6 +345,9 @@ func Check(p *profile.Profile, fn string, limit Limit, opts ...Option) (*Result,
 	}
 	if fn == "" {
 		return nil, errors.New("perfassert: empty function selector")
+	}
+	if _, ok := Iterations(p); c.perIteration && !ok {
+		return nil, errors.New("perfassert: PerIteration on a profile without an iteration count (only Capture records one)")
 	}
 	match := func(name string) bool { return name == fn }
 	if c.regexp {
@@ -381,7 +398,7 @@ func Check(p *profile.Profile, fn string, limit Limit, opts ...Option) (*Result,
 	}
 	r.Time, r.Samples, r.Stacks = m.time, m.samples, m.stacks
 	if r.Total > 0 {
-		r.Share = float64(r.Time) / float64(r.Total)
+		r.Share = float64(m.time) / float64(r.Total)
 		for i := range r.Stacks {
 			r.Stacks[i].Share = float64(r.Stacks[i].Time) / float64(r.Total)
 		}
@@ -391,6 +408,15 @@ func Check(p *profile.Profile, fn string, limit Limit, opts ...Option) (*Result,
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
 			"only %d samples in the measured %s: a sampled measurement this small is noise (±%.0f%%); profile longer or at a higher rate",
 			r.Samples, limit.Quantity, relErr(r.Samples)*100))
+	}
+	if n, ok := Iterations(p); ok && n > 0 && !limit.Quantity.isShare() {
+		if c.perIteration {
+			r.Iterations = n
+			r.Time = m.time / time.Duration(n)
+		} else {
+			r.Warnings = append(r.Warnings, fmt.Sprintf(
+				"the profile holds %d runs of a captured function: the time is their sum, which depends on how long the capture ran; PerIteration() bounds the time per run", n))
+		}
 	}
 	if limit.Quantity.isShare() {
 		r.Passed = r.Share <= limit.Share

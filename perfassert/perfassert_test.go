@@ -567,3 +567,40 @@ func BenchmarkMissLarge(b *testing.B) {
 		}
 	}
 }
+
+func TestPerIteration(t *testing.T) {
+	p := load(t, handFolded)
+	p.Comments = append(p.Comments, "hotbudget iterations: 10") // as Capture records it
+	ms := time.Millisecond
+	ft := &fakeT{}
+	if !perfassert.MaxSelfTime(ft, p, "main.busy", 6*ms, perfassert.PerIteration()) {
+		t.Fatalf("60ms over 10 runs is 6ms a run: %s", ft.text())
+	}
+	if perfassert.MaxTotalTime(ft, p, "main.busy", 6*ms, perfassert.PerIteration()) {
+		t.Fatal("70ms over 10 runs passed a 6ms bound")
+	}
+	if want := "main.busy total time 7ms per run (70.0% of 100ms total over 10 runs, 70 samples), want at most 6ms"; !strings.Contains(ft.text(), want) {
+		t.Errorf("text lacks %q:\n%s", want, ft.text())
+	}
+	if strings.Contains(ft.text(), "PerIteration() bounds") {
+		t.Errorf("the hint to use PerIteration is shown although it is used:\n%s", ft.text())
+	}
+
+	// Without the option the time is the sum, and the text says how to bound a run.
+	ft = &fakeT{}
+	perfassert.MaxSelfTime(ft, p, "main.busy", 6*ms)
+	for _, want := range []string{"main.busy self time 60ms (60.0% of 100ms total, 60 samples), want at most 6ms", "warning: the profile holds 10 runs of a captured function"} {
+		if !strings.Contains(ft.text(), want) {
+			t.Errorf("text lacks %q:\n%s", want, ft.text())
+		}
+	}
+	// Shares do not change.
+	r, err := perfassert.Check(p, "main.busy", perfassert.Limit{Quantity: perfassert.SelfShare, Share: 0.6}, perfassert.PerIteration())
+	if err != nil || !r.Passed || r.Share != 0.6 || r.Time != 60*ms {
+		t.Errorf("share check per iteration: %v %v", err, r)
+	}
+	// A profile without an iteration count cannot be divided.
+	if _, err := perfassert.Check(load(t, handFolded), "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime}, perfassert.PerIteration()); err == nil || !strings.Contains(err.Error(), "without an iteration count") {
+		t.Errorf("err = %v", err)
+	}
+}

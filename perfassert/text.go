@@ -42,7 +42,14 @@ func (r *Result) String() string {
 		if r.Regexp || len(r.Matched) > 1 {
 			name = fmt.Sprintf("%d functions matching %s", len(r.Matched), what)
 		}
-		fmt.Fprintf(&b, "%s %s %s (%s of %s total", name, r.Limit.Quantity.metric(), fmtDur(r.Time), fmtShare(r.Share), fmtDur(r.Total))
+		perRun := ""
+		if r.Iterations > 0 {
+			perRun = " per run"
+		}
+		fmt.Fprintf(&b, "%s %s %s%s (%s of %s total", name, r.Limit.Quantity.metric(), fmtDur(r.Time), perRun, fmtShare(r.Share), fmtDur(r.Total))
+		if r.Iterations > 0 {
+			fmt.Fprintf(&b, " over %d runs", r.Iterations)
+		}
 		if r.Exact {
 			b.WriteString(", exact")
 		} else {
