@@ -225,9 +225,12 @@ func lostSamples(sampled, used time.Duration) string {
 	if used < 50*time.Millisecond || float64(sampled) >= 0.7*float64(used) {
 		return ""
 	}
-	return fmt.Sprintf("the samples account for %s of CPU time but the process used %s while capturing: samples were lost (a Rate above the kernel's timer frequency?), so absolute times read low; shares are unaffected",
+	return fmt.Sprintf(lostSamplesText+" %s of CPU time but the process used %s while capturing: samples were lost (a Rate above the kernel's timer frequency?), so absolute times read low; shares are unaffected",
 		fmtDur(sampled), fmtDur(used))
 }
+
+// lostSamplesText starts the lost-samples warning; Check recognises it.
+const lostSamplesText = "the samples account for"
 
 // sampledTime is the CPU time the samples of a Go CPU profile stand for.
 func sampledTime(p *profile.Profile) time.Duration {

@@ -312,6 +312,9 @@ type Result struct {
 	// FewSamples is set when the measurement rests on fewer than 10
 	// samples of sampled data (a relative error above 30%).
 	FewSamples bool
+	// LostSamples is set when Capture found that the samples account for
+	// much less CPU time than the process used: absolute times read low.
+	LostSamples bool
 	// Iterations is the number of runs Time is divided by (PerIteration),
 	// 0 when Time is the profile's whole time.
 	Iterations int64
@@ -372,6 +375,11 @@ func Check(p *profile.Profile, fn string, limit Limit, opts ...Option) (*Result,
 		TotalSamples: table.TotalSamples,
 		Exact:        table.Exact,
 		Warnings:     append([]string(nil), table.Warnings...),
+	}
+	for _, w := range r.Warnings {
+		if strings.HasPrefix(w, lostSamplesText) {
+			r.LostSamples = true
+		}
 	}
 	for _, f := range table.Functions {
 		if match(f.Name) {
@@ -459,7 +467,7 @@ func report(t TestingT, p *profile.Profile, fn string, limit Limit, opts []Optio
 		t.Errorf("%s", r)
 		return false
 	}
-	if r.FewSamples || r.Missing {
+	if r.FewSamples || r.Missing || (r.LostSamples && !limit.Quantity.isShare()) {
 		logf(t, "%s", r)
 	}
 	return true

@@ -604,3 +604,20 @@ func TestPerIteration(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestLostSamplesAreLoggedOnPass(t *testing.T) {
+	p := load(t, handFolded)
+	p.Comments = append(p.Comments, "hotbudget warning: the samples account for 100ms of CPU time but the process used 400ms while capturing: samples were lost")
+	ft := &fakeT{}
+	if !perfassert.MaxSelfTime(ft, p, "main.busy", time.Second) {
+		t.Fatal(ft.text())
+	}
+	if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], "samples were lost") {
+		t.Errorf("time check on a profile that lost samples: logs %q", ft.logs)
+	}
+	ft = &fakeT{}
+	perfassert.MaxSelfShare(ft, p, "main.busy", 1)
+	if len(ft.logs) != 0 {
+		t.Errorf("share check logged %q; shares are unaffected by lost samples", ft.logs)
+	}
+}
