@@ -414,7 +414,7 @@ func Check(p *profile.Profile, fn string, limit Limit, opts ...Option) (*Result,
 	if !r.Exact && m.hasCount && r.Samples < minSamples {
 		r.FewSamples = true
 		r.Warnings = append(r.Warnings, fmt.Sprintf(
-			"only %d samples in the measured %s: a sampled measurement this small is noise (±%.0f%%); profile longer or at a higher rate",
+			"only %d samples in the measured %s: a sampled measurement this small is noise (±%.0f%%); profile for longer (Capture: MinSamples)",
 			r.Samples, limit.Quantity, relErr(r.Samples)*100))
 	}
 	if n, ok := Iterations(p); ok && n > 0 && !limit.Quantity.isShare() {
