@@ -1,0 +1,528 @@
+package gotrace_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"runtime/pprof"
+	"runtime/trace"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	xtrace "golang.org/x/exp/trace"
+
+	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/gotrace"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+// traceMu serialises the tests that start the runtime tracer or CPU profiler:
+// there is one of each per process.
+var traceMu sync.Mutex
+
+// record runs f under runtime/trace (and CPU profiling when cpu is set) and
+// returns the trace. It skips the test when the go command already traces or
+// profiles this process (go test -trace/-cpuprofile), since a process has one
+// tracer.
+func record(tb testing.TB, cpu bool, f func()) []byte {
+	tb.Helper()
+	traceMu.Lock()
+	defer traceMu.Unlock()
+	var buf bytes.Buffer
+	if cpu {
+		if err := pprof.StartCPUProfile(io.Discard); err != nil {
+			tb.Skipf("CPU profiling already on (go test -cpuprofile?): %v", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if err := trace.Start(&buf); err != nil {
+		tb.Skipf("tracing already on (go test -trace?): %v", err)
+	}
+	f()
+	trace.Stop()
+	return buf.Bytes()
+}
+
+func parse(tb testing.TB, data []byte, view string) *profile.Profile {
+	tb.Helper()
+	p, err := gotrace.Parse(bytes.NewReader(data), pbuild.Options{View: view})
+	if err != nil {
+		tb.Fatalf("Parse(view %q): %v", view, err)
+	}
+	if err := p.CheckValid(); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+func functions(tb testing.TB, p *profile.Profile) map[string]analysis.Function {
+	tb.Helper()
+	tab, err := analysis.Functions(p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m := map[string]analysis.Function{}
+	for _, f := range tab.Functions {
+		m[f.Name] = f
+	}
+	return m
+}
+
+// stacks lists each sample as "root;...;leaf" with its goroutine label.
+func stacks(p *profile.Profile) map[string]int64 {
+	m := map[string]int64{}
+	for _, s := range p.Sample {
+		var names []string
+		for i := len(s.Location) - 1; i >= 0; i-- {
+			names = append(names, s.Location[i].Line[0].Function.Name)
+		}
+		m[strings.Join(names, ";")] += s.Value[1]
+	}
+	return m
+}
+
+func spin(d time.Duration) int {
+	n := 0
+	for start := time.Now(); time.Since(start) < d; {
+		for i := 0; i < 1000; i++ {
+			n += i * i
+		}
+	}
+	return n
+}
+
+var sink int
+
+// TestRegionDurations times nested regions with sleeps and checks that each
+// region's total lies between the sleeps it holds and the wall time the test
+// measured around it, and that self times exclude nested regions.
+func TestRegionDurations(t *testing.T) {
+	var outerWall, innerWall, workerWall time.Duration
+	data := record(t, false, func() {
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := time.Now()
+			trace.WithRegion(ctx, "worker", func() { time.Sleep(15 * time.Millisecond) })
+			workerWall = time.Since(s)
+		}()
+		s := time.Now()
+		r := trace.StartRegion(ctx, "outer")
+		time.Sleep(20 * time.Millisecond)
+		si := time.Now()
+		trace.WithRegion(ctx, "inner", func() { time.Sleep(30 * time.Millisecond) })
+		innerWall = time.Since(si)
+		time.Sleep(10 * time.Millisecond)
+		r.End()
+		outerWall = time.Since(s)
+		wg.Wait()
+	})
+	p := parse(t, data, "") // no CPU samples: regions by default
+	if !pbuild.IsExact(p) {
+		t.Fatal("regions view is not marked exact")
+	}
+	fn := functions(t, p)
+	within := func(name string, got, lo, hi time.Duration) {
+		t.Helper()
+		if got < lo || got > hi {
+			t.Errorf("%s = %v, want within [%v, %v]", name, got, lo, hi)
+		}
+	}
+	within("outer total", fn["outer"].Total, 60*time.Millisecond, outerWall)
+	within("outer self", fn["outer"].Self, 30*time.Millisecond, outerWall-30*time.Millisecond)
+	within("inner total", fn["inner"].Total, 30*time.Millisecond, innerWall)
+	if fn["inner"].Self != fn["inner"].Total {
+		t.Errorf("inner self %v != total %v (it has no nested regions)", fn["inner"].Self, fn["inner"].Total)
+	}
+	if got := fn["outer"].Self + fn["inner"].Total; got != fn["outer"].Total {
+		t.Errorf("outer self+inner total = %v, want outer total %v", got, fn["outer"].Total)
+	}
+	within("worker total", fn["worker"].Total, 15*time.Millisecond, workerWall)
+	if n := fn["inner"].TotalSamples; n != 1 {
+		t.Errorf("inner count = %d, want 1 region", n)
+	}
+
+	// Nesting and goroutines: inner sits under outer, worker on another goroutine.
+	st := stacks(p)
+	for _, want := range []string{"outer", "outer;inner", "worker"} {
+		if _, ok := st[want]; !ok {
+			t.Errorf("no stack %q in %v", want, st)
+		}
+	}
+	gor := map[string]string{}
+	for _, s := range p.Sample {
+		g := s.Label[gotrace.LabelGoroutine]
+		if len(g) != 1 {
+			t.Fatalf("sample %v has goroutine labels %v", s.Location, g)
+		}
+		gor[s.Location[0].Line[0].Function.Name] = g[0]
+	}
+	if gor["outer"] != gor["inner"] || gor["outer"] == gor["worker"] {
+		t.Errorf("goroutines per region = %v: want outer and inner on one, worker on another", gor)
+	}
+	if p.DurationNanos < int64(outerWall/2) {
+		t.Errorf("DurationNanos = %d, want about the trace's span (>= %v)", p.DurationNanos, outerWall)
+	}
+}
+
+// TestRegionTotalsMatchEvents checks the durations view against an
+// independent walk of the region events with x/exp/trace: each region type's
+// total time is the sum of end minus begin of its instances, to the nanosecond.
+func TestRegionTotalsMatchEvents(t *testing.T) {
+	data := record(t, false, func() {
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 3 {
+					trace.WithRegion(ctx, "a", func() {
+						time.Sleep(time.Duration(i+1) * time.Millisecond)
+						trace.WithRegion(ctx, "b", func() { sink += spin(time.Millisecond) })
+					})
+				}
+			}()
+		}
+		wg.Wait()
+	})
+	want := map[string]time.Duration{}
+	count := map[string]int64{}
+	r, err := xtrace.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		g   xtrace.GoID
+		typ string
+	}
+	begins := map[key]xtrace.Time{}
+	for {
+		ev, err := r.ReadEvent()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Kind() {
+		case xtrace.EventRegionBegin:
+			begins[key{ev.Goroutine(), ev.Region().Type}] = ev.Time()
+		case xtrace.EventRegionEnd:
+			k := key{ev.Goroutine(), ev.Region().Type}
+			want[k.typ] += ev.Time().Sub(begins[k])
+			count[k.typ]++
+		}
+	}
+	fn := functions(t, parse(t, data, pbuild.ViewDurations))
+	for _, typ := range []string{"a", "b"} {
+		// The count value is 1 per region on the stack it ended with: self samples count regions.
+		if fn[typ].Total != want[typ] || fn[typ].SelfSamples != count[typ] {
+			t.Errorf("region %s: total %v in %d regions, events say %v in %d", typ, fn[typ].Total, fn[typ].SelfSamples, want[typ], count[typ])
+		}
+	}
+	if count["a"] != 12 {
+		t.Errorf("events hold %d regions a, want 12", count["a"])
+	}
+	if fn["a"].Self != want["a"]-want["b"] {
+		t.Errorf("a self = %v, want a total - b total = %v", fn["a"].Self, want["a"]-want["b"])
+	}
+}
+
+// TestTasks pins the task decision: a task is a frame above the regions run
+// in it, its total is their wall time, and the task type is a label.
+func TestTasks(t *testing.T) {
+	data := record(t, false, func() {
+		ctx, task := trace.NewTask(context.Background(), "request")
+		trace.WithRegion(ctx, "handle", func() {
+			time.Sleep(5 * time.Millisecond)
+			trace.WithRegion(ctx, "db", func() { time.Sleep(5 * time.Millisecond) })
+		})
+		task.End()
+		trace.WithRegion(context.Background(), "untasked", func() { time.Sleep(time.Millisecond) })
+	})
+	p := parse(t, data, pbuild.ViewDurations)
+	st := stacks(p)
+	for _, want := range []string{"task:request;handle", "task:request;handle;db", "untasked"} {
+		if _, ok := st[want]; !ok {
+			t.Errorf("no stack %q in %v", want, st)
+		}
+	}
+	fn := functions(t, p)
+	if fn["task:request"].Total != fn["handle"].Total || fn["task:request"].Self != 0 {
+		t.Errorf("task total %v self %v, want total = handle's %v and self 0", fn["task:request"].Total, fn["task:request"].Self, fn["handle"].Total)
+	}
+	for _, s := range p.Sample {
+		leaf := s.Location[0].Line[0].Function.Name
+		got := strings.Join(s.Label[gotrace.LabelTask], ",")
+		want := "request"
+		if leaf == "untasked" {
+			want = ""
+		}
+		if got != want {
+			t.Errorf("sample %s: task label %q, want %q", leaf, got, want)
+		}
+	}
+}
+
+// TestCPUSamples records a trace with CPU profiling on and checks the samples
+// view: real frames with file and line, 10ms per sample, region labels, and
+// that it is the default when the trace has samples.
+func TestCPUSamples(t *testing.T) {
+	data := record(t, true, func() {
+		trace.WithRegion(context.Background(), "busy", func() { sink += spin(300 * time.Millisecond) })
+	})
+	p := parse(t, data, "")
+	if pbuild.IsExact(p) {
+		t.Fatal("default view of a trace with CPU samples is exact, want the sampled CPU view")
+	}
+	if p.Period != gotrace.DefaultPeriod {
+		t.Errorf("Period = %d, want %d", p.Period, gotrace.DefaultPeriod)
+	}
+	fn := functions(t, p)
+	sp, ok := fn["github.com/hotbudget/hotbudget/internal/gotrace_test.spin"]
+	if !ok {
+		t.Fatalf("spin not in samples: %v", fn)
+	}
+	// 300ms of spinning at 100 Hz: expect about 30 samples; allow for a loaded machine.
+	if sp.SelfSamples < 5 || sp.Total > 400*time.Millisecond {
+		t.Errorf("spin: %d self samples, total %v; want >= 5 samples and <= 400ms", sp.SelfSamples, sp.Total)
+	}
+	if !strings.HasSuffix(sp.File, "gotrace_test.go") || sp.Line <= 0 {
+		t.Errorf("spin frame at %s:%d, want gotrace_test.go with a line", sp.File, sp.Line)
+	}
+	if sp.Self != time.Duration(sp.SelfSamples)*10*time.Millisecond {
+		t.Errorf("spin self %v for %d samples, want 10ms each", sp.Self, sp.SelfSamples)
+	}
+	var inBusy int64
+	for _, s := range p.Sample {
+		if s.Location[0].Line[0].Function.Name == sp.Name && len(s.Label[gotrace.LabelRegion]) == 1 && s.Label[gotrace.LabelRegion][0] == "busy" {
+			inBusy += s.Value[0]
+			if len(s.Label[pbuild.LabelTID]) != 1 || len(s.Label[gotrace.LabelGoroutine]) != 1 {
+				t.Errorf("sample labels %v lack tid or goroutine", s.Label)
+			}
+		}
+	}
+	if inBusy != sp.SelfSamples {
+		t.Errorf("%d of %d spin samples carry region=busy", inBusy, sp.SelfSamples)
+	}
+
+	// The same trace's durations view holds the region.
+	d := functions(t, parse(t, data, pbuild.ViewDurations))
+	if d["busy"].Total < 300*time.Millisecond {
+		t.Errorf("durations view: busy total %v, want >= 300ms", d["busy"].Total)
+	}
+}
+
+// TestViewFallback: an explicit view that is empty falls back to the other
+// with a warning; a trace with neither gives an empty profile with a warning.
+func TestViewFallback(t *testing.T) {
+	data := record(t, false, func() {
+		trace.WithRegion(context.Background(), "r", func() { time.Sleep(time.Millisecond) })
+	})
+	p := parse(t, data, pbuild.ViewSamples)
+	if !pbuild.IsExact(p) || !hasWarning(p, "no CPU samples") {
+		t.Errorf("samples view of a trace without samples: exact %v, warnings %q; want regions with a warning", pbuild.IsExact(p), pbuild.Warnings(p))
+	}
+	empty := record(t, false, func() { time.Sleep(time.Millisecond) })
+	p = parse(t, empty, "")
+	if len(p.Sample) != 0 || !hasWarning(p, "neither CPU samples nor user regions") {
+		t.Errorf("trace without regions or samples: %d samples, warnings %q", len(p.Sample), pbuild.Warnings(p))
+	}
+	if _, err := gotrace.Parse(bytes.NewReader(data), pbuild.Options{View: "flame"}); err == nil || !strings.Contains(err.Error(), "unknown view") {
+		t.Errorf("unknown view: err = %v", err)
+	}
+}
+
+// TestOpenRegions: regions open when tracing stops are closed at the last
+// event with a warning; regions that began before tracing are counted from the
+// first event with a warning.
+func TestOpenRegions(t *testing.T) {
+	traceMu.Lock()
+	defer traceMu.Unlock()
+	var buf bytes.Buffer
+	before := trace.StartRegion(context.Background(), "before") // not traced: tracing is off
+	if err := trace.Start(&buf); err != nil {
+		t.Skipf("tracing already on: %v", err)
+	}
+	time.Sleep(2 * time.Millisecond)
+	before.End()
+	open := trace.StartRegion(context.Background(), "open")
+	time.Sleep(2 * time.Millisecond)
+	trace.Stop()
+	open.End()
+	p := parse(t, buf.Bytes(), "")
+	fn := functions(t, p)
+	if fn["open"].Total <= 0 {
+		t.Errorf("open region total = %v, want > 0", fn["open"].Total)
+	}
+	if !hasWarning(p, "still open") {
+		t.Errorf("no warning for the open region: %q", pbuild.Warnings(p))
+	}
+	// The runtime does not emit an end for a region whose begin it did not
+	// trace when the region's task is the background task, so "before" may be
+	// absent; when present it must be counted and warned about.
+	if _, ok := fn["before"]; ok && !hasWarning(p, "without a begin") {
+		t.Errorf("region begun before tracing counted without a warning: %q", pbuild.Warnings(p))
+	}
+}
+
+func hasWarning(p *profile.Profile, sub string) bool {
+	for _, w := range pbuild.Warnings(p) {
+		if strings.Contains(w, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestBadInput: empty, non-trace, header only, truncated and garbage input
+// give errors that say what is wrong, never a panic.
+func TestBadInput(t *testing.T) {
+	good, err := os.ReadFile("../../testdata/gotrace/regions.trace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := good[:16]
+	cases := []struct {
+		name, in, want string
+	}{
+		{"empty", "", "header"},
+		{"not a trace", "hello world, not a trace at all", "not a Go execution trace"},
+		{"future version", "go 1.99 trace\x00\x00\x00", "unsupported trace version go 1.99"},
+		{"header only", string(header), "no events"},
+		{"garbage after header", string(header) + strings.Repeat("\xff\x13garbage", 50), "expected batch event"},
+		{"truncated", string(good[:len(good)/2]), "truncated trace"},
+		{"truncated batch header", string(good[:20]), "truncated trace"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := gotrace.Parse(strings.NewReader(c.in), pbuild.Options{})
+			if err == nil {
+				t.Fatalf("no error; got a profile with %d samples", len(p.Sample))
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestTestdata loads the committed traces (made by testdata/gotrace/gen) and
+// checks what the generator guarantees: its sleeps bound the regions from
+// below, nesting, two goroutines, a task, and CPU samples of its busy loop.
+func TestTestdata(t *testing.T) {
+	p, err := loaders.Load("../../testdata/gotrace/regions.trace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := functions(t, p)
+	st := stacks(p)
+	for _, want := range []string{"task:job;load", "task:job;load;decode", "compute"} {
+		if _, ok := st[want]; !ok {
+			t.Errorf("regions.trace: no stack %q in %v", want, st)
+		}
+	}
+	// gen sleeps 10ms in load outside decode, 20ms in decode, 3×5ms in compute.
+	if fn["decode"].Total < 20*time.Millisecond || fn["load"].Self < 10*time.Millisecond || fn["compute"].Total < 15*time.Millisecond || fn["compute"].TotalSamples != 3 {
+		t.Errorf("regions.trace: decode %v, load self %v, compute %v in %d", fn["decode"].Total, fn["load"].Self, fn["compute"].Total, fn["compute"].TotalSamples)
+	}
+
+	c, err := loaders.Load("../../testdata/gotrace/cpu.trace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pbuild.IsExact(c) {
+		t.Fatal("cpu.trace default view is exact, want CPU samples")
+	}
+	cf := functions(t, c)
+	if cf["main.busy"].SelfSamples < 5 {
+		t.Errorf("cpu.trace: main.busy has %d self samples, want >= 5", cf["main.busy"].SelfSamples)
+	}
+	d, err := loaders.Load("../../testdata/gotrace/cpu.trace", loaders.WithView(loaders.ViewDurations))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if df := functions(t, d); df["spin"].Total < 100*time.Millisecond {
+		t.Errorf("cpu.trace durations: spin region %v, want >= 100ms", df["spin"].Total)
+	}
+}
+
+// TestDetect pins that the loaders recognise a Go trace by its header.
+func TestDetect(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/gotrace/regions.trace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := loaders.Detect(b[:min(len(b), 512)]); f != loaders.FormatGoTrace {
+		t.Errorf("Detect = %q, want %q", f, loaders.FormatGoTrace)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"regions.trace", "cpu.trace"} {
+		b, err := os.ReadFile("../../testdata/gotrace/" + name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		f.Add(b[:len(b)/3])
+	}
+	f.Add([]byte("go 1.26 trace\x00\x00\x00"))
+	f.Add([]byte("go 1.21 trace\x00\x00\x00\x01\x02"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 1<<20 {
+			return
+		}
+		for _, v := range []string{"", pbuild.ViewDurations} {
+			p, err := gotrace.Parse(bytes.NewReader(b), pbuild.Options{View: v})
+			if err == nil {
+				if err := p.CheckValid(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkParse parses a trace of many goroutines running nested regions
+// with CPU profiling on, in both views.
+func BenchmarkParse(b *testing.B) {
+	data := record(b, true, func() {
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range 20000 {
+					trace.WithRegion(ctx, "outer", func() {
+						trace.WithRegion(ctx, "inner", func() { sink += j })
+						if j%1000 == 0 {
+							sink += spin(time.Millisecond)
+						}
+					})
+				}
+			}()
+		}
+		wg.Wait()
+	})
+	for _, v := range []string{pbuild.ViewSamples, pbuild.ViewDurations} {
+		b.Run(v, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := gotrace.Parse(bytes.NewReader(data), pbuild.Options{View: v}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
