@@ -51,7 +51,7 @@ func (c *cli) diff(args []string) int {
 	fs.Var(format, "format", "output `text|markdown|json`")
 	pprofOut := fs.String("pprof", "", "also write the difference as a pprof profile to `file` (go tool pprof shows it; base negated with pprof::base labels)")
 	var sel selection
-	addSelection(fs.FlagSet, &sel)
+	addSelection(fs.FlagSet, &sel, false)
 
 	// Split at the first "--": flags may appear on either side.
 	sep := -1

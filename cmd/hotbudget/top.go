@@ -43,12 +43,16 @@ type selection struct {
 	dropSynthetic bool
 }
 
-func addSelection(fs *flag.FlagSet, s *selection) {
+func addSelection(fs *flag.FlagSet, s *selection, repeatable bool) {
+	rep := ""
+	if repeatable {
+		rep = " (repeatable)"
+	}
 	s.view = newChoice("", "samples", "durations")
 	fs.StringVar(&s.focus, "focus", "", "keep only samples with a function matching this `regexp` (pprof -focus)")
 	fs.StringVar(&s.ignore, "ignore", "", "drop samples with a function matching this `regexp` (pprof -ignore)")
-	fs.Var(&s.threads, "thread", "keep only samples of the thread with this `name or tid` (repeatable)")
-	fs.Var(&s.pids, "pid", "keep only samples of the process with this `pid or name` (repeatable)")
+	fs.Var(&s.threads, "thread", "keep only samples of the thread with this `name or tid`"+rep)
+	fs.Var(&s.pids, "pid", "keep only samples of the process with this `pid or name`"+rep)
 	fs.Var(s.view, "view", "what a Chrome trace contributes: `samples|durations` (default: samples when it has any)")
 	fs.BoolVar(&s.dropSynthetic, "drop-synthetic", false, "drop samples whose leaf is (idle), (program), (garbage collector) or (root)")
 }
@@ -95,7 +99,7 @@ func (c *cli) top(args []string) int {
 	fs.Var(format, "format", "output `text|markdown|json`")
 	n := fs.Int("n", 20, "show the top `N` functions; 0 shows all")
 	var sel selection
-	addSelection(fs.FlagSet, &sel)
+	addSelection(fs.FlagSet, &sel, true)
 	pos, code := c.parse(fs, args)
 	if code >= 0 {
 		return code
