@@ -142,8 +142,15 @@ type openRegion struct {
 type gState struct {
 	open []openRegion
 	last trace.Time // time of the last region begin or end on this goroutine
-	// labels for the durations view, valid for the current innermost task.
-	labels pbuild.Labels
+	// Labels of the durations view for goroutine labelG in task labelTask.
+	labels    pbuild.Labels
+	labelG    trace.GoID
+	labelTask string
+}
+
+type frameKey struct {
+	task, typ string
+	withTask  bool // the task frame is needed: the task differs from the parent region's
 }
 
 type labelKey struct {
@@ -158,6 +165,8 @@ type parser struct {
 	gs      map[trace.GoID]*gState
 	tasks   map[trace.TaskID]string
 	labels  map[labelKey]pbuild.Labels
+	frames  map[frameKey][]*profile.Location
+	free    []*gState // states of goroutines with no open region, for reuse
 
 	events      int64 // events read, including sync events
 	syncs       int64
@@ -176,6 +185,7 @@ func newParser() *parser {
 		gs:      make(map[trace.GoID]*gState),
 		tasks:   make(map[trace.TaskID]string),
 		labels:  make(map[labelKey]pbuild.Labels),
+		frames:  make(map[frameKey][]*profile.Location),
 	}
 }
 
@@ -224,17 +234,28 @@ func (ps *parser) taskName(id trace.TaskID) string {
 // regionFrames returns the frames a region adds below its parent: a task
 // frame when the task changes, then the region frame.
 func (ps *parser) regionFrames(parentTask, task, typ string) []*profile.Location {
+	k := frameKey{task, typ, task != "" && task != parentTask}
+	if loc, ok := ps.frames[k]; ok {
+		return loc
+	}
 	var loc []*profile.Location
-	if task != "" && task != parentTask {
+	if k.withTask {
 		loc = append(loc, ps.regions.Location(pbuild.Frame{Name: TaskPrefix + task}))
 	}
-	return append(loc, ps.regions.Location(pbuild.Frame{Name: typ}))
+	loc = append(loc, ps.regions.Location(pbuild.Frame{Name: typ}))
+	ps.frames[k] = loc
+	return loc
 }
 
 func (ps *parser) goroutine(g trace.GoID) *gState {
 	s, ok := ps.gs[g]
 	if !ok {
-		s = &gState{}
+		if n := len(ps.free); n > 0 {
+			s = ps.free[n-1]
+			ps.free = ps.free[:n-1]
+		} else {
+			s = &gState{}
+		}
 		ps.gs[g] = s
 	}
 	return s
@@ -257,7 +278,11 @@ func (ps *parser) flush(g trace.GoID, s *gState, t trace.Time, count int64) {
 		}
 	}
 	if d > 0 || count > 0 {
-		ps.regions.Add(ps.stack, count, d, ps.label(g, trace.NoThread, "", s.open[len(s.open)-1].task))
+		task := s.open[len(s.open)-1].task
+		if s.labels == nil || s.labelG != g || s.labelTask != task {
+			s.labels, s.labelG, s.labelTask = ps.label(g, trace.NoThread, "", task), g, task
+		}
+		ps.regions.Add(ps.stack, count, d, s.labels)
 	}
 }
 
@@ -321,7 +346,12 @@ func (ps *parser) regionEnd(g trace.GoID, r trace.Region, t trace.Time) {
 	s.open = s.open[:i]
 	ps.nRegions++
 	if len(s.open) == 0 {
+		// Forget the goroutine (a trace may have millions) but keep
+		// its state for reuse.
 		delete(ps.gs, g)
+		if len(ps.free) < 64 {
+			ps.free = append(ps.free, s)
+		}
 	}
 }
 
