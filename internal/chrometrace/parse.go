@@ -1,0 +1,851 @@
+package chrometrace
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
+	v8 "github.com/hotbudget/hotbudget/internal/v8"
+)
+
+// Format is the format name Parse records in the profile.
+const Format = "chrome-trace"
+
+// MaxDepth bounds the nesting of duration events on one thread.
+const MaxDepth = 10000
+
+// Parse reads a Chrome trace-event file. See the package documentation.
+func Parse(r io.Reader, o pbuild.Options) (*profile.Profile, error) {
+	switch o.View {
+	case "", pbuild.ViewSamples, pbuild.ViewDurations:
+	default:
+		return nil, fmt.Errorf("unknown view %q (want %q or %q)", o.View, pbuild.ViewSamples, pbuild.ViewDurations)
+	}
+	p := newParser(r)
+	if err := p.top(); err != nil {
+		return nil, err
+	}
+	return p.finish(o.View)
+}
+
+// event is the part of one trace event the parser keeps. It is reused.
+type event struct {
+	ph         string
+	name       string
+	pid, tid   string
+	id         string
+	ts, dur    int64 // ns
+	hasTs      bool
+	hasDur     bool
+	argName    string // args.name (M events)
+	hasArgName bool
+	data       bool // args.data seen
+	// CPU profile parts of args.data
+	cpuProfile         bool
+	nodes              []v8.Node
+	samples, deltas    []int64
+	hasSamples         bool
+	hasDeltas          bool
+	startTime, endTime int64 // µs
+	hasStart, hasEnd   bool
+	typeErr            error // first wrong-typed profile field; reported only for profile events
+}
+
+func (e *event) reset() {
+	*e = event{nodes: e.nodes[:0], samples: e.samples[:0], deltas: e.deltas[:0]}
+}
+
+type parser struct {
+	s         *scanner
+	ev        event
+	n         int // events read
+	strs      map[string]string
+	warns     []string           // distinct warnings in order
+	warnN     map[string]int     // how often each
+	threads   map[string]*thread // by pid + "\x00" + tid
+	order     []*thread
+	procs     map[string]string // pid → process name
+	profs     map[string]*cpuProf
+	porder    []*cpuProf
+	phases    map[string]bool // unknown phases warned about
+	hermes    *hermes
+	names     map[string]string // pid+tid → thread name
+	truncated bool
+	rawNode   []byte
+}
+
+func newParser(r io.Reader) *parser {
+	return &parser{
+		s:       newScanner(r),
+		strs:    map[string]string{},
+		threads: map[string]*thread{},
+		procs:   map[string]string{},
+		profs:   map[string]*cpuProf{},
+		phases:  map[string]bool{},
+		names:   map[string]string{},
+		warnN:   map[string]int{},
+	}
+}
+
+func (p *parser) warnf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if _, ok := p.warnN[msg]; !ok {
+		p.warns = append(p.warns, msg)
+	}
+	p.warnN[msg]++
+}
+
+// intern returns b as a string, shared with earlier equal strings.
+func (p *parser) intern(b []byte) string {
+	if s, ok := p.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(p.strs) < 1<<20 {
+		p.strs[s] = s
+	}
+	return s
+}
+
+// top reads the whole input.
+func (p *parser) top() error {
+	s := p.s
+	// A UTF-8 byte order mark.
+	if c, err := s.peek(); err == nil && c == 0xef {
+		for _, want := range []byte{0xef, 0xbb, 0xbf} {
+			if c, err := s.readByte(); err != nil || c != want {
+				return fmt.Errorf("at offset %d: invalid byte order mark", s.off())
+			}
+		}
+	}
+	c, err := s.peek()
+	if errors.Is(err, errEOF) {
+		return errors.New("empty input")
+	}
+	if err != nil {
+		return err
+	}
+	switch c {
+	case '[':
+		s.pos++
+		if err := p.events("events"); err != nil {
+			return err
+		}
+	case '{':
+		s.pos++
+		if err := p.object(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("at offset %d: want a JSON array or object of trace events, got %q", s.off(), c)
+	}
+	// Only white space may follow.
+	if c, err := s.peek(); err == nil {
+		return fmt.Errorf("at offset %d: unexpected %q after the trace", s.off(), c)
+	} else if !errors.Is(err, errEOF) {
+		return err
+	}
+	return nil
+}
+
+// object reads the top-level object; '{' was read.
+func (p *parser) object() error {
+	s := p.s
+	seen := false
+	for first := true; ; first = false {
+		key, end, err := s.objectKey(first)
+		if errors.Is(err, errEOF) && seen {
+			p.warnf("the top-level object is not closed (truncated file?)")
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if end {
+			break
+		}
+		switch key {
+		case "traceEvents":
+			if seen {
+				return fmt.Errorf("at offset %d: a second traceEvents key", s.off())
+			}
+			seen = true
+			c, err := s.peek()
+			if err != nil {
+				return err
+			}
+			if c != '[' {
+				return fmt.Errorf("traceEvents at offset %d: want an array, got %q", s.off(), c)
+			}
+			s.pos++
+			if err := p.events("traceEvents"); err != nil {
+				return err
+			}
+			if p.truncated {
+				return nil
+			}
+		case "samples":
+			if err := p.hermesSamples(); err != nil {
+				return err
+			}
+		case "stackFrames":
+			if err := p.stackFrames(); err != nil {
+				return err
+			}
+		default:
+			if err := s.skip(); err != nil {
+				return fmt.Errorf("top-level key %q: %w", key, err)
+			}
+		}
+	}
+	if !seen && p.hermes == nil {
+		return errors.New("no traceEvents key: not a Chrome trace")
+	}
+	return nil
+}
+
+// events reads an array of events; '[' was read. A missing ']' (the
+// file ends after an event, a comma or white space) is accepted with a
+// warning; a file that ends inside an event is an error.
+func (p *parser) events(what string) error {
+	s := p.s
+	for i := 0; ; i++ {
+		c, err := s.peek()
+		if errors.Is(err, errEOF) {
+			p.truncatedAt(what, i)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if c == ']' {
+			s.pos++
+			return nil
+		}
+		if i > 0 {
+			if c != ',' {
+				return fmt.Errorf("%s at offset %d: after event %d: want ',' or ']', got %q", what, s.off(), i-1, c)
+			}
+			s.pos++
+			c, err = s.peek()
+			if errors.Is(err, errEOF) {
+				p.truncatedAt(what, i)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if c == ']' { // a trailing comma
+				s.pos++
+				p.warnf("%s: trailing comma before ']'", what)
+				return nil
+			}
+		}
+		off := s.off()
+		if c != '{' {
+			return fmt.Errorf("%s[%d] at offset %d: want an event object, got %q", what, i, off, c)
+		}
+		s.pos++
+		if err := p.event(); err != nil {
+			if errors.Is(err, errEOF) {
+				return fmt.Errorf("%s[%d] starting at offset %d is cut off (truncated file?): %w", what, i, off, err)
+			}
+			return fmt.Errorf("%s[%d] at offset %d: %w", what, i, off, err)
+		}
+		if err := p.dispatch(i, off); err != nil {
+			return fmt.Errorf("%s[%d] (%s %q) at offset %d: %w", what, i, p.ev.ph, p.ev.name, off, err)
+		}
+		p.n++
+	}
+}
+
+func (p *parser) truncatedAt(what string, n int) {
+	p.truncated = true
+	p.warnf("%s: the array is not closed after %d events (truncated file?); read what is there", what, n)
+}
+
+// event reads one event object; '{' was read.
+func (p *parser) event() error {
+	s := p.s
+	e := &p.ev
+	e.reset()
+	for first := true; ; first = false {
+		key, end, err := p.key(first)
+		if err != nil {
+			return err
+		}
+		if end {
+			return nil
+		}
+		switch string(key) {
+		case "ph":
+			b, err := p.stringValue("ph")
+			if err != nil {
+				return err
+			}
+			e.ph = p.intern(b)
+		case "name":
+			c, err := s.peek()
+			if err != nil {
+				return err
+			}
+			if c != '"' {
+				if err := s.skip(); err != nil {
+					return err
+				}
+				continue
+			}
+			s.pos++
+			b, err := s.strBytes()
+			if err != nil {
+				return err
+			}
+			e.name = p.intern(b)
+		case "pid":
+			if e.pid, err = p.idValue("pid"); err != nil {
+				return err
+			}
+		case "tid":
+			if e.tid, err = p.idValue("tid"); err != nil {
+				return err
+			}
+		case "id":
+			if e.id, err = p.idValue("id"); err != nil {
+				return err
+			}
+		case "ts":
+			if e.ts, err = p.micros("ts"); err != nil {
+				return err
+			}
+			e.hasTs = true
+		case "dur":
+			if e.dur, err = p.micros("dur"); err != nil {
+				return err
+			}
+			e.hasDur = true
+		case "args":
+			if err := p.args(); err != nil {
+				return err
+			}
+		default:
+			if err := s.skip(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// key reads the next key of an object, returning a view of its bytes.
+func (p *parser) key(first bool) (key []byte, end bool, err error) {
+	s := p.s
+	c, err := s.next()
+	if err != nil {
+		return nil, false, err
+	}
+	if c == '}' {
+		return nil, true, nil
+	}
+	if !first {
+		if c != ',' {
+			return nil, false, s.syntax("',' or '}'", c)
+		}
+		if c, err = s.next(); err != nil {
+			return nil, false, err
+		}
+	}
+	if c != '"' {
+		return nil, false, s.syntax("a string key", c)
+	}
+	if key, err = s.strBytes(); err != nil {
+		return nil, false, err
+	}
+	// The colon: usually right there.
+	if s.pos < s.end && s.buf[s.pos] == ':' {
+		s.pos++
+		return key, false, nil
+	}
+	// Keep the key across reads.
+	k := append([]byte(nil), key...)
+	return k, false, s.expect(':', "':'")
+}
+
+// stringValue reads a value that must be a string.
+func (p *parser) stringValue(what string) ([]byte, error) {
+	s := p.s
+	c, err := s.peek()
+	if err != nil {
+		return nil, err
+	}
+	if c != '"' {
+		return nil, fmt.Errorf("%s at offset %d: want a string, got %q", what, s.off(), c)
+	}
+	s.pos++
+	return s.strBytes()
+}
+
+// idValue reads a pid, tid or id: a number or a string, kept as text.
+func (p *parser) idValue(what string) (string, error) {
+	s := p.s
+	c, err := s.peek()
+	if err != nil {
+		return "", err
+	}
+	if c == '"' {
+		s.pos++
+		b, err := s.strBytes()
+		if err != nil {
+			return "", err
+		}
+		return p.intern(b), nil
+	}
+	if c == '{' || c == '[' {
+		return "", fmt.Errorf("%s at offset %d: want a number or a string, got %q", what, s.off(), c)
+	}
+	off := s.off()
+	b, err := s.value(s.raw[:0], true)
+	s.raw = b
+	if err != nil {
+		return "", err
+	}
+	if string(b) == "null" {
+		return "", nil
+	}
+	if _, err := strconv.ParseFloat(string(b), 64); err != nil {
+		return "", fmt.Errorf("%s at offset %d: want a number or a string, got %.40s", what, off, b)
+	}
+	return p.intern(b), nil
+}
+
+// micros reads a time in µs (a number, or a number in a string) as ns.
+func (p *parser) micros(what string) (int64, error) {
+	s := p.s
+	off := s.off()
+	c, err := s.peek()
+	if err != nil {
+		return 0, err
+	}
+	var b []byte
+	switch c {
+	case '"':
+		s.pos++
+		if b, err = s.strBytes(); err != nil {
+			return 0, err
+		}
+	case '{', '[':
+		return 0, fmt.Errorf("%s at offset %d: want a number, got %q", what, off, c)
+	default:
+		if b, err = s.value(s.raw[:0], true); err != nil {
+			return 0, err
+		}
+		s.raw = b
+	}
+	v, err := parseNanos(b)
+	if err != nil {
+		return 0, fmt.Errorf("%s at offset %d: %w", what, off, err)
+	}
+	return v, nil
+}
+
+// maxMicros bounds times so that sums of nanoseconds cannot overflow.
+const maxMicros = math.MaxInt64 / 4000
+
+// parseNanos parses a number of µs into ns, rounding below a ns.
+func parseNanos(b []byte) (int64, error) {
+	neg := len(b) > 0 && b[0] == '-'
+	digits := b
+	if neg {
+		digits = b[1:]
+	}
+	if len(digits) > 0 && len(digits) <= 15 {
+		var v int64
+		ok := true
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				ok = false
+				break
+			}
+			v = v*10 + int64(c-'0')
+		}
+		if ok {
+			if neg {
+				v = -v
+			}
+			return v * 1000, nil
+		}
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%.40q is not a number", b)
+	}
+	if math.IsNaN(f) || math.Abs(f) > maxMicros {
+		return 0, fmt.Errorf("%.40s is out of range", b)
+	}
+	return int64(math.Round(f * 1000)), nil
+}
+
+// args reads an event's args, keeping what profile and metadata events need.
+func (p *parser) args() error {
+	s := p.s
+	e := &p.ev
+	c, err := s.peek()
+	if err != nil {
+		return err
+	}
+	if c != '{' {
+		return s.skip()
+	}
+	s.pos++
+	for first := true; ; first = false {
+		key, end, err := p.key(first)
+		if err != nil {
+			return err
+		}
+		if end {
+			return nil
+		}
+		switch string(key) {
+		case "name":
+			c, err := s.peek()
+			if err != nil {
+				return err
+			}
+			if c != '"' {
+				if err := s.skip(); err != nil {
+					return err
+				}
+				continue
+			}
+			s.pos++
+			b, err := s.strBytes()
+			if err != nil {
+				return err
+			}
+			e.argName, e.hasArgName = p.intern(b), true
+		case "data":
+			if err := p.data(); err != nil {
+				return err
+			}
+		default:
+			if err := s.skip(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// data reads args.data.
+func (p *parser) data() error {
+	s := p.s
+	e := &p.ev
+	c, err := s.peek()
+	if err != nil {
+		return err
+	}
+	if c != '{' {
+		return s.skip()
+	}
+	s.pos++
+	e.data = true
+	for first := true; ; first = false {
+		key, end, err := p.key(first)
+		if err != nil {
+			return err
+		}
+		if end {
+			return nil
+		}
+		switch string(key) {
+		case "cpuProfile":
+			if err := p.cpuProfile(); err != nil {
+				return err
+			}
+		case "timeDeltas":
+			e.hasDeltas = true
+			if e.deltas, err = p.ints("args.data.timeDeltas", e.deltas); err != nil {
+				return err
+			}
+		case "startTime", "endTime":
+			if err := p.profileTime(string(key)); err != nil {
+				return err
+			}
+		default:
+			if err := s.skip(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (p *parser) profileTime(key string) error {
+	e := &p.ev
+	s := p.s
+	off := s.off()
+	c, err := s.peek()
+	if err != nil {
+		return err
+	}
+	if c == '"' || c == '{' || c == '[' {
+		p.typeError(fmt.Errorf("%s at offset %d: want a number, got %q", key, off, c))
+		return s.skip()
+	}
+	b, err := s.value(s.raw[:0], true)
+	s.raw = b
+	if err != nil {
+		return err
+	}
+	ns, err := parseNanos(b)
+	if err != nil {
+		p.typeError(fmt.Errorf("%s at offset %d: %w", key, off, err))
+		return nil
+	}
+	us := ns / 1000
+	if ns%1000 != 0 { // V8 writes whole µs; round others as v8.Parse does
+		us = int64(math.Round(float64(ns) / 1000))
+	}
+	if key == "startTime" {
+		e.startTime, e.hasStart = us, true
+	} else {
+		e.endTime, e.hasEnd = us, true
+	}
+	return nil
+}
+
+func (p *parser) typeError(err error) {
+	if p.ev.typeErr == nil {
+		p.ev.typeErr = err
+	}
+}
+
+// cpuProfile reads args.data.cpuProfile.
+func (p *parser) cpuProfile() error {
+	s := p.s
+	e := &p.ev
+	c, err := s.peek()
+	if err != nil {
+		return err
+	}
+	if c != '{' {
+		p.typeError(fmt.Errorf("cpuProfile at offset %d: want an object, got %q", s.off(), c))
+		return s.skip()
+	}
+	s.pos++
+	e.cpuProfile = true
+	for first := true; ; first = false {
+		key, end, err := p.key(first)
+		if err != nil {
+			return err
+		}
+		if end {
+			return nil
+		}
+		switch string(key) {
+		case "nodes":
+			if err := p.nodes(); err != nil {
+				return err
+			}
+		case "samples":
+			e.hasSamples = true
+			if e.samples, err = p.ints("cpuProfile.samples", e.samples); err != nil {
+				return err
+			}
+		case "timeDeltas":
+			e.hasDeltas = true
+			if e.deltas, err = p.ints("cpuProfile.timeDeltas", e.deltas); err != nil {
+				return err
+			}
+		case "startTime", "endTime":
+			if err := p.profileTime(string(key)); err != nil {
+				return err
+			}
+		default:
+			if err := s.skip(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// ints appends an array of integers to dst. Malformed JSON is an error;
+// well-formed values of another type are recorded as a type error and
+// skipped.
+func (p *parser) ints(what string, dst []int64) ([]int64, error) {
+	s := p.s
+	c, err := s.peek()
+	if err != nil {
+		return dst, err
+	}
+	if c != '[' {
+		p.typeError(fmt.Errorf("%s at offset %d: want an array, got %q", what, s.off(), c))
+		return dst, s.skip()
+	}
+	s.pos++
+	for first := true; ; first = false {
+		// Fast path: a plain integer followed by ',' or ']', in the buffer.
+		if !first && s.pos+22 < s.end {
+			if v, n := fastInt(s.buf[s.pos:s.end]); n > 0 {
+				dst = append(dst, v)
+				s.pos += n
+				continue
+			}
+		}
+		end, err := s.arrayNext(first)
+		if err != nil {
+			return dst, err
+		}
+		if end {
+			return dst, nil
+		}
+		c, err := s.peek()
+		if err != nil {
+			return dst, err
+		}
+		if c == '-' || c >= '0' && c <= '9' {
+			off := s.off()
+			v, ok, err := s.int()
+			if err != nil {
+				return dst, err
+			}
+			if ok {
+				dst = append(dst, v)
+				continue
+			}
+			p.typeError(fmt.Errorf("%s at offset %d: want integers (out of range or a fraction)", what, off))
+		} else {
+			p.typeError(fmt.Errorf("%s at offset %d: want integers, got %q", what, s.off(), c))
+		}
+		if _, err := s.value(nil, false); err != nil {
+			return dst, err
+		}
+	}
+}
+
+// fastInt parses ",<int>" at the start of b when it is followed by ',' or
+// ']' (not consumed). n is 0 when b does not start that way.
+func fastInt(b []byte) (v int64, n int) {
+	if b[0] != ',' {
+		return 0, 0
+	}
+	i := 1
+	neg := b[i] == '-'
+	if neg {
+		i++
+	}
+	start := i
+	for i < len(b) && i-start < 18 && b[i] >= '0' && b[i] <= '9' {
+		v = v*10 + int64(b[i]-'0')
+		i++
+	}
+	if i == start || i >= len(b) || (b[i] != ',' && b[i] != ']') {
+		return 0, 0
+	}
+	if neg {
+		v = -v
+	}
+	return v, i
+}
+
+type jsonNode struct {
+	ID        *int64        `json:"id"`
+	CallFrame jsonCallFrame `json:"callFrame"`
+	Parent    *int64        `json:"parent"`
+	Children  []int64       `json:"children"`
+	HitCount  int64         `json:"hitCount"`
+}
+
+type jsonCallFrame struct {
+	FunctionName string   `json:"functionName"`
+	ScriptID     scriptID `json:"scriptId"`
+	URL          string   `json:"url"`
+	LineNumber   *int64   `json:"lineNumber"`
+	ColumnNumber *int64   `json:"columnNumber"`
+}
+
+// scriptID accepts a string or a number.
+type scriptID string
+
+func (s *scriptID) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var v string
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*s = scriptID(v)
+		return nil
+	}
+	if string(b) == "null" {
+		return nil
+	}
+	if _, err := strconv.ParseFloat(string(b), 64); err != nil {
+		return fmt.Errorf("scriptId %.20s is neither a string nor a number", b)
+	}
+	*s = scriptID(b)
+	return nil
+}
+
+func orMinus1(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// nodes reads cpuProfile.nodes, one node at a time.
+func (p *parser) nodes() error {
+	s := p.s
+	e := &p.ev
+	c, err := s.peek()
+	if err != nil {
+		return err
+	}
+	if c != '[' {
+		p.typeError(fmt.Errorf("cpuProfile.nodes at offset %d: want an array, got %q", s.off(), c))
+		return s.skip()
+	}
+	s.pos++
+	for i, first := 0, true; ; i, first = i+1, false {
+		end, err := s.arrayNext(first)
+		if err != nil {
+			return err
+		}
+		if end {
+			return nil
+		}
+		if _, err := s.peek(); err != nil {
+			return err
+		}
+		off := s.off()
+		if p.rawNode, err = s.value(p.rawNode[:0], true); err != nil {
+			return err
+		}
+		var jn jsonNode
+		if err := json.Unmarshal(p.rawNode, &jn); err != nil {
+			p.typeError(fmt.Errorf("cpuProfile.nodes[%d] (offset %d): %w", i, off, err))
+			continue
+		}
+		if jn.ID == nil {
+			p.typeError(fmt.Errorf("cpuProfile.nodes[%d] at offset %d has no id", i, off))
+			continue
+		}
+		n := v8.Node{
+			ID:       *jn.ID,
+			Children: jn.Children,
+			HitCount: jn.HitCount,
+			CallFrame: v8.CallFrame{
+				FunctionName: p.intern([]byte(jn.CallFrame.FunctionName)),
+				ScriptID:     p.intern([]byte(jn.CallFrame.ScriptID)),
+				URL:          p.intern([]byte(jn.CallFrame.URL)),
+				LineNumber:   orMinus1(jn.CallFrame.LineNumber),
+				ColumnNumber: orMinus1(jn.CallFrame.ColumnNumber),
+			},
+		}
+		if jn.Parent != nil {
+			n.Parent, n.HasParent = *jn.Parent, true
+		}
+		e.nodes = append(e.nodes, n)
+	}
+}
