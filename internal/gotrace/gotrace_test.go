@@ -32,12 +32,23 @@ var traceMu sync.Mutex
 // tracer.
 func record(tb testing.TB, cpu bool, f func()) []byte {
 	tb.Helper()
+	data, _ := recordCPU(tb, cpu, f)
+	return data
+}
+
+// recordCPU is record that also returns the CPU profile written beside the
+// trace (nil when cpu is false).
+func recordCPU(tb testing.TB, cpu bool, f func()) (traceData, cpuProfile []byte) {
+	tb.Helper()
 	traceMu.Lock()
 	defer traceMu.Unlock()
-	var buf bytes.Buffer
+	var buf, pbuf bytes.Buffer
 	if cpu {
-		if err := pprof.StartCPUProfile(io.Discard); err == nil {
-			defer pprof.StopCPUProfile()
+		if err := pprof.StartCPUProfile(&pbuf); err == nil {
+			defer func() {
+				pprof.StopCPUProfile()
+				cpuProfile = pbuf.Bytes()
+			}()
 		} else if _, bench := tb.(*testing.B); !bench {
 			tb.Skipf("CPU profiling already on (go test -cpuprofile?): %v", err)
 		}
@@ -49,7 +60,7 @@ func record(tb testing.TB, cpu bool, f func()) []byte {
 	}
 	f()
 	trace.Stop()
-	return buf.Bytes()
+	return buf.Bytes(), nil
 }
 
 func parse(tb testing.TB, data []byte, view string) *profile.Profile {
@@ -135,7 +146,8 @@ func TestRegionDurations(t *testing.T) {
 	fn := functions(t, p)
 	within := func(name string, got, lo, hi time.Duration) {
 		t.Helper()
-		if got < lo || got > hi {
+		// The trace clock and time.Now may disagree slightly: allow 1% + 100µs above.
+		if got < lo || got > hi+hi/100+100*time.Microsecond {
 			t.Errorf("%s = %v, want within [%v, %v]", name, got, lo, hi)
 		}
 	}
@@ -280,7 +292,7 @@ func TestTasks(t *testing.T) {
 // view: real frames with file and line, 10ms per sample, region labels, and
 // that it is the default when the trace has samples.
 func TestCPUSamples(t *testing.T) {
-	data := record(t, true, func() {
+	data, cpuProf := recordCPU(t, true, func() {
 		trace.WithRegion(context.Background(), "busy", func() { sink.Add(int64(spin(300 * time.Millisecond))) })
 	})
 	p := parse(t, data, "")
@@ -316,6 +328,18 @@ func TestCPUSamples(t *testing.T) {
 	}
 	if inBusy != sp.SelfSamples {
 		t.Errorf("%d of %d spin samples carry region=busy", inBusy, sp.SelfSamples)
+	}
+
+	// The runtime writes each CPU sample to the profile and the trace alike:
+	// the pprof profile recorded at the same time must agree, give or take
+	// the samples at the edges of the profile's and the trace's windows.
+	pp, err := profile.ParseData(cpuProf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := functions(t, pp)[sp.Name]
+	if d := pf.SelfSamples - sp.SelfSamples; d < -2 || d > 2 {
+		t.Errorf("spin: %d self samples in the trace, %d in the CPU profile recorded beside it", sp.SelfSamples, pf.SelfSamples)
 	}
 
 	// The same trace's durations view holds the region.
@@ -517,6 +541,24 @@ func BenchmarkParse(b *testing.B) {
 			}()
 		}
 		wg.Wait()
+	})
+	// The floor: x/exp/trace reading the events and doing nothing with them.
+	b.Run("x-exp-trace-only", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			r, err := xtrace.NewReader(bytes.NewReader(data))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for {
+				if _, err := r.ReadEvent(); err == io.EOF {
+					break
+				} else if err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
 	})
 	for _, v := range []string{pbuild.ViewSamples, pbuild.ViewDurations} {
 		b.Run(v, func(b *testing.B) {
