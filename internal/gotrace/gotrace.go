@@ -48,6 +48,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"golang.org/x/exp/trace"
@@ -68,6 +69,9 @@ const TaskPrefix = "task:"
 // DefaultPeriod is the CPU profiling period assumed for each CPU sample:
 // the runtime's default rate of 100 Hz.
 const DefaultPeriod = 10_000_000
+
+// maxGaps bounds the gaps between CPU samples kept to check the rate.
+const maxGaps = 10000
 
 // FormatName is the format name stored in the profile comments.
 const FormatName = "go-trace"
@@ -176,6 +180,8 @@ type parser struct {
 	stack       []*profile.Location // scratch, leaf first
 	wallStart   int64               // wall clock of the first event, ns since epoch; 0 if unknown
 	orphanEnds  int64
+	lastSample  map[trace.ThreadID]trace.Time // last CPU sample per thread
+	gaps        []int64                       // gaps between CPU samples of a thread, at most maxGaps
 }
 
 func newParser() *parser {
@@ -186,6 +192,8 @@ func newParser() *parser {
 		tasks:   make(map[trace.TaskID]string),
 		labels:  make(map[labelKey]pbuild.Labels),
 		frames:  make(map[frameKey][]*profile.Location),
+
+		lastSample: make(map[trace.ThreadID]trace.Time),
 	}
 }
 
@@ -371,6 +379,14 @@ func (ps *parser) sample(ev trace.Event) {
 	}
 	ps.cpu.Add(ps.stack, 1, DefaultPeriod, ps.label(g, ev.Thread(), region, task))
 	ps.nCPU++
+	// Keep a bounded number of gaps between samples of one thread: a thread
+	// that stays busy is sampled once per profiling period.
+	if m := ev.Thread(); m != trace.NoThread && len(ps.gaps) < maxGaps {
+		if last, ok := ps.lastSample[m]; ok && ev.Time() > last {
+			ps.gaps = append(ps.gaps, int64(ev.Time()-last))
+		}
+		ps.lastSample[m] = ev.Time()
+	}
 }
 
 func (ps *parser) finish(view string) (*profile.Profile, error) {
@@ -420,6 +436,14 @@ func (ps *parser) finish(view string) (*profile.Profile, error) {
 	b, period := ps.regions, int64(0)
 	if useCPU {
 		b, period = ps.cpu, DefaultPeriod
+		// A trace does not record the profiling rate. At 100 Hz a busy
+		// thread's samples are 10ms apart, so most gaps are 10ms or more;
+		// a median well below says the rate was higher.
+		if len(ps.gaps) >= 10 {
+			if med := median(ps.gaps); med < DefaultPeriod/2 {
+				b.Warnf("CPU samples of a thread are typically %v apart: the profiling rate was likely above 100 Hz, but each sample is counted as 10ms", time.Duration(med))
+			}
+		}
 	}
 	if ps.nCPU == 0 && ps.nRegions == 0 {
 		b.Warnf("trace has neither CPU samples nor user regions: empty profile (run CPU profiling while tracing, or annotate code with trace.WithRegion)")
@@ -428,4 +452,10 @@ func (ps *parser) finish(view string) (*profile.Profile, error) {
 		b.Profile().TimeNanos = ps.wallStart
 	}
 	return b.Finish(FormatName, period, span)
+}
+
+// median returns the median of s, which it sorts.
+func median(s []int64) int64 {
+	slices.Sort(s)
+	return s[len(s)/2]
 }
