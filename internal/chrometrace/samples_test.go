@@ -269,3 +269,35 @@ func TestViews(t *testing.T) {
 		t.Errorf("bad view: %v", err)
 	}
 }
+
+// TestHermesSamples works out simple-with-samples.json by hand: top-level
+// samples at 11552125241 + 0, 4440, 20770, 34096, 44701, 54710, 64710 µs
+// on frames 1,1,2,4,1,5,5; each lasts until the next, the last the
+// average 64710/6 = 10785 µs. Frame 4 (function3) has parent 3 (function2).
+func TestHermesSamples(t *testing.T) {
+	p, err := parseFile(t, filepath.Join(corpus, "trace-event", "simple-with-samples.json"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]st{}
+	for n, v := range selfTotal(p) {
+		got[strings.SplitN(n, "(", 2)[0]] = v
+	}
+	want := map[string]st{
+		"[root]":         {self: 30_779_000, total: 75_495_000, count: 3}, // 4440+16330+10009
+		"function1":      {self: 13_326_000, total: 13_326_000, count: 1},
+		"function2":      {self: 0, total: 10_605_000, count: 0},
+		"function3":      {self: 10_605_000, total: 10_605_000, count: 1},
+		"[GC Young Gen]": {self: 20_785_000, total: 20_785_000, count: 2}, // 10000+10785
+	}
+	for n, w := range want {
+		if got[n] != w {
+			t.Errorf("%s: got %+v, want %+v", n, got[n], w)
+		}
+	}
+	for _, s := range p.Sample {
+		if s.Label["thread"][0] != "mqt_js" || s.Label["process"][0] != "hermes" || s.Label["tid"][0] != "7695" {
+			t.Fatalf("labels %v", s.Label)
+		}
+	}
+}
