@@ -70,6 +70,11 @@ const TaskPrefix = "task:"
 // the runtime's default rate of 100 Hz.
 const DefaultPeriod = 10_000_000
 
+// MaxDepth bounds the regions nested on one goroutine that get their own
+// frame; deeper ones are counted in their ancestor at this depth, with a
+// warning. It bounds the work per event and the size of stacks.
+const MaxDepth = 512
+
 // maxGaps bounds the gaps between CPU samples kept to check the rate.
 const maxGaps = 10000
 
@@ -146,6 +151,8 @@ type openRegion struct {
 type gState struct {
 	open []openRegion
 	last trace.Time // time of the last region begin or end on this goroutine
+	// overflow counts the open regions nested beyond MaxDepth, which have no frames.
+	overflow int
 	// Labels of the durations view for goroutine labelG in task labelTask.
 	labels    pbuild.Labels
 	labelG    trace.GoID
@@ -313,6 +320,13 @@ func (ps *parser) label(g trace.GoID, m trace.ThreadID, region, task string) pbu
 
 func (ps *parser) regionBegin(g trace.GoID, r trace.Region, t trace.Time) {
 	s := ps.goroutine(g)
+	if len(s.open) >= MaxDepth {
+		// Deeper regions add no frames: their time stays with the
+		// region at the limit, so stacks and memory stay bounded.
+		s.overflow++
+		ps.regions.Warnf("goroutine %d: regions nested deeper than %d; deeper regions counted in their ancestor at depth %d", g, MaxDepth, MaxDepth)
+		return
+	}
 	ps.flush(g, s, t, 0)
 	parentTask := ""
 	if n := len(s.open); n > 0 {
@@ -325,6 +339,12 @@ func (ps *parser) regionBegin(g trace.GoID, r trace.Region, t trace.Time) {
 
 func (ps *parser) regionEnd(g trace.GoID, r trace.Region, t trace.Time) {
 	s := ps.goroutine(g)
+	if s.overflow > 0 {
+		// x/exp/trace checks that regions nest on a goroutine, so this
+		// ends the innermost region beyond MaxDepth.
+		s.overflow--
+		return
+	}
 	// Find the innermost open region of this type.
 	i := len(s.open) - 1
 	for i >= 0 && s.open[i].typ != r.Type {
@@ -403,6 +423,7 @@ func (ps *parser) finish(view string) (*profile.Profile, error) {
 		slices.Sort(gids)
 		for _, g := range gids {
 			s := ps.gs[g]
+			s.overflow = 0
 			for len(s.open) > 0 {
 				ps.flush(g, s, ps.last, 1)
 				s.last = ps.last

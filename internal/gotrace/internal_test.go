@@ -2,6 +2,7 @@ package gotrace
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -128,5 +129,44 @@ func TestHandWorkedSamples(t *testing.T) {
 	leaf := p.Sample[0].Location[0].Line[0]
 	if leaf.Function.Filename != "a.go" || leaf.Line != 10 {
 		t.Errorf("leaf at %s:%d, want a.go:10", leaf.Function.Filename, leaf.Line)
+	}
+}
+
+// TestDeepNesting: regions nested beyond MaxDepth add no frames; their time
+// stays with the region at the limit and the whole time is kept.
+func TestDeepNesting(t *testing.T) {
+	ps := newParser()
+	const n = MaxDepth + 100
+	add := func(ts trace.Time, kind trace.EventKind, i int) {
+		ps.event(mk(t, trace.EventConfig[trace.Region]{Time: ts, Kind: kind, Goroutine: 1, Details: trace.Region{Type: "r" + strconv.Itoa(i)}}))
+	}
+	for i := range n {
+		add(trace.Time(1000+i), trace.EventRegionBegin, i)
+	}
+	for i := n - 1; i >= 0; i-- {
+		add(trace.Time(1000+2*n-i), trace.EventRegionEnd, i)
+	}
+	p, err := ps.finish(pbuild.ViewDurations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total, deepest, atLimit int64
+	for _, s := range p.Sample {
+		total += s.Value[1]
+		deepest = max(deepest, int64(len(s.Location)))
+		if len(s.Location) == MaxDepth {
+			atLimit += s.Value[1]
+		}
+	}
+	// Region ri spans [1000+i, 1000+2n-i]: self time 2 ns for every region
+	// within the limit, and the innermost region at the limit holds all
+	// the time of its deeper regions: [1000+MaxDepth-1, 1000+2n-MaxDepth+1].
+	wantTotal := int64(2 * n) // the outermost region's span
+	wantAtLimit := int64(2*n - 2*(MaxDepth-1))
+	if total != wantTotal || deepest != MaxDepth || atLimit != wantAtLimit {
+		t.Errorf("total %d, deepest stack %d with %d ns; want %d, %d with %d ns", total, deepest, atLimit, wantTotal, MaxDepth, wantAtLimit)
+	}
+	if !strings.Contains(strings.Join(pbuild.Warnings(p), "\n"), "nested deeper than 512") {
+		t.Errorf("no depth warning: %q", pbuild.Warnings(p))
 	}
 }
