@@ -22,7 +22,8 @@
 //     CPU profiling ran during tracing (go test -trace -cpuprofile, or
 //     pprof.StartCPUProfile beside trace.Start), with real Go frames (function,
 //     file, line). Each sample is worth the CPU profiling period, which a trace
-//     does not record: 10ms, the runtime's default rate of 100 Hz. Samples
+//     does not record: 10ms, the runtime's default rate of 100 Hz (a warning
+//     says when the gaps between a thread's samples show a higher rate). Samples
 //     carry the labels tid (the OS thread), goroutine, and region and task
 //     (innermost open user region of that goroutine and its task), so region
 //     CPU time can be selected by label.
@@ -33,12 +34,18 @@
 // other one is not, the other one is used with a warning.
 //
 // Regions still open when the trace ends are closed at the last event with a
-// warning; a region end with no matching begin on its goroutine (the region
-// began before tracing started) is counted from the first event with a
-// warning. Memory stays bounded by the open regions, the distinct stacks and
-// label sets, and the reader's one generation of batches (the runtime starts a
-// new generation about every second); traces older than Go 1.22 are read
-// whole by x/exp/trace.
+// warning; a region end with no begin on its goroutine (the region began
+// before the trace's window, as in a flight recorder snapshot) is counted
+// from the first event with a warning. Regions that do not nest on a
+// goroutine make x/exp/trace refuse the trace ("misuse of region"), which
+// Parse reports as an error. Regions nested deeper than MaxDepth on a
+// goroutine are counted in their ancestor at that depth, with a warning.
+//
+// Memory: Parse keeps the open regions, the distinct stacks and label sets,
+// and a bounded sample of gaps between CPU samples. x/exp/trace holds one
+// generation of the trace at a time (the runtime starts a new one about every
+// second), several times that generation's size in memory; traces older than
+// Go 1.22 are read whole.
 package gotrace
 
 import (
