@@ -99,13 +99,16 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 			cand = append(cand, i)
 		}
 	}
-	sort.Slice(cand, func(x, y int) bool { return rep.Rows[cand[x]].P < rep.Rows[cand[y]].P })
-	q := 1.0
-	for j := len(cand) - 1; j >= 0; j-- {
-		row := &rep.Rows[cand[j]]
-		q = math.Min(q, row.P*float64(len(cand))/float64(j+1))
-		row.Q = q
+	var up, down []int
+	for _, i := range cand {
+		if rep.Rows[i].Delta > 0 {
+			up = append(up, i)
+		} else {
+			down = append(down, i)
+		}
 	}
+	benjaminiHochberg(rep.Rows, up)
+	benjaminiHochberg(rep.Rows, down)
 	for _, i := range cand {
 		row := &rep.Rows[i]
 		switch {

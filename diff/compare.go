@@ -269,13 +269,14 @@ func (s *Settings) judge(b, h *side) *Report {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("base measures %s, head %s", bt, ht))
 	}
 
-	scaleFor := func(string) float64 { return 1 }
+	scaleFor := func(string) (float64, bool) { return 1, false }
 	if s.Mode == Share {
 		scaleFor = s.shareScale(keys, b, h)
 	}
 	var cand []int // indexes of rows tested for significance
 	for k := range keys {
-		row := s.row(k, b, h, multi, exact, scaleFor(k))
+		scale, rest := scaleFor(k)
+		row := s.row(k, b, h, multi, exact, scale, rest)
 		rep.Rows = append(rep.Rows, row)
 	}
 	for i := range rep.Rows {
@@ -283,21 +284,20 @@ func (s *Settings) judge(b, h *side) *Report {
 			cand = append(cand, i)
 		}
 	}
-	// Benjamini–Hochberg over the candidates: the rows present on both sides
-	// whose change exceeds the minimum effect.
-	sort.Slice(cand, func(x, y int) bool {
-		px, py := rep.Rows[cand[x]].P, rep.Rows[cand[y]].P
-		if px != py {
-			return px < py
+	// Benjamini–Hochberg over the candidates (the rows present on both
+	// sides whose change reaches the minimum effect), slower and faster
+	// ones apart: a gate asks "did anything get slower?", and the
+	// improvements a regression causes in other shares must not dilute it.
+	var up, down []int
+	for _, i := range cand {
+		if rep.Rows[i].Delta > 0 {
+			up = append(up, i)
+		} else {
+			down = append(down, i)
 		}
-		return rep.Rows[cand[x]].Name < rep.Rows[cand[y]].Name
-	})
-	m := float64(len(cand))
-	q := 1.0
-	for j := len(cand) - 1; j >= 0; j-- {
-		row := &rep.Rows[cand[j]]
-		q = math.Min(q, row.P*m/float64(j+1))
-		row.Q = math.Min(q, 1)
+	}
+	for _, group := range [][]int{up, down} {
+		benjaminiHochberg(rep.Rows, group)
 	}
 	for _, i := range cand {
 		row := &rep.Rows[i]
@@ -312,6 +312,24 @@ func (s *Settings) judge(b, h *side) *Report {
 	}
 	sortRows(rep.Rows)
 	return rep
+}
+
+// benjaminiHochberg sets Row.Q of rows[idx...] to their adjusted p-values.
+func benjaminiHochberg(rows []Row, idx []int) {
+	sort.Slice(idx, func(x, y int) bool {
+		px, py := rows[idx[x]].P, rows[idx[y]].P
+		if px != py {
+			return px < py
+		}
+		return rows[idx[x]].Name < rows[idx[y]].Name
+	})
+	m := float64(len(idx))
+	q := 1.0
+	for j := len(idx) - 1; j >= 0; j-- {
+		row := &rows[idx[j]]
+		q = math.Min(q, row.P*m/float64(j+1))
+		row.Q = math.Min(q, 1)
+	}
 }
 
 // verdictOrder puts what needs attention first.
@@ -339,7 +357,12 @@ func sortRows(rows []Row) {
 
 // row measures one function on both sides and, when it can be decided
 // without a test, gives its verdict; candidates keep an empty Verdict.
-func (s *Settings) row(k string, b, h *side, multi, exact bool, scale float64) Row {
+//
+// scale is how much the rest of the profile moved; rest says it was measured
+// as the rest of this very function's profile, in which case comparing the
+// scaled share is the same hypothesis as comparing the plain shares, and the
+// tests are run on those (the scale is not independent of them).
+func (s *Settings) row(k string, b, h *side, multi, exact bool, scale float64, rest bool) Row {
 	row := Row{P: 1, Q: 1, Test: "none", Scale: scale}
 	bv, bvals, bk, bw := s.value(k, b, &row)
 	hv, hvals, hk, hw := s.value(k, h, &row)
@@ -363,8 +386,12 @@ func (s *Settings) row(k string, b, h *side, multi, exact bool, scale float64) R
 		return row
 	}
 	row.Relative = s.relative(bv.Metric, hv.Metric, scale)
+	testScale := scale
+	if rest {
+		testScale = 1
+	}
 	for i := range bvals {
-		bvals[i] *= scale
+		bvals[i] *= testScale
 	}
 
 	// Significance, whether or not the change is large enough to count:
@@ -387,7 +414,7 @@ func (s *Settings) row(k string, b, h *side, multi, exact bool, scale float64) R
 		}
 	default:
 		row.Test = "sampling"
-		row.P = samplingP(bk, hk, bw, hw, scale, s.Mode == Share || (s.Mode == PerOp && s.Anchor != ""))
+		row.P = samplingP(bk, hk, bw, hw, testScale, s.Mode == Share || (s.Mode == PerOp && s.Anchor != ""))
 		if bk+hk < 10 {
 			row.Warnings = append(row.Warnings, fmt.Sprintf("only %d samples on both sides: too few to see a change", bk+hk))
 		}
@@ -457,29 +484,25 @@ func (s *Settings) relative(b, h, scale float64) float64 {
 	return h/(scale*b) - 1
 }
 
-// scaleMinShare is the share of either profile a function must hold to take
-// part in estimating how the rest of the profile moved.
-const scaleMinShare = 0.01
+// scaleShares are the shares of either profile a function must hold to take
+// part in estimating how the rest of the profile moved: the larger first,
+// whose ratios sampling noise moves least, the smaller when fewer than
+// three functions are that large.
+var scaleShares = []float64{0.05, 0.01}
 
 // shareScale returns, for each function, how much the shares of the rest of
-// the profile moved. When any function changes, every other share moves the
-// opposite way, and a naive share comparison would call them all changed.
-// The estimate assumes that most of the profile's time is in functions that
-// did not change: it is the weighted median, over the functions holding at
-// least 1% of either profile, of head share / base share, each weighted by
-// its mean share. For a function that holds more than half of that weight
-// itself (its own ratio would be the median) it is instead the ratio of the
-// rest of the profile, (1 - head share) / (1 - base share): the function is
-// compared with everything else, so that one that alone got 20% slower
-// shows +20% however large it is. The base share is scaled by the result
-// before comparing.
-func (s *Settings) shareScale(keys map[string]bool, b, h *side) func(string) float64 {
-	type pt struct {
-		key                string
-		base, head, weight float64
-	}
-	var pts []pt
-	byKey := map[string]pt{}
+// the profile moved, and whether that was measured as the rest of the
+// function's own profile. When any function changes, every other share moves
+// the opposite way, and a naive share comparison would call them all
+// changed. The estimate assumes that most functions did not change: it is
+// the median, over the functions holding at least 5% of either profile (1%
+// when fewer than three do), of head share / base share (the "median of
+// ratios" normalisation). With fewer than three such functions it is, for
+// each function, the ratio of the rest of its profile, (1 - head share) /
+// (1 - base share): the function is compared with everything else.
+func (s *Settings) shareScale(keys map[string]bool, b, h *side) func(string) (float64, bool) {
+	type pt struct{ base, head float64 }
+	pts := map[string]pt{}
 	var scratch Row
 	for k := range keys {
 		bv, _, bk, _ := s.value(k, b, &scratch)
@@ -487,42 +510,31 @@ func (s *Settings) shareScale(keys map[string]bool, b, h *side) func(string) flo
 		if bk < 0 || hk < 0 || bv.Metric <= 0 || hv.Metric <= 0 {
 			continue
 		}
-		if math.Max(bv.Metric, hv.Metric) < scaleMinShare {
-			continue
-		}
-		p := pt{k, bv.Metric, hv.Metric, (bv.Metric + hv.Metric) / 2}
-		pts = append(pts, p)
-		byKey[k] = p
+		pts[k] = pt{bv.Metric, hv.Metric}
 	}
-	sort.Slice(pts, func(i, j int) bool {
-		ri, rj := pts[i].head/pts[i].base, pts[j].head/pts[j].base
-		if ri != rj {
-			return ri < rj
+	rest := func(k string) (float64, bool) {
+		b, h := 0.0, 0.0
+		if p, ok := pts[k]; ok {
+			b, h = p.base, p.head
 		}
-		return pts[i].key < pts[j].key
-	})
-	var all float64
-	for _, p := range pts {
-		all += p.weight
+		if b > 0.9 || h > 0.9 {
+			return 1, true // nearly everything: there is no rest to compare with
+		}
+		return (1 - h) / (1 - b), true
 	}
-	median := 1.0
-	for acc, i := 0.0, 0; i < len(pts); i++ {
-		acc += pts[i].weight
-		if acc >= all/2 {
-			median = pts[i].head / pts[i].base
-			break
+	for _, min := range scaleShares {
+		var ratios []float64
+		for _, p := range pts {
+			if math.Max(p.base, p.head) >= min {
+				ratios = append(ratios, p.head/p.base)
+			}
+		}
+		if len(ratios) >= 3 {
+			m := median(ratios)
+			return func(string) (float64, bool) { return m, false }
 		}
 	}
-	return func(k string) float64 {
-		p, ok := byKey[k]
-		if !ok || p.weight <= all/2 {
-			return median
-		}
-		if p.base > 0.9 || p.head > 0.9 {
-			return 1 // nearly everything: there is no rest to compare with
-		}
-		return (1 - p.head) / (1 - p.base)
-	}
+	return rest
 }
 
 // sizeable reports whether a normalised metric value reaches the minimum

@@ -71,7 +71,7 @@ type Settings struct {
 	BaseOps, HeadOps float64
 
 	// Alpha is the false-discovery rate controlled across all functions
-	// tested at once (Benjamini–Hochberg).
+	// tested at once (Benjamini–Hochberg), slower and faster ones apart.
 	Alpha float64
 	// MinRelative and MinAbsolute are the smallest changes reported as
 	// regressed or improved: both must be exceeded. MinAbsolute is a time

@@ -27,13 +27,14 @@
 //     length and the overhead a finer sampling interval adds to the whole
 //     program cancel out. When some functions change, every other share
 //     moves the opposite way; to keep an improvement in one function from
-//     showing as a regression in all the others, each function's base share
-//     is scaled by how the rest of the profile moved (Row.Scale), assuming
-//     most of the time is in functions that did not change: the weighted
-//     median, over functions holding at least 1% of either profile, of head
-//     share / base share, weighted by share. A function holding most of
-//     the profile itself is compared with the rest of it instead. Either way
-//     a function that alone got 20% slower shows +20%, however large it is.
+//     showing as a regression in all the others, the base shares are
+//     scaled by how the rest of the profile moved (Row.Scale), assuming
+//     most functions did not change: the median, over the functions holding
+//     at least 5% of either profile (1% when fewer than three do), of head
+//     share / base share ("median of ratios"). With fewer than three such
+//     functions, each function is compared with the rest of its profile
+//     instead. Either way a function that alone got 20% slower shows about
+//     +20%, however large it is.
 //   - Absolute: time per run (mean over runs).
 //   - PerOp: time per unit of work: per unit of an anchor function's total
 //     time (WithAnchor), or per operation (WithOps).
@@ -51,8 +52,9 @@
 //
 // Several runs a side (at least two each): per function, a Mann–Whitney U
 // test over the runs' normalised values (benchmath.AssumeNothing), whose
-// warnings about too few runs are passed on. Five runs a side is the least
-// that can show a change at Alpha 0.05 once several functions are tested.
+// warnings about too few runs are passed on. Five runs a side is about the
+// least that can show a change at the default Alpha, 0.05, once several
+// functions are tested.
 // The test sees run-to-run noise, but not a drift that affects every run of
 // one side alike (a machine that warms up while the base runs): interleave
 // the runs of the two sides.
@@ -62,7 +64,8 @@
 // (MinShare, default 0.5 share points; MinAbsolute, default 1 ms, in the
 // absolute and per-operation modes), are tested, and the Benjamini–Hochberg
 // procedure keeps the expected share of false alarms among the functions
-// reported changed at Alpha (default 0.05): Row.Q is the adjusted p-value.
+// reported slower (and, apart, among those reported faster) at Alpha
+// (default 0.05): Row.Q is the adjusted p-value.
 // A function is Regressed when Q < Alpha and it got slower, Improved when
 // it got faster. New and Gone are functions present on one side only,
 // at least as large as the absolute minimum; smaller ones are Unchanged.

@@ -4,7 +4,6 @@ package diff_test
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,44 +25,65 @@ import (
 // slower is flagged and nothing else is, and the sampling interval does not
 // matter.
 
-var abSink [32]byte
-
-//go:noinline
-func abHash(b []byte) {
-	for i := 0; i < 200; i++ {
-		abSink = sha256.Sum256(b)
-	}
-}
+// The functions run the same loop, so that a busy machine (another process
+// on the sibling hyperthread) slows them alike and their shares stay put:
+// what differs is only how much of the loop each one runs. abRender holds
+// about half the profile; five unchanged functions share the rest, so that
+// how the rest moved is measured on several functions.
 
 //go:noinline
 func abParse(n int) int {
-	s := 0
-	buf := make([]byte, 256)
+	s := 1
 	for i := 0; i < n; i++ {
-		for j := range buf {
-			buf[j] = byte(i + j)
-			s += int(buf[j]) * j
-		}
-		if i%64 == 0 {
-			abHash(buf)
-		}
+		s = s*1664525 + 1013904223 ^ i
 	}
 	return s
 }
 
-// abRender does rounds units of work per row: 5 in the program as it was,
-// 6 in the program with the regression (20% more of its own work).
+// abRender runs rounds times the work: 5 in the program as it was, 6 in the
+// program with the regression (20% more).
 //
 //go:noinline
 func abRender(n, rounds int) int {
-	s := 0
-	buf := make([]byte, 256)
+	s := 1
+	for i := 0; i < n*rounds; i++ {
+		s = s*1664525 + 1013904223 ^ i
+	}
+	return s
+}
+
+//go:noinline
+func abLog(n int) int {
+	s := 1
 	for i := 0; i < n; i++ {
-		for r := 0; r < rounds; r++ {
-			for j := range buf {
-				s ^= int(buf[j]) + i*j + r
-			}
-		}
+		s = s*1664525 + 1013904223 ^ i
+	}
+	return s
+}
+
+//go:noinline
+func abFormat(n int) int {
+	s := 1
+	for i := 0; i < n; i++ {
+		s = s*1664525 + 1013904223 ^ i
+	}
+	return s
+}
+
+//go:noinline
+func abIndex(n int) int {
+	s := 1
+	for i := 0; i < n; i++ {
+		s = s*1664525 + 1013904223 ^ i
+	}
+	return s
+}
+
+//go:noinline
+func abEncode(n int) int {
+	s := 1
+	for i := 0; i < n; i++ {
+		s = s*1664525 + 1013904223 ^ i
 	}
 	return s
 }
@@ -91,8 +111,12 @@ func profileGo(t *testing.T, d time.Duration, renderRounds int) *profile.Profile
 	}
 	n := 0
 	for end := cpuTime(t) + d; cpuTime(t) < end; {
-		n += abParse(20000)
-		n += abRender(25000, renderRounds)
+		n += abParse(1_000_000)
+		n += abRender(800_000, renderRounds)
+		n += abLog(1_000_000)
+		n += abFormat(1_000_000)
+		n += abIndex(900_000)
+		n += abEncode(600_000)
 	}
 	if n == 42 {
 		t.Log(n)

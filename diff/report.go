@@ -206,9 +206,13 @@ func pString(row Row) string {
 // summary is one line: what needs attention.
 func (r *Report) summary() string {
 	c := r.Counts()
+	noun := "functions"
+	if r.bench {
+		noun = "benchmark results"
+	}
 	if c[Regressed] == 0 {
-		return fmt.Sprintf("no regression among %d functions (%d improved, %d new, %d gone)",
-			len(r.Rows), c[Improved], c[New], c[Gone])
+		return fmt.Sprintf("no regression among %d %s (%d improved, %d new, %d gone)",
+			len(r.Rows), noun, c[Improved], c[New], c[Gone])
 	}
 	names := make([]string, 0, c[Regressed])
 	for _, row := range r.Regressions() {
@@ -217,7 +221,7 @@ func (r *Report) summary() string {
 	if len(names) > 3 {
 		names = append(names[:3], "...")
 	}
-	return fmt.Sprintf("%d of %d functions regressed: %s", c[Regressed], len(r.Rows), strings.Join(names, ", "))
+	return fmt.Sprintf("%d of %d %s regressed: %s", c[Regressed], len(r.Rows), noun, strings.Join(names, ", "))
 }
 
 // WriteText writes a benchstat-like table: a header saying which side is
@@ -234,7 +238,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(&b)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "base\thead\tchange\tp\tverdict\t\tfunction")
+	if r.bench {
+		fmt.Fprintln(tw, "base\thead\tchange\tp\tverdict\t\tbenchmark")
+	} else {
+		fmt.Fprintln(tw, "base\thead\tchange\tp\tverdict\t\tfunction")
+	}
 	hidden := 0
 	for _, row := range r.Rows {
 		if r.hide(row) {
