@@ -5,9 +5,11 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -521,6 +523,45 @@ func TestDetect(t *testing.T) {
 	}
 	if f := loaders.Detect(b[:min(len(b), 512)]); f != loaders.FormatGoTrace {
 		t.Errorf("Detect = %q, want %q", f, loaders.FormatGoTrace)
+	}
+}
+
+// TestXExpCrashers runs the crasher corpus of x/exp/trace's own fuzzer
+// (copied into testdata/fuzz/FuzzParse/xexp-*): every input is refused with an
+// error or read into a valid profile; the Go 1.22 trace that closes a region
+// it never opened is counted from the first event with a warning.
+func TestXExpCrashers(t *testing.T) {
+	files, err := filepath.Glob("testdata/fuzz/FuzzParse/xexp-*")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("x/exp crasher corpus: %d files, %v", len(files), err)
+	}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The file is "go test fuzz v1\n[]byte(\"...\")\n".
+		_, lit, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+		data, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(lit, "[]byte("), ")"))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		p, err := gotrace.Parse(strings.NewReader(data), pbuild.Options{})
+		if strings.HasSuffix(name, "closing-unknown-region") {
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if !hasWarning(p, "1 regions ended without a begin") || len(p.Sample) != 1 {
+				t.Errorf("%s: %d samples, warnings %q; want the region counted with a warning", name, len(p.Sample), pbuild.Warnings(p))
+			}
+			continue
+		}
+		if err == nil {
+			err = p.CheckValid()
+		}
+		if err != nil && strings.Contains(err.Error(), "panicked") {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }
 
