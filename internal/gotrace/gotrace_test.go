@@ -3,8 +3,10 @@ package gotrace_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
@@ -512,6 +514,63 @@ func TestTestdata(t *testing.T) {
 	}
 	if df := functions(t, d); df["spin"].Total < 100*time.Millisecond {
 		t.Errorf("cpu.trace durations: spin region %v, want >= 100ms", df["spin"].Total)
+	}
+}
+
+// TestPprofTop writes both views of the committed traces as pprof files and
+// checks self and total of every function against go tool pprof -top.
+func TestPprofTop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go tool pprof")
+	}
+	for _, c := range []struct{ file, view string }{
+		{"regions.trace", pbuild.ViewDurations},
+		{"cpu.trace", pbuild.ViewSamples},
+		{"cpu.trace", pbuild.ViewDurations},
+	} {
+		b, err := os.ReadFile("../../testdata/gotrace/" + c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := parse(t, b, c.view)
+		path := filepath.Join(t.TempDir(), "p.pb.gz")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Write(f); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		out, err := exec.Command("go", "tool", "pprof", "-top", "-symbolize=none", "-nodecount=1000000",
+			"-nodefraction=0", "-edgefraction=0", "-unit=ns", path).Output()
+		if err != nil {
+			t.Fatalf("go tool pprof: %v", err)
+		}
+		rows := map[string][2]string{}
+		inTable := false
+		for _, line := range strings.Split(string(out), "\n") {
+			fs := strings.Fields(line)
+			switch {
+			case len(fs) > 0 && fs[0] == "flat":
+				inTable = true
+			case inTable && len(fs) >= 6:
+				rows[strings.Join(fs[5:], " ")] = [2]string{fs[0], fs[3]}
+			}
+		}
+		fn := functions(t, p)
+		if len(rows) != len(fn) {
+			t.Errorf("%s %s: pprof shows %d functions, analysis %d:\n%s", c.file, c.view, len(rows), len(fn), out)
+		}
+		for name, f := range fn {
+			want := [2]string{fmt.Sprintf("%dns", f.Self.Nanoseconds()), fmt.Sprintf("%dns", f.Total.Nanoseconds())}
+			if f.Self == 0 {
+				want[0] = "0"
+			}
+			if rows[name] != want {
+				t.Errorf("%s %s: %s: pprof flat/cum %v, want %v", c.file, c.view, name, rows[name], want)
+			}
+		}
 	}
 }
 
