@@ -1,0 +1,149 @@
+// Package github holds hotbudget's example GitHub Actions workflow,
+// perf-gate.yml, and the test that runs it here.
+package github
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+type workflow struct {
+	Name        string            `yaml:"name"`
+	On          map[string]any    `yaml:"on"`
+	Permissions map[string]string `yaml:"permissions"`
+	Jobs        map[string]struct {
+		RunsOn string            `yaml:"runs-on"`
+		Env    map[string]string `yaml:"env"`
+		Steps  []struct {
+			Name string            `yaml:"name"`
+			Uses string            `yaml:"uses"`
+			With map[string]string `yaml:"with"`
+			Run  string            `yaml:"run"`
+		} `yaml:"steps"`
+	} `yaml:"jobs"`
+}
+
+func loadWorkflow(t *testing.T) workflow {
+	t.Helper()
+	data, err := os.ReadFile("perf-gate.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf workflow
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true) // a misspelt key is an error, as on GitHub
+	if err := dec.Decode(&wf); err != nil {
+		t.Fatalf("perf-gate.yml is not a workflow of the shape GitHub Actions accepts: %v", err)
+	}
+	return wf
+}
+
+// TestWorkflowShape checks what GitHub Actions would reject or silently
+// ignore: triggers, a runner, steps that either use a pinned action or run a
+// script, and expressions we know how to evaluate.
+func TestWorkflowShape(t *testing.T) {
+	wf := loadWorkflow(t)
+	if wf.Name == "" {
+		t.Error("workflow has no name")
+	}
+	if _, ok := wf.On["pull_request"]; !ok {
+		t.Errorf("workflow does not run on pull_request: on = %v", wf.On)
+	}
+	if len(wf.Jobs) == 0 {
+		t.Fatal("workflow has no jobs")
+	}
+	pinned := regexp.MustCompile(`^[\w-]+/[\w-]+@v\d+$`)
+	for id, job := range wf.Jobs {
+		if job.RunsOn == "" {
+			t.Errorf("job %s: no runs-on", id)
+		}
+		if len(job.Steps) == 0 {
+			t.Errorf("job %s: no steps", id)
+		}
+		for i, s := range job.Steps {
+			if (s.Uses == "") == (s.Run == "") {
+				t.Errorf("job %s step %d: needs exactly one of uses and run", id, i)
+			}
+			if s.Uses != "" && !pinned.MatchString(s.Uses) {
+				t.Errorf("job %s step %d: action %q is not pinned to a major version", id, i, s.Uses)
+			}
+		}
+	}
+}
+
+// expressions are the ${{ }} expressions the workflow may use and what they
+// stand for when the workflow runs here: the pull request's base is the
+// commit checked out.
+var expressions = map[string]string{
+	"github.event.pull_request.base.sha": "HEAD",
+}
+
+// TestWorkflowRuns runs every script of the workflow, in order, from the
+// repository root, with the environment GitHub Actions would give it: the
+// base branch is this checkout's HEAD, so the gate compares the code with
+// itself (an A/A run) and must pass, and the budget must hold.
+func TestWorkflowRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("profiles a benchmark ten times; skipped with -short")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	wf := loadWorkflow(t)
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := t.TempDir()
+	summary := filepath.Join(runner, "summary.md")
+	t.Cleanup(func() {
+		// The base-branch step adds a worktree; remove it from the repository.
+		exec.Command("git", "-C", root, "worktree", "remove", "--force", filepath.Join(runner, "base-src")).Run()
+		exec.Command("git", "-C", root, "worktree", "prune").Run()
+	})
+	expr := regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
+	for id, job := range wf.Jobs {
+		env := append(os.Environ(),
+			"RUNNER_TEMP="+runner,
+			"GITHUB_ACTIONS=true",
+			"GITHUB_STEP_SUMMARY="+summary,
+		)
+		for k, v := range job.Env {
+			v = expr.ReplaceAllStringFunc(v, func(m string) string {
+				name := expr.FindStringSubmatch(m)[1]
+				val, ok := expressions[name]
+				if !ok {
+					t.Fatalf("job %s: env %s uses ${{ %s }}, which this test cannot evaluate", id, k, name)
+				}
+				return val
+			})
+			env = append(env, k+"="+v)
+		}
+		for _, s := range job.Steps {
+			if s.Run == "" {
+				continue // actions/checkout and setup-go: this checkout and this Go
+			}
+			if expr.MatchString(s.Run) {
+				t.Fatalf("step %q: put ${{ }} expressions in env, not in the script", s.Name)
+			}
+			cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", s.Run)
+			cmd.Dir = root
+			cmd.Env = env
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("step %q failed: %v\n%s", s.Name, err, out)
+			}
+			t.Logf("step %q:\n%s", s.Name, out)
+		}
+	}
+	b, err := os.ReadFile(summary)
+	if err != nil || len(b) == 0 {
+		t.Fatalf("the gate wrote no job summary to $GITHUB_STEP_SUMMARY (%v)", err)
+	}
+}
