@@ -170,3 +170,26 @@ func TestDeepNesting(t *testing.T) {
 		t.Errorf("no depth warning: %q", pbuild.Warnings(p))
 	}
 }
+
+// TestRateWarningHandWorked: samples of one thread 1ms apart (1000 Hz) are
+// warned about; 10ms apart (100 Hz) are not.
+func TestRateWarningHandWorked(t *testing.T) {
+	stk := trace.MakeStack([]trace.StackFrame{{PC: 0x10, Func: "f", File: "a.go", Line: 1}})
+	for _, c := range []struct {
+		gap  trace.Time
+		warn bool
+	}{{1_000_000, true}, {10_000_000, false}, {4_000_000, true}, {6_000_000, false}} {
+		ps := newParser()
+		for i := range 20 {
+			ps.event(mk(t, trace.EventConfig[trace.StackSample]{Time: 1000 + trace.Time(i)*c.gap, Kind: trace.EventStackSample, Goroutine: 1, Thread: 9, Stack: stk}))
+		}
+		p, err := ps.finish("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(strings.Join(pbuild.Warnings(p), "\n"), "rate was likely above 100 Hz")
+		if got != c.warn || p.Sample[0].Value[1] != 20*DefaultPeriod {
+			t.Errorf("gap %dns: warning %v, time %d; want %v, %d", c.gap, got, p.Sample[0].Value[1], c.warn, 20*DefaultPeriod)
+		}
+	}
+}
