@@ -189,6 +189,10 @@ func TestRegionDurations(t *testing.T) {
 	if gor["outer"] != gor["inner"] || gor["outer"] == gor["worker"] {
 		t.Errorf("goroutines per region = %v: want outer and inner on one, worker on another", gor)
 	}
+	// Go 1.25+ traces carry a wall-clock snapshot: the profile's start time.
+	if d := time.Since(time.Unix(0, p.TimeNanos)); d < 0 || d > time.Minute {
+		t.Errorf("TimeNanos = %v, %v ago; want the trace's start, moments ago", time.Unix(0, p.TimeNanos), d)
+	}
 	if p.DurationNanos < int64(outerWall/2) {
 		t.Errorf("DurationNanos = %d, want about the trace's span (>= %v)", p.DurationNanos, outerWall)
 	}
