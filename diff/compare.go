@@ -273,24 +273,30 @@ func (s *Settings) judge(b, h *side) *Report {
 	if s.Mode == Share {
 		scaleFor = s.shareScale(keys, b, h)
 	}
-	var cand []int // indexes of rows tested for significance
 	for k := range keys {
 		scale, rest := scaleFor(k)
-		row := s.row(k, b, h, multi, exact, scale, rest)
-		rep.Rows = append(rep.Rows, row)
+		rep.Rows = append(rep.Rows, s.row(k, b, h, multi, exact, scale, rest))
 	}
+	// Benjamini–Hochberg over every function present on both sides that is
+	// large enough on one of them for its change to reach the absolute
+	// minimum effect; slower and faster ones apart: a gate asks "did
+	// anything get slower?", and the improvements a regression causes in
+	// other shares must not dilute it. The family is chosen by size, not by
+	// the observed change, so that picking the functions that moved most
+	// does not shrink it (which would let noise through); the minimum
+	// effect is applied after the adjustment.
+	var up, down, tested []int
 	for i := range rep.Rows {
-		if rep.Rows[i].Verdict == "" {
-			cand = append(cand, i)
+		row := &rep.Rows[i]
+		if row.Verdict != "" {
+			continue
 		}
-	}
-	// Benjamini–Hochberg over the candidates (the rows present on both
-	// sides whose change reaches the minimum effect), slower and faster
-	// ones apart: a gate asks "did anything get slower?", and the
-	// improvements a regression causes in other shares must not dilute it.
-	var up, down []int
-	for _, i := range cand {
-		if rep.Rows[i].Delta > 0 {
+		if !s.sizeable(math.Max(row.Base.Metric, row.Head.Metric)) {
+			row.Verdict, row.Q = Unchanged, 1
+			continue
+		}
+		tested = append(tested, i)
+		if row.Delta > 0 {
 			up = append(up, i)
 		} else {
 			down = append(down, i)
@@ -299,9 +305,13 @@ func (s *Settings) judge(b, h *side) *Report {
 	for _, group := range [][]int{up, down} {
 		benjaminiHochberg(rep.Rows, group)
 	}
-	for _, i := range cand {
+	for _, i := range tested {
 		row := &rep.Rows[i]
 		switch {
+		case !s.bigEnough(row, b, h):
+			// Below the minimum effect a change is no discovery,
+			// however certain: Q says so.
+			row.Verdict, row.Q = Unchanged, 1
 		case row.Q >= s.Alpha:
 			row.Verdict = Unchanged
 		case row.Delta > 0:
@@ -420,11 +430,6 @@ func (s *Settings) row(k string, b, h *side, multi, exact bool, scale float64, r
 		}
 	}
 	row.Q = row.P
-	if !s.bigEnough(&row, b, h) {
-		row.Verdict = Unchanged
-		row.Q = 1
-		return row
-	}
 	return row
 }
 

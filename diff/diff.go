@@ -140,7 +140,7 @@ type Row struct {
 	Delta    float64 `json:"delta"`    // head.Metric - base.Metric
 	Relative float64 `json:"relative"` // head/base - 1; 0 for new/gone
 	P        float64 `json:"p"`        // raw p-value, 1 when untested
-	Q        float64 `json:"q"`        // FDR-adjusted p-value
+	Q        float64 `json:"q"`        // FDR-adjusted p-value; 1 below the minimum effect
 	Test     string  `json:"test"`     // "sampling", "mann-whitney", "exact", "none"
 	// Scale is how much the rest of the profile's shares moved, factored
 	// out of Delta and Relative in Share mode (1 otherwise): see the

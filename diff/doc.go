@@ -59,15 +59,31 @@
 // one side alike (a machine that warms up while the base runs): interleave
 // the runs of the two sides.
 //
-// Many functions are tested at once. Only functions whose change reaches the
-// minimum effect, both relative (MinRelative, default 10%) and absolute
-// (MinShare, default 0.5 share points; MinAbsolute, default 1 ms, in the
-// absolute and per-operation modes), are tested, and the Benjamini–Hochberg
-// procedure keeps the expected share of false alarms among the functions
-// reported slower (and, apart, among those reported faster) at Alpha
-// (default 0.05): Row.Q is the adjusted p-value.
-// A function is Regressed when Q < Alpha and it got slower, Improved when
-// it got faster. New and Gone are functions present on one side only,
+// Many functions are tested at once. The family is every function present
+// on both sides that is large enough on one of them for its change to reach
+// the absolute minimum (MinShare, default 0.5 share points; MinAbsolute,
+// default 1 ms, in the absolute and per-operation modes): it is chosen by
+// size, never by the observed change, since keeping only the functions that
+// moved most would shrink the correction and let noise through. Within it,
+// the Benjamini–Hochberg procedure keeps the expected share of false alarms
+// among the functions reported slower (and, apart, among those reported
+// faster) at Alpha (default 0.05): Row.Q is the adjusted p-value. Then the
+// minimum effect, both relative (MinRelative, default 10%) and absolute,
+// must be reached.
+//
+// What that means in practice: when nothing changed, a comparison flags
+// something with probability at most about Alpha, and far less when every
+// sizeable function's run-to-run noise is well below MinRelative. With five
+// runs a side the smallest Mann–Whitney p-value is 0.008, so a regression
+// can be flagged only when nearly every head run is slower than every base
+// run; with more than about six sizeable functions moving the same way, not
+// even then: take more runs. Noise is not only sampling: on Node a hot
+// function's self time varies by up to a third from run to run (JIT), and
+// a profiler sampling every 100 µs slows the whole program by about 16%
+// (Share mode absorbs the latter).
+//
+// A function is Regressed when Q < Alpha, both minimum effects are reached
+// and it got slower; Improved likewise when it got faster. New and Gone are functions present on one side only,
 // at least as large as the absolute minimum; smaller ones are Unchanged.
 //
 // # Reports
