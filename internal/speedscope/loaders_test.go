@@ -39,7 +39,11 @@ func TestRoundTripThroughLoaders(t *testing.T) {
 				t.Errorf("%d functions after the round trip, want %d", len(got), len(want))
 			}
 			for k, w := range want {
-				if g := got[k]; g != w {
+				g := got[k]
+				if w[1] < 0 { // merged by speedscope: self only
+					g[1] = -1
+				}
+				if g != w {
 					t.Errorf("%v: self/total %v after the round trip, want %v", k, g, w)
 				}
 			}
@@ -58,11 +62,17 @@ func table(t *testing.T, p *profile.Profile) map[key][2]time.Duration {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// V8 keeps apart functions that speedscope's frames cannot (same name,
+	// file, line and column in two scripts: sucrase's readToken): speedscope
+	// merges them. Their self times add up; their total is the time of the
+	// samples through either, which the sum only bounds, so it is compared
+	// for functions that are alone under their key.
 	m := make(map[key][2]time.Duration)
 	for _, f := range tab.Functions {
 		k := key{f.Name, f.File, f.Line, f.Column}
-		if _, dup := m[k]; dup {
-			t.Fatalf("two functions %v", k)
+		if v, dup := m[k]; dup {
+			m[k] = [2]time.Duration{v[0] + f.Self, -1}
+			continue
 		}
 		m[k] = [2]time.Duration{f.Self, f.Total}
 	}

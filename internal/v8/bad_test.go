@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
@@ -122,7 +121,8 @@ func deepLegacy(depth int) string {
 	return sb.String()
 }
 
-// TestDeepStack: a 100,000-deep call chain loads (no recursion over depth), fast.
+// TestDeepStack: a 100,000-deep call chain loads (no recursion over depth).
+// Its speed is BenchmarkParse's business, not a timed test's.
 func TestDeepStack(t *testing.T) {
 	const depth = 100_000
 	for _, tt := range []struct{ name, in string }{
@@ -131,13 +131,9 @@ func TestDeepStack(t *testing.T) {
 		{"legacy nesting", deepLegacy(depth)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			start := time.Now()
 			p, err := Parse(strings.NewReader(tt.in), pbuild.Options{})
 			if err != nil {
 				t.Fatal(err)
-			}
-			if el := time.Since(start); el > 10*time.Second {
-				t.Errorf("took %v", el)
 			}
 			maxDepth := 0
 			for _, s := range p.Sample {
