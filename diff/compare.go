@@ -312,7 +312,7 @@ func (s *Settings) judge(b, h *side) *Report {
 			// Below the minimum effect a change is no discovery,
 			// however certain: Q says so.
 			row.Verdict, row.Q = Unchanged, 1
-		case row.Q >= s.Alpha:
+		case row.Q >= s.Alpha || row.poolP >= s.Alpha:
 			row.Verdict = Unchanged
 		case row.Delta > 0:
 			row.Verdict = Regressed
@@ -415,6 +415,13 @@ func (s *Settings) row(k string, b, h *side, multi, exact bool, scale float64, r
 		row.P = c.P
 		for _, w := range c.Warnings {
 			row.Warnings = append(row.Warnings, w.Error())
+		}
+		if !exact {
+			// The change must also stand out from the sampling noise of
+			// the samples pooled over the runs: runs far apart by chance
+			// are common for a function seen in a handful of samples
+			// per run. Checked with the verdict, after the FDR.
+			row.poolP = samplingP(bk, hk, bw, hw, testScale, s.Mode == Share || (s.Mode == PerOp && s.Anchor != ""))
 		}
 	case exact:
 		row.Test = "exact"

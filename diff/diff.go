@@ -148,6 +148,8 @@ type Row struct {
 	Scale    float64  `json:"scale"`
 	Verdict  Verdict  `json:"verdict"`
 	Warnings []string `json:"warnings,omitempty"`
+
+	poolP float64 // several sampled runs: sampling test on the pooled samples
 }
 
 // Report is the result of a comparison.

@@ -55,6 +55,10 @@
 // warnings about too few runs are passed on. Five runs a side is about the
 // least that can show a change at the default Alpha, 0.05, once several
 // functions are tested.
+// Sampled runs must also show the change beyond the sampling noise of their
+// samples pooled over the runs (the one-run test at Alpha), so that runs
+// of a function seen in a handful of samples each, far apart by chance, are
+// not called changed.
 // The test sees run-to-run noise, but not a drift that affects every run of
 // one side alike (a machine that warms up while the base runs): interleave
 // the runs of the two sides.
