@@ -88,9 +88,6 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 				// Worse is what a regression means: flip the sign.
 				row.Delta, row.Relative = -row.Delta, -row.Relative
 			}
-			if math.Abs(row.Relative) < s.MinRelative {
-				row.Verdict, row.Q = Unchanged, 1
-			}
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
@@ -112,6 +109,10 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 	for _, i := range cand {
 		row := &rep.Rows[i]
 		switch {
+		case math.Abs(row.Relative) < s.MinRelative:
+			// As in Compare: the family is every result on both
+			// sides, the minimum effect applies after the adjustment.
+			row.Verdict, row.Q = Unchanged, 1
 		case row.Q >= s.Alpha:
 			row.Verdict = Unchanged
 		case row.Delta > 0:
