@@ -23,6 +23,7 @@ const SchemaVersion = "hotbudget.diff/v1"
 //	  "metric": "self" | "total",
 //	  "mode": "share" | "absolute" | "per-op",
 //	  "key": "name" | "name+file" | "name+file+line",
+//	  "anchor": "pkg.F",          // per-op mode with an anchor only
 //	  "alpha": 0.05,              // false-discovery rate across functions
 //	  "min_relative": 0.1,        // smallest relative change judged
 //	  "min_absolute_ns": 1000000, // smallest time change (absolute, per-op)
@@ -36,7 +37,7 @@ const SchemaVersion = "hotbudget.diff/v1"
 //	    "head": {...},
 //	    "delta": head.metric - scale*base.metric (ns, ns per op, or share 0..1),
 //	    "relative": relative change (0.2 = +20%; 0 for new and gone),
-//	    "p": p-value, "q": FDR-adjusted p-value (1 when not tested),
+//	    "p": p-value, "q": FDR-adjusted p-value (1 when not tested or below the minimum effect),
 //	    "test": "sampling" | "mann-whitney" | "exact" | "none",
 //	    "scale": how much the rest of the profile's shares moved (share mode; else 1),
 //	    "verdict": "regressed" | "improved" | "unchanged" | "new" | "gone",
@@ -76,9 +77,40 @@ func (r *Report) Counts() map[Verdict]int {
 	return c
 }
 
-// WriteJSON writes the report in the stable schema documented on
-// SchemaVersion's package: see the jsonReport comment in report.go, also
-// given in the package documentation.
+// WriteJSON writes the report as indented JSON in a stable schema
+// (SchemaVersion; fields may be added, none changes meaning or goes away
+// without a new version). Rows come in the order of Rows: regressions
+// first, largest change first. Non-finite numbers are written as 0.
+//
+//	{
+//	  "schema": "hotbudget.diff/v1",
+//	  "metric": "self" | "total",
+//	  "mode": "share" | "absolute" | "per-op",
+//	  "key": "name" | "name+file" | "name+file+line",
+//	  "anchor": "pkg.F",          // per-op mode with an anchor only
+//	  "alpha": 0.05,              // false-discovery rate across functions
+//	  "min_relative": 0.1,        // smallest relative change judged
+//	  "min_absolute_ns": 1000000, // smallest time change (absolute, per-op)
+//	  "min_share": 0.005,         // smallest share change (share, anchor)
+//	  "base": {"runs", "total_ns", "samples", "exact", "period_ns"},
+//	  "head": {...},
+//	  "regressed": 1, "improved": 0, "new": 0, "gone": 0,
+//	  "functions": [{
+//	    "name", "file",
+//	    "base": {"self_ns", "total_ns", "self_share", "total_share", "samples", "metric"},
+//	    "head": {...},
+//	    "delta": head.metric - scale*base.metric (ns, ns per op, or share 0..1),
+//	    "relative": relative change (0.2 = +20%; 0 for new and gone),
+//	    "p": p-value, "q": FDR-adjusted p-value (1 when not tested or below the minimum effect),
+//	    "test": "sampling" | "mann-whitney" | "exact" | "none",
+//	    "scale": how much the rest of the profile's shares moved (share mode; else 1),
+//	    "verdict": "regressed" | "improved" | "unchanged" | "new" | "gone",
+//	    "warnings": [...]
+//	  }],
+//	  "warnings": [...]
+//	}
+//
+// Example: testdata/diff/regress.json.
 func (r *Report) WriteJSON(w io.Writer) error {
 	c := r.Counts()
 	rows := make([]Row, len(r.Rows))
