@@ -132,6 +132,7 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 		return a.File < b.File
 	})
 	rep.bench = true
+	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "results")...)
 	return rep, nil
 }
 

@@ -321,7 +321,36 @@ func (s *Settings) judge(b, h *side) *Report {
 		}
 	}
 	sortRows(rep.Rows)
+	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "functions")...)
 	return rep
+}
+
+// testWarnings lifts the Mann–Whitney test's warnings about too few runs
+// (benchmath's "need >= 4 samples to detect a difference at alpha level
+// 0.05") from the rows to the report, once each with how many rows gave
+// it, so that a user who reads only the summary sees them.
+func testWarnings(rows []Row, noun string) []string {
+	count := map[string]int{}
+	var order []string
+	for _, row := range rows {
+		if row.Test != "mann-whitney" {
+			continue
+		}
+		for _, w := range row.Warnings {
+			if !strings.HasPrefix(w, "need >=") {
+				continue // e.g. "all samples are equal": the row's own
+			}
+			if count[w] == 0 {
+				order = append(order, w)
+			}
+			count[w]++
+		}
+	}
+	out := make([]string, 0, len(order))
+	for _, w := range order {
+		out = append(out, fmt.Sprintf("%s (%d %s)", w, count[w], noun))
+	}
+	return out
 }
 
 // benjaminiHochberg sets Row.Q of rows[idx...] to their adjusted p-values.

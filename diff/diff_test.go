@@ -211,6 +211,10 @@ func TestMannWhitneyWarnings(t *testing.T) {
 	if row.Test != "mann-whitney" || len(row.Warnings) == 0 || !strings.Contains(row.Warnings[0], "need >= 4 samples") {
 		t.Errorf("2 runs a side: test %s warnings %q, want benchmath's warning", row.Test, row.Warnings)
 	}
+	// And, once, the report's.
+	if n := len(r.Warnings); n != 1 || !strings.Contains(r.Warnings[0], "need >= 4 samples") || !strings.Contains(r.Warnings[0], " functions)") {
+		t.Errorf("report warnings %q, want benchmath's warning once with a count of functions", r.Warnings)
+	}
 }
 
 func TestCleanPath(t *testing.T) {
