@@ -208,6 +208,13 @@ func (p *parser) addParts(cp *cpuProf) error {
 	if len(e.samples) != len(e.deltas) {
 		return fmt.Errorf("profile %s: samples and timeDeltas have different lengths (%d and %d)", cp.id, len(e.samples), len(e.deltas))
 	}
+	if len(e.samples) > 0 && p.view != pbuild.ViewDurations && !p.dropDur {
+		// The samples view will be shown: stop keeping duration events.
+		p.dropDur = true
+		for _, t := range p.order {
+			t.evs = nil
+		}
+	}
 	for i, id := range e.samples {
 		if err := cp.samples.add(id, e.deltas[i]); err != nil {
 			return fmt.Errorf("profile %s: %w", cp.id, err)
@@ -240,43 +247,76 @@ func (p *parser) buildProfile(b *pbuild.Builder, cp *cpuProf, labels pbuild.Labe
 		return v8.Build(b, vp, labels)
 	}
 	// A big profile: sorted in place by time (stable, as v8.Build does),
-	// then built in batches whose Timestamps end where the next batch
-	// starts, so that every sample lasts until the next one. The last
-	// sample lasts the average interval, rounded to a µs.
+	// then each sample's duration (until the next one; the last lasts the
+	// average interval, rounded to a µs) is summed per node. v8.Build then
+	// gets, node by node, batches of samples with those totals, so every
+	// node's stack is built once, not once per batch.
 	if st.unsorted {
 		sort.Stable(st)
 		b.Warnf("sample times go backwards (negative timeDeltas): samples sorted by time, as DevTools does")
 	}
+	known := make(map[int64]int32, len(cp.nodes))
+	for i := range cp.nodes {
+		known[cp.nodes[i].ID] = int32(i)
+	}
+	count := make([]int64, len(cp.nodes))
+	micros := make([]int64, len(cp.nodes))
 	first, last := st.t(0), st.t(n-1)
 	avg := int64(math.Round(float64(last-first) / float64(n-1)))
 	var med median
-	span := v8.Span{Start: cp.startTime + first}
-	vp := &v8.Profile{Nodes: cp.nodes}
-	for lo := 0; lo < n; lo += batchMax {
-		hi := min(lo+batchMax, n)
-		vp.Samples = vp.Samples[:0]
-		vp.Timestamps = vp.Timestamps[:0]
-		for i := lo; i < hi; i++ {
-			vp.Samples = append(vp.Samples, st.id(i))
-			vp.Timestamps = append(vp.Timestamps, cp.startTime+st.t(i))
-			if i+1 < n {
-				med.add((st.t(i+1) - st.t(i)) * 1000)
+	unknown := 0
+	for i := 0; i < n; i++ {
+		d := avg
+		if i+1 < n {
+			d = st.t(i+1) - st.t(i)
+			med.add(d * 1000)
+		}
+		k, ok := known[st.id(i)]
+		if !ok {
+			if unknown == 0 {
+				b.Warnf("sample %d names unknown node %d: dropped", i, st.id(i))
 			}
+			unknown++
+			continue
 		}
-		end := cp.startTime + last + avg
-		if hi < n {
-			end = cp.startTime + st.t(hi)
-		}
-		vp.Timestamps = append(vp.Timestamps, end)
-		s, err := v8.Build(b, vp, labels)
-		if err != nil {
-			return v8.Span{}, err
-		}
-		span.Samples += s.Samples
-		span.Nanos += s.Nanos
-		span.End = s.End
+		count[k]++
+		micros[k] += d
 	}
-	span.Period = med.value()
+	if unknown > 1 {
+		b.Warnf("%d samples name unknown nodes: dropped", unknown)
+	}
+	st.free()
+	span := v8.Span{Start: cp.startTime + first, End: cp.startTime + last + avg, Samples: n - unknown,
+		Nanos: (last - first + avg) * 1000, Period: med.value()}
+	vp := &v8.Profile{Nodes: cp.nodes}
+	now := int64(0)
+	flush := func() error {
+		if len(vp.Samples) == 0 {
+			return nil
+		}
+		vp.Timestamps = append(vp.Timestamps, now)
+		if _, err := v8.Build(b, vp, labels); err != nil {
+			return err
+		}
+		vp.Samples, vp.Timestamps = vp.Samples[:0], vp.Timestamps[:0]
+		return nil
+	}
+	for k := range count {
+		for c := count[k]; c > 0; c-- {
+			if len(vp.Samples) == batchMax {
+				if err := flush(); err != nil {
+					return v8.Span{}, err
+				}
+			}
+			vp.Samples = append(vp.Samples, cp.nodes[k].ID)
+			vp.Timestamps = append(vp.Timestamps, now)
+			now += micros[k] // the first of a node's samples carries its whole time
+			micros[k] = 0
+		}
+	}
+	if err := flush(); err != nil {
+		return v8.Span{}, err
+	}
 	return span, nil
 }
 

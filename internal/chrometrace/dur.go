@@ -98,6 +98,10 @@ func (p *parser) duration(i int) error {
 		}
 		end = d.end
 	}
+	p.durCount++
+	if p.dropDur {
+		return nil
+	}
 	t := p.thread(e.pid, e.tid)
 	if len(t.evs) >= math.MaxInt32 {
 		return fmt.Errorf("too many events on thread %s/%s", e.pid, e.tid)

@@ -28,10 +28,7 @@ func (p *parser) finish(view string) (*profile.Profile, error) {
 	if p.hermes != nil {
 		nSamples += len(p.hermes.samples)
 	}
-	nDur := 0
-	for _, t := range p.order {
-		nDur += len(t.evs)
-	}
+	nDur := p.durCount
 	switch view {
 	case "":
 		view = pbuild.ViewSamples

@@ -27,6 +27,7 @@ func Parse(r io.Reader, o pbuild.Options) (*profile.Profile, error) {
 		return nil, fmt.Errorf("unknown view %q (want %q or %q)", o.View, pbuild.ViewSamples, pbuild.ViewDurations)
 	}
 	p := newParser(r)
+	p.view = o.View
 	if err := p.top(); err != nil {
 		return nil, err
 	}
@@ -76,6 +77,9 @@ type parser struct {
 	hermes    *hermes
 	names     map[string]string // pid+tid → thread name
 	truncated bool
+	view      string
+	durCount  int  // duration events read
+	dropDur   bool // samples will be shown: duration events are counted, not kept
 	rawNode   []byte
 }
 
