@@ -255,10 +255,7 @@ func (p *parser) buildProfile(b *pbuild.Builder, cp *cpuProf, labels pbuild.Labe
 		sort.Stable(st)
 		b.Warnf("sample times go backwards (negative timeDeltas): samples sorted by time, as DevTools does")
 	}
-	known := make(map[int64]int32, len(cp.nodes))
-	for i := range cp.nodes {
-		known[cp.nodes[i].ID] = int32(i)
-	}
+	lookup := nodeIndex(cp.nodes)
 	count := make([]int64, len(cp.nodes))
 	micros := make([]int64, len(cp.nodes))
 	first, last := st.t(0), st.t(n-1)
@@ -271,7 +268,7 @@ func (p *parser) buildProfile(b *pbuild.Builder, cp *cpuProf, labels pbuild.Labe
 			d = st.t(i+1) - st.t(i)
 			med.add(d * 1000)
 		}
-		k, ok := known[st.id(i)]
+		k, ok := lookup(st.id(i))
 		if !ok {
 			if unknown == 0 {
 				b.Warnf("sample %d names unknown node %d: dropped", i, st.id(i))
@@ -320,9 +317,44 @@ func (p *parser) buildProfile(b *pbuild.Builder, cp *cpuProf, labels pbuild.Labe
 	return span, nil
 }
 
+// nodeIndex returns a lookup from node id to index: a slice when ids are
+// small integers close together (as V8 writes them), else a map.
+func nodeIndex(nodes []v8.Node) func(int64) (int32, bool) {
+	m := make(map[int64]int32, len(nodes))
+	for i := range nodes {
+		m[nodes[i].ID] = int32(i)
+	}
+	byMap := func(id int64) (int32, bool) { k, ok := m[id]; return k, ok }
+	if len(nodes) == 0 {
+		return byMap
+	}
+	lo, hi := nodes[0].ID, nodes[0].ID
+	for i := range nodes {
+		lo, hi = min(lo, nodes[i].ID), max(hi, nodes[i].ID)
+	}
+	if hi-lo < 0 || hi-lo >= int64(4*len(nodes)+64) {
+		return byMap
+	}
+	dense := make([]int32, hi-lo+1)
+	for i := range dense {
+		dense[i] = -1
+	}
+	for id, k := range m {
+		dense[id-lo] = k
+	}
+	return func(id int64) (int32, bool) {
+		if id < lo || id > hi {
+			return -1, false
+		}
+		k := dense[id-lo]
+		return k, k >= 0
+	}
+}
+
 // median finds the upper median of the positive values added, counting
 // distinct values (sampling intervals take few), as v8.Build does.
 type median struct {
+	small  []int // counts of whole µs below 1<<16
 	counts map[int64]int
 	n      int
 }
@@ -331,16 +363,31 @@ func (m *median) add(v int64) {
 	if v <= 0 {
 		return
 	}
+	m.n++
+	if v%1000 == 0 && v/1000 < 1<<16 {
+		if m.small == nil {
+			m.small = make([]int, 1<<16)
+		}
+		m.small[v/1000]++
+		return
+	}
 	if m.counts == nil {
 		m.counts = map[int64]int{}
 	}
 	m.counts[v]++
-	m.n++
 }
 
 func (m *median) value() int64 {
 	if m.n == 0 {
 		return 0
+	}
+	if m.counts == nil {
+		m.counts = map[int64]int{}
+	}
+	for us, c := range m.small {
+		if c > 0 {
+			m.counts[int64(us)*1000] += c
+		}
 	}
 	keys := make([]int64, 0, len(m.counts))
 	for k := range m.counts {
