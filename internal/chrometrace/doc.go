@@ -28,7 +28,13 @@
 //     Top-level samples/stackFrames (Hermes) are read too. Samples are
 //     turned into time by v8.Build, so a profile streamed as chunks gives
 //     exactly what the same data as a .cpuprofile gives. Nodes whose parent
-//     is in no chunk are attached to the root with a warning.
+//     is in no chunk are attached to the root with a warning. Samples are
+//     kept in 8 bytes each (int32 node id and time while they fit); a
+//     profile of more than a million samples is summed per node before
+//     v8.Build sees it, which differs from the .cpuprofile path only in
+//     rounding its last sample's duration (the average interval) to a µs.
+//     Once a trace has shown CPU samples and the samples view is wanted,
+//     duration events are counted but no longer kept.
 //   - ViewDurations: X and B/E events nested per (pid, tid) into stacks;
 //     values are exact (pbuild.Exact): each stack's exclusive time, and the
 //     number of events that ended with it.
