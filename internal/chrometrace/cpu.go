@@ -37,10 +37,15 @@ type blocks[T int32 | int64] struct {
 }
 
 func (a *blocks[T]) add(v T) {
-	if a.n&(1<<blockBits-1) == 0 {
-		a.b = append(a.b, make([]T, 0, 1<<blockBits))
+	if len(a.b) == 0 || len(a.b[len(a.b)-1]) == 1<<blockBits {
+		c := 1 << blockBits
+		if len(a.b) == 0 {
+			c = 64 // the first block grows as needed: small profiles stay small
+		}
+		a.b = append(a.b, make([]T, 0, c))
 	}
-	a.b[len(a.b)-1] = append(a.b[len(a.b)-1], v)
+	last := &a.b[len(a.b)-1]
+	*last = append(*last, v)
 	a.n++
 }
 
