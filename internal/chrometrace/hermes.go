@@ -63,23 +63,23 @@ func (p *parser) hermesData() *hermes {
 func (p *parser) hermesSamples() error {
 	s := p.s
 	h := p.hermesData()
-	if err := s.expect('[', "'[' to start samples"); err != nil {
+	if err := s.Expect('[', "'[' to start samples"); err != nil {
 		return err
 	}
 	var raw []byte
 	for i, first := 0, true; ; i, first = i+1, false {
-		end, err := s.arrayNext(first)
+		end, err := s.ArrayNext(first)
 		if err != nil {
 			return err
 		}
 		if end {
 			return nil
 		}
-		if _, err := s.peek(); err != nil {
+		if _, err := s.Peek(); err != nil {
 			return err
 		}
-		off := s.off()
-		if raw, err = s.value(raw[:0], true); err != nil {
+		off := s.Off()
+		if raw, err = s.Value(raw[:0], true); err != nil {
 			return err
 		}
 		var js struct {
@@ -109,20 +109,20 @@ func (p *parser) hermesSamples() error {
 func (p *parser) stackFrames() error {
 	s := p.s
 	h := p.hermesData()
-	if err := s.expect('{', "'{' to start stackFrames"); err != nil {
+	if err := s.Expect('{', "'{' to start stackFrames"); err != nil {
 		return err
 	}
 	var raw []byte
 	for first := true; ; first = false {
-		key, end, err := s.objectKey(first)
+		key, end, err := s.ObjectKey(first)
 		if err != nil {
 			return err
 		}
 		if end {
 			return nil
 		}
-		off := s.off()
-		if raw, err = s.value(raw[:0], true); err != nil {
+		off := s.Off()
+		if raw, err = s.Value(raw[:0], true); err != nil {
 			return err
 		}
 		var jf struct {

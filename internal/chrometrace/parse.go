@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hotbudget/hotbudget/internal/jsonscan"
 	"io"
 	"math"
 	"strconv"
@@ -62,7 +63,7 @@ func (e *event) reset() {
 }
 
 type parser struct {
-	s         *scanner
+	s         *jsonscan.Scanner
 	ev        event
 	n         int // events read
 	strs      map[string]string
@@ -85,7 +86,7 @@ type parser struct {
 
 func newParser(r io.Reader) *parser {
 	return &parser{
-		s:       newScanner(r),
+		s:       jsonscan.New(r),
 		strs:    map[string]string{},
 		threads: map[string]*thread{},
 		procs:   map[string]string{},
@@ -120,15 +121,15 @@ func (p *parser) intern(b []byte) string {
 func (p *parser) top() error {
 	s := p.s
 	// A UTF-8 byte order mark.
-	if c, err := s.peek(); err == nil && c == 0xef {
+	if c, err := s.Peek(); err == nil && c == 0xef {
 		for _, want := range []byte{0xef, 0xbb, 0xbf} {
-			if c, err := s.readByte(); err != nil || c != want {
-				return fmt.Errorf("at offset %d: invalid byte order mark", s.off())
+			if c, err := s.ReadByte(); err != nil || c != want {
+				return fmt.Errorf("at offset %d: invalid byte order mark", s.Off())
 			}
 		}
 	}
-	c, err := s.peek()
-	if errors.Is(err, errEOF) {
+	c, err := s.Peek()
+	if errors.Is(err, jsonscan.ErrEOF) {
 		return errors.New("empty input")
 	}
 	if err != nil {
@@ -136,22 +137,22 @@ func (p *parser) top() error {
 	}
 	switch c {
 	case '[':
-		s.pos++
+		s.Pos++
 		if err := p.events("events"); err != nil {
 			return err
 		}
 	case '{':
-		s.pos++
+		s.Pos++
 		if err := p.object(); err != nil {
 			return err
 		}
 	default:
-		return fmt.Errorf("at offset %d: want a JSON array or object of trace events, got %q", s.off(), c)
+		return fmt.Errorf("at offset %d: want a JSON array or object of trace events, got %q", s.Off(), c)
 	}
 	// Only white space may follow.
-	if c, err := s.peek(); err == nil {
-		return fmt.Errorf("at offset %d: unexpected %q after the trace", s.off(), c)
-	} else if !errors.Is(err, errEOF) {
+	if c, err := s.Peek(); err == nil {
+		return fmt.Errorf("at offset %d: unexpected %q after the trace", s.Off(), c)
+	} else if !errors.Is(err, jsonscan.ErrEOF) {
 		return err
 	}
 	return nil
@@ -162,8 +163,8 @@ func (p *parser) object() error {
 	s := p.s
 	seen := false
 	for first := true; ; first = false {
-		key, end, err := s.objectKey(first)
-		if errors.Is(err, errEOF) && seen {
+		key, end, err := s.ObjectKey(first)
+		if errors.Is(err, jsonscan.ErrEOF) && seen {
 			p.warnf("the top-level object is not closed (truncated file?)")
 			return nil
 		}
@@ -176,17 +177,17 @@ func (p *parser) object() error {
 		switch key {
 		case "traceEvents":
 			if seen {
-				return fmt.Errorf("at offset %d: a second traceEvents key", s.off())
+				return fmt.Errorf("at offset %d: a second traceEvents key", s.Off())
 			}
 			seen = true
-			c, err := s.peek()
+			c, err := s.Peek()
 			if err != nil {
 				return err
 			}
 			if c != '[' {
-				return fmt.Errorf("traceEvents at offset %d: want an array, got %q", s.off(), c)
+				return fmt.Errorf("traceEvents at offset %d: want an array, got %q", s.Off(), c)
 			}
-			s.pos++
+			s.Pos++
 			if err := p.events("traceEvents"); err != nil {
 				return err
 			}
@@ -202,7 +203,7 @@ func (p *parser) object() error {
 				return err
 			}
 		default:
-			if err := s.skip(); err != nil {
+			if err := s.Skip(); err != nil {
 				return fmt.Errorf("top-level key %q: %w", key, err)
 			}
 		}
@@ -219,8 +220,8 @@ func (p *parser) object() error {
 func (p *parser) events(what string) error {
 	s := p.s
 	for i := 0; ; i++ {
-		c, err := s.peek()
-		if errors.Is(err, errEOF) {
+		c, err := s.Peek()
+		if errors.Is(err, jsonscan.ErrEOF) {
 			p.truncatedAt(what, i)
 			return nil
 		}
@@ -228,16 +229,16 @@ func (p *parser) events(what string) error {
 			return err
 		}
 		if c == ']' {
-			s.pos++
+			s.Pos++
 			return nil
 		}
 		if i > 0 {
 			if c != ',' {
-				return fmt.Errorf("%s at offset %d: after event %d: want ',' or ']', got %q", what, s.off(), i-1, c)
+				return fmt.Errorf("%s at offset %d: after event %d: want ',' or ']', got %q", what, s.Off(), i-1, c)
 			}
-			s.pos++
-			c, err = s.peek()
-			if errors.Is(err, errEOF) {
+			s.Pos++
+			c, err = s.Peek()
+			if errors.Is(err, jsonscan.ErrEOF) {
 				p.truncatedAt(what, i)
 				return nil
 			}
@@ -245,18 +246,18 @@ func (p *parser) events(what string) error {
 				return err
 			}
 			if c == ']' { // a trailing comma
-				s.pos++
+				s.Pos++
 				p.warnf("%s: trailing comma before ']'", what)
 				return nil
 			}
 		}
-		off := s.off()
+		off := s.Off()
 		if c != '{' {
 			return fmt.Errorf("%s[%d] at offset %d: want an event object, got %q", what, i, off, c)
 		}
-		s.pos++
+		s.Pos++
 		if err := p.event(); err != nil {
-			if errors.Is(err, errEOF) {
+			if errors.Is(err, jsonscan.ErrEOF) {
 				return fmt.Errorf("%s[%d] starting at offset %d is cut off (truncated file?): %w", what, i, off, err)
 			}
 			return fmt.Errorf("%s[%d] at offset %d: %w", what, i, off, err)
@@ -294,18 +295,18 @@ func (p *parser) event() error {
 			}
 			e.ph = p.intern(b)
 		case "name":
-			c, err := s.peek()
+			c, err := s.Peek()
 			if err != nil {
 				return err
 			}
 			if c != '"' {
-				if err := s.skip(); err != nil {
+				if err := s.Skip(); err != nil {
 					return err
 				}
 				continue
 			}
-			s.pos++
-			b, err := s.strBytes()
+			s.Pos++
+			b, err := s.StrBytes()
 			if err != nil {
 				return err
 			}
@@ -337,7 +338,7 @@ func (p *parser) event() error {
 				return err
 			}
 		default:
-			if err := s.skip(); err != nil {
+			if err := s.Skip(); err != nil {
 				return err
 			}
 		}
@@ -347,7 +348,7 @@ func (p *parser) event() error {
 // key reads the next key of an object, returning a view of its bytes.
 func (p *parser) key(first bool) (key []byte, end bool, err error) {
 	s := p.s
-	c, err := s.next()
+	c, err := s.Next()
 	if err != nil {
 		return nil, false, err
 	}
@@ -356,63 +357,63 @@ func (p *parser) key(first bool) (key []byte, end bool, err error) {
 	}
 	if !first {
 		if c != ',' {
-			return nil, false, s.syntax("',' or '}'", c)
+			return nil, false, s.Syntax("',' or '}'", c)
 		}
-		if c, err = s.next(); err != nil {
+		if c, err = s.Next(); err != nil {
 			return nil, false, err
 		}
 	}
 	if c != '"' {
-		return nil, false, s.syntax("a string key", c)
+		return nil, false, s.Syntax("a string key", c)
 	}
-	if key, err = s.strBytes(); err != nil {
+	if key, err = s.StrBytes(); err != nil {
 		return nil, false, err
 	}
 	// The colon: usually right there.
-	if s.pos < s.end && s.buf[s.pos] == ':' {
-		s.pos++
+	if s.Pos < s.End && s.Buf[s.Pos] == ':' {
+		s.Pos++
 		return key, false, nil
 	}
 	// Keep the key across reads.
 	k := append([]byte(nil), key...)
-	return k, false, s.expect(':', "':'")
+	return k, false, s.Expect(':', "':'")
 }
 
 // stringValue reads a value that must be a string.
 func (p *parser) stringValue(what string) ([]byte, error) {
 	s := p.s
-	c, err := s.peek()
+	c, err := s.Peek()
 	if err != nil {
 		return nil, err
 	}
 	if c != '"' {
-		return nil, fmt.Errorf("%s at offset %d: want a string, got %q", what, s.off(), c)
+		return nil, fmt.Errorf("%s at offset %d: want a string, got %q", what, s.Off(), c)
 	}
-	s.pos++
-	return s.strBytes()
+	s.Pos++
+	return s.StrBytes()
 }
 
 // idValue reads a pid, tid or id: a number or a string, kept as text.
 func (p *parser) idValue(what string) (string, error) {
 	s := p.s
-	c, err := s.peek()
+	c, err := s.Peek()
 	if err != nil {
 		return "", err
 	}
 	if c == '"' {
-		s.pos++
-		b, err := s.strBytes()
+		s.Pos++
+		b, err := s.StrBytes()
 		if err != nil {
 			return "", err
 		}
 		return p.intern(b), nil
 	}
 	if c == '{' || c == '[' {
-		return "", fmt.Errorf("%s at offset %d: want a number or a string, got %q", what, s.off(), c)
+		return "", fmt.Errorf("%s at offset %d: want a number or a string, got %q", what, s.Off(), c)
 	}
-	off := s.off()
-	b, err := s.value(s.raw[:0], true)
-	s.raw = b
+	off := s.Off()
+	b, err := s.Value(s.Raw[:0], true)
+	s.Raw = b
 	if err != nil {
 		return "", err
 	}
@@ -428,25 +429,25 @@ func (p *parser) idValue(what string) (string, error) {
 // micros reads a time in µs (a number, or a number in a string) as ns.
 func (p *parser) micros(what string) (int64, error) {
 	s := p.s
-	off := s.off()
-	c, err := s.peek()
+	off := s.Off()
+	c, err := s.Peek()
 	if err != nil {
 		return 0, err
 	}
 	var b []byte
 	switch c {
 	case '"':
-		s.pos++
-		if b, err = s.strBytes(); err != nil {
+		s.Pos++
+		if b, err = s.StrBytes(); err != nil {
 			return 0, err
 		}
 	case '{', '[':
 		return 0, fmt.Errorf("%s at offset %d: want a number, got %q", what, off, c)
 	default:
-		if b, err = s.value(s.raw[:0], true); err != nil {
+		if b, err = s.Value(s.Raw[:0], true); err != nil {
 			return 0, err
 		}
-		s.raw = b
+		s.Raw = b
 	}
 	v, err := parseNanos(b)
 	if err != nil {
@@ -496,14 +497,14 @@ func parseNanos(b []byte) (int64, error) {
 func (p *parser) args() error {
 	s := p.s
 	e := &p.ev
-	c, err := s.peek()
+	c, err := s.Peek()
 	if err != nil {
 		return err
 	}
 	if c != '{' {
-		return s.skip()
+		return s.Skip()
 	}
-	s.pos++
+	s.Pos++
 	for first := true; ; first = false {
 		key, end, err := p.key(first)
 		if err != nil {
@@ -514,18 +515,18 @@ func (p *parser) args() error {
 		}
 		switch string(key) {
 		case "name":
-			c, err := s.peek()
+			c, err := s.Peek()
 			if err != nil {
 				return err
 			}
 			if c != '"' {
-				if err := s.skip(); err != nil {
+				if err := s.Skip(); err != nil {
 					return err
 				}
 				continue
 			}
-			s.pos++
-			b, err := s.strBytes()
+			s.Pos++
+			b, err := s.StrBytes()
 			if err != nil {
 				return err
 			}
@@ -535,7 +536,7 @@ func (p *parser) args() error {
 				return err
 			}
 		default:
-			if err := s.skip(); err != nil {
+			if err := s.Skip(); err != nil {
 				return err
 			}
 		}
@@ -546,14 +547,14 @@ func (p *parser) args() error {
 func (p *parser) data() error {
 	s := p.s
 	e := &p.ev
-	c, err := s.peek()
+	c, err := s.Peek()
 	if err != nil {
 		return err
 	}
 	if c != '{' {
-		return s.skip()
+		return s.Skip()
 	}
-	s.pos++
+	s.Pos++
 	e.data = true
 	for first := true; ; first = false {
 		key, end, err := p.key(first)
@@ -578,7 +579,7 @@ func (p *parser) data() error {
 				return err
 			}
 		default:
-			if err := s.skip(); err != nil {
+			if err := s.Skip(); err != nil {
 				return err
 			}
 		}
@@ -588,17 +589,17 @@ func (p *parser) data() error {
 func (p *parser) profileTime(key string) error {
 	e := &p.ev
 	s := p.s
-	off := s.off()
-	c, err := s.peek()
+	off := s.Off()
+	c, err := s.Peek()
 	if err != nil {
 		return err
 	}
 	if c == '"' || c == '{' || c == '[' {
 		p.typeError(fmt.Errorf("%s at offset %d: want a number, got %q", key, off, c))
-		return s.skip()
+		return s.Skip()
 	}
-	b, err := s.value(s.raw[:0], true)
-	s.raw = b
+	b, err := s.Value(s.Raw[:0], true)
+	s.Raw = b
 	if err != nil {
 		return err
 	}
@@ -629,15 +630,15 @@ func (p *parser) typeError(err error) {
 func (p *parser) cpuProfile() error {
 	s := p.s
 	e := &p.ev
-	c, err := s.peek()
+	c, err := s.Peek()
 	if err != nil {
 		return err
 	}
 	if c != '{' {
-		p.typeError(fmt.Errorf("cpuProfile at offset %d: want an object, got %q", s.off(), c))
-		return s.skip()
+		p.typeError(fmt.Errorf("cpuProfile at offset %d: want an object, got %q", s.Off(), c))
+		return s.Skip()
 	}
-	s.pos++
+	s.Pos++
 	e.cpuProfile = true
 	for first := true; ; first = false {
 		key, end, err := p.key(first)
@@ -667,7 +668,7 @@ func (p *parser) cpuProfile() error {
 				return err
 			}
 		default:
-			if err := s.skip(); err != nil {
+			if err := s.Skip(); err != nil {
 				return err
 			}
 		}
@@ -679,38 +680,38 @@ func (p *parser) cpuProfile() error {
 // skipped.
 func (p *parser) ints(what string, dst []int64) ([]int64, error) {
 	s := p.s
-	c, err := s.peek()
+	c, err := s.Peek()
 	if err != nil {
 		return dst, err
 	}
 	if c != '[' {
-		p.typeError(fmt.Errorf("%s at offset %d: want an array, got %q", what, s.off(), c))
-		return dst, s.skip()
+		p.typeError(fmt.Errorf("%s at offset %d: want an array, got %q", what, s.Off(), c))
+		return dst, s.Skip()
 	}
-	s.pos++
+	s.Pos++
 	for first := true; ; first = false {
 		// Fast path: a plain integer followed by ',' or ']', in the buffer.
-		if !first && s.pos+22 < s.end {
-			if v, n := fastInt(s.buf[s.pos:s.end]); n > 0 {
+		if !first && s.Pos+22 < s.End {
+			if v, n := fastInt(s.Buf[s.Pos:s.End]); n > 0 {
 				dst = append(dst, v)
-				s.pos += n
+				s.Pos += n
 				continue
 			}
 		}
-		end, err := s.arrayNext(first)
+		end, err := s.ArrayNext(first)
 		if err != nil {
 			return dst, err
 		}
 		if end {
 			return dst, nil
 		}
-		c, err := s.peek()
+		c, err := s.Peek()
 		if err != nil {
 			return dst, err
 		}
 		if c == '-' || c >= '0' && c <= '9' {
-			off := s.off()
-			v, ok, err := s.int()
+			off := s.Off()
+			v, ok, err := s.Int()
 			if err != nil {
 				return dst, err
 			}
@@ -720,9 +721,9 @@ func (p *parser) ints(what string, dst []int64) ([]int64, error) {
 			}
 			p.typeError(fmt.Errorf("%s at offset %d: want integers (out of range or a fraction)", what, off))
 		} else {
-			p.typeError(fmt.Errorf("%s at offset %d: want integers, got %q", what, s.off(), c))
+			p.typeError(fmt.Errorf("%s at offset %d: want integers, got %q", what, s.Off(), c))
 		}
-		if _, err := s.value(nil, false); err != nil {
+		if _, err := s.Value(nil, false); err != nil {
 			return dst, err
 		}
 	}
@@ -802,28 +803,28 @@ func orMinus1(p *int64) int64 {
 func (p *parser) nodes() error {
 	s := p.s
 	e := &p.ev
-	c, err := s.peek()
+	c, err := s.Peek()
 	if err != nil {
 		return err
 	}
 	if c != '[' {
-		p.typeError(fmt.Errorf("cpuProfile.nodes at offset %d: want an array, got %q", s.off(), c))
-		return s.skip()
+		p.typeError(fmt.Errorf("cpuProfile.nodes at offset %d: want an array, got %q", s.Off(), c))
+		return s.Skip()
 	}
-	s.pos++
+	s.Pos++
 	for i, first := 0, true; ; i, first = i+1, false {
-		end, err := s.arrayNext(first)
+		end, err := s.ArrayNext(first)
 		if err != nil {
 			return err
 		}
 		if end {
 			return nil
 		}
-		if _, err := s.peek(); err != nil {
+		if _, err := s.Peek(); err != nil {
 			return err
 		}
-		off := s.off()
-		if p.rawNode, err = s.value(p.rawNode[:0], true); err != nil {
+		off := s.Off()
+		if p.rawNode, err = s.Value(p.rawNode[:0], true); err != nil {
 			return err
 		}
 		var jn jsonNode

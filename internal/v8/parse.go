@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hotbudget/hotbudget/internal/jsonscan"
 	"io"
 	"math"
 	"path/filepath"
@@ -76,7 +77,7 @@ func isDigits(s string) bool {
 
 // reader reads one profile from a scanner.
 type reader struct {
-	s      *scanner
+	s      *jsonscan.Scanner
 	p      Profile
 	legacy bool
 	// legacy start and end, in seconds
@@ -91,9 +92,9 @@ type reader struct {
 // converts: lines and columns become 0-based, parents are set from the
 // nesting and Timestamps holds the sample times.
 func Read(r io.Reader) (p *Profile, legacy bool, err error) {
-	rd := &reader{s: newScanner(r), seen: map[string]bool{}}
-	c, err := rd.s.peek()
-	if errors.Is(err, errEOF) { // nothing but white space
+	rd := &reader{s: jsonscan.New(r), seen: map[string]bool{}}
+	c, err := rd.s.Peek()
+	if errors.Is(err, jsonscan.ErrEOF) { // nothing but white space
 
 		return nil, false, errors.New("empty input")
 	}
@@ -101,9 +102,9 @@ func Read(r io.Reader) (p *Profile, legacy bool, err error) {
 		return nil, false, err
 	}
 	if c != '{' {
-		return nil, false, fmt.Errorf("at offset %d: want a JSON object, got %q", rd.s.off(), c)
+		return nil, false, fmt.Errorf("at offset %d: want a JSON object, got %q", rd.s.Off(), c)
 	}
-	_, _ = rd.s.readByte()
+	_, _ = rd.s.ReadByte()
 	if err := rd.object(true); err != nil {
 		return nil, false, err
 	}
@@ -127,7 +128,7 @@ func Read(r io.Reader) (p *Profile, legacy bool, err error) {
 func (rd *reader) object(top bool) error {
 	s := rd.s
 	for first := true; ; first = false {
-		key, end, err := s.objectKey(first)
+		key, end, err := s.ObjectKey(first)
 		if err != nil {
 			return err
 		}
@@ -137,7 +138,7 @@ func (rd *reader) object(top bool) error {
 		switch key {
 		case "nodes", "head", "samples", "timeDeltas", "timestamps":
 			if rd.seen[key] || (key == "nodes" || key == "head") && rd.hasNodes {
-				return fmt.Errorf("at offset %d: a second %s key", s.off(), key)
+				return fmt.Errorf("at offset %d: a second %s key", s.Off(), key)
 			}
 			rd.seen[key] = true
 		}
@@ -153,25 +154,25 @@ func (rd *reader) object(top bool) error {
 				return err
 			}
 		case "samples":
-			if rd.p.Samples, err = s.ints(key); err != nil {
+			if rd.p.Samples, err = s.Ints(key); err != nil {
 				return err
 			}
 		case "timeDeltas":
-			if rd.p.TimeDeltas, err = s.ints(key); err != nil {
+			if rd.p.TimeDeltas, err = s.Ints(key); err != nil {
 				return err
 			}
 		case "timestamps":
-			if rd.p.Timestamps, err = s.ints(key); err != nil {
+			if rd.p.Timestamps, err = s.Ints(key); err != nil {
 				return err
 			}
 		case "startTime", "endTime":
-			off := s.off()
-			n, err := s.scalar(key)
+			off := s.Off()
+			n, err := s.Scalar(key)
 			if err != nil {
 				return err
 			}
 			f, _ := strconv.ParseFloat(n, 64)
-			i, err := toInt(n)
+			i, err := jsonscan.ToInt(n)
 			if err != nil {
 				return fmt.Errorf("%s at offset %d: %w", key, off, err)
 			}
@@ -181,20 +182,20 @@ func (rd *reader) object(top bool) error {
 				rd.p.EndTime, rd.legacyEnd = i, f
 			}
 		case "profile":
-			if c, err := s.peek(); err != nil {
+			if c, err := s.Peek(); err != nil {
 				return err
 			} else if !top || c != '{' {
-				if _, err := s.value(nil, false); err != nil {
+				if _, err := s.Value(nil, false); err != nil {
 					return err
 				}
 				continue
 			}
-			_, _ = s.readByte()
+			_, _ = s.ReadByte()
 			if err := rd.object(false); err != nil {
 				return err
 			}
 		default:
-			if _, err := s.value(nil, false); err != nil {
+			if _, err := s.Value(nil, false); err != nil {
 				return err
 			}
 		}
@@ -249,23 +250,23 @@ func orMinus1(p *int64) int64 {
 // nodes reads the modern nodes array, one node at a time.
 func (rd *reader) nodes() error {
 	s := rd.s
-	if err := s.expect('[', "'[' to start nodes"); err != nil {
+	if err := s.Expect('[', "'[' to start nodes"); err != nil {
 		return err
 	}
 	var raw []byte
 	for i, first := 0, true; ; i, first = i+1, false {
-		end, err := s.arrayNext(first)
+		end, err := s.ArrayNext(first)
 		if err != nil {
 			return err
 		}
 		if end {
 			return nil
 		}
-		if _, err := s.peek(); err != nil {
+		if _, err := s.Peek(); err != nil {
 			return err
 		}
-		off := s.off()
-		if raw, err = s.value(raw[:0], true); err != nil {
+		off := s.Off()
+		if raw, err = s.Value(raw[:0], true); err != nil {
 			return err
 		}
 		var jn jsonNode
@@ -298,7 +299,7 @@ func (rd *reader) nodes() error {
 // parent is the node whose children array holds it.
 func (rd *reader) head() error {
 	s := rd.s
-	if err := s.expect('{', "'{' to start head"); err != nil {
+	if err := s.Expect('{', "'{' to start head"); err != nil {
 		return err
 	}
 	type level struct {
@@ -309,14 +310,14 @@ func (rd *reader) head() error {
 	stack := []level{{node: rd.newLegacyNode(-1), first: true}}
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
-		key, end, err := s.objectKey(top.first)
+		key, end, err := s.ObjectKey(top.first)
 		if err != nil {
 			return err
 		}
 		top.first = false
 		if end {
 			if !top.hasID {
-				return fmt.Errorf("head: node at depth %d ending at offset %d has no id", len(stack)-1, s.off())
+				return fmt.Errorf("head: node at depth %d ending at offset %d has no id", len(stack)-1, s.Off())
 			}
 			stack = stack[:len(stack)-1]
 			if len(stack) == 0 {
@@ -324,12 +325,12 @@ func (rd *reader) head() error {
 				return nil
 			}
 			// Back in the parent's children array: another child or its end.
-			end, err := s.arrayNext(false)
+			end, err := s.ArrayNext(false)
 			if err != nil {
 				return err
 			}
 			if !end {
-				if err := s.expect('{', "'{' (a child node)"); err != nil {
+				if err := s.Expect('{', "'{' (a child node)"); err != nil {
 					return err
 				}
 				stack = append(stack, level{node: rd.newLegacyNode(stack[len(stack)-1].node), first: true})
@@ -339,27 +340,27 @@ func (rd *reader) head() error {
 		nd := &rd.p.Nodes[top.node]
 		switch key {
 		case "children":
-			if err := s.expect('[', "'[' to start children"); err != nil {
+			if err := s.Expect('[', "'[' to start children"); err != nil {
 				return err
 			}
-			end, err := s.arrayNext(true)
+			end, err := s.ArrayNext(true)
 			if err != nil {
 				return err
 			}
 			if end {
 				continue
 			}
-			if err := s.expect('{', "'{' (a child node)"); err != nil {
+			if err := s.Expect('{', "'{' (a child node)"); err != nil {
 				return err
 			}
 			stack = append(stack, level{node: rd.newLegacyNode(top.node), first: true})
 		case "id", "hitCount", "lineNumber", "columnNumber":
-			off := s.off()
-			n, err := s.scalar("head " + key)
+			off := s.Off()
+			n, err := s.Scalar("head " + key)
 			if err != nil {
 				return err
 			}
-			v, err := toInt(n)
+			v, err := jsonscan.ToInt(n)
 			if err != nil {
 				return fmt.Errorf("head %s at offset %d: %w", key, off, err)
 			}
@@ -374,19 +375,19 @@ func (rd *reader) head() error {
 				nd.CallFrame.ColumnNumber = max(v, 0) - 1
 			}
 		case "functionName", "url", "scriptId":
-			c, err := s.peek()
+			c, err := s.Peek()
 			if err != nil {
 				return err
 			}
 			var str string
 			if c == '"' {
-				_, _ = s.readByte()
-				if str, err = s.stringBody(); err != nil {
+				_, _ = s.ReadByte()
+				if str, err = s.StringBody(); err != nil {
 					return err
 				}
 			} else {
-				off := s.off()
-				if str, err = s.scalar("head " + key); err != nil {
+				off := s.Off()
+				if str, err = s.Scalar("head " + key); err != nil {
 					return err
 				}
 				if str == "null" {
@@ -404,7 +405,7 @@ func (rd *reader) head() error {
 				nd.CallFrame.ScriptID = str
 			}
 		default:
-			if _, err := s.value(nil, false); err != nil {
+			if _, err := s.Value(nil, false); err != nil {
 				return err
 			}
 		}
