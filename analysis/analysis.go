@@ -22,7 +22,6 @@ package analysis
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -320,7 +319,7 @@ type frame struct {
 func appendFrames(dst []frame, s *profile.Sample) []frame {
 	for _, l := range s.Location {
 		if len(l.Line) == 0 {
-			dst = append(dst, frame{key: Key{Name: unsymbolized(l)}})
+			dst = append(dst, frame{key: Key{Name: pbuild.UnsymbolizedName(l)}})
 			continue
 		}
 		for _, ln := range l.Line {
@@ -329,7 +328,7 @@ func appendFrames(dst []frame, s *profile.Sample) []frame {
 				f.key = Key{Name: fn.Name, SystemName: fn.SystemName, File: fn.Filename, StartLine: fn.StartLine}
 			}
 			if f.key.Name == "" {
-				f.key.Name = unsymbolized(l)
+				f.key.Name = pbuild.UnsymbolizedName(l)
 			}
 			dst = append(dst, f)
 		}
@@ -337,37 +336,8 @@ func appendFrames(dst []frame, s *profile.Sample) []frame {
 	return dst
 }
 
-// unsymbolized names a location without function information the way
-// `go tool pprof -top` does at function granularity: by its binary, or
-// <unknown> when even that is missing.
-func unsymbolized(l *profile.Location) string {
-	if l.Mapping != nil && l.Mapping.File != "" {
-		return "[" + filepath.Base(l.Mapping.File) + "]"
-	}
-	return "<unknown>"
-}
-
 func (c *config) selects(s *profile.Sample) bool {
-	if len(c.threads) > 0 && !matchLabel(s, c.threads, pbuild.LabelThread, pbuild.LabelTID) {
-		return false
-	}
-	if len(c.processes) > 0 && !matchLabel(s, c.processes, pbuild.LabelProcess, pbuild.LabelPID) {
-		return false
-	}
-	return true
-}
-
-func matchLabel(s *profile.Sample, want []string, keys ...string) bool {
-	for _, k := range keys {
-		for _, v := range s.Label[k] {
-			for _, w := range want {
-				if v == w {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	return pbuild.SelectsThreadProcess(s, c.threads, c.processes)
 }
 
 func (c *config) keeps(frames []frame) bool {

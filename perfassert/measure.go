@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -126,7 +125,7 @@ func matchName(memo map[string]bool, match func(string) bool, name string) bool 
 func frameNames(dst []string, s *profile.Sample) []string {
 	for _, l := range s.Location {
 		if len(l.Line) == 0 {
-			dst = append(dst, unsymbolized(l))
+			dst = append(dst, pbuild.UnsymbolizedName(l))
 			continue
 		}
 		for _, ln := range l.Line {
@@ -135,7 +134,7 @@ func frameNames(dst []string, s *profile.Sample) []string {
 				name = ln.Function.Name
 			}
 			if name == "" {
-				name = unsymbolized(l)
+				name = pbuild.UnsymbolizedName(l)
 			}
 			dst = append(dst, name)
 		}
@@ -143,34 +142,8 @@ func frameNames(dst []string, s *profile.Sample) []string {
 	return dst
 }
 
-func unsymbolized(l *profile.Location) string {
-	if l.Mapping != nil && l.Mapping.File != "" {
-		return "[" + filepath.Base(l.Mapping.File) + "]"
-	}
-	return "<unknown>"
-}
-
 func (c *config) selects(s *profile.Sample) bool {
-	if len(c.threads) > 0 && !matchLabel(s, c.threads, pbuild.LabelThread, pbuild.LabelTID) {
-		return false
-	}
-	if len(c.processes) > 0 && !matchLabel(s, c.processes, pbuild.LabelProcess, pbuild.LabelPID) {
-		return false
-	}
-	return true
-}
-
-func matchLabel(s *profile.Sample, want []string, keys ...string) bool {
-	for _, k := range keys {
-		for _, v := range s.Label[k] {
-			for _, w := range want {
-				if v == w {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	return pbuild.SelectsThreadProcess(s, c.threads, c.processes)
 }
 
 func sortByTotal(fs []analysis.Function) {

@@ -17,6 +17,7 @@ package pbuild
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"unsafe"
@@ -314,3 +315,39 @@ const (
 	ViewSamples   = "samples"
 	ViewDurations = "durations"
 )
+
+// UnsymbolizedName names a location without function information the way
+// `go tool pprof -top` does at function granularity: by its binary, or
+// <unknown> when even that is missing.
+func UnsymbolizedName(l *profile.Location) string {
+	if l.Mapping != nil && l.Mapping.File != "" {
+		return "[" + filepath.Base(l.Mapping.File) + "]"
+	}
+	return "<unknown>"
+}
+
+// SelectsThreadProcess reports whether sample s belongs to one of threads
+// (by thread name or tid) and one of processes (by process name or pid); an
+// empty list selects everything.
+func SelectsThreadProcess(s *profile.Sample, threads, processes []string) bool {
+	if len(threads) > 0 && !matchLabel(s, threads, LabelThread, LabelTID) {
+		return false
+	}
+	if len(processes) > 0 && !matchLabel(s, processes, LabelProcess, LabelPID) {
+		return false
+	}
+	return true
+}
+
+func matchLabel(s *profile.Sample, want []string, keys ...string) bool {
+	for _, k := range keys {
+		for _, v := range s.Label[k] {
+			for _, w := range want {
+				if v == w {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
