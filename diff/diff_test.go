@@ -3,6 +3,7 @@ package diff_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -366,5 +367,59 @@ func TestReportsGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden(t, c.file, b.Bytes())
+	}
+}
+
+// The false-discovery correction counts every sizeable function moving the
+// same way, not only those whose change looked large: with five runs a side
+// the smallest Mann–Whitney p is 2/252 = 0.0079, so one function clearly
+// slower among 3 sizeable ones slowing (q = 0.0079*3 = 0.024) is flagged,
+// and among 7 (q = 0.0079*7 = 0.056) it cannot be told from noise.
+func TestFalseDiscoveryFamily(t *testing.T) {
+	runs := func(others int, f0, fi int) []*profile.Profile {
+		var ps []*profile.Profile
+		for i := 0; i < 5; i++ {
+			text := fmt.Sprintf("main;f0 %d\n", f0+i)
+			for k := 1; k <= others; k++ {
+				text += fmt.Sprintf("main;f%d %d\n", k, fi+i)
+			}
+			ps = append(ps, folded(t, text))
+		}
+		return ps
+	}
+	for _, c := range []struct {
+		others int
+		want   diff.Verdict
+		q      float64
+	}{{2, diff.Regressed, 6.0 / 252}, {6, diff.Unchanged, 14.0 / 252}} {
+		r := compare(t, runs(c.others, 100, 100), runs(c.others, 130, 101), diff.WithMode(diff.Absolute))
+		f0 := rowOf(t, r, "f0")
+		if f0.Verdict != c.want || math.Abs(f0.P-2.0/252) > 1e-9 || math.Abs(f0.Q-c.q) > 1e-9 {
+			t.Errorf("f0 +30%% among %d functions slightly slower: %s p=%v q=%v, want %s p=2/252 q=%v",
+				c.others, f0.Verdict, f0.P, f0.Q, c.want, c.q)
+		}
+	}
+}
+
+// Several runs of a function seen in a sample or two each: the runs may
+// separate completely (Mann–Whitney p < 0.05) while the pooled samples, 7
+// against 17 (exact binomial p = 0.064), cannot show a change.
+func TestPooledSamplingNoise(t *testing.T) {
+	runs := func(work int, tiny []int) []*profile.Profile {
+		var ps []*profile.Profile
+		for i, n := range tiny {
+			ps = append(ps, folded(t, fmt.Sprintf("main;work %d\nmain;tiny %d\n", work+i, n)))
+		}
+		return ps
+	}
+	r := compare(t, runs(1000, []int{1, 2, 1, 2, 1}), runs(1000, []int{3, 3, 4, 3, 4}), diff.WithMode(diff.Absolute))
+	tiny := rowOf(t, r, "tiny")
+	if tiny.P >= 0.05 || tiny.Verdict != diff.Unchanged {
+		t.Errorf("tiny 7 -> 17 samples over 5 runs: p=%v %s, want p < 0.05 from the runs and unchanged", tiny.P, tiny.Verdict)
+	}
+	// Ten times the samples, the same runs' pattern: regressed.
+	r = compare(t, runs(10000, []int{10, 20, 10, 20, 10}), runs(10000, []int{30, 30, 40, 30, 40}), diff.WithMode(diff.Absolute))
+	if v := rowOf(t, r, "tiny").Verdict; v != diff.Regressed {
+		t.Errorf("tiny 70 -> 170 samples over 5 runs: %s, want regressed", v)
 	}
 }
