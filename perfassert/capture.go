@@ -99,6 +99,31 @@ var captureMu sync.Mutex
 // iterationsComment records how many times Capture ran fn.
 const iterationsComment = "hotbudget iterations: "
 
+// buildComment records the build a capture ran in (see buildOf).
+const buildComment = "hotbudget build: "
+
+// buildOf describes this binary's build as far as it shapes a profile: the
+// Go version, the platform, and "race" when the race detector is compiled
+// in.
+func buildOf() string {
+	s := runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
+	if raceEnabled {
+		s += " race"
+	}
+	return s
+}
+
+// capturedUnderRace reports whether p was captured by a binary built with
+// the race detector, and whether p says at all (only captures do).
+func capturedUnderRace(p *profile.Profile) (race, known bool) {
+	for _, c := range p.Comments {
+		if b, ok := strings.CutPrefix(c, buildComment); ok {
+			return strings.HasSuffix(b, " race"), true
+		}
+	}
+	return false, false
+}
+
 // Iterations returns how many times Capture ran the function profiled in p,
 // for per-operation comparisons (diff.WithOps); ok is false when p was not
 // made by Capture.
@@ -171,7 +196,7 @@ func CaptureProfile(fn func(), opts ...CaptureOption) (*profile.Profile, error) 
 			break
 		}
 	}
-	merged.Comments = []string{nameComment + c.name, iterationsComment + strconv.FormatInt(iterations, 10)}
+	merged.Comments = []string{nameComment + c.name, iterationsComment + strconv.FormatInt(iterations, 10), buildComment + buildOf()}
 	if cpu1, ok := processCPU(); ok && cpuOK {
 		if w := lostSamples(sampledTime(merged), cpu1-cpu0); w != "" {
 			merged.Comments = append(merged.Comments, warningPrefix+w)

@@ -128,3 +128,30 @@ func TestLostSamples(t *testing.T) {
 		t.Errorf("warning text: %q", w)
 	}
 }
+
+func TestRacePath(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"testdata/parse.pb.gz", "testdata/parse.race.pb.gz"},
+		{"parse.pprof", "parse.race.pprof"},
+		{"testdata/parse", "testdata/parse.race"},
+		{"dir.v2/.hidden.pb.gz", "dir.v2/.hidden.race.pb.gz"},
+		{"/abs/p.cpuprofile", "/abs/p.race.cpuprofile"},
+	} {
+		if got := racePath(c.in); got != c.want {
+			t.Errorf("racePath(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestCaptureRecordsBuild: a capture says whether the race detector was
+// compiled in, so MatchBaseline picks the baseline of the same build.
+func TestCaptureRecordsBuild(t *testing.T) {
+	p, err := CaptureProfile(func() {}, MaxDuration(20*time.Millisecond), MinSamples(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	race, known := capturedUnderRace(p)
+	if !known || race != raceEnabled {
+		t.Errorf("capturedUnderRace = %v, %v; want %v, true (comments %q)", race, known, raceEnabled, p.Comments)
+	}
+}

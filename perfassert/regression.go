@@ -61,6 +61,9 @@ func CheckRegression(base, current []*profile.Profile, opts ...diff.Option) (*di
 	if len(base) == 0 || len(current) == 0 {
 		return nil, fmt.Errorf("no profiles to compare (%d base runs, %d current runs)", len(base), len(current))
 	}
+	if err := sameBuild(base, current); err != nil {
+		return nil, err
+	}
 	rep, err := diff.Compare(base, current, opts...)
 	if err != nil {
 		return nil, err
@@ -70,6 +73,32 @@ func CheckRegression(base, current []*profile.Profile, opts ...diff.Option) (*di
 			rep.Base.Samples, fmtDur(rep.Base.Total), rep.Head.Samples, fmtDur(rep.Head.Total))
 	}
 	return rep, nil
+}
+
+// sameBuild refuses to compare captures made with and without the race
+// detector: it slows memory accesses far more than arithmetic and leaves a
+// third or more of the samples in its C runtime, where stacks end, so every
+// share differs between the two builds and the comparison would judge the
+// build, not the code.
+func sameBuild(base, current []*profile.Profile) error {
+	side := func(ps []*profile.Profile) (race, known bool) {
+		for _, p := range ps {
+			if r, k := capturedUnderRace(p); k {
+				if r {
+					return true, true
+				}
+				known = true
+			}
+		}
+		return false, known
+	}
+	br, bk := side(base)
+	cr, ck := side(current)
+	if bk && ck && br != cr {
+		with := map[bool]string{true: "with", false: "without"}
+		return fmt.Errorf("base was captured %s the race detector and current %s it: profiles of the two builds are not comparable (under -race MatchBaseline keeps a baseline of its own, NAME.race.pb.gz)", with[br], with[cr])
+	}
+	return nil
 }
 
 func reportRegression(t TestingT, check, sides string, base, current []*profile.Profile, opts []diff.Option) bool {
@@ -164,6 +193,13 @@ func updating() bool {
 // profile stored at path (relative to the test's directory, conventionally
 // under testdata/), as NoRegression does.
 //
+// A profile captured under the race detector (Capture in `go test -race`)
+// is compared with, and written to, path with ".race" before its
+// extensions ("testdata/parse.pb.gz" becomes "testdata/parse.race.pb.gz"):
+// the detector slows memory accesses far more than arithmetic and leaves a
+// third or more of the samples in its C runtime, so each build needs a
+// baseline of its own. Commit both when CI runs `go test -race`.
+//
 // The baseline is written only when asked: run the test with the flag
 // -hotbudget.update or with HOTBUDGET_UPDATE=1 and MatchBaseline writes
 // current to path (gzipped pprof, atomically: a temporary file in the same
@@ -177,6 +213,10 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 	if current == nil {
 		t.Errorf("perfassert.MatchBaseline(%s): nil profile", path)
 		return false
+	}
+	race, _ := capturedUnderRace(current)
+	if race {
+		path = racePath(path)
 	}
 	if updating() {
 		if err := WriteBaseline(path, current); err != nil {
@@ -194,7 +234,7 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 	base, err := loaders.Load(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			t.Errorf("perfassert.MatchBaseline: no baseline at %s; create it by running, in the module root:\n    %s", path, updateCommand(t))
+			t.Errorf("perfassert.MatchBaseline: no baseline at %s; create it by running, in the module root:\n    %s", path, updateCommand(t, race))
 			return false
 		}
 		t.Errorf("perfassert.MatchBaseline: reading baseline: %v", err)
@@ -239,9 +279,21 @@ func WriteBaseline(path string, p *profile.Profile) (err error) {
 	return nil
 }
 
+// racePath inserts ".race" before the extensions of path's file name:
+// "testdata/parse.pb.gz" becomes "testdata/parse.race.pb.gz".
+func racePath(path string) string {
+	dir, file := filepath.Split(path)
+	i := strings.Index(strings.TrimLeft(file, "."), ".")
+	if i < 0 {
+		return path + ".race"
+	}
+	i += len(file) - len(strings.TrimLeft(file, "."))
+	return dir + file[:i] + ".race" + file[i:]
+}
+
 // updateCommand is the go test command that writes the calling test's
-// baselines, run from the module root.
-func updateCommand(t TestingT) string {
+// baselines, run from the module root; with race, under the race detector.
+func updateCommand(t TestingT, race bool) string {
 	run := ""
 	if n, ok := t.(namer); ok && n.Name() != "" {
 		parts := strings.Split(n.Name(), "/")
@@ -249,6 +301,9 @@ func updateCommand(t TestingT) string {
 			parts[i] = "^" + regexp.QuoteMeta(p) + "$"
 		}
 		run = " -run '" + strings.Join(parts, "/") + "'"
+	}
+	if race {
+		run = " -race" + run
 	}
 	return UpdateEnv + "=1 go test" + run + " " + packageDir()
 }

@@ -273,3 +273,90 @@ func TestMatchBaselineCommitted(t *testing.T) {
 		t.Errorf("failure text:\n%s", ft.text())
 	}
 }
+
+// withBuild marks p as captured in a build with or without the race
+// detector, as Capture does.
+func withBuild(p *profile.Profile, race bool) *profile.Profile {
+	b := "go1.26 linux/amd64"
+	if race {
+		b += " race"
+	}
+	p.Comments = append(p.Comments, "hotbudget build: "+b)
+	return p
+}
+
+// TestMatchBaselineRaceBuild: a capture made under -race is compared with,
+// and written to, a baseline of its own, and the command that creates it
+// says -race; a plain capture and a loaded profile use path as given.
+func TestMatchBaselineRaceBuild(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "parse.pb.gz")
+	racePath := filepath.Join(dir, "parse.race.pb.gz")
+
+	t.Setenv(perfassert.UpdateEnv, "")
+	ft := &fakeT{name: "TestParse"}
+	if perfassert.MatchBaseline(ft, path, withBuild(load(t, handFolded), true)) {
+		t.Fatal("passed without a baseline")
+	}
+	want := "perfassert.MatchBaseline: no baseline at " + racePath + "; create it by running, in the module root:\n" +
+		"    HOTBUDGET_UPDATE=1 go test -race -run '^TestParse$' ./perfassert"
+	if ft.text() != want {
+		t.Errorf("missing race baseline:\n got %q\nwant %q", ft.text(), want)
+	}
+
+	t.Setenv(perfassert.UpdateEnv, "1")
+	if ft := (&fakeT{}); !perfassert.MatchBaseline(ft, path, withBuild(load(t, handFolded), true)) {
+		t.Fatal(ft.text())
+	}
+	if _, err := os.Stat(racePath); err != nil {
+		t.Fatalf("race baseline not written: %v", err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("a race capture wrote the plain baseline: %v", err)
+	}
+	if ft := (&fakeT{}); !perfassert.MatchBaseline(ft, path, withBuild(load(t, handFolded), false)) {
+		t.Fatal(ft.text())
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("plain baseline not written: %v", err)
+	}
+
+	// Each build is compared with its own baseline: the race baseline holds
+	// busy at 60%, and a race capture with busy at 80% regresses against
+	// it, while a loaded profile (no build recorded) reads path itself.
+	t.Setenv(perfassert.UpdateEnv, "")
+	if err := perfassert.WriteBaseline(path, load(t, "main.main;main.busy 80\nmain.main;main.other 20\n")); err != nil {
+		t.Fatal(err)
+	}
+	slow := "main.main;main.busy 80\nmain.main;main.other 20\n"
+	ft = &fakeT{}
+	if perfassert.MatchBaseline(ft, path, withBuild(load(t, strings.Repeat(slow, 3)), true)) {
+		t.Error("a race capture was compared with the plain baseline")
+	}
+	if !strings.Contains(ft.text(), "base = "+racePath) {
+		t.Errorf("failure does not name the race baseline:\n%s", ft.text())
+	}
+	if ft := (&fakeT{}); !perfassert.MatchBaseline(ft, path, load(t, slow)) {
+		t.Errorf("a loaded profile was not compared with path:\n%s", ft.text())
+	}
+	if perfassert.MatchBaseline(&fakeT{}, racePath, load(t, slow)) {
+		t.Error("the loaded profile passes against the race baseline too: the case above proves nothing")
+	}
+}
+
+// TestBuildsAreNotCompared: comparing a race capture with a plain one is an
+// error, not a verdict; profiles that do not record their build compare.
+func TestBuildsAreNotCompared(t *testing.T) {
+	plain := withBuild(load(t, handFolded), false)
+	race := withBuild(load(t, handFolded), true)
+	_, err := perfassert.CheckRegression([]*profile.Profile{plain}, []*profile.Profile{race})
+	if err == nil || !strings.Contains(err.Error(), "base was captured without the race detector and current with it") {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := perfassert.CheckRegression([]*profile.Profile{race}, []*profile.Profile{load(t, handFolded)}); err != nil {
+		t.Errorf("unknown build: %v", err)
+	}
+	if _, err := perfassert.CheckRegression([]*profile.Profile{race}, []*profile.Profile{race}); err != nil {
+		t.Errorf("same build: %v", err)
+	}
+}

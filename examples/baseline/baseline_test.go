@@ -7,6 +7,13 @@
 // writes testdata/parse.pb.gz atomically and logs that it did; review and
 // commit it like any other golden file. Without the flag a missing baseline
 // fails with the command that creates it, and nothing is ever written.
+//
+// Under the race detector (CI runs `go test -race ./...`) the capture is
+// compared with testdata/parse.race.pb.gz instead, written by
+//
+//	go test -race ./examples/baseline -hotbudget.update
+//
+// since -race changes every share of the profile.
 package baseline
 
 import (
