@@ -272,6 +272,10 @@ func (s *Settings) judge(b, h *side) *Report {
 	scaleFor := func(string) (float64, bool) { return 1, false }
 	if s.Mode == Share {
 		scaleFor = s.shareScale(keys, b, h)
+		if m, rest := scaleFor(""); !rest && (m < 0.5 || m > 2) {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+				"the shares of most functions moved by a factor of %.3g: the comparison assumes most functions did not change; are both sides the same program and build (one under -race, say)?", m))
+		}
 	}
 	for k := range keys {
 		scale, rest := scaleFor(k)

@@ -133,6 +133,34 @@ func TestImprovementElsewhereIsNotARegression(t *testing.T) {
 	}
 }
 
+// When nearly every share moves together (a profile of another build, in
+// which a new runtime takes most of the time), the median-of-ratios
+// correction is large and the report says so; an ordinary change elsewhere
+// does not warn.
+func TestCompositionChangeWarns(t *testing.T) {
+	const want = "the shares of most functions moved by a factor of 0.3:"
+	base := folded(t, "main;a 3000\nmain;b 3000\nmain;c 3000\nmain;d 1000\n")
+	head := folded(t, "main;a 900\nmain;b 900\nmain;c 900\nmain;d 300\n__tsan_read 7000\n")
+	r := compare(t, one(base), one(head))
+	if !hasWarning(r, want) {
+		t.Errorf("warnings %q lack %q", r.Warnings, want)
+	}
+	base = folded(t, "main;parse 4000\nmain;render 3000\nmain;gc 3000\nmain;log 500\n")
+	head = folded(t, "main;parse 2000\nmain;render 3000\nmain;gc 3000\nmain;log 500\n")
+	if r := compare(t, one(base), one(head)); hasWarning(r, "the shares of most functions moved") {
+		t.Errorf("an improvement of one function warns: %q", r.Warnings)
+	}
+}
+
+func hasWarning(r *diff.Report, prefix string) bool {
+	for _, w := range r.Warnings {
+		if strings.HasPrefix(w, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // A function seen in 3 samples cannot be said to have doubled.
 func TestFewSamplesCannotDouble(t *testing.T) {
 	base := folded(t, "main;work 997\nmain;tiny 3\n")
