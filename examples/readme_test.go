@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hotbudget/hotbudget/internal/srcdeps"
 )
 
 // A README command is a line starting with "$ " inside a ```console block;
@@ -70,6 +72,7 @@ func TestREADMECommands(t *testing.T) {
 		t.Fatalf("README.md has %d console commands; the quick start and each use need theirs", len(cmds))
 	}
 
+	srcdeps.Track(t, root) // the commands run a binary built from these
 	bin := t.TempDir()
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "hotbudget"), "./cmd/hotbudget")
 	build.Dir = root
