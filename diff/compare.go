@@ -269,17 +269,16 @@ func (s *Settings) judge(b, h *side) *Report {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("base measures %s, head %s", bt, ht))
 	}
 
-	scaleFor := func(string) (float64, bool) { return 1, false }
+	normFor := unitNorm(b, h)
 	if s.Mode == Share {
-		scaleFor = s.shareScale(keys, b, h)
-		if m, rest := scaleFor(""); !rest && (m < 0.5 || m > 2) {
+		normFor = s.shareScale(keys, b, h)
+		if n := normFor(""); !n.rest && (n.scale < 0.5 || n.scale > 2) {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-				"the shares of most functions moved by a factor of %.3g: the comparison assumes most functions did not change; are both sides the same program and build (one under -race, say)?", m))
+				"the shares of most functions moved by a factor of %.3g: the comparison assumes most functions did not change; are both sides the same program and build (one under -race, say)?", n.scale))
 		}
 	}
 	for k := range keys {
-		scale, rest := scaleFor(k)
-		rep.Rows = append(rep.Rows, s.row(k, b, h, multi, exact, scale, rest))
+		rep.Rows = append(rep.Rows, s.row(k, b, h, multi, exact, normFor(k)))
 	}
 	// Benjamini–Hochberg over every function present on both sides that is
 	// large enough on one of them for its change to reach the absolute
@@ -401,11 +400,9 @@ func sortRows(rows []Row) {
 // row measures one function on both sides and, when it can be decided
 // without a test, gives its verdict; candidates keep an empty Verdict.
 //
-// scale is how much the rest of the profile moved; rest says it was measured
-// as the rest of this very function's profile, in which case comparing the
-// scaled share is the same hypothesis as comparing the plain shares, and the
-// tests are run on those (the scale is not independent of them).
-func (s *Settings) row(k string, b, h *side, multi, exact bool, scale float64, rest bool) Row {
+// n says how the rest of the profile moved (see norm).
+func (s *Settings) row(k string, b, h *side, multi, exact bool, n norm) Row {
+	scale := n.scale
 	row := Row{P: 1, Q: 1, Test: "none", Scale: scale}
 	bv, bvals, bk, bw := s.value(k, b, &row)
 	hv, hvals, hk, hw := s.value(k, h, &row)
@@ -428,13 +425,18 @@ func (s *Settings) row(k string, b, h *side, multi, exact bool, scale float64, r
 		}
 		return row
 	}
-	row.Relative = s.relative(bv.Metric, hv.Metric, scale)
 	testScale := scale
-	if rest {
+	if n.rest {
 		testScale = 1
-	}
-	for i := range bvals {
-		bvals[i] *= testScale
+		row.Relative = s.relative(bv.Metric, hv.Metric, scale)
+	} else {
+		for i := range bvals {
+			bvals[i] /= n.base[i]
+		}
+		for i := range hvals {
+			hvals[i] /= n.head[i]
+		}
+		row.Relative = s.relative(median(bvals), median(hvals), 1)
 	}
 
 	// Significance, whether or not the change is large enough to count:
@@ -535,51 +537,175 @@ func (s *Settings) relative(b, h, scale float64) float64 {
 // three functions are that large.
 var scaleShares = []float64{0.05, 0.01}
 
-// shareScale returns, for each function, how much the shares of the rest of
-// the profile moved, and whether that was measured as the rest of the
-// function's own profile. When any function changes, every other share moves
-// the opposite way, and a naive share comparison would call them all
-// changed. The estimate assumes that most functions did not change: it is
-// the median, over the functions holding at least 5% of either profile (1%
-// when fewer than three do), of head share / base share (the "median of
-// ratios" normalisation). With fewer than three such functions it is, for
-// each function, the ratio of the rest of its profile, (1 - head share) /
+// norm is how one function's per-run values are normalised before the two
+// sides are compared: each run's value is divided by that run's factor.
+type norm struct {
+	base, head []float64 // per-run divisors, one per run of each side
+	// scale is how much the rest of the profile moved between the sides:
+	// median head factor / median base factor.
+	scale float64
+	// rest says the scale was measured as the rest of this very function's
+	// profile: comparing the scaled share is then the same hypothesis as
+	// comparing the plain shares, and the tests are run on those.
+	rest bool
+}
+
+// unitNorm leaves values as they are (Absolute and PerOp modes).
+func unitNorm(b, h *side) func(string) norm {
+	n := norm{base: ones(len(b.runs)), head: ones(len(h.runs)), scale: 1}
+	return func(string) norm { return n }
+}
+
+func ones(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = 1
+	}
+	return v
+}
+
+// shareScale returns, for each function, how its shares are normalised for
+// the movement of the rest of the profile. When any function changes, every
+// other share moves the opposite way, and a naive share comparison would
+// call them all changed.
+//
+// The estimate assumes that most functions did not change. The reference
+// functions are those holding at least 5% of either side (1% when fewer
+// than three do). Each one's pooled ratio is its median share on the head
+// side over its median share on the base side, and the median of those
+// ratios is how the typical function moved. The majority of the reference
+// functions whose pooled ratios are closest to that typical movement are
+// the yardstick, and a function f is measured against the yardstick
+// without f, so that neither f's own change nor another changed function
+// pulls it. The
+// yardstick is taken in every run: its share in the run over its share
+// in all runs (medians, both sides pooled), and f's share in each run is
+// divided by that factor before the sides are compared. Taking it per run
+// puts the yardstick's own noise into the values the Mann–Whitney test
+// sees, instead of applying one estimated factor to every run as if it
+// were exact; summing the yardstick's shares rather than taking their
+// median keeps a run's factor free of the bias a median of noisy values
+// has.
+//
+// With fewer than three reference functions the scale is, for each
+// function, the ratio of the rest of its profile, (1 - head share) /
 // (1 - base share): the function is compared with everything else.
-func (s *Settings) shareScale(keys map[string]bool, b, h *side) func(string) (float64, bool) {
-	type pt struct{ base, head float64 }
+func (s *Settings) shareScale(keys map[string]bool, b, h *side) func(string) norm {
+	type pt struct {
+		base, head float64
+		vals       []float64 // per-run shares, base runs then head runs
+	}
 	pts := map[string]pt{}
 	var scratch Row
 	for k := range keys {
-		bv, _, bk, _ := s.value(k, b, &scratch)
-		hv, _, hk, _ := s.value(k, h, &scratch)
+		bv, bvals, bk, _ := s.value(k, b, &scratch)
+		hv, hvals, hk, _ := s.value(k, h, &scratch)
 		if bk < 0 || hk < 0 || bv.Metric <= 0 || hv.Metric <= 0 {
 			continue
 		}
-		pts[k] = pt{bv.Metric, hv.Metric}
+		pts[k] = pt{bv.Metric, hv.Metric, append(bvals, hvals...)}
 	}
-	rest := func(k string) (float64, bool) {
+	nb, nh := len(b.runs), len(h.runs)
+	for _, min := range scaleShares {
+		var refs []string
+		for k, p := range pts {
+			if math.Max(p.base, p.head) >= min {
+				refs = append(refs, k)
+			}
+		}
+		if len(refs) < 3 {
+			continue
+		}
+		sort.Strings(refs) // deterministic order among equal distances
+		index := map[string]int{}
+		ratio := make([]float64, len(refs))  // pooled head/base
+		pooled := make([]float64, len(refs)) // median share over all runs
+		for r, k := range refs {
+			index[k] = r
+			ratio[r] = pts[k].head / pts[k].base
+			pooled[r] = median(pts[k].vals)
+		}
+		// The majority of the reference functions that moved most like the
+		// typical one.
+		typical := median(ratio)
+		dist := func(r int) float64 { return math.Abs(math.Log(ratio[r] / typical)) }
+		majority := make([]int, len(refs))
+		for r := range majority {
+			majority[r] = r
+		}
+		sort.SliceStable(majority, func(x, y int) bool { return dist(majority[x]) < dist(majority[y]) })
+		majority = majority[:len(refs)/2+1]
+		yardstick := func(skip int) norm {
+			var others []int
+			for _, r := range majority {
+				if r != skip {
+					others = append(others, r)
+				}
+			}
+			var ref float64
+			for _, r := range others {
+				ref += pooled[r]
+			}
+			f := make([]float64, nb+nh)
+			for j := range f {
+				var sum float64
+				for _, r := range others {
+					sum += pts[refs[r]].vals[j]
+				}
+				f[j] = sum / ref
+			}
+			n := norm{base: f[:nb], head: f[nb:]}
+			// A run without the yardstick's functions has no factor of its
+			// own: it takes its side's.
+			for _, side := range [][]float64{n.base, n.head} {
+				m := positiveMedian(side)
+				for j := range side {
+					if !(side[j] > 0) {
+						side[j] = m
+					}
+				}
+			}
+			n.scale = median(n.head) / median(n.base)
+			return n
+		}
+		all := yardstick(-1)
+		own := make([]norm, len(refs))
+		for r := range refs {
+			own[r] = yardstick(r)
+		}
+		return func(k string) norm {
+			if r, ok := index[k]; ok {
+				return own[r]
+			}
+			return all
+		}
+	}
+	return func(k string) norm {
 		b, h := 0.0, 0.0
 		if p, ok := pts[k]; ok {
 			b, h = p.base, p.head
 		}
-		if b > 0.9 || h > 0.9 {
-			return 1, true // nearly everything: there is no rest to compare with
+		n := norm{base: ones(nb), head: ones(nh), scale: 1, rest: true}
+		if b <= 0.9 && h <= 0.9 { // else nearly everything: there is no rest to compare with
+			n.scale = (1 - h) / (1 - b)
 		}
-		return (1 - h) / (1 - b), true
+		return n
 	}
-	for _, min := range scaleShares {
-		var ratios []float64
-		for _, p := range pts {
-			if math.Max(p.base, p.head) >= min {
-				ratios = append(ratios, p.head/p.base)
-			}
-		}
-		if len(ratios) >= 3 {
-			m := median(ratios)
-			return func(string) (float64, bool) { return m, false }
+}
+
+// positiveMedian is the median of the positive values of v, 1 when there
+// are none.
+func positiveMedian(v []float64) float64 {
+	var pos []float64
+	for _, x := range v {
+		if x > 0 {
+			pos = append(pos, x)
 		}
 	}
-	return rest
+	if len(pos) == 0 {
+		return 1
+	}
+	return median(pos)
 }
 
 // sizeable reports whether a normalised metric value reaches the minimum

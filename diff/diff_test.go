@@ -133,6 +133,63 @@ func TestImprovementElsewhereIsNotARegression(t *testing.T) {
 	}
 }
 
+// TestYardstickHandWorked pins the share normalisation on numbers worked
+// out by hand.
+func TestYardstickHandWorked(t *testing.T) {
+	near := func(name string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s = %.6f, want %.6f", name, got, want)
+		}
+	}
+
+	// One run a side. Shares: base a .5, b .26, c .24; head a .6, b .2,
+	// c .2. Ratios head/base: a 1.2, b .769, c .833; the median, .833, is
+	// c's, and the majority (two of three) closest to it are c and b. a is
+	// measured against b and c together (500 -> 500 ms, scale .8): a
+	// 500 -> 750 ms is +50%. A median of the three ratios (.833) would
+	// say +44%: a changed function among three pulls the median. b is
+	// measured against c alone (scale .833): 260/240 -> 250/250 is -7.7%.
+	base := folded(t, "main;a 500\nmain;b 260\nmain;c 240\n")
+	head := folded(t, "main;a 750\nmain;b 250\nmain;c 250\n")
+	r := compare(t, one(base), one(head))
+	a, b := rowOf(t, r, "a"), rowOf(t, r, "b")
+	near("a scale", a.Scale, 0.8)
+	near("a relative", a.Relative, 0.5)
+	near("b scale", b.Scale, 0.2/0.24)
+	near("b relative", b.Relative, (250.0/250)/(260.0/240)-1)
+
+	// Two runs a side: the yardstick is taken in every run. Shares:
+	//	base run 1: a .5 b .3 c .2    run 2: a .4 b .3 c .3
+	//	head run 1: a .6 b .2 c .2    run 2: a .5 b .25 c .25
+	// Medians over runs (benchmath: the mean of two): a .45 -> .55,
+	// b .3 -> .225, c .25 -> .225; ratios 1.22, .75, .9; the majority
+	// closest to .9 is {c, b}. Pooled over all four runs, b's median share
+	// is .275 and c's .225, so a run's factor for a is (b+c)/.5: base 1.0
+	// and 1.2, head .8 and 1.0. a's normalised shares: base .5 and .333
+	// (median .4167), head .75 and .5 (median .625): +50%, which is a's time
+	// against b's and c's, run by run (a/(b+c): base 1 and .667, head 1.5
+	// and 1). Scale: median head factor .9 over median base factor 1.1.
+	runs := func(texts ...string) []*profile.Profile {
+		var ps []*profile.Profile
+		for _, text := range texts {
+			ps = append(ps, folded(t, text))
+		}
+		return ps
+	}
+	r = compare(t,
+		runs("main;a 50\nmain;b 30\nmain;c 20\n", "main;a 40\nmain;b 30\nmain;c 30\n"),
+		runs("main;a 60\nmain;b 20\nmain;c 20\n", "main;a 50\nmain;b 25\nmain;c 25\n"))
+	a, b = rowOf(t, r, "a"), rowOf(t, r, "b")
+	near("2 runs: a relative", a.Relative, 0.5)
+	near("2 runs: a scale", a.Scale, 0.9/1.1)
+	// b against c alone: b/c base 1.5 and 1 (median 1.25), head 1 and 1.
+	near("2 runs: b relative", b.Relative, -0.2)
+	if a.Test != "mann-whitney" {
+		t.Errorf("2 runs: test %q", a.Test)
+	}
+}
+
 // When nearly every share moves together (a profile of another build, in
 // which a new runtime takes most of the time), the median-of-ratios
 // correction is large and the report says so; an ordinary change elsewhere

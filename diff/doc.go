@@ -27,14 +27,20 @@
 //     length and the overhead a finer sampling interval adds to the whole
 //     program cancel out. When some functions change, every other share
 //     moves the opposite way; to keep an improvement in one function from
-//     showing as a regression in all the others, the base shares are
-//     scaled by how the rest of the profile moved (Row.Scale), assuming
-//     most functions did not change: the median, over the functions holding
-//     at least 5% of either profile (1% when fewer than three do), of head
-//     share / base share ("median of ratios"). With fewer than three such
-//     functions, each function is compared with the rest of its profile
-//     instead. Either way a function that alone got 20% slower shows about
-//     +20%, however large it is.
+//     showing as a regression in all the others, each function is measured
+//     against a yardstick, assuming most functions did not change. The
+//     functions holding at least 5% of either side (1% when fewer than
+//     three do) each have a pooled ratio, head share / base share; the
+//     majority of them whose ratios are closest to the median ratio are the
+//     yardstick, and a function is measured against the yardstick without
+//     itself, so that neither its own change nor another changed function
+//     moves it. In every run, the function's share is divided by the
+//     yardstick's share in that run relative to its share over all runs, so
+//     the yardstick's own run-to-run noise reaches the test instead of being
+//     taken as exact. Row.Scale is how much the yardstick moved. With fewer
+//     than three such functions, each function is compared with the rest
+//     of its profile instead. Either way a function that alone got 20%
+//     slower shows about +20%, however large it is.
 //   - Absolute: time per run (mean over runs).
 //   - PerOp: time per unit of work: per unit of an anchor function's total
 //     time (WithAnchor), or per operation (WithOps).
