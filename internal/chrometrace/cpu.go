@@ -123,6 +123,38 @@ func (s *store) t(i int) int64 {
 
 func (s *store) free() { *s = store{} }
 
+// iter returns a function giving sample i's node id and time, for a pass
+// over all samples in order: with narrow ids and times (the usual case) it
+// reads the blocks without checking the width for every sample.
+func (s *store) iter() func(i int) (id, t int64) {
+	if s.wideIDs || s.wideTs {
+		return func(i int) (int64, int64) { return s.id(i), s.t(i) }
+	}
+	ids, ts := s.ids.b, s.ts.b
+	return func(i int) (int64, int64) {
+		b, j := i>>blockBits, i&(1<<blockBits-1)
+		return int64(ids[b][j]), int64(ts[b][j])
+	}
+}
+
+// sortByTime sorts s's samples by time, stably. Real profiles are nearly
+// in order (a negative timeDelta moves a sample back by a sample or two),
+// so an insertion sort costs about one comparison a sample; past a budget
+// of moves it leaves the rest to sort.Stable, which the partly sorted order
+// does not mislead: the insertion sort never reorders equal times.
+func sortByTime(s *store) {
+	budget := 4*s.n + 1024
+	for i := 1; i < s.n; i++ {
+		for j := i; j > 0 && s.Less(j, j-1); j-- {
+			s.Swap(j, j-1)
+			if budget--; budget < 0 {
+				sort.Stable(s)
+				return
+			}
+		}
+	}
+}
+
 // Len, Less and Swap let sort.Stable sort samples by time in place.
 func (s *store) Len() int           { return s.n }
 func (s *store) Less(i, j int) bool { return s.t(i) < s.t(j) }
@@ -228,8 +260,9 @@ func (p *parser) addParts(cp *cpuProf) error {
 	return nil
 }
 
-// batchMax is the most samples handed to v8.Build at once. Profiles up to
-// this size are built in one call, exactly as the .cpuprofile loader does.
+// batchMax is the most samples handed to v8.Build sample by sample.
+// Profiles up to this size are built exactly as the .cpuprofile loader
+// does; bigger ones are summed per node first.
 var batchMax = 1 << 20
 
 // buildProfile adds cp's samples to b.
@@ -253,73 +286,51 @@ func (p *parser) buildProfile(b *pbuild.Builder, cp *cpuProf, labels pbuild.Labe
 	}
 	// A big profile: sorted in place by time (stable, as v8.Build does),
 	// then each sample's duration (until the next one; the last lasts the
-	// average interval, rounded to a µs) is summed per node. v8.Build then
-	// gets, node by node, batches of samples with those totals, so every
-	// node's stack is built once, not once per batch.
+	// average interval, rounded to a µs) is summed per node, and each
+	// node's stack gets one merged sample: the numbers v8.Build would give,
+	// without handing it every sample.
 	if st.unsorted {
-		sort.Stable(st)
+		sortByTime(st)
 		b.Warnf("sample times go backwards (negative timeDeltas): samples sorted by time, as DevTools does")
 	}
 	lookup := nodeIndex(cp.nodes)
 	count := make([]int64, len(cp.nodes))
-	micros := make([]int64, len(cp.nodes))
+	nanos := make([]int64, len(cp.nodes))
 	first, last := st.t(0), st.t(n-1)
 	avg := int64(math.Round(float64(last-first) / float64(n-1)))
 	var med median
 	unknown := 0
+	at := st.iter()
+	id, t := at(0)
 	for i := 0; i < n; i++ {
 		d := avg
+		var nextID, next int64
 		if i+1 < n {
-			d = st.t(i+1) - st.t(i)
+			nextID, next = at(i + 1)
+			d = next - t
 			med.add(d * 1000)
 		}
-		k, ok := lookup(st.id(i))
-		if !ok {
+		k, ok := lookup(id)
+		if ok {
+			count[k]++
+			nanos[k] += d * 1000
+		} else {
 			if unknown == 0 {
-				b.Warnf("sample %d names unknown node %d: dropped", i, st.id(i))
+				b.Warnf("sample %d names unknown node %d: dropped", i, id)
 			}
 			unknown++
-			continue
 		}
-		count[k]++
-		micros[k] += d
+		id, t = nextID, next
 	}
 	if unknown > 1 {
 		b.Warnf("%d samples name unknown nodes: dropped", unknown)
 	}
 	st.free()
-	span := v8.Span{Start: cp.startTime + first, End: cp.startTime + last + avg, Samples: n - unknown,
-		Nanos: (last - first + avg) * 1000, Period: med.value()}
-	vp := &v8.Profile{Nodes: cp.nodes}
-	now := int64(0)
-	flush := func() error {
-		if len(vp.Samples) == 0 {
-			return nil
-		}
-		vp.Timestamps = append(vp.Timestamps, now)
-		if _, err := v8.Build(b, vp, labels); err != nil {
-			return err
-		}
-		vp.Samples, vp.Timestamps = vp.Samples[:0], vp.Timestamps[:0]
-		return nil
-	}
-	for k := range count {
-		for c := count[k]; c > 0; c-- {
-			if len(vp.Samples) == batchMax {
-				if err := flush(); err != nil {
-					return v8.Span{}, err
-				}
-			}
-			vp.Samples = append(vp.Samples, cp.nodes[k].ID)
-			vp.Timestamps = append(vp.Timestamps, now)
-			now += micros[k] // the first of a node's samples carries its whole time
-			micros[k] = 0
-		}
-	}
-	if err := flush(); err != nil {
+	if err := v8.BuildPerNode(b, cp.nodes, count, nanos, labels); err != nil {
 		return v8.Span{}, err
 	}
-	return span, nil
+	return v8.Span{Start: cp.startTime + first, End: cp.startTime + last + avg, Samples: n - unknown,
+		Nanos: (last - first + avg) * 1000, Period: med.value()}, nil
 }
 
 // nodeIndex returns a lookup from node id to index: a slice when ids are

@@ -2,9 +2,12 @@ package chrometrace
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,9 +87,9 @@ func TestChunksEqualCPUProfile(t *testing.T) {
 	sameProfile(t, got, want)
 }
 
-// TestBatches: a profile too big for one v8.Build call is built in
-// batches with the same result (the average interval is a whole µs here,
-// so even the last sample agrees).
+// TestBatches: a profile too big for one v8.Build call is summed per node
+// and built with v8.BuildPerNode, with the same result (the average
+// interval is a whole µs here, so even the last sample agrees).
 func TestBatches(t *testing.T) {
 	cpu, trace := genPair(1001, 30, 7)
 	want, err := v8.Parse(bytes.NewReader(cpu), pbuild.Options{})
@@ -298,6 +301,49 @@ func TestHermesSamples(t *testing.T) {
 	for _, s := range p.Sample {
 		if s.Label["thread"][0] != "mqt_js" || s.Label["process"][0] != "hermes" || s.Label["tid"][0] != "7695" {
 			t.Fatalf("labels %v", s.Label)
+		}
+	}
+}
+
+// TestSortByTime: the insertion sort and its sort.Stable fallback order
+// samples as a stable sort by time does, for input nearly in order (the
+// common case), reversed (past the budget of moves) and random.
+func TestSortByTime(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	type sample struct{ t, id int64 }
+	for _, c := range []struct {
+		name  string
+		times func(i, n int) int64
+	}{
+		{"nearly in order", func(i, n int) int64 {
+			if r.IntN(50) == 0 {
+				return int64(i*10 - 15)
+			}
+			return int64(i * 10)
+		}},
+		{"reversed", func(i, n int) int64 { return int64(n - i) }},
+		{"random with ties", func(i, n int) int64 { return int64(r.IntN(n/4 + 1)) }},
+	} {
+		for _, n := range []int{1, 2, 100, 70_000} {
+			var st store
+			var want []sample
+			prev := int64(0)
+			for i := 0; i < n; i++ {
+				tm := c.times(i, n)
+				if err := st.add(int64(i), tm-prev); err != nil {
+					t.Fatal(err)
+				}
+				prev = tm
+				want = append(want, sample{tm, int64(i)})
+			}
+			slices.SortStableFunc(want, func(a, b sample) int { return cmp.Compare(a.t, b.t) })
+			sortByTime(&st)
+			for i, w := range want {
+				if got := (sample{st.t(i), st.id(i)}); got != w {
+					t.Errorf("%s, %d samples: [%d] = %+v, want %+v", c.name, n, i, got, w)
+					break
+				}
+			}
 		}
 	}
 }

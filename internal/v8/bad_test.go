@@ -178,3 +178,31 @@ func TestBuildDoesNotModify(t *testing.T) {
 		t.Errorf("empty profile: %v", err)
 	}
 }
+
+// TestBuildPerNode: summed samples are checked like Build's: the counts
+// must fit the nodes and the tree must be sound.
+func TestBuildPerNode(t *testing.T) {
+	nodes := []Node{
+		{ID: 1, CallFrame: CallFrame{FunctionName: "(root)"}, Children: []int64{2}},
+		{ID: 2, CallFrame: CallFrame{FunctionName: "g", LineNumber: -1, ColumnNumber: -1}},
+	}
+	b := pbuild.New(pbuild.Sampled)
+	if err := BuildPerNode(b, nodes, []int64{0, 3}, []int64{0, 3000}, nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.Finish("test", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Sample) != 1 || p.Sample[0].Value[0] != 3 || p.Sample[0].Value[1] != 3000 ||
+		len(p.Sample[0].Location) != 1 || p.Sample[0].Location[0].Line[0].Function.Name != "g" {
+		t.Errorf("samples %v", p.Sample)
+	}
+	if err := BuildPerNode(pbuild.New(pbuild.Sampled), nodes, []int64{1}, []int64{1, 2}, nil); err == nil || !strings.Contains(err.Error(), "2 nodes but 1 counts and 2 times") {
+		t.Errorf("length mismatch: %v", err)
+	}
+	cycle := []Node{{ID: 1, Children: []int64{2}}, {ID: 2, Children: []int64{1}}}
+	if err := BuildPerNode(pbuild.New(pbuild.Sampled), cycle, []int64{1, 1}, []int64{1, 1}, nil); err == nil {
+		t.Error("a cyclic tree was accepted")
+	}
+}

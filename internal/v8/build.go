@@ -48,6 +48,23 @@ func Build(b *pbuild.Builder, p *Profile, labels pbuild.Labels) (Span, error) {
 	return t.addSamples(labels)
 }
 
+// BuildPerNode adds samples already summed per node: count[i] samples
+// lasting nanos[i] in all on the stack of nodes[i], one merged sample a
+// node, for callers that stream samples too many to hand over one by one.
+// The tree is built and checked as Build does; count and nanos have one
+// entry per node.
+func BuildPerNode(b *pbuild.Builder, nodes []Node, count, nanos []int64, labels pbuild.Labels) error {
+	if len(count) != len(nodes) || len(nanos) != len(nodes) {
+		return fmt.Errorf("BuildPerNode: %d nodes but %d counts and %d times", len(nodes), len(count), len(nanos))
+	}
+	t, err := newTree(b, &Profile{Nodes: nodes})
+	if err != nil {
+		return err
+	}
+	t.addPerNode(count, nanos, labels)
+	return nil
+}
+
 // tree is the call tree of a profile, by node index.
 type tree struct {
 	b      *pbuild.Builder
