@@ -692,7 +692,7 @@ func (p *parser) ints(what string, dst []int64) ([]int64, error) {
 	for first := true; ; first = false {
 		// Fast path: a plain integer followed by ',' or ']', in the buffer.
 		if !first && s.Pos+22 < s.End {
-			if v, n := fastInt(s.Buf[s.Pos:s.End]); n > 0 {
+			if v, n := jsonscan.NextInt(s.Buf[s.Pos:s.End]); n > 0 {
 				dst = append(dst, v)
 				s.Pos += n
 				continue
@@ -727,31 +727,6 @@ func (p *parser) ints(what string, dst []int64) ([]int64, error) {
 			return dst, err
 		}
 	}
-}
-
-// fastInt parses ",<int>" at the start of b when it is followed by ',' or
-// ']' (not consumed). n is 0 when b does not start that way.
-func fastInt(b []byte) (v int64, n int) {
-	if b[0] != ',' {
-		return 0, 0
-	}
-	i := 1
-	neg := b[i] == '-'
-	if neg {
-		i++
-	}
-	start := i
-	for i < len(b) && i-start < 18 && b[i] >= '0' && b[i] <= '9' {
-		v = v*10 + int64(b[i]-'0')
-		i++
-	}
-	if i == start || i >= len(b) || (b[i] != ',' && b[i] != ']') {
-		return 0, 0
-	}
-	if neg {
-		v = -v
-	}
-	return v, i
 }
 
 type jsonNode struct {

@@ -323,6 +323,18 @@ func (s *Scanner) Ints(what string) ([]int64, error) {
 	var full [][]int64
 	cur := make([]int64, 0, 256)
 	for first := true; ; first = false {
+		// Fast path: a plain integer followed by ',' or ']', in the buffer.
+		if !first && s.Pos+22 < s.End {
+			if v, n := NextInt(s.Buf[s.Pos:s.End]); n > 0 {
+				if len(cur) == chunkLen {
+					full = append(full, cur)
+					cur = make([]int64, 0, chunkLen)
+				}
+				cur = append(cur, v)
+				s.Pos += n
+				continue
+			}
+		}
 		end, err := s.ArrayNext(first)
 		if err != nil {
 			return nil, err
@@ -333,16 +345,21 @@ func (s *Scanner) Ints(what string) ([]int64, error) {
 		if _, err := s.Peek(); err != nil {
 			return nil, err
 		}
-		start := s.Off()
+		start, startPos, startBase := s.Off(), s.Pos, s.base
 		v, ok, err := s.Int()
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			// Not a plain integer: read the rest of the token for the message.
+			// Not a plain integer: Int took its digits; the message shows
+			// them (while the buffer still holds them) and the rest.
+			head := "…"
+			if s.base == startBase {
+				head = string(s.Buf[startPos:s.Pos])
+			}
 			tok, _ := s.Value(s.Raw[:0], true)
 			s.Raw = tok
-			return nil, fmt.Errorf("%s at offset %d: want integers, got %.40s (out of range or not an integer)", what, start, tok)
+			return nil, fmt.Errorf("%s at offset %d: want integers, got %.40s (out of range or not an integer)", what, start, head+string(tok))
 		}
 		if len(cur) == chunkLen {
 			full = append(full, cur)
@@ -358,6 +375,34 @@ func (s *Scanner) Ints(what string) ([]int64, error) {
 		out = append(out, c...)
 	}
 	return append(out, cur...), nil
+}
+
+// NextInt parses ",<int>" at the start of b, the next element of an integer
+// array, when the integer has at most 18 digits and is followed by ',' or
+// ']' (which is not consumed); n is the bytes it took, 0 when b does not
+// start that way (white space, a fraction, a longer number: the caller
+// takes the general path). b must hold at least 22 bytes.
+func NextInt(b []byte) (v int64, n int) {
+	if b[0] != ',' {
+		return 0, 0
+	}
+	i := 1
+	neg := b[i] == '-'
+	if neg {
+		i++
+	}
+	start := i
+	for i < len(b) && i-start < 18 && b[i] >= '0' && b[i] <= '9' {
+		v = v*10 + int64(b[i]-'0')
+		i++
+	}
+	if i == start || i >= len(b) || (b[i] != ',' && b[i] != ']') {
+		return 0, 0
+	}
+	if neg {
+		v = -v
+	}
+	return v, i
 }
 
 // Int reads a JSON integer. ok is false (and nothing past the digits is

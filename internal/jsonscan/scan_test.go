@@ -74,3 +74,40 @@ func TestObjectKeysAndValues(t *testing.T) {
 		t.Errorf("keys %v", keys)
 	}
 }
+
+func TestNextInt(t *testing.T) {
+	pad := strings.Repeat(" ", 22)
+	for _, c := range []struct {
+		in  string
+		v   int64
+		n   int
+		why string
+	}{
+		{",42,", 42, 3, "plain"},
+		{",-7]", -7, 3, "negative, last element"},
+		{",0,", 0, 2, "zero"},
+		{",123456789012345678,", 123456789012345678, 19, "18 digits"},
+		{",1234567890123456789,", 0, 0, "19 digits: the general path checks overflow"},
+		{", 4,", 0, 0, "white space: the general path"},
+		{",4.5,", 0, 0, "fraction"},
+		{",4e3,", 0, 0, "exponent"},
+		{",-,", 0, 0, "no digits"},
+		{"4,", 0, 0, "no comma: the first element"},
+		{",4 ,", 0, 0, "space after the number"},
+	} {
+		v, n := NextInt([]byte(c.in + pad))
+		if v != c.v || n != c.n {
+			t.Errorf("%s: NextInt(%q) = %d, %d; want %d, %d", c.why, c.in, v, n, c.v, c.n)
+		}
+	}
+	// Ints takes the fast path on a buffer holding the whole array and
+	// agrees with the general one.
+	in := "[" + strings.Repeat("1,-2,30,", 2000) + "4.5]"
+	if _, err := New(strings.NewReader(in)).Ints("x"); err == nil || !strings.Contains(err.Error(), "want integers, got 4.5") {
+		t.Errorf("fraction after fast-path numbers: %v", err)
+	}
+	got, err := New(strings.NewReader(in[:len(in)-4] + "99]")).Ints("x")
+	if err != nil || len(got) != 6001 || got[0] != 1 || got[1] != -2 || got[5999] != 30 || got[6000] != 99 {
+		t.Errorf("Ints: %d values, err %v", len(got), err)
+	}
+}

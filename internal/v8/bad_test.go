@@ -1,7 +1,10 @@
 package v8
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -204,5 +207,37 @@ func TestBuildPerNode(t *testing.T) {
 	cycle := []Node{{ID: 1, Children: []int64{2}}, {ID: 2, Children: []int64{1}}}
 	if err := BuildPerNode(pbuild.New(pbuild.Sampled), cycle, []int64{1, 1}, []int64{1, 1}, nil); err == nil {
 		t.Error("a cyclic tree was accepted")
+	}
+}
+
+// TestSortByTime: the insertion sort and its fallback order samples by
+// time, equal times in file order, nearly sorted, reversed or random.
+func TestSortByTime(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct {
+		name string
+		time func(i, n int) int64
+	}{
+		{"nearly in order", func(i, n int) int64 {
+			if r.IntN(50) == 0 {
+				return int64(i*10 - 15)
+			}
+			return int64(i * 10)
+		}},
+		{"reversed", func(i, n int) int64 { return int64(n - i) }},
+		{"random with ties", func(i, n int) int64 { return int64(r.IntN(n/4 + 1)) }},
+	} {
+		for _, n := range []int{1, 2, 100, 50_000} {
+			ts := make([]timedSample, n)
+			for i := range ts {
+				ts[i] = timedSample{t: c.time(i, n), node: int32(i % 7), idx: int32(i)}
+			}
+			want := slices.Clone(ts)
+			slices.SortStableFunc(want, func(a, b timedSample) int { return cmp.Compare(a.t, b.t) })
+			sortByTime(ts)
+			if !slices.Equal(ts, want) {
+				t.Errorf("%s, %d samples: not sorted stably by time", c.name, n)
+			}
+		}
 	}
 }

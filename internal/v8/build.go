@@ -1,6 +1,7 @@
 package v8
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -364,16 +365,7 @@ func (t *tree) addSamples(labels pbuild.Labels) (Span, error) {
 		}
 	}
 	if !sorted {
-		// Stable: equal times keep file order (idx breaks ties).
-		slices.SortFunc(ts, func(a, b timedSample) int {
-			switch {
-			case a.t < b.t:
-				return -1
-			case a.t > b.t:
-				return 1
-			}
-			return int(a.idx - b.idx)
-		})
+		sortByTime(ts)
 		t.b.Warnf("sample times go backwards (negative timeDeltas): samples sorted by time, as DevTools does")
 	}
 	first, last := ts[0].t, ts[n-1].t
@@ -420,6 +412,29 @@ func (t *tree) addSamples(labels pbuild.Labels) (Span, error) {
 	span := Span{Start: first, End: end, Samples: n - unknown, Nanos: (last-first)*1000 + lastDur}
 	span.Period = med.value()
 	return span, nil
+}
+
+// sortByTime sorts samples by time, equal times in file order. Real
+// profiles are nearly in order (a negative timeDelta moves a sample back by
+// one or two), so an insertion sort costs about one comparison a sample;
+// past a budget of moves it leaves the rest to a full sort, with idx
+// breaking ties.
+func sortByTime(ts []timedSample) {
+	budget := 4*len(ts) + 1024
+	for i := 1; i < len(ts); i++ {
+		for j := i; j > 0 && ts[j].t < ts[j-1].t; j-- {
+			ts[j], ts[j-1] = ts[j-1], ts[j]
+			if budget--; budget < 0 {
+				slices.SortFunc(ts, func(a, b timedSample) int {
+					if c := cmp.Compare(a.t, b.t); c != 0 {
+						return c
+					}
+					return cmp.Compare(a.idx, b.idx)
+				})
+				return
+			}
+		}
+	}
 }
 
 func addNoOverflow(a, b int64) (int64, bool) {
