@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/hotbudget/hotbudget/internal/nearsort"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	v8 "github.com/hotbudget/hotbudget/internal/v8"
 )
@@ -137,21 +138,11 @@ func (s *store) iter() func(i int) (id, t int64) {
 	}
 }
 
-// sortByTime sorts s's samples by time, stably. Real profiles are nearly
-// in order (a negative timeDelta moves a sample back by a sample or two),
-// so an insertion sort costs about one comparison a sample; past a budget
-// of moves it leaves the rest to sort.Stable, which the partly sorted order
-// does not mislead: the insertion sort never reorders equal times.
+// sortByTime sorts s's samples by time, stably: by insertion while they
+// are nearly in order (the usual case), else with sort.Stable.
 func sortByTime(s *store) {
-	budget := 4*s.n + 1024
-	for i := 1; i < s.n; i++ {
-		for j := i; j > 0 && s.Less(j, j-1); j-- {
-			s.Swap(j, j-1)
-			if budget--; budget < 0 {
-				sort.Stable(s)
-				return
-			}
-		}
+	if !nearsort.Insertion(s.n, s.Less, s.Swap) {
+		sort.Stable(s)
 	}
 }
 

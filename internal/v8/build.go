@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/nearsort"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -414,27 +415,19 @@ func (t *tree) addSamples(labels pbuild.Labels) (Span, error) {
 	return span, nil
 }
 
-// sortByTime sorts samples by time, equal times in file order. Real
-// profiles are nearly in order (a negative timeDelta moves a sample back by
-// one or two), so an insertion sort costs about one comparison a sample;
-// past a budget of moves it leaves the rest to a full sort, with idx
-// breaking ties.
+// sortByTime sorts samples by time, equal times in file order: by
+// insertion while they are nearly in order (the usual case), else fully,
+// idx breaking ties.
 func sortByTime(ts []timedSample) {
-	budget := 4*len(ts) + 1024
-	for i := 1; i < len(ts); i++ {
-		for j := i; j > 0 && ts[j].t < ts[j-1].t; j-- {
-			ts[j], ts[j-1] = ts[j-1], ts[j]
-			if budget--; budget < 0 {
-				slices.SortFunc(ts, func(a, b timedSample) int {
-					if c := cmp.Compare(a.t, b.t); c != 0 {
-						return c
-					}
-					return cmp.Compare(a.idx, b.idx)
-				})
-				return
-			}
-		}
+	if nearsort.Insertion(len(ts), func(i, j int) bool { return ts[i].t < ts[j].t }, func(i, j int) { ts[i], ts[j] = ts[j], ts[i] }) {
+		return
 	}
+	slices.SortFunc(ts, func(a, b timedSample) int {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.idx, b.idx)
+	})
 }
 
 func addNoOverflow(a, b int64) (int64, bool) {
