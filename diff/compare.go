@@ -456,7 +456,7 @@ func (s *Settings) row(k string, b, h *side, multi, exact bool, n norm) Row {
 			// the samples pooled over the runs: runs far apart by chance
 			// are common for a function seen in a handful of samples
 			// per run. Checked with the verdict, after the FDR.
-			row.poolP = samplingP(bk, hk, bw, hw, testScale, s.Mode == Share || (s.Mode == PerOp && s.Anchor != ""))
+			row.poolP = s.sampling(bk, hk, bw, hw, testScale, n)
 		}
 	case exact:
 		row.Test = "exact"
@@ -466,7 +466,7 @@ func (s *Settings) row(k string, b, h *side, multi, exact bool, n norm) Row {
 		}
 	default:
 		row.Test = "sampling"
-		row.P = samplingP(bk, hk, bw, hw, testScale, s.Mode == Share || (s.Mode == PerOp && s.Anchor != ""))
+		row.P = s.sampling(bk, hk, bw, hw, testScale, n)
 		if bk+hk < 10 {
 			row.Warnings = append(row.Warnings, fmt.Sprintf("only %d samples on both sides: too few to see a change", bk+hk))
 		}
@@ -548,6 +548,10 @@ type norm struct {
 	// profile: comparing the scaled share is then the same hypothesis as
 	// comparing the plain shares, and the tests are run on those.
 	rest bool
+	// yBase and yHead are the yardstick's samples on each side (Share mode,
+	// not rest): the sampling test compares the function's samples with
+	// them, so that the yardstick's own sampling noise counts too.
+	yBase, yHead int64
 }
 
 // unitNorm leaves values as they are (Absolute and PerOp modes).
@@ -594,6 +598,7 @@ func (s *Settings) shareScale(keys map[string]bool, b, h *side) func(string) nor
 	type pt struct {
 		base, head float64
 		vals       []float64 // per-run shares, base runs then head runs
+		bk, hk     int64     // samples on each side
 	}
 	pts := map[string]pt{}
 	var scratch Row
@@ -603,7 +608,7 @@ func (s *Settings) shareScale(keys map[string]bool, b, h *side) func(string) nor
 		if bk < 0 || hk < 0 || bv.Metric <= 0 || hv.Metric <= 0 {
 			continue
 		}
-		pts[k] = pt{bv.Metric, hv.Metric, append(bvals, hvals...)}
+		pts[k] = pt{bv.Metric, hv.Metric, append(bvals, hvals...), bk, hk}
 	}
 	nb, nh := len(b.runs), len(h.runs)
 	for _, min := range scaleShares {
@@ -643,8 +648,11 @@ func (s *Settings) shareScale(keys map[string]bool, b, h *side) func(string) nor
 				}
 			}
 			var ref float64
+			var yb, yh int64
 			for _, r := range others {
 				ref += pooled[r]
+				yb += pts[refs[r]].bk
+				yh += pts[refs[r]].hk
 			}
 			f := make([]float64, nb+nh)
 			for j := range f {
@@ -654,7 +662,7 @@ func (s *Settings) shareScale(keys map[string]bool, b, h *side) func(string) nor
 				}
 				f[j] = sum / ref
 			}
-			n := norm{base: f[:nb], head: f[nb:]}
+			n := norm{base: f[:nb], head: f[nb:], yBase: yb, yHead: yh}
 			// A run without the yardstick's functions has no factor of its
 			// own: it takes its side's.
 			for _, side := range [][]float64{n.base, n.head} {
@@ -737,6 +745,19 @@ func (s *Settings) bigEnough(row *Row, b, h *side) bool {
 		return d*math.Max(s.BaseOps, s.HeadOps) >= float64(s.MinAbsolute)
 	}
 	return d >= float64(s.MinAbsolute)
+}
+
+// sampling is the sampling-noise test of one function with k1 and k2
+// samples. Measured against a yardstick, it asks whether the function's
+// share of the samples of the function and the yardstick together changed:
+// both counts are noisy, and a test that took the yardstick as exact would
+// call about one in ten comparisons of two profiles of the same program
+// regressed. Otherwise it is samplingP on shares or times.
+func (s *Settings) sampling(k1, k2 int64, w1, w2, scale float64, n norm) float64 {
+	if s.Mode == Share && !n.rest && n.yBase > 0 && n.yHead > 0 {
+		return samplingP(k1, k2, float64(k1+n.yBase), float64(k2+n.yHead), 1, true)
+	}
+	return samplingP(k1, k2, w1, w2, scale, s.Mode == Share || (s.Mode == PerOp && s.Anchor != ""))
 }
 
 // samplingP is the two-sided p-value of the hypothesis that the function's

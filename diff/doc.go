@@ -48,7 +48,9 @@
 // # Significance
 //
 // One profile a side: sample counts are binomial (shares: a two-proportion
-// test on the function's samples out of the profile's) or Poisson
+// test on the function's samples out of its own and its yardstick's, so
+// that the yardstick's sampling noise counts as well as the function's;
+// out of the profile's when it is compared with the rest) or Poisson
 // (absolute time: a conditional binomial test weighted by the two sampling
 // rates), so a function seen in 3 samples cannot be said to have doubled.
 // Only sampling noise is modelled then, and the report says so: run-to-run
