@@ -378,8 +378,9 @@ func benjaminiHochberg(rows []Row, idx []int) {
 var verdictOrder = map[Verdict]int{Regressed: 0, Improved: 1, New: 2, Gone: 3, Unchanged: 4}
 
 func sortRows(rows []Row) {
-	sort.SliceStable(rows, func(i, j int) bool {
-		a, b := &rows[i], &rows[j]
+	// Sorted as indices, then moved once: rows are large, and a stable
+	// sort moves its elements O(n log n) times.
+	less := func(a, b *Row) bool {
 		if verdictOrder[a.Verdict] != verdictOrder[b.Verdict] {
 			return verdictOrder[a.Verdict] < verdictOrder[b.Verdict]
 		}
@@ -394,7 +395,17 @@ func sortRows(rows []Row) {
 			return a.Name < b.Name
 		}
 		return a.File < b.File
-	})
+	}
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return less(&rows[idx[i]], &rows[idx[j]]) })
+	sorted := make([]Row, len(rows))
+	for k, i := range idx {
+		sorted[k] = rows[i]
+	}
+	copy(rows, sorted)
 }
 
 // row measures one function on both sides and, when it can be decided
