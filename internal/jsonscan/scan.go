@@ -315,18 +315,23 @@ func (s *Scanner) Scalar(what string) (string, error) {
 // Ints reads an array of integers. Numbers are gathered in fixed-size
 // chunks and copied once into a slice of the exact length, which allocates
 // about twice the result instead of the five times that append's growth costs.
-func (s *Scanner) Ints(what string) ([]int64, error) {
+func (s *Scanner) Ints(what string) ([]int64, error) { return s.IntsHint(what, 0) }
+
+// IntsHint is Ints for an array expected to hold n integers (an array of
+// the same length read before, say): they go straight into one slice of
+// that capacity, which is returned as it is when the guess was right.
+func (s *Scanner) IntsHint(what string, n int) ([]int64, error) {
 	if err := s.Expect('[', "'[' to start "+what); err != nil {
 		return nil, err
 	}
 	const chunkLen = 1 << 15
 	var full [][]int64
-	cur := make([]int64, 0, 256)
+	cur := make([]int64, 0, max(n, 256))
 	for first := true; ; first = false {
 		// Fast path: a plain integer followed by ',' or ']', in the buffer.
 		if !first && s.Pos+22 < s.End {
 			if v, n := NextInt(s.Buf[s.Pos:s.End]); n > 0 {
-				if len(cur) == chunkLen {
+				if len(cur) == cap(cur) {
 					full = append(full, cur)
 					cur = make([]int64, 0, chunkLen)
 				}
@@ -361,7 +366,7 @@ func (s *Scanner) Ints(what string) ([]int64, error) {
 			s.Raw = tok
 			return nil, fmt.Errorf("%s at offset %d: want integers, got %.40s (out of range or not an integer)", what, start, head+string(tok))
 		}
-		if len(cur) == chunkLen {
+		if len(cur) == cap(cur) {
 			full = append(full, cur)
 			cur = make([]int64, 0, chunkLen)
 		}
@@ -370,7 +375,11 @@ func (s *Scanner) Ints(what string) ([]int64, error) {
 	if len(full) == 0 {
 		return cur, nil
 	}
-	out := make([]int64, 0, len(full)*chunkLen+len(cur))
+	total := len(cur)
+	for _, c := range full {
+		total += len(c)
+	}
+	out := make([]int64, 0, total)
 	for _, c := range full {
 		out = append(out, c...)
 	}

@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -109,5 +110,32 @@ func TestNextInt(t *testing.T) {
 	got, err := New(strings.NewReader(in[:len(in)-4] + "99]")).Ints("x")
 	if err != nil || len(got) != 6001 || got[0] != 1 || got[1] != -2 || got[5999] != 30 || got[6000] != 99 {
 		t.Errorf("Ints: %d values, err %v", len(got), err)
+	}
+}
+
+// TestIntsHint: with the right length the array is read into one slice of
+// that capacity; a wrong guess, smaller or larger, still reads it whole.
+func TestIntsHint(t *testing.T) {
+	const n = 100_000
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprint(&b, i*3-7)
+	}
+	b.WriteByte(']')
+	for _, hint := range []int{0, 10, n, 2 * n} {
+		got, err := New(strings.NewReader(b.String())).IntsHint("x", hint)
+		if err != nil {
+			t.Fatalf("hint %d: %v", hint, err)
+		}
+		if len(got) != n || got[0] != -7 || got[n-1] != (n-1)*3-7 {
+			t.Errorf("hint %d: %d values, first %d, last %d", hint, len(got), got[0], got[len(got)-1])
+		}
+		if hint == n && cap(got) != n {
+			t.Errorf("right hint: capacity %d, want %d (read in one piece)", cap(got), n)
+		}
 	}
 }

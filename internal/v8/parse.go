@@ -154,11 +154,12 @@ func (rd *reader) object(top bool) error {
 				return err
 			}
 		case "samples":
-			if rd.p.Samples, err = s.Ints(key); err != nil {
+			if rd.p.Samples, err = s.IntsHint(key, len(rd.p.TimeDeltas)); err != nil {
 				return err
 			}
 		case "timeDeltas":
-			if rd.p.TimeDeltas, err = s.Ints(key); err != nil {
+			// As long as samples, when they came first: read in one piece.
+			if rd.p.TimeDeltas, err = s.IntsHint(key, len(rd.p.Samples)); err != nil {
 				return err
 			}
 		case "timestamps":
