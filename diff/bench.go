@@ -75,8 +75,8 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 		case !inH:
 			row.Verdict = Gone
 		default:
-			row.Test = "mann-whitney"
-			c := benchmath.AssumeNothing.Compare(benchmath.NewSample(b, &th), benchmath.NewSample(h, &th))
+			var c benchmath.Comparison
+			row.Test, c = s.compareRuns(b, h)
 			row.P, row.Q = c.P, c.P
 			for _, w := range c.Warnings {
 				row.Warnings = append(row.Warnings, w.Error())

@@ -80,6 +80,13 @@ func (s *Settings) check() error {
 	default:
 		return fmt.Errorf("diff: unknown key %q", s.Key)
 	}
+	switch s.Assume {
+	case AssumeNothing, AssumeNormal:
+	case "":
+		s.Assume = AssumeNothing // Settings from before the field existed
+	default:
+		return fmt.Errorf("diff: unknown assumption %q", s.Assume)
+	}
 	switch s.Mode {
 	case Share, Absolute:
 	case PerOp:
@@ -328,6 +335,17 @@ func (s *Settings) judge(b, h *side) *Report {
 	return rep
 }
 
+// compareRuns tests several runs a side under s.Assume and names the test.
+func (s *Settings) compareRuns(base, head []float64) (string, benchmath.Comparison) {
+	th := benchmath.DefaultThresholds
+	th.CompareAlpha = s.Alpha
+	b, h := benchmath.NewSample(base, &th), benchmath.NewSample(head, &th)
+	if s.Assume == AssumeNormal {
+		return "welch-t", benchmath.AssumeNormal.Compare(b, h)
+	}
+	return "mann-whitney", benchmath.AssumeNothing.Compare(b, h)
+}
+
 // testWarnings lifts the Mann–Whitney test's warnings about too few runs
 // (benchmath's "need >= 4 samples to detect a difference at alpha level
 // 0.05") from the rows to the report, once each with how many rows gave
@@ -454,10 +472,8 @@ func (s *Settings) row(k string, b, h *side, multi, exact bool, n norm) Row {
 	// the p-value is informative either way.
 	switch {
 	case multi:
-		row.Test = "mann-whitney"
-		th := benchmath.DefaultThresholds
-		th.CompareAlpha = s.Alpha
-		c := benchmath.AssumeNothing.Compare(benchmath.NewSample(bvals, &th), benchmath.NewSample(hvals, &th))
+		var c benchmath.Comparison
+		row.Test, c = s.compareRuns(bvals, hvals)
 		row.P = c.P
 		for _, w := range c.Warnings {
 			row.Warnings = append(row.Warnings, w.Error())

@@ -59,11 +59,34 @@ const (
 	KeyNameFileLine Key = "name+file+line"
 )
 
+// Assumption is what the caller assumes of the runs of one side, which
+// picks the test that compares several runs a side (benchmath's
+// assumptions).
+type Assumption string
+
+// Assumptions.
+const (
+	// AssumeNothing assumes nothing of the distribution of the runs: the
+	// Mann–Whitney U test. Default. With five runs a side its smallest
+	// p-value is 0.008, so once more than about six sizeable functions
+	// are tested at once nothing can be flagged: take more runs, or
+	// AssumeNormal.
+	AssumeNothing Assumption = "nothing"
+	// AssumeNormal assumes each function's normalised per-run values are
+	// normally distributed, as counts of many samples nearly are: Welch's
+	// t-test, whose p-values are not bounded below by the number of runs.
+	// A run far off the others (a JIT that compiled differently) weighs
+	// more than under AssumeNothing.
+	AssumeNormal Assumption = "normal"
+)
+
 // Settings holds every knob of a comparison. Start from DefaultSettings.
 type Settings struct {
 	Metric Metric
 	Mode   Mode
 	Key    Key
+	// Assume picks the test for several runs a side (CompareBench too).
+	Assume Assumption
 
 	// Anchor is the function (pprof name) whose total time is one unit of
 	// work in PerOp mode. BaseOps and HeadOps give operation counts instead.
@@ -91,6 +114,7 @@ var DefaultSettings = Settings{
 	Metric:      Self,
 	Mode:        Share,
 	Key:         KeyName,
+	Assume:      AssumeNothing,
 	Alpha:       0.05,
 	MinRelative: 0.10,
 	MinAbsolute: time.Millisecond,
@@ -141,7 +165,7 @@ type Row struct {
 	Relative float64 `json:"relative"` // head/base - 1; 0 for new/gone
 	P        float64 `json:"p"`        // raw p-value, 1 when untested
 	Q        float64 `json:"q"`        // FDR-adjusted p-value; 1 below the minimum effect
-	Test     string  `json:"test"`     // "sampling", "mann-whitney", "exact", "none"
+	Test     string  `json:"test"`     // "sampling", "mann-whitney", "welch-t", "exact", "none"
 	// Scale is how much the rest of the profile's shares moved, factored
 	// out of Delta and Relative in Share mode (1 otherwise): see the
 	// package documentation.
@@ -228,6 +252,20 @@ func WithKey(k Key) Option {
 			return nil
 		}
 		return fmt.Errorf("diff: unknown key %q (want name, name+file or name+file+line)", k)
+	})
+}
+
+// WithAssumption picks the test that compares several runs a side:
+// AssumeNothing (Mann–Whitney U, the default) or AssumeNormal (Welch's
+// t-test).
+func WithAssumption(a Assumption) Option {
+	return optionFunc(func(s *Settings) error {
+		switch a {
+		case AssumeNothing, AssumeNormal:
+			s.Assume = a
+			return nil
+		}
+		return fmt.Errorf("diff: unknown assumption %q (want nothing or normal)", a)
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -441,6 +442,9 @@ func TestErrors(t *testing.T) {
 		{"bad ops", one(p), one(p), []diff.Option{diff.WithOps(0, 1)}, "operation counts must be positive"},
 		{"per-op alone", one(p), one(p), []diff.Option{diff.WithMode(diff.PerOp)}, "needs an anchor"},
 		{"negative change", one(p), one(p), []diff.Option{diff.WithMinChange(-1, 0)}, "negative minimum"},
+		{"bad assumption", one(p), one(p), []diff.Option{diff.WithAssumption("lognormal")}, `unknown assumption "lognormal" (want nothing or normal)`},
+		{"bad assumption in settings", one(p), one(p), []diff.Option{diff.WithSettings(diff.Settings{
+			Metric: diff.Self, Mode: diff.Share, Key: diff.KeyName, Assume: "x", Alpha: 0.05})}, `unknown assumption "x"`},
 	} {
 		_, err := diff.Compare(c.base, c.head, c.opts...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -552,5 +556,88 @@ func TestPooledSamplingNoise(t *testing.T) {
 	r = compare(t, runs(10000, []int{10, 20, 10, 20, 10}), runs(10000, []int{30, 30, 40, 30, 40}), diff.WithMode(diff.Absolute))
 	if v := rowOf(t, r, "tiny").Verdict; v != diff.Regressed {
 		t.Errorf("tiny 70 -> 170 samples over 5 runs: %s, want regressed", v)
+	}
+}
+
+// multinomial draws a folded profile of n samples over functions with the
+// given shares (main;f0, main;f1, ...).
+func multinomial(t testing.TB, r *rand.Rand, n int, shares []float64) *profile.Profile {
+	counts := make([]int, len(shares))
+	for range n {
+		u := r.Float64()
+		j := 0
+		for ; j < len(shares)-1 && u >= shares[j]; j++ {
+			u -= shares[j]
+		}
+		counts[j]++
+	}
+	var b strings.Builder
+	for j, c := range counts {
+		if c > 0 {
+			fmt.Fprintf(&b, "main;f%d %d\n", j, c)
+		}
+	}
+	return folded(t, b.String())
+}
+
+// TestAssumptions: twenty functions of 5% each, five runs a side of 2000
+// samples, f0 50% slower in B. Under AssumeNothing, Mann–Whitney's
+// smallest p-value with five runs (0.008) times the ten or so functions
+// that moved the same way mostly exceeds alpha: it flags f0 in about 8% of
+// the comparisons (the package documentation warns of this). Welch's
+// t-test (AssumeNormal) finds f0 in about 93%, with false alarms in A/A
+// comparisons below alpha and a false-discovery share near it. Seeded, so
+// the counts are the same on every run.
+func TestAssumptions(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	base := make([]float64, 20)
+	for i := range base {
+		base[i] = 0.05
+	}
+	slow := slices.Clone(base)
+	slow[0] = 0.075
+	for i := range slow {
+		slow[i] /= 1.025
+	}
+	runs := func(shares []float64) []*profile.Profile {
+		var ps []*profile.Profile
+		for range 5 {
+			ps = append(ps, multinomial(t, r, 2000, shares))
+		}
+		return ps
+	}
+	const comparisons = 200
+	var nothingAB, normalAB, normalAA, otherAB int
+	for range comparisons {
+		a, a2, b := runs(base), runs(base), runs(slow)
+		if len(compare(t, a, b).Regressions()) > 0 {
+			nothingAB++
+		}
+		normal := diff.WithAssumption(diff.AssumeNormal)
+		for _, row := range compare(t, a, b, normal).Regressions() {
+			if row.Name == "f0" {
+				normalAB++
+			} else {
+				otherAB++
+			}
+		}
+		if len(compare(t, a, a2, normal).Regressions()) > 0 {
+			normalAA++
+		}
+	}
+	t.Logf("A/B flagged: nothing %d, normal %d (and %d others); normal A/A %d; of %d", nothingAB, normalAB, otherAB, normalAA, comparisons)
+	if nothingAB > comparisons/5 {
+		t.Errorf("AssumeNothing flagged something in %d of %d A/B comparisons; with five runs and this many functions it should seldom be able to", nothingAB, comparisons)
+	}
+	if normalAB < comparisons*8/10 {
+		t.Errorf("AssumeNormal flagged f0 in %d of %d A/B comparisons, want at least 80%%", normalAB, comparisons)
+	}
+	alpha := diff.DefaultSettings.Alpha
+	if float64(normalAA) > comparisons*alpha {
+		t.Errorf("AssumeNormal: a false regression in %d of %d A/A comparisons, want at most %.0f%%", normalAA, comparisons, 100*alpha)
+	}
+	// Benjamini–Hochberg bounds the expected share of false discoveries.
+	if fdr := float64(otherAB) / float64(otherAB+normalAB); fdr > 2*alpha {
+		t.Errorf("AssumeNormal: %d of %d discoveries in A/B were false (%.1f%%), want about %.0f%% at most", otherAB, otherAB+normalAB, 100*fdr, 100*alpha)
 	}
 }

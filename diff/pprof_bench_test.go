@@ -3,6 +3,7 @@ package diff_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -108,6 +109,27 @@ func TestCompareBench(t *testing.T) {
 	}
 	if _, err := diff.CompareBench(strings.NewReader("not a benchmark\n"), strings.NewReader("")); err == nil {
 		t.Error("input without results: no error")
+	}
+
+	// Assuming normal runs: Welch's t-test, the same verdicts here, and
+	// the report says which test it used.
+	old.Seek(0, io.SeekStart)
+	cur.Seek(0, io.SeekStart)
+	r, err = diff.CompareBench(old, cur, diff.WithAssumption(diff.AssumeNormal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range r.Rows {
+		if row.Test != "welch-t" {
+			t.Errorf("AssumeNormal: %s %s: test %s", row.Name, row.File, row.Test)
+		}
+		if want := got[row.Name+" "+row.File]; row.Verdict != want {
+			t.Errorf("AssumeNormal: %s %s: %s, want %s as with Mann-Whitney", row.Name, row.File, row.Verdict, want)
+		}
+	}
+	b.Reset()
+	if err := r.WriteText(&b); err != nil || !strings.Contains(b.String(), "Welch's t-test") {
+		t.Errorf("AssumeNormal text report (%v):\n%s", err, b.String())
 	}
 }
 

@@ -23,6 +23,7 @@ const SchemaVersion = "hotbudget.diff/v1"
 //	  "metric": "self" | "total",
 //	  "mode": "share" | "absolute" | "per-op",
 //	  "key": "name" | "name+file" | "name+file+line",
+//	  "assume": "nothing" | "normal", // the test for several runs a side
 //	  "anchor": "pkg.F",          // per-op mode with an anchor only
 //	  "alpha": 0.05,              // false-discovery rate across functions
 //	  "min_relative": 0.1,        // smallest relative change judged
@@ -38,7 +39,7 @@ const SchemaVersion = "hotbudget.diff/v1"
 //	    "delta": head.metric - scale*base.metric (ns, ns per op, or share 0..1),
 //	    "relative": relative change (0.2 = +20%; 0 for new and gone),
 //	    "p": p-value, "q": FDR-adjusted p-value (1 when not tested or below the minimum effect),
-//	    "test": "sampling" | "mann-whitney" | "exact" | "none",
+//	    "test": "sampling" | "mann-whitney" | "welch-t" | "exact" | "none",
 //	    "scale": how much the rest of the profile's shares moved (share mode; else 1),
 //	    "verdict": "regressed" | "improved" | "unchanged" | "new" | "gone",
 //	    "warnings": [...]
@@ -49,23 +50,24 @@ const SchemaVersion = "hotbudget.diff/v1"
 // Functions come in the order of the text report: regressions by size of
 // change, improvements, new, gone, then unchanged functions by size.
 type jsonReport struct {
-	Schema      string   `json:"schema"`
-	Metric      Metric   `json:"metric"`
-	Mode        Mode     `json:"mode"`
-	Key         Key      `json:"key"`
-	Anchor      string   `json:"anchor,omitempty"`
-	Alpha       float64  `json:"alpha"`
-	MinRelative float64  `json:"min_relative"`
-	MinAbsolute int64    `json:"min_absolute_ns"`
-	MinShare    float64  `json:"min_share"`
-	Base        Side     `json:"base"`
-	Head        Side     `json:"head"`
-	Regressed   int      `json:"regressed"`
-	Improved    int      `json:"improved"`
-	New         int      `json:"new"`
-	Gone        int      `json:"gone"`
-	Functions   []Row    `json:"functions"`
-	Warnings    []string `json:"warnings"`
+	Schema      string     `json:"schema"`
+	Metric      Metric     `json:"metric"`
+	Mode        Mode       `json:"mode"`
+	Key         Key        `json:"key"`
+	Assume      Assumption `json:"assume"`
+	Anchor      string     `json:"anchor,omitempty"`
+	Alpha       float64    `json:"alpha"`
+	MinRelative float64    `json:"min_relative"`
+	MinAbsolute int64      `json:"min_absolute_ns"`
+	MinShare    float64    `json:"min_share"`
+	Base        Side       `json:"base"`
+	Head        Side       `json:"head"`
+	Regressed   int        `json:"regressed"`
+	Improved    int        `json:"improved"`
+	New         int        `json:"new"`
+	Gone        int        `json:"gone"`
+	Functions   []Row      `json:"functions"`
+	Warnings    []string   `json:"warnings"`
 }
 
 // Counts returns how many rows have each verdict.
@@ -87,6 +89,7 @@ func (r *Report) Counts() map[Verdict]int {
 //	  "metric": "self" | "total",
 //	  "mode": "share" | "absolute" | "per-op",
 //	  "key": "name" | "name+file" | "name+file+line",
+//	  "assume": "nothing" | "normal", // the test for several runs a side
 //	  "anchor": "pkg.F",          // per-op mode with an anchor only
 //	  "alpha": 0.05,              // false-discovery rate across functions
 //	  "min_relative": 0.1,        // smallest relative change judged
@@ -102,7 +105,7 @@ func (r *Report) Counts() map[Verdict]int {
 //	    "delta": head.metric - scale*base.metric (ns, ns per op, or share 0..1),
 //	    "relative": relative change (0.2 = +20%; 0 for new and gone),
 //	    "p": p-value, "q": FDR-adjusted p-value (1 when not tested or below the minimum effect),
-//	    "test": "sampling" | "mann-whitney" | "exact" | "none",
+//	    "test": "sampling" | "mann-whitney" | "welch-t" | "exact" | "none",
 //	    "scale": how much the rest of the profile's shares moved (share mode; else 1),
 //	    "verdict": "regressed" | "improved" | "unchanged" | "new" | "gone",
 //	    "warnings": [...]
@@ -130,7 +133,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(jsonReport{
 		Schema: SchemaVersion, Metric: r.Settings.Metric, Mode: r.Settings.Mode, Key: r.Settings.Key,
-		Anchor: r.Settings.Anchor, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
+		Assume: r.Settings.Assume, Anchor: r.Settings.Anchor, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
 		MinAbsolute: int64(r.Settings.MinAbsolute), MinShare: r.Settings.MinShare,
 		Base: r.Base, Head: r.Head,
 		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone],
@@ -148,9 +151,13 @@ func finite(x float64) float64 {
 // describe says in words what was compared.
 func (r *Report) describe() string {
 	s := r.Settings
+	test := "Mann-Whitney U"
+	if s.Assume == AssumeNormal {
+		test = "Welch's t-test (runs assumed normal)"
+	}
 	if r.bench {
-		return fmt.Sprintf("medians over runs per benchmark and unit; Mann-Whitney U; false-discovery rate %g; minimum change %.0f%%",
-			s.Alpha, s.MinRelative*100)
+		return fmt.Sprintf("medians over runs per benchmark and unit; %s; false-discovery rate %g; minimum change %.0f%%",
+			test, s.Alpha, s.MinRelative*100)
 	}
 	var what string
 	switch s.Mode {
@@ -168,6 +175,9 @@ func (r *Report) describe() string {
 	minAbs := fmt.Sprintf("%.1f share points", s.MinShare*100)
 	if s.Mode == Absolute || (s.Mode == PerOp && s.Anchor == "") {
 		minAbs = s.MinAbsolute.String()
+	}
+	if s.Assume == AssumeNormal && r.Base.Runs >= 2 && r.Head.Runs >= 2 {
+		what += "; runs compared by " + test
 	}
 	return fmt.Sprintf("%s; functions matched by %s; false-discovery rate %g; minimum change %.0f%% and %s",
 		what, s.Key, s.Alpha, s.MinRelative*100, minAbs)

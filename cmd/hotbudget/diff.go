@@ -21,8 +21,9 @@ Compares head profiles with baseline profiles function by function and
 judges each function regressed, improved, unchanged, new or gone. Each side
 is one profile or several runs (globs are expanded). With one profile a
 side the test is a sampling-noise model from sample counts; with several
-runs a Mann-Whitney U test per function; exact data (duration events) has no
-noise. The false-discovery rate across functions is held at --alpha, and a
+runs a Mann-Whitney U test per function (--assume normal: Welch's t-test,
+which needs no more than five runs a side however many functions are
+tested); exact data (duration events) has no noise. The false-discovery rate across functions is held at --alpha, and a
 change must exceed both --min-change and --min-time to count.
 
 Times are compared, never raw sample counts, so profiles sampled at
@@ -148,11 +149,18 @@ func fmtMetric(v float64, m diff.Mode) string {
 
 // diffFlags are the statistical flags shared by diff and bench.
 type diffFlags struct {
-	metric, mode, key *choiceFlag
+	metric, mode, key, assume *choiceFlag
 	anchor            string
 	alpha             float64
 	minChange         string
 	minTime           time.Duration
+}
+
+// assumeUsage documents --assume, for diff and bench.
+const assumeUsage = "several runs a side: assume `nothing|normal` of their distribution (Mann-Whitney U, or Welch's t-test, which can flag a change with few runs and many functions)"
+
+func newAssume() *choiceFlag {
+	return newChoice(string(diff.DefaultSettings.Assume), string(diff.AssumeNothing), string(diff.AssumeNormal))
 }
 
 // addDiffFlags registers the comparison flags on fs.
@@ -161,11 +169,13 @@ func addDiffFlags(fs *flag.FlagSet) *diffFlags {
 		metric: newChoice(string(diff.DefaultSettings.Metric), string(diff.Self), string(diff.Total)),
 		mode:   newChoice(string(diff.DefaultSettings.Mode), string(diff.Share), string(diff.Absolute), string(diff.PerOp)),
 		key:    newChoice(string(diff.DefaultSettings.Key), string(diff.KeyName), string(diff.KeyNameFile), string(diff.KeyNameFileLine)),
+		assume: newAssume(),
 	}
 	fs.Var(d.metric, "metric", "compare `self|total` time")
 	fs.Var(d.mode, "mode", "normalise as `share|absolute|per-op` (per-op needs --anchor)")
 	fs.Var(d.key, "key", "match functions across builds by `name|name+file|name+file+line`")
 	fs.StringVar(&d.anchor, "anchor", "", "per-op mode: this `function`'s total time is one unit of work")
+	fs.Var(d.assume, "assume", assumeUsage)
 	fs.Float64Var(&d.alpha, "alpha", diff.DefaultSettings.Alpha, "false-discovery `rate` across functions")
 	fs.StringVar(&d.minChange, "min-change", fmt.Sprintf("%g%%", 100*diff.DefaultSettings.MinRelative), "smallest relative `change` that counts")
 	fs.DurationVar(&d.minTime, "min-time", diff.DefaultSettings.MinAbsolute, "smallest absolute `time` change that counts (absolute and per-op modes)")
@@ -188,6 +198,9 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 	}
 	if set["key"] {
 		opts = append(opts, diff.WithKey(diff.Key(d.key.value)))
+	}
+	if set["assume"] {
+		opts = append(opts, diff.WithAssumption(diff.Assumption(d.assume.value)))
 	}
 	if d.anchor != "" {
 		opts = append(opts, diff.WithAnchor(d.anchor))
@@ -291,6 +304,8 @@ func (c *cli) bench(args []string) int {
 	format := newChoice("text", "text", "markdown", "json")
 	fs.Var(format, "format", "output `text|markdown|json`")
 	alpha := fs.Float64("alpha", diff.DefaultSettings.Alpha, "false-discovery `rate` across benchmarks")
+	assume := newAssume()
+	fs.Var(assume, "assume", assumeUsage)
 	minChange := fs.String("min-change", fmt.Sprintf("%g%%", 100*diff.DefaultSettings.MinRelative), "smallest relative `change` that counts")
 	pos, code := c.parse(fs, args)
 	if code >= 0 {
@@ -307,6 +322,9 @@ func (c *cli) bench(args []string) int {
 			return c.usageErr("bench", "--alpha must be between 0 and 1, got %v", *alpha)
 		}
 		opts = append(opts, diff.WithAlpha(*alpha))
+	}
+	if set["assume"] {
+		opts = append(opts, diff.WithAssumption(diff.Assumption(assume.value)))
 	}
 	if set["min-change"] {
 		rel, err := parsePercent(*minChange)
