@@ -150,10 +150,10 @@ func fmtMetric(v float64, m diff.Mode) string {
 // diffFlags are the statistical flags shared by diff and bench.
 type diffFlags struct {
 	metric, mode, key, assume *choiceFlag
-	anchor            string
-	alpha             float64
-	minChange         string
-	minTime           time.Duration
+	anchor                    string
+	alpha                     float64
+	minChange                 string
+	minTime                   time.Duration
 }
 
 // assumeUsage documents --assume, for diff and bench.
