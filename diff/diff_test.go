@@ -204,26 +204,8 @@ func TestYardstickHandWorked(t *testing.T) {
 // against the yardstick's samples flags about 3.4%.
 func TestSamplingFalseAlarms(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	names := []string{"a", "b", "c", "d", "e", "f", "g"}
 	shares := []float64{0.30, 0.20, 0.15, 0.12, 0.10, 0.08, 0.05}
-	draw := func() *profile.Profile {
-		counts := make([]int, len(shares))
-		for range 2000 {
-			u := r.Float64()
-			j := 0
-			for ; j < len(shares)-1 && u >= shares[j]; j++ {
-				u -= shares[j]
-			}
-			counts[j]++
-		}
-		var b strings.Builder
-		for j, c := range counts {
-			if c > 0 {
-				fmt.Fprintf(&b, "main;%s %d\n", names[j], c)
-			}
-		}
-		return folded(t, b.String())
-	}
+	draw := func() *profile.Profile { return multinomial(t, r, 2000, shares) }
 	const comparisons = 600
 	flagged := 0
 	for range comparisons {
