@@ -12,6 +12,8 @@
 //	  drop_synthetic: true      # drop (idle), (program), (garbage collector), (root)
 //	  metric: self              # max_regression compares self (default) or total time
 //	  mode: share               # ... as share of the profile (default) or absolute time
+//	  assume: nothing           # ... with several runs a side: Mann-Whitney (nothing,
+//	                            # default) or Welch's t-test (normal); see package diff
 //	rules:                      # required, at least one
 //	  - function: main.parseRecords   # a function by its exact pprof name, or
 //	    max_self: 200ms               # self time at most 200ms
@@ -90,9 +92,11 @@ type Rule struct {
 	DropSynthetic   bool
 	AllowMissing    bool
 
-	// Metric and Mode are what max_regression compares.
+	// Metric and Mode are what max_regression compares; Assume picks its
+	// test for several runs a side.
 	Metric diff.Metric
 	Mode   diff.Mode
+	Assume diff.Assumption
 
 	Limits []Limit
 }
@@ -419,9 +423,9 @@ func (v *validator) budget(root *yaml.Node) *Budget {
 	} else {
 		b.Version = 1
 	}
-	def := Rule{Metric: diff.DefaultSettings.Metric, Mode: diff.DefaultSettings.Mode}
+	def := Rule{Metric: diff.DefaultSettings.Metric, Mode: diff.DefaultSettings.Mode, Assume: diff.DefaultSettings.Assume}
 	if n, ok := f["defaults"]; ok {
-		df, _ := v.fields(n, "defaults", "thread", "process", "drop_synthetic", "metric", "mode")
+		df, _ := v.fields(n, "defaults", "thread", "process", "drop_synthetic", "metric", "mode", "assume")
 		v.common(df, &def)
 	}
 	n, ok := f["rules"]
@@ -473,6 +477,16 @@ func (v *validator) common(f map[string]*yaml.Node, r *Rule) {
 			}
 		}
 	}
+	if n, ok := f["assume"]; ok {
+		switch s := v.str(n, "assume"); diff.Assumption(s) {
+		case diff.AssumeNothing, diff.AssumeNormal:
+			r.Assume = diff.Assumption(s)
+		default:
+			if s != "" {
+				v.errorf(n, "assume must be nothing or normal, got %q", s)
+			}
+		}
+	}
 }
 
 func (v *validator) rule(n *yaml.Node, index int, def Rule) (Rule, bool) {
@@ -481,7 +495,7 @@ func (v *validator) rule(n *yaml.Node, index int, def Rule) (Rule, bool) {
 	r.Limits = nil
 	what := fmt.Sprintf("rule %d", index)
 	f, order := v.fields(n, what, "name", "function", "match", "thread", "process", "drop_synthetic",
-		"allow_missing", "metric", "mode",
+		"allow_missing", "metric", "mode", "assume",
 		string(MaxSelf), string(MaxTotal), string(MaxSelfShare), string(MaxTotalShare), string(MaxRegression))
 	if f == nil {
 		return r, false

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -49,6 +51,7 @@ defaults:
   drop_synthetic: true
   metric: total
   mode: absolute
+  assume: normal
 rules:
   - function: main.f
     max_self: 20ms
@@ -61,25 +64,26 @@ rules:
     allow_missing: true
     thread: "7"
     metric: self
+    assume: nothing
 `)
 	if b.Version != 1 || len(b.Rules) != 2 {
 		t.Fatalf("got %+v", b)
 	}
 	r0, r1 := b.Rules[0], b.Rules[1]
 	want0 := []Limit{
-		{MaxSelf, float64(20 * time.Millisecond), 10},
-		{MaxTotal, float64(1500 * time.Millisecond), 11},
-		{MaxSelfShare, 0.05, 12},
-		{MaxTotalShare, 0.125, 13},
+		{MaxSelf, float64(20 * time.Millisecond), 11},
+		{MaxTotal, float64(1500 * time.Millisecond), 12},
+		{MaxSelfShare, 0.05, 13},
+		{MaxTotalShare, 0.125, 14},
 	}
 	if !reflect.DeepEqual(r0.Limits, want0) {
 		t.Errorf("limits %+v, want %+v", r0.Limits, want0)
 	}
-	if r0.Line != 9 || r0.Function != "main.f" || r0.Thread != "main" || r0.Process != "4242" || !r0.DropSynthetic || r0.Metric != "total" || r0.Mode != "absolute" {
+	if r0.Line != 10 || r0.Function != "main.f" || r0.Thread != "main" || r0.Process != "4242" || !r0.DropSynthetic || r0.Metric != "total" || r0.Mode != "absolute" || r0.Assume != diff.AssumeNormal {
 		t.Errorf("rule 1 with defaults: %+v", r0)
 	}
 	if r1.Match == nil || r1.Match.String() != `^main\.` || r1.Selector() != `/^main\./` || r1.Name != "no regressions" ||
-		!r1.AllowMissing || r1.Thread != "7" || r1.Metric != "self" || r1.Mode != "absolute" {
+		!r1.AllowMissing || r1.Thread != "7" || r1.Metric != "self" || r1.Mode != "absolute" || r1.Assume != diff.AssumeNothing {
 		t.Errorf("rule 2: %+v", r1)
 	}
 	if len(r1.Limits) != 1 || r1.Limits[0].Kind != MaxRegression || r1.Limits[0].Value != 0.10 {
@@ -145,6 +149,7 @@ func TestParseErrors(t *testing.T) {
 		{"no limit", "version: 1\nrules:\n  - function: f\n", []string{"b:3: rule 1: no limit"}},
 		{"bad regexp", "version: 1\nrules:\n  - match: '('\n    max_self: 1ms\n", []string{"b:3: match: error parsing regexp"}},
 		{"bad metric", "version: 1\ndefaults:\n  metric: cum\nrules:\n  - function: f\n    max_self: 1ms\n", []string{`b:3: metric must be self or total, got "cum"`}},
+		{"bad assumption", "version: 1\nrules:\n  - function: f\n    max_regression: 5%\n    assume: lognormal\n", []string{`b:5: assume must be nothing or normal, got "lognormal"`}},
 		{"bool as string", "version: 1\nrules:\n  - function: f\n    max_self: 1ms\n    allow_missing: yes\n", []string{`b:5: allow_missing must be true or false, got "yes"`}},
 		{"alias", "version: 1\nx: &a 1\nrules:\n  - function: f\n    max_self: *a\n", []string{`b:2: budget: unknown key "x"`, "b:5: max_self: YAML aliases"}},
 		{"two documents", "version: 1\n---\nversion: 1\n", []string{"b:2: a budget file holds one YAML document"}},
@@ -401,5 +406,42 @@ func TestDocExampleParses(t *testing.T) {
 	}
 	if len(b.Rules) != 3 || b.Rules[2].Thread != "worker" || b.Rules[0].Thread != "main" || !b.Rules[2].AllowMissing {
 		t.Errorf("doc example parsed as %+v", b.Rules)
+	}
+}
+
+// TestCheckAssume: max_regression with assume: normal judges the five-run
+// fixtures with Welch's t-test: the same verdicts here, a different q.
+func TestCheckAssume(t *testing.T) {
+	runs := func(pattern string) []*profile.Profile {
+		paths, _ := filepath.Glob("../testdata/cli/runs/" + pattern)
+		if len(paths) != 5 {
+			t.Fatalf("%s: %d files", pattern, len(paths))
+		}
+		var ps []*profile.Profile
+		for _, path := range paths {
+			p, err := loaders.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, p)
+		}
+		return ps
+	}
+	base, head := runs("base-*.folded"), runs("head-*.folded")
+	q := map[diff.Assumption]float64{}
+	for _, a := range []diff.Assumption{diff.AssumeNothing, diff.AssumeNormal} {
+		b := mustParse(t, "b", "version: 1\ndefaults:\n  assume: "+string(a)+"\nrules:\n  - function: parse\n    max_regression: 10%\n")
+		res, err := Check(b, head, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := res.Checks[0]
+		if c.Pass || c.Verdict != diff.Regressed {
+			t.Errorf("assume %s: %+v, want parse regressed", a, c)
+		}
+		q[a] = c.Q
+	}
+	if q[diff.AssumeNothing] == q[diff.AssumeNormal] {
+		t.Errorf("q %v under both assumptions: the test was not switched", q[diff.AssumeNothing])
 	}
 }

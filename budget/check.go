@@ -112,6 +112,7 @@ type regKey struct {
 	sel         selKey
 	metric      diff.Metric
 	mode        diff.Mode
+	assume      diff.Assumption
 	minRelative float64
 }
 
@@ -296,11 +297,15 @@ func names(ts []*analysis.Table) []string {
 
 func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
 	rr := newResult(r, l)
-	k := regKey{sel: selKey{r.Thread, r.Process, r.DropSynthetic}, metric: r.Metric, mode: r.Mode, minRelative: l.Value}
+	k := regKey{sel: selKey{r.Thread, r.Process, r.DropSynthetic}, metric: r.Metric, mode: r.Mode, assume: r.Assume, minRelative: l.Value}
 	rep, ok := c.reports[k]
 	if !ok {
+		assume := r.Assume
+		if assume == "" {
+			assume = diff.DefaultSettings.Assume // a Rule built in Go, not parsed
+		}
 		opts := []diff.Option{
-			diff.WithMetric(r.Metric), diff.WithMode(r.Mode),
+			diff.WithMetric(r.Metric), diff.WithMode(r.Mode), diff.WithAssumption(assume),
 			diff.WithMinChange(l.Value, diff.DefaultSettings.MinAbsolute),
 		}
 		if r.Thread != "" {
