@@ -62,6 +62,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -458,35 +459,27 @@ func (v *validator) common(f map[string]*yaml.Node, r *Rule) {
 		r.DropSynthetic = v.boolean(n, "drop_synthetic")
 	}
 	if n, ok := f["metric"]; ok {
-		switch s := v.str(n, "metric"); diff.Metric(s) {
-		case diff.Self, diff.Total:
-			r.Metric = diff.Metric(s)
-		default:
-			if s != "" {
-				v.errorf(n, "metric must be self or total, got %q", s)
-			}
-		}
+		r.Metric = diff.Metric(v.oneOf(n, "metric", string(r.Metric), string(diff.Self), string(diff.Total)))
 	}
 	if n, ok := f["mode"]; ok {
-		switch s := v.str(n, "mode"); diff.Mode(s) {
-		case diff.Share, diff.Absolute:
-			r.Mode = diff.Mode(s)
-		default:
-			if s != "" {
-				v.errorf(n, "mode must be share or absolute, got %q", s)
-			}
-		}
+		r.Mode = diff.Mode(v.oneOf(n, "mode", string(r.Mode), string(diff.Share), string(diff.Absolute)))
 	}
 	if n, ok := f["assume"]; ok {
-		switch s := v.str(n, "assume"); diff.Assumption(s) {
-		case diff.AssumeNothing, diff.AssumeNormal:
-			r.Assume = diff.Assumption(s)
-		default:
-			if s != "" {
-				v.errorf(n, "assume must be nothing or normal, got %q", s)
-			}
-		}
+		r.Assume = diff.Assumption(v.oneOf(n, "assume", string(r.Assume), string(diff.AssumeNothing), string(diff.AssumeNormal)))
 	}
+}
+
+// oneOf reads a string that must be one of allowed; otherwise it records
+// an error and returns old.
+func (v *validator) oneOf(n *yaml.Node, key, old string, allowed ...string) string {
+	s := v.str(n, key)
+	if slices.Contains(allowed, s) {
+		return s
+	}
+	if s != "" {
+		v.errorf(n, "%s must be %s or %s, got %q", key, strings.Join(allowed[:len(allowed)-1], ", "), allowed[len(allowed)-1], s)
+	}
+	return old
 }
 
 func (v *validator) rule(n *yaml.Node, index int, def Rule) (Rule, bool) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -412,22 +411,7 @@ func TestDocExampleParses(t *testing.T) {
 // TestCheckAssume: max_regression with assume: normal judges the five-run
 // fixtures with Welch's t-test: the same verdicts here, a different q.
 func TestCheckAssume(t *testing.T) {
-	runs := func(pattern string) []*profile.Profile {
-		paths, _ := filepath.Glob("../testdata/cli/runs/" + pattern)
-		if len(paths) != 5 {
-			t.Fatalf("%s: %d files", pattern, len(paths))
-		}
-		var ps []*profile.Profile
-		for _, path := range paths {
-			p, err := loaders.Load(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ps = append(ps, p)
-		}
-		return ps
-	}
-	base, head := runs("base-*.folded"), runs("head-*.folded")
+	base, head := loadGlob(t, "cli/runs/base-*.folded"), loadGlob(t, "cli/runs/head-*.folded")
 	q := map[diff.Assumption]float64{}
 	for _, a := range []diff.Assumption{diff.AssumeNothing, diff.AssumeNormal} {
 		b := mustParse(t, "b", "version: 1\ndefaults:\n  assume: "+string(a)+"\nrules:\n  - function: parse\n    max_regression: 10%\n")
