@@ -608,15 +608,15 @@ func ones(n int) []float64 {
 // functions whose pooled ratios are closest to that typical movement are
 // the yardstick, and a function f is measured against the yardstick
 // without f, so that neither f's own change nor another changed function
-// pulls it. The
-// yardstick is taken in every run: its share in the run over its share
-// in all runs (medians, both sides pooled), and f's share in each run is
-// divided by that factor before the sides are compared. Taking it per run
-// puts the yardstick's own noise into the values the Mann–Whitney test
-// sees, instead of applying one estimated factor to every run as if it
-// were exact; summing the yardstick's shares rather than taking their
-// median keeps a run's factor free of the bias a median of noisy values
-// has.
+// pulls it. The yardstick is taken in every run: its share in the run over
+// its share in all runs (medians, both sides pooled), and f's share in
+// each run is divided by that factor before the sides are compared. Taking
+// it per run puts the yardstick's own noise into the values the test of
+// several runs sees, instead of applying one estimated factor to every run
+// as if it were exact; summing the yardstick's shares rather than taking
+// their median keeps a run's factor free of the bias a median of noisy
+// values has. The sampling test, likewise, counts the yardstick's samples
+// (see sampling).
 //
 // With fewer than three reference functions the scale is, for each
 // function, the ratio of the rest of its profile, (1 - head share) /
