@@ -285,7 +285,11 @@ func (s *Settings) judge(b, h *side) *Report {
 		}
 	}
 	for k := range keys {
-		rep.Rows = append(rep.Rows, s.row(k, b, h, multi, exact, normFor(k)))
+		row := s.row(k, b, h, multi, exact, normFor(k))
+		if s.Only != nil && !s.Only.MatchString(row.Name) {
+			continue
+		}
+		rep.Rows = append(rep.Rows, row)
 	}
 	// Benjamini–Hochberg over every function present on both sides that is
 	// large enough on one of them for its change to reach the absolute
@@ -314,6 +318,11 @@ func (s *Settings) judge(b, h *side) *Report {
 	}
 	for _, group := range [][]int{up, down} {
 		benjaminiHochberg(rep.Rows, group)
+	}
+	if multi && s.Assume == AssumeNothing && !exact {
+		if w := rankLimit(len(b.runs), len(h.runs), len(up), s.Alpha); w != "" {
+			rep.Warnings = append(rep.Warnings, w)
+		}
 	}
 	for _, i := range tested {
 		row := &rep.Rows[i]
@@ -344,6 +353,23 @@ func (s *Settings) compareRuns(base, head []float64) (string, benchmath.Comparis
 		return "welch-t", benchmath.AssumeNormal.Compare(b, h)
 	}
 	return "mann-whitney", benchmath.AssumeNothing.Compare(b, h)
+}
+
+// rankLimit warns when the Mann–Whitney test cannot flag a function that
+// got slower on its own: its smallest two-sided p-value with n1 and n2
+// runs, 2/C(n1+n2, n1), times the m functions tested for slowing down (the
+// Benjamini–Hochberg adjustment of the smallest p) is not below alpha.
+func rankLimit(n1, n2, m int, alpha float64) string {
+	if m == 0 {
+		return ""
+	}
+	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x + 1)); return v }
+	minP := 2 * math.Exp(lg(n1)+lg(n2)-lg(n1+n2))
+	if minP >= alpha || minP*float64(m) < alpha {
+		return "" // too few runs for any test: benchmath says so itself
+	}
+	return fmt.Sprintf("with %d and %d runs the Mann-Whitney test's smallest p-value is %.2g, and %d functions are tested for slowing down: a regression of one function alone cannot be flagged at false-discovery rate %g; take more runs, or assume normal runs (Welch's t-test, --assume normal)",
+		n1, n2, minP, m, alpha)
 }
 
 // testWarnings lifts the Mann–Whitney test's warnings about too few runs

@@ -107,6 +107,11 @@ type Settings struct {
 	Focus, Ignore   *regexp.Regexp
 	DropSynthetic   bool
 	Thread, Process string
+
+	// Only, when set, limits the verdicts to the functions whose names
+	// match it. The others still count in every total and yardstick, but
+	// get no row: they are neither tested nor reported.
+	Only *regexp.Regexp
 }
 
 // DefaultSettings are the settings used when no option changes them.
@@ -290,6 +295,14 @@ func WithMinChange(relative float64, absolute time.Duration) Option {
 		s.MinRelative, s.MinAbsolute = relative, absolute
 		return nil
 	})
+}
+
+// WithOnly judges only the functions whose names match re (Settings.Only):
+// "did my package get slower?", while the runtime's share moves with the
+// machine and the garbage collector. Unlike WithFocus it removes no
+// samples.
+func WithOnly(re *regexp.Regexp) Option {
+	return optionFunc(func(s *Settings) error { s.Only = re; return nil })
 }
 
 // WithFocus keeps only samples through functions matching re (pprof -focus).

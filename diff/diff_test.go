@@ -219,6 +219,27 @@ func TestSamplingFalseAlarms(t *testing.T) {
 	}
 }
 
+// TestOnly: WithOnly judges only the matching functions; the others still
+// count in the yardstick, so the judged functions' numbers do not change.
+func TestOnly(t *testing.T) {
+	base := folded(t, "main;app.parse 400\nmain;app.render 300\nmain;app.log 200\nruntime.gcBgMarkWorker 100\n")
+	head := folded(t, "main;app.parse 400\nmain;app.render 300\nmain;app.log 200\nruntime.gcBgMarkWorker 300\n")
+	all := compare(t, one(base), one(head))
+	if got := verdicts(all); got["runtime.gcBgMarkWorker"] != diff.Regressed {
+		t.Fatalf("without WithOnly: verdicts %v, want the collector regressed", got)
+	}
+	only := compare(t, one(base), one(head), diff.WithOnly(regexp.MustCompile(`^app\.`)))
+	if len(only.Rows) != 3 || len(only.Regressions()) != 0 {
+		t.Errorf("WithOnly: %d rows, %d regressions; want the 3 app functions, none regressed", len(only.Rows), len(only.Regressions()))
+	}
+	for _, name := range []string{"app.parse", "app.render", "app.log"} {
+		a, o := rowOf(t, all, name), rowOf(t, only, name)
+		if a.Relative != o.Relative || a.Scale != o.Scale || a.P != o.P {
+			t.Errorf("%s: relative %v scale %v p %v with WithOnly, %v %v %v without", name, o.Relative, o.Scale, o.P, a.Relative, a.Scale, a.P)
+		}
+	}
+}
+
 // When nearly every share moves together (a profile of another build, in
 // which a new runtime takes most of the time), the median-of-ratios
 // correction is large and the report says so; an ordinary change elsewhere
@@ -608,6 +629,31 @@ func TestAssumptions(t *testing.T) {
 		}
 	}
 	t.Logf("A/B flagged: nothing %d, normal %d (and %d others); normal A/A %d; of %d", nothingAB, normalAB, otherAB, normalAA, comparisons)
+	// When Mann–Whitney cannot flag a lone regression, the report says so.
+	const limit = "with 5 and 5 runs the Mann-Whitney test's smallest p-value is 0.0079, and "
+	warned := 0
+	for range 10 {
+		a, b := runs(base), runs(slow)
+		if hasWarning(compare(t, a, b), limit) {
+			warned++
+		}
+		if r := compare(t, a, b, diff.WithAssumption(diff.AssumeNormal)); hasWarning(r, limit) {
+			t.Errorf("AssumeNormal warns of Mann-Whitney's limit: %q", r.Warnings)
+		}
+	}
+	if warned == 0 {
+		t.Error("twenty functions, five runs a side: no comparison warned of Mann-Whitney's limit")
+	}
+	few := func(shares []float64) []*profile.Profile {
+		var ps []*profile.Profile
+		for range 5 {
+			ps = append(ps, multinomial(t, r, 2000, shares))
+		}
+		return ps
+	}
+	if r := compare(t, few([]float64{0.5, 0.3, 0.2}), few([]float64{0.5, 0.3, 0.2})); hasWarning(r, limit) {
+		t.Errorf("three functions: warns of Mann-Whitney's limit: %q", r.Warnings)
+	}
 	if nothingAB > comparisons/5 {
 		t.Errorf("AssumeNothing flagged something in %d of %d A/B comparisons; with five runs and this many functions it should seldom be able to", nothingAB, comparisons)
 	}

@@ -151,6 +151,7 @@ func fmtMetric(v float64, m diff.Mode) string {
 type diffFlags struct {
 	metric, mode, key, assume *choiceFlag
 	anchor                    string
+	only                      string
 	alpha                     float64
 	minChange                 string
 	minTime                   time.Duration
@@ -176,6 +177,7 @@ func addDiffFlags(fs *flag.FlagSet) *diffFlags {
 	fs.Var(d.key, "key", "match functions across builds by `name|name+file|name+file+line`")
 	fs.StringVar(&d.anchor, "anchor", "", "per-op mode: this `function`'s total time is one unit of work")
 	fs.Var(d.assume, "assume", assumeUsage)
+	fs.StringVar(&d.only, "only", "", "judge only functions matching this `regexp` (the rest still count in totals; e.g. your module, not the runtime)")
 	fs.Float64Var(&d.alpha, "alpha", diff.DefaultSettings.Alpha, "false-discovery `rate` across functions")
 	fs.StringVar(&d.minChange, "min-change", fmt.Sprintf("%g%%", 100*diff.DefaultSettings.MinRelative), "smallest relative `change` that counts")
 	fs.DurationVar(&d.minTime, "min-time", diff.DefaultSettings.MinAbsolute, "smallest absolute `time` change that counts (absolute and per-op modes)")
@@ -201,6 +203,13 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 	}
 	if set["assume"] {
 		opts = append(opts, diff.WithAssumption(diff.Assumption(d.assume.value)))
+	}
+	if d.only != "" {
+		re, err := regexp.Compile(d.only)
+		if err != nil {
+			return nil, fmt.Errorf("--only: %w", err)
+		}
+		opts = append(opts, diff.WithOnly(re))
 	}
 	if d.anchor != "" {
 		opts = append(opts, diff.WithAnchor(d.anchor))
