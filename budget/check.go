@@ -300,13 +300,12 @@ func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
 	k := regKey{sel: selKey{r.Thread, r.Process, r.DropSynthetic}, metric: r.Metric, mode: r.Mode, assume: r.Assume, minRelative: l.Value}
 	rep, ok := c.reports[k]
 	if !ok {
-		assume := r.Assume
-		if assume == "" {
-			assume = diff.DefaultSettings.Assume // a Rule built in Go, not parsed
-		}
 		opts := []diff.Option{
-			diff.WithMetric(r.Metric), diff.WithMode(r.Mode), diff.WithAssumption(assume),
+			diff.WithMetric(r.Metric), diff.WithMode(r.Mode),
 			diff.WithMinChange(l.Value, diff.DefaultSettings.MinAbsolute),
+		}
+		if r.Assume != "" { // empty in a Rule built in Go: diff's default
+			opts = append(opts, diff.WithAssumption(r.Assume))
 		}
 		if r.Thread != "" {
 			opts = append(opts, diff.WithThread(r.Thread))

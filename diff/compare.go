@@ -368,7 +368,7 @@ func rankLimit(n1, n2, m int, alpha float64) string {
 	if minP >= alpha || minP*float64(m) < alpha {
 		return "" // too few runs for any test: benchmath says so itself
 	}
-	return fmt.Sprintf("with %d and %d runs the Mann-Whitney test's smallest p-value is %.2g, and %d functions are tested for slowing down: a regression of one function alone cannot be flagged at false-discovery rate %g; take more runs, or assume normal runs (Welch's t-test, --assume normal)",
+	return fmt.Sprintf("with %d and %d runs the Mann-Whitney test's smallest p-value is %.2g, and %d functions are tested for slowing down: a regression of one function alone cannot be flagged at false-discovery rate %g; take more runs, or assume normal runs (Welch's t-test: WithAssumption(AssumeNormal), --assume normal)",
 		n1, n2, minP, m, alpha)
 }
 

@@ -174,6 +174,8 @@ func TestGoldenDiffUsage(t *testing.T) {
 		{name: "diff-bad-alpha", why: "options are checked before any file is read", args: []string{"diff", "--alpha", "2", busy, "--", busy}},
 		{name: "diff-per-op-no-anchor", why: "per-op mode needs an anchor", args: []string{"diff", "--mode", "per-op", busy, "--", busy}},
 		{name: "diff-bad-min-change", why: "percentages are parsed strictly", args: []string{"diff", "--min-change", "ten", busy, "--", busy}},
+		{name: "diff-bad-only", why: "--only is a regexp, checked before any file is read", args: []string{"diff", "--only", "(", busy, "--", busy}},
+		{name: "diff-bad-assume", why: "--assume takes nothing or normal", args: []string{"diff", "--assume", "lognormal", busy, "--", busy}},
 		{name: "diff-unreadable-profile", why: "an unreadable profile: exit 2 naming the file", args: []string{"diff", busy, "--", "testdata/cli/truncated.pb.gz"}},
 		{name: "diff-unknown-flag", why: "an unknown flag is a usage error", args: []string{"diff", "--sigma", "3", busy, "--", busy}},
 		{name: "bench-one-file", why: "bench wants OLD and NEW", args: []string{"bench", "old.txt"}},

@@ -35,6 +35,15 @@ func TestIntsRefusesFractions(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "timeDeltas at offset") {
 		t.Fatalf("Ints on a fraction: %v, want an error naming the array and offset", err)
 	}
+	if !strings.Contains(err.Error(), "got 2.5 ") {
+		t.Errorf("the message lacks the number: %v", err)
+	}
+	// Digits already gone from the buffer (read one byte at a time) are
+	// shown as an ellipsis, not dropped silently.
+	_, err = New(iotest.OneByteReader(strings.NewReader(`[1, 23.5]`))).Ints("timeDeltas")
+	if err == nil || !strings.Contains(err.Error(), "got ….5 ") {
+		t.Errorf("fraction across refills: %v", err)
+	}
 }
 
 func TestTruncatedIsErrEOF(t *testing.T) {
