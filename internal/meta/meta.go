@@ -1,0 +1,195 @@
+// Package meta is the typed record hotbudget keeps inside a profile: how the
+// profile was made (the build, the race detector, the sampling rate) and the
+// runs it holds, each with the work it did.
+//
+// The record travels in the profile itself, as one comment holding JSON
+// (CommentPrefix), so that it survives a round trip through any pprof file
+// and a baseline checked into a repository carries it. It is written by Set
+// and read by Get, and nowhere else: no other code parses comments.
+//
+// A profile may hold several runs of the same program (a baseline recorded
+// as N captures, `hotbudget record`): each sample then carries the string
+// label LabelRun naming its run, and Record.Runs lists the runs in order.
+// Split turns such a profile into one profile per run, which is what the
+// statistics compare.
+package meta
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// CommentPrefix starts the profile comment that holds the record as JSON.
+const CommentPrefix = "hotbudget meta: "
+
+// LabelRun is the sample label naming the run a sample belongs to in a
+// profile that holds several runs.
+const LabelRun = "hotbudget.run"
+
+// Version is the version of the record's JSON written by Set.
+const Version = 1
+
+// Record is what hotbudget knows about how a profile was made. Zero fields
+// are unknown.
+type Record struct {
+	// Name names the profile in messages (Capture: "capture of TestX").
+	Name string `json:"name,omitempty"`
+	// Build is the Go version and platform of the binary that was
+	// profiled, as "go1.26.8 linux/amd64".
+	Build string `json:"build,omitempty"`
+	// Race is set when that binary had the race detector compiled in.
+	Race bool `json:"race,omitempty"`
+	// RateHz is the sampling rate asked for, in samples per second.
+	RateHz int `json:"rate_hz,omitempty"`
+	// WorkUnit names what Run.Work counts: "iteration" (Capture), "op" (a
+	// benchmark's b.N), or a caller's own word.
+	WorkUnit string `json:"work_unit,omitempty"`
+	// Runs are the runs the profile holds, in order. A profile with one run
+	// may leave Label empty; with several, every sample carries LabelRun
+	// with one of the labels.
+	Runs []Run `json:"runs,omitempty"`
+}
+
+// Run is one run held in a profile.
+type Run struct {
+	// Label is the value of LabelRun on the run's samples ("" for the only
+	// run of a profile without run labels).
+	Label string `json:"label,omitempty"`
+	// Work is how many units of WorkUnit the run did (0: unknown).
+	Work float64 `json:"work,omitempty"`
+	// CPUNanos is the CPU time the process used during the run, measured
+	// apart from the samples (0: unknown).
+	CPUNanos int64 `json:"cpu_ns,omitempty"`
+}
+
+type wire struct {
+	V int `json:"v"`
+	Record
+}
+
+// Get returns the record stored in p. ok is false when p holds none. Profiles
+// written before the record existed (comments "hotbudget name: ",
+// "hotbudget build: ", "hotbudget iterations: ") are read too.
+func Get(p *profile.Profile) (r Record, ok bool, err error) {
+	if p == nil {
+		return Record{}, false, nil
+	}
+	for _, c := range p.Comments {
+		if s, found := strings.CutPrefix(c, CommentPrefix); found {
+			var w wire
+			if err := json.Unmarshal([]byte(s), &w); err != nil {
+				return Record{}, false, fmt.Errorf("hotbudget metadata in the profile is malformed: %w", err)
+			}
+			if w.V > Version {
+				return Record{}, false, fmt.Errorf("hotbudget metadata version %d is newer than this hotbudget reads (%d): upgrade hotbudget", w.V, Version)
+			}
+			return w.Record, true, nil
+		}
+	}
+	return legacy(p)
+}
+
+// legacy reads the comments Capture wrote before the record existed.
+func legacy(p *profile.Profile) (Record, bool, error) {
+	var r Record
+	found := false
+	for _, c := range p.Comments {
+		switch {
+		case strings.HasPrefix(c, "hotbudget name: "):
+			r.Name, found = strings.TrimPrefix(c, "hotbudget name: "), true
+		case strings.HasPrefix(c, "hotbudget build: "):
+			b := strings.TrimPrefix(c, "hotbudget build: ")
+			r.Build, r.Race, found = strings.TrimSuffix(b, " race"), strings.HasSuffix(b, " race"), true
+		case strings.HasPrefix(c, "hotbudget iterations: "):
+			n, err := strconv.ParseInt(strings.TrimPrefix(c, "hotbudget iterations: "), 10, 64)
+			if err != nil || n < 0 {
+				return Record{}, false, fmt.Errorf("hotbudget iterations comment %q is malformed", c)
+			}
+			r.WorkUnit, r.Runs, found = "iteration", []Run{{Work: float64(n)}}, true
+		}
+	}
+	return r, found, nil
+}
+
+// Set stores r in p, replacing any record (and legacy comments) p held.
+func Set(p *profile.Profile, r Record) {
+	kept := p.Comments[:0:0]
+	for _, c := range p.Comments {
+		if strings.HasPrefix(c, CommentPrefix) || strings.HasPrefix(c, "hotbudget name: ") ||
+			strings.HasPrefix(c, "hotbudget build: ") || strings.HasPrefix(c, "hotbudget iterations: ") {
+			continue
+		}
+		kept = append(kept, c)
+	}
+	b, err := json.Marshal(wire{V: Version, Record: r})
+	if err != nil {
+		panic("meta: cannot marshal a Record: " + err.Error()) // only plain fields: cannot happen
+	}
+	p.Comments = append(kept, CommentPrefix+string(b))
+}
+
+// Split returns one profile per run of p, in the order of the record's Runs,
+// each with a record of its one run. A profile without run labels is
+// returned as it is, alone. Samples without LabelRun in a profile with run
+// labels, or with a label the record does not list, are an error: the runs
+// would not add up to the profile. p is not modified.
+func Split(p *profile.Profile) ([]*profile.Profile, error) {
+	r, _, err := Get(p)
+	if err != nil {
+		return nil, err
+	}
+	labelled := false
+	for _, s := range p.Sample {
+		if len(s.Label[LabelRun]) > 0 {
+			labelled = true
+			break
+		}
+	}
+	if !labelled {
+		return []*profile.Profile{p}, nil
+	}
+	index := make(map[string]int, len(r.Runs))
+	for i, run := range r.Runs {
+		if run.Label == "" {
+			return nil, fmt.Errorf("run %d of the profile's hotbudget metadata has no label, but its samples carry %q labels", i+1, LabelRun)
+		}
+		if _, dup := index[run.Label]; dup {
+			return nil, fmt.Errorf("run label %q appears twice in the profile's hotbudget metadata", run.Label)
+		}
+		index[run.Label] = i
+	}
+	groups := make([][]*profile.Sample, len(r.Runs))
+	for i, s := range p.Sample {
+		l := s.Label[LabelRun]
+		if len(l) != 1 {
+			return nil, fmt.Errorf("sample %d has %d %q labels, want 1: every sample of a profile with runs belongs to one", i, len(l), LabelRun)
+		}
+		j, ok := index[l[0]]
+		if !ok {
+			return nil, fmt.Errorf("sample %d belongs to run %q, which the profile's hotbudget metadata does not list", i, l[0])
+		}
+		groups[j] = append(groups[j], s)
+	}
+	out := make([]*profile.Profile, len(groups))
+	for j, g := range groups {
+		// Locations, functions and mappings are shared with p: callers
+		// read them, and a deep copy per run would cost as much as p.
+		q := &profile.Profile{
+			SampleType: p.SampleType, DefaultSampleType: p.DefaultSampleType,
+			Sample: g, Mapping: p.Mapping, Location: p.Location, Function: p.Function,
+			Comments: append([]string(nil), p.Comments...), DocURL: p.DocURL,
+			DropFrames: p.DropFrames, KeepFrames: p.KeepFrames,
+			TimeNanos:  p.TimeNanos, // DurationNanos: the span of one run is unknown
+			PeriodType: p.PeriodType, Period: p.Period,
+		}
+		one := r
+		one.Runs = []Run{r.Runs[j]}
+		Set(q, one)
+		out[j] = q
+	}
+	return out, nil
+}

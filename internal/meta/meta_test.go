@@ -1,0 +1,150 @@
+package meta
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+)
+
+func twoRunProfile() *profile.Profile {
+	fn := &profile.Function{ID: 1, Name: "main.f"}
+	loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 10e6,
+		Function: []*profile.Function{fn}, Location: []*profile.Location{loc},
+		Comments: []string{"kept by the user"},
+	}
+	for i, run := range []string{"1", "2", "1"} {
+		p.Sample = append(p.Sample, &profile.Sample{
+			Location: []*profile.Location{loc},
+			Value:    []int64{int64(i + 1), int64(i+1) * 10e6},
+			Label:    map[string][]string{LabelRun: {run}},
+		})
+	}
+	Set(p, Record{Name: "capture of TestX", Build: "go1.26.8 linux/amd64", WorkUnit: "iteration",
+		Runs: []Run{{Label: "1", Work: 100}, {Label: "2", Work: 50, CPUNanos: 7}}})
+	return p
+}
+
+func TestRoundTripThroughPprof(t *testing.T) {
+	p := twoRunProfile()
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	q, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, ok, err := Get(q)
+	if err != nil || !ok {
+		t.Fatalf("Get: ok %v, err %v", ok, err)
+	}
+	if r.Name != "capture of TestX" || r.Build != "go1.26.8 linux/amd64" || r.Race || len(r.Runs) != 2 || r.Runs[1].Work != 50 || r.Runs[1].CPUNanos != 7 {
+		t.Errorf("record after a round trip: %+v", r)
+	}
+	if q.Comments[0] != "kept by the user" || len(q.Comments) != 2 {
+		t.Errorf("comments: %q", q.Comments)
+	}
+}
+
+func TestSetReplaces(t *testing.T) {
+	p := twoRunProfile()
+	Set(p, Record{Name: "again"})
+	n := 0
+	for _, c := range p.Comments {
+		if strings.HasPrefix(c, CommentPrefix) {
+			n++
+		}
+	}
+	r, _, _ := Get(p)
+	if n != 1 || r.Name != "again" || len(r.Runs) != 0 {
+		t.Errorf("after a second Set: %d records, %+v", n, r)
+	}
+}
+
+func TestLegacyComments(t *testing.T) {
+	p := &profile.Profile{Comments: []string{"hotbudget name: capture of TestY", "hotbudget iterations: 1234", "hotbudget build: go1.26.8 linux/amd64 race"}}
+	r, ok, err := Get(p)
+	if err != nil || !ok {
+		t.Fatalf("ok %v err %v", ok, err)
+	}
+	if r.Name != "capture of TestY" || r.Build != "go1.26.8 linux/amd64" || !r.Race || r.WorkUnit != "iteration" || len(r.Runs) != 1 || r.Runs[0].Work != 1234 {
+		t.Errorf("legacy record: %+v", r)
+	}
+	Set(p, r)
+	if len(p.Comments) != 1 {
+		t.Errorf("Set left legacy comments: %q", p.Comments)
+	}
+	if _, _, err := Get(&profile.Profile{Comments: []string{"hotbudget iterations: many"}}); err == nil {
+		t.Error("a malformed iterations comment was accepted")
+	}
+}
+
+func TestGetErrors(t *testing.T) {
+	for _, c := range []string{CommentPrefix + "{", CommentPrefix + `{"v":99}`} {
+		if _, _, err := Get(&profile.Profile{Comments: []string{c}}); err == nil {
+			t.Errorf("%q: no error", c)
+		}
+	}
+	if _, ok, err := Get(&profile.Profile{}); ok || err != nil {
+		t.Errorf("no record: ok %v err %v", ok, err)
+	}
+}
+
+func TestSplit(t *testing.T) {
+	p := twoRunProfile()
+	runs, err := Split(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(runs))
+	}
+	sum := func(q *profile.Profile) (n int64) {
+		for _, s := range q.Sample {
+			n += s.Value[0]
+		}
+		return n
+	}
+	// Run "1" holds the first and third samples (1+3), run "2" the second.
+	if sum(runs[0]) != 4 || sum(runs[1]) != 2 {
+		t.Errorf("samples per run: %d, %d; want 4, 2", sum(runs[0]), sum(runs[1]))
+	}
+	for i, q := range runs {
+		if err := q.CheckValid(); err != nil {
+			t.Errorf("run %d: %v", i, err)
+		}
+		r, _, _ := Get(q)
+		if len(r.Runs) != 1 || r.Runs[0].Label != []string{"1", "2"}[i] {
+			t.Errorf("run %d record: %+v", i, r)
+		}
+	}
+	if len(p.Sample) != 3 {
+		t.Error("Split modified its input")
+	}
+	// Without labels the profile is one run.
+	plain := &profile.Profile{Sample: []*profile.Sample{{}}}
+	if rs, err := Split(plain); err != nil || len(rs) != 1 || rs[0] != plain {
+		t.Errorf("unlabelled profile: %v, %v", rs, err)
+	}
+}
+
+func TestSplitErrors(t *testing.T) {
+	unlisted := twoRunProfile()
+	unlisted.Sample[0].Label[LabelRun] = []string{"9"}
+	missing := twoRunProfile()
+	delete(missing.Sample[1].Label, LabelRun)
+	unlabelledRun := twoRunProfile()
+	Set(unlabelledRun, Record{Runs: []Run{{}}})
+	dup := twoRunProfile()
+	Set(dup, Record{Runs: []Run{{Label: "1"}, {Label: "1"}}})
+	for name, p := range map[string]*profile.Profile{"unlisted": unlisted, "missing": missing, "unlabelled run": unlabelledRun, "duplicate": dup} {
+		if _, err := Split(p); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
