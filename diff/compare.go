@@ -12,15 +12,21 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/stats"
 	"golang.org/x/perf/benchmath"
 )
 
-// run is one profile reduced to per-key measurements.
+// run is one run reduced to per-key measurements.
 type run struct {
 	table  *analysis.Table
 	funcs  map[string]*runFunc
-	unit   float64 // normaliser: table total (Share), 1 (Absolute), anchor total or ops (PerOp)
-	weight float64 // samples per unit of the compared metric, for the sampling test
+	period float64 // nanoseconds one effective sample stands for
+	unit   float64 // Absolute: 1; PerOp: operations or the anchor's total (ns)
+	cpu    float64 // the run's time without (idle), ns: the headline's numerator
+	work   float64 // units of work the run did (0: unknown)
+	// workUnit names what work counts ("iteration", "op", ...).
+	workUnit string
 }
 
 type runFunc struct {
@@ -38,7 +44,9 @@ func (f *runFunc) metric(m Metric) (time.Duration, int64) {
 }
 
 // Compare judges head against base. Each side is one or more runs of the
-// same program; the profiles are not modified.
+// same program; a profile that holds several labelled runs (a baseline
+// recorded by perfassert or hotbudget record) counts as its runs. The
+// profiles are not modified.
 func Compare(base, head []*profile.Profile, opts ...Option) (*Report, error) {
 	s := DefaultSettings
 	for _, o := range opts {
@@ -66,7 +74,7 @@ func Compare(base, head []*profile.Profile, opts ...Option) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.judge(b, h), nil
+	return s.judge(b, h)
 }
 
 func (s *Settings) check() error {
@@ -81,9 +89,9 @@ func (s *Settings) check() error {
 		return fmt.Errorf("diff: unknown key %q", s.Key)
 	}
 	switch s.Assume {
-	case AssumeNothing, AssumeNormal:
+	case AssumeModel, AssumeNothing, AssumeNormal:
 	case "":
-		s.Assume = AssumeNothing // Settings from before the field existed
+		s.Assume = AssumeModel // Settings from before the field existed
 	default:
 		return fmt.Errorf("diff: unknown assumption %q", s.Assume)
 	}
@@ -105,72 +113,14 @@ func (s *Settings) check() error {
 	return nil
 }
 
-// key returns the matching key of a function under s.Key.
-func (s *Settings) key(f *analysis.Function) string {
-	switch s.Key {
-	case KeyNameFile:
-		return f.Name + "\x00" + CleanPath(f.File)
-	case KeyNameFileLine:
-		return f.Name + "\x00" + CleanPath(f.File) + "\x00" + strconv.FormatInt(f.Line, 10)
-	}
-	return f.Name
-}
-
-// CleanPath reduces a source file path to the part that survives a change of
-// machine, checkout directory or module version: a URL scheme
-// ("file:///...") and "@version" suffixes of path elements are dropped, and
-// only the last two elements are kept ("/home/runner/work/app/app/internal/
-// parse/lex.go" and "/tmp/app/internal/parse/lex.go" both become
-// "parse/lex.go"; ".../pkg/mod/example.com/m@v1.2.0/x/y.go" becomes "x/y.go").
-func CleanPath(file string) string {
-	if file == "" {
-		return ""
-	}
-	if i := strings.Index(file, "://"); i >= 0 {
-		file = file[i+3:]
-	}
-	if i := strings.IndexAny(file, "?#"); i >= 0 {
-		file = file[:i]
-	}
-	file = strings.ReplaceAll(file, `\`, "/")
-	elems := strings.Split(path.Clean(file), "/")
-	for i, e := range elems {
-		if at := strings.Index(e, "@"); at > 0 {
-			elems[i] = e[:at]
-		}
-	}
-	if len(elems) > 2 {
-		elems = elems[len(elems)-2:]
-	}
-	return strings.Join(elems, "/")
-}
-
-func (s *Settings) analysisOptions() []analysis.Option {
-	var o []analysis.Option
-	if s.Focus != nil {
-		o = append(o, analysis.Focus(s.Focus))
-	}
-	if s.Ignore != nil {
-		o = append(o, analysis.Ignore(s.Ignore))
-	}
-	if s.DropSynthetic {
-		o = append(o, analysis.DropSynthetic())
-	}
-	if s.Thread != "" {
-		o = append(o, analysis.Thread(s.Thread))
-	}
-	if s.Process != "" {
-		o = append(o, analysis.Process(s.Process))
-	}
-	return o
-}
-
 type side struct {
 	name string
 	runs []*run
 	sum  Side
 }
 
+// side reduces one side's profiles to runs: a profile holding several
+// labelled runs (internal/meta) is split into them.
 func (s *Settings) side(name string, ps []*profile.Profile, ops float64) (*side, error) {
 	sd := &side{name: name}
 	var total time.Duration
@@ -179,159 +129,618 @@ func (s *Settings) side(name string, ps []*profile.Profile, ops float64) (*side,
 		if p == nil {
 			return nil, fmt.Errorf("diff: %s profile %d is nil", name, i+1)
 		}
-		t, err := analysis.Functions(p, s.analysisOptions()...)
+		parts, err := meta.Split(p)
 		if err != nil {
 			return nil, fmt.Errorf("diff: %s profile %d: %w", name, i+1, err)
 		}
-		r := &run{table: t, funcs: make(map[string]*runFunc, len(t.Functions))}
-		for j := range t.Functions {
-			f := &t.Functions[j]
-			k := s.key(f)
-			rf := r.funcs[k]
-			if rf == nil {
-				rf = &runFunc{name: f.Name, file: f.File}
-				r.funcs[k] = rf
-			}
-			rf.self += f.Self
-			rf.total += f.Total
-			rf.selfSamp += f.SelfSamples
-			rf.totalSamp += f.TotalSamples
-			rf.selfShare += f.SelfShare
-			rf.totShare += f.TotalShare
-		}
-		// The normaliser and the samples one unit of metric stands for.
-		period := float64(t.Period)
-		if period <= 0 && t.TotalSamples > 0 {
-			period = float64(t.Total) / float64(t.TotalSamples)
-		}
-		switch s.Mode {
-		case Share:
-			r.unit = float64(t.Total)
-		case Absolute:
-			r.unit = 1
-		case PerOp:
-			if s.Anchor != "" {
-				var at time.Duration
-				found := false
-				for j := range t.Functions {
-					if t.Functions[j].Name == s.Anchor {
-						at += t.Functions[j].Total
-						found = true
-					}
+		for _, q := range parts {
+			r, err := s.run(q, ops)
+			if err != nil {
+				where := fmt.Sprintf("%s profile %d", name, i+1)
+				if len(parts) > 1 {
+					where += fmt.Sprintf(" (run %d of %d)", len(sd.runs)+1, len(parts))
 				}
-				if !found || at <= 0 {
-					return nil, fmt.Errorf("diff: %s profile %d: anchor function %q has no time", name, i+1, s.Anchor)
-				}
-				r.unit = float64(at)
-			} else {
-				r.unit = ops
+				return nil, fmt.Errorf("diff: %s: %w", where, err)
 			}
-		}
-		if r.unit <= 0 {
-			return nil, fmt.Errorf("diff: %s profile %d has no time to compare", name, i+1)
-		}
-		if period > 0 {
-			r.weight = r.unit / period // samples per unit of normalised metric
-		}
-		sd.runs = append(sd.runs, r)
-		total += t.Total
-		sd.sum.Samples += t.TotalSamples
-		exact = exact && t.Exact
-		if i == 0 {
-			sd.sum.Period = t.Period
+			sd.runs = append(sd.runs, r)
+			t := r.table
+			total += t.Total
+			sd.sum.Samples += t.TotalSamples
+			exact = exact && t.Exact
+			if len(sd.runs) == 1 {
+				sd.sum.Period = t.Period
+			}
 		}
 	}
-	sd.sum.Runs = len(ps)
-	sd.sum.Total = total / time.Duration(len(ps))
+	sd.sum.Runs = len(sd.runs)
+	sd.sum.Total = total / time.Duration(len(sd.runs))
 	sd.sum.Exact = exact
 	return sd, nil
 }
 
-// judge compares the two sides function by function.
-func (s *Settings) judge(b, h *side) *Report {
-	rep := &Report{Settings: *s, Base: b.sum, Head: h.sum}
-	keys := map[string]bool{}
-	for _, sd := range []*side{b, h} {
-		for _, r := range sd.runs {
-			for k := range r.funcs {
-				keys[k] = true
-			}
+// run measures one run.
+func (s *Settings) run(p *profile.Profile, ops float64) (*run, error) {
+	t, err := analysis.Functions(p, s.analysisOptions()...)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{table: t, funcs: make(map[string]*runFunc, len(t.Functions)), cpu: float64(t.Total)}
+	for j := range t.Functions {
+		f := &t.Functions[j]
+		k := s.key(f)
+		rf := r.funcs[k]
+		if rf == nil {
+			rf = &runFunc{name: f.Name, file: f.File}
+			r.funcs[k] = rf
+		}
+		rf.self += f.Self
+		rf.total += f.Total
+		rf.selfSamp += f.SelfSamples
+		rf.totalSamp += f.TotalSamples
+		rf.selfShare += f.SelfShare
+		rf.totShare += f.TotalShare
+		if f.Name == "(idle)" {
+			r.cpu -= float64(f.Self)
 		}
 	}
-	multi := len(b.runs) >= 2 && len(h.runs) >= 2
-	exact := b.sum.Exact && h.sum.Exact
 	switch {
-	case multi:
-	case exact:
+	case t.Exact:
+		r.period = float64(time.Microsecond) // a count is a microsecond of measured time
+	case t.Period > 0:
+		r.period = float64(t.Period)
+	case t.TotalSamples > 0:
+		r.period = float64(t.Total) / float64(t.TotalSamples)
 	default:
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-			"%d base and %d head run(s): only sampling noise is modelled; run-to-run noise (JIT, caches, a busy machine) is not: compare several runs a side",
-			len(b.runs), len(h.runs)))
+		r.period = float64(time.Millisecond)
 	}
-	if b.sum.Period > 0 && h.sum.Period > 0 && b.sum.Period != h.sum.Period {
+	if rec, ok, err := meta.Get(p); err != nil {
+		return nil, err
+	} else if ok && len(rec.Runs) == 1 && rec.Runs[0].Work > 0 {
+		r.work, r.workUnit = rec.Runs[0].Work, rec.WorkUnit
+	}
+	switch s.Mode {
+	case Absolute:
+		r.unit = 1
+	case PerOp:
+		if s.Anchor != "" {
+			var at time.Duration
+			found := false
+			for j := range t.Functions {
+				if t.Functions[j].Name == s.Anchor {
+					at += t.Functions[j].Total
+					found = true
+				}
+			}
+			if !found || at <= 0 {
+				return nil, fmt.Errorf("anchor function %q has no time", s.Anchor)
+			}
+			r.unit = float64(at)
+		} else {
+			r.unit = ops
+			r.work, r.workUnit = ops, "op"
+		}
+	}
+	if t.Total <= 0 && s.Mode != Share {
+		return nil, errors.New("no time to compare")
+	}
+	return r, nil
+}
+
+// measured is one key's raw measurements over all runs (base runs first).
+type measured struct {
+	key    string
+	name   string
+	file   string
+	t      []float64 // the compared metric's time per run, ns
+	k      []float64 // effective samples per run: t over the run's period
+	inBase bool
+	inHead bool
+}
+
+// judge compares the two sides function by function, and as a whole.
+func (s *Settings) judge(b, h *side) (*Report, error) {
+	rep := &Report{Settings: *s, Base: b.sum, Head: h.sum}
+	runs := append(append([]*run(nil), b.runs...), h.runs...)
+	head := make([]bool, len(runs))
+	for j := len(b.runs); j < len(runs); j++ {
+		head[j] = true
+	}
+	exact := b.sum.Exact && h.sum.Exact
+	if b.sum.Period > 0 && h.sum.Period > 0 && !samePeriod(b.sum.Period, h.sum.Period) {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-			"base sampled every %v, head every %v: compared as times, not sample counts", b.sum.Period, h.sum.Period))
+			"base sampled every %v, head every %v: compared as times, not sample counts", fmtDuration(b.sum.Period), fmtDuration(h.sum.Period)))
 	}
 	if bt, ht := b.runs[0].table.SampleType, h.runs[0].table.SampleType; bt != ht {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("base measures %s, head %s", bt, ht))
 	}
 
-	normFor := unitNorm(b, h)
-	if s.Mode == Share {
-		normFor = s.shareScale(keys, b, h)
-		if n := normFor(""); !n.rest && (n.scale < 0.5 || n.scale > 2) {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-				"the shares of most functions moved by a factor of %.3g: the comparison assumes most functions did not change; are both sides the same program and build (one under -race, say)?", n.scale))
+	ms := s.measure(runs, head, s.Metric)
+	if err := overlap(ms, runs, head, rep, s.Key); err != nil {
+		return nil, err
+	}
+	expo, ev, display, scale := s.exposures(ms, runs, head, rep)
+
+	// The model is fitted on every function present on both sides; the
+	// rest are new, gone or too small to say.
+	var fs []*feature
+	var both []int
+	for i, m := range ms {
+		if m.inBase && m.inHead {
+			fs = append(fs, &feature{k: m.k, e: expo[i], ev: ev[i]})
+			both = append(both, i)
 		}
 	}
-	for k := range keys {
-		row := s.row(k, b, h, multi, exact, normFor(k))
+	// Total times nest (a caller's total holds its callees'), so one
+	// change moves several of them together; with one run a side the
+	// noise is learned from self times, which do not.
+	var calib []*feature
+	if s.Metric == Total && (len(b.runs) == 1 || len(h.runs) == 1) {
+		self := s.measure(runs, head, Self)
+		se, sev, _, _ := s.exposures(self, runs, head, &Report{})
+		for i, m := range self {
+			if m.inBase && m.inHead {
+				calib = append(calib, &feature{k: m.k, e: se[i], ev: sev[i]})
+			}
+		}
+	}
+	fits, nz := fitModel(fs, head, calib)
+	rep.Noise = noiseReport(nz)
+	fitOf := map[int]*fit{}
+	for n, i := range both {
+		fitOf[i] = &fits[n]
+	}
+	multi := len(b.runs) >= 2 && len(h.runs) >= 2
+	for i, m := range ms {
+		row := s.row(m, runs, head, display[i], scale[i], fitOf[i], exact, multi, expo[i])
 		if s.Only != nil && !s.Only.MatchString(row.Name) {
 			continue
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
-	// Benjamini–Hochberg over every function present on both sides that is
-	// large enough on one of them for its change to reach the absolute
-	// minimum effect; slower and faster ones apart: a gate asks "did
-	// anything get slower?", and the improvements a regression causes in
-	// other shares must not dilute it. The family is chosen by size, not by
-	// the observed change, so that picking the functions that moved most
-	// does not shrink it (which would let noise through); the minimum
-	// effect is applied after the adjustment.
-	var up, down, tested []int
+	s.decide(rep, exact && !multi)
+	if !multi && !exact {
+		rep.Warnings = append(rep.Warnings, pairWarning(len(b.runs), len(h.runs), nz))
+	}
+	if multi && s.Assume == AssumeNothing && !exact {
+		fam := 0
+		for _, row := range rep.Rows {
+			if row.tested && s.sizeable(math.Max(row.Base.Metric, row.Head.Metric)) {
+				fam++
+			}
+		}
+		if w := rankLimit(len(b.runs), len(h.runs), fam, s.Alpha); w != "" {
+			rep.Warnings = append(rep.Warnings, w)
+		}
+	}
+	rep.Headline = s.headline(b, h)
+	sortRows(rep.Rows)
+	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "functions")...)
+	return rep, nil
+}
+
+func samePeriod(a, b time.Duration) bool {
+	// Intervals are medians of measured sample gaps: 1.089 ms and 1.084 ms
+	// are the same setting.
+	return math.Abs(float64(a)-float64(b)) <= 0.05*math.Max(float64(a), float64(b))
+}
+
+// measure gathers every key's metric per run, base runs first, in a fixed
+// order.
+func (s *Settings) measure(runs []*run, head []bool, metric Metric) []*measured {
+	index := map[string]*measured{}
+	var ms []*measured
+	for j, r := range runs {
+		for k, f := range r.funcs {
+			m := index[k]
+			if m == nil {
+				m = &measured{key: k, name: f.name, file: f.file, t: make([]float64, len(runs)), k: make([]float64, len(runs))}
+				index[k] = m
+				ms = append(ms, m)
+			}
+			t, _ := f.metric(metric)
+			m.t[j] = float64(t)
+			m.k[j] = float64(t) / r.period
+			if t > 0 || f.self > 0 || f.total > 0 {
+				if head[j] {
+					m.inHead = true
+				} else {
+					m.inBase = true
+				}
+			}
+		}
+	}
+	sort.Slice(ms, func(a, b int) bool { return ms[a].key < ms[b].key })
+	return ms
+}
+
+// overlap refuses two sides that share almost nothing (two different
+// programs) and warns when they share little.
+func overlap(ms []*measured, runs []*run, head []bool, rep *Report, key Key) error {
+	var shared, all [2]float64
+	for _, m := range ms {
+		for j := range runs {
+			g := grp(head[j])
+			all[g] += m.t[j]
+			if m.inBase && m.inHead {
+				shared[g] += m.t[j]
+			}
+		}
+	}
+	if all[0] <= 0 || all[1] <= 0 {
+		return nil
+	}
+	fb, fh := shared[0]/all[0], shared[1]/all[1]
+	switch {
+	case fb < 0.1 || fh < 0.1:
+		hint := "they are not profiles of the same program (or one side is filtered to other threads or functions)"
+		if key != KeyName {
+			hint += fmt.Sprintf("; functions are matched by %s: do file paths or lines differ between the builds? (--key name)", key)
+		}
+		return fmt.Errorf("diff: base and head share functions holding only %.1f%% of the base's time and %.1f%% of the head's: %s", 100*fb, 100*fh, hint)
+	case fb < 0.5 || fh < 0.5:
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+			"base and head share functions holding only %.1f%% of the base's time and %.1f%% of the head's: most of the profile is new or gone, so per-function verdicts say little; are both sides the same program?", 100*fb, 100*fh))
+	}
+	return nil
+}
+
+// exposures returns, per key and run, the exposure the model divides
+// counts by, the known variance of its logarithm, the factor that turns a
+// fitted rate into the displayed metric, and the scale (how the rest of
+// the profile moved, head over base; 1 outside Share mode).
+func (s *Settings) exposures(ms []*measured, runs []*run, head []bool, rep *Report) (e, ev [][]float64, display, scale []float64) {
+	n := len(runs)
+	e = make([][]float64, len(ms))
+	ev = make([][]float64, len(ms))
+	display = make([]float64, len(ms))
+	scale = make([]float64, len(ms))
+	if s.Mode != Share {
+		for i := range ms {
+			e[i], ev[i] = make([]float64, n), make([]float64, n)
+			for j, r := range runs {
+				e[i][j] = r.unit / r.period
+			}
+			display[i], scale[i] = 1, 1
+		}
+		return e, ev, display, scale
+	}
+	// Share: each run's effective samples, corrected for how the rest of
+	// the profile moved (median of ratios over the reference functions).
+	total := make([]float64, n)
+	for j, r := range runs {
+		total[j] = float64(r.table.Total) / r.period
+	}
+	var refs []int
+	for i, m := range ms {
+		if isReference(m, total, head) {
+			refs = append(refs, i)
+		}
+	}
+	if len(refs) < 3 {
+		// Too few functions to tell how the rest moved: each function is
+		// compared with the rest of its own profile.
+		for i, m := range ms {
+			e[i], ev[i] = make([]float64, n), make([]float64, n)
+			var lb, lh float64
+			var nb, nh int
+			for j := range runs {
+				rest := total[j] - m.k[j]
+				if rest >= 1 && m.k[j] <= 0.9*total[j] {
+					e[i][j], ev[i][j] = rest, 1/rest
+				} else {
+					e[i][j] = total[j] // nearly everything: no rest to compare with
+				}
+				l := math.Log(e[i][j] / total[j])
+				if head[j] {
+					lh += l
+					nh++
+				} else {
+					lb += l
+					nb++
+				}
+			}
+			display[i] = math.Exp(lb / float64(nb))
+			scale[i] = math.Exp(lh/float64(nh) - lb/float64(nb))
+		}
+		return e, ev, display, scale
+	}
+	// The yardstick: the majority of the reference functions whose ratio
+	// head/base is closest to the typical (median) ratio. A function is
+	// measured against the yardstick without itself, run by run, so that
+	// neither its own change nor another changed function moves it, and
+	// the yardstick's own sampling noise (the variance of the log of its
+	// samples) counts.
+	ratio := make([]float64, len(refs))
+	for r, i := range refs {
+		var sh [2]float64
+		var nr [2]int
+		for j := range runs {
+			g := grp(head[j])
+			sh[g] += ms[i].k[j] / total[j]
+			nr[g]++
+		}
+		ratio[r] = math.Log(sh[1] / float64(nr[1]) / (sh[0] / float64(nr[0])))
+	}
+	typical := stats.Median(ratio)
+	order := make([]int, len(refs))
+	for r := range order {
+		order[r] = r
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		return math.Abs(ratio[order[a]]-typical) < math.Abs(ratio[order[b]]-typical)
+	})
+	majority := map[int]bool{} // index into ms
+	for _, r := range order[:len(refs)/2+1] {
+		majority[refs[r]] = true
+	}
+	yard := make([]float64, n) // the whole yardstick's samples per run
+	for i := range majority {
+		for j := range runs {
+			yard[j] += ms[i].k[j]
+		}
+	}
+	var moved float64
+	for i, m := range ms {
+		e[i], ev[i] = make([]float64, n), make([]float64, n)
+		ys := make([]float64, n) // ln of the yardstick's share per run
+		for j := range runs {
+			y := yard[j]
+			if majority[i] {
+				y -= m.k[j]
+			}
+			e[i][j], ev[i][j] = y, 1/y
+			ys[j] = math.Log(y / total[j])
+		}
+		// Exposures are the yardstick's samples over its mean base share,
+		// so that base rates read as shares.
+		var lb, lh float64
+		var nb, nh int
+		for j := range runs {
+			if head[j] {
+				lh += ys[j]
+				nh++
+			} else {
+				lb += ys[j]
+				nb++
+			}
+		}
+		ref := math.Exp(lb / float64(nb))
+		for j := range runs {
+			e[i][j] /= ref
+		}
+		display[i], scale[i] = 1, math.Exp(lh/float64(nh)-lb/float64(nb))
+		if !majority[i] {
+			moved = scale[i]
+		}
+	}
+	if len(majority) == len(ms) {
+		moved = scale[0]
+	}
+	if sc := moved; sc < 0.5 || sc > 2 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+			"the shares of most functions moved by a factor of %.3g: the comparison assumes most functions did not change; are both sides the same program and build (one under -race, say)?", sc))
+	}
+	return e, ev, display, scale
+}
+
+func countBase(head []bool) int {
+	n := 0
+	for _, h := range head {
+		if !h {
+			n++
+		}
+	}
+	return n
+}
+
+// isReference reports whether a function may stand for how the rest of
+// the profile moved: present in every run with enough samples for its
+// share to be measured, and at least 1% of the profile on one side.
+func isReference(m *measured, total []float64, head []bool) bool {
+	var sum float64
+	var sh [2]float64
+	var n [2]int
+	for j, k := range m.k {
+		if k <= 0 || total[j] <= 0 {
+			return false
+		}
+		sum += k
+		g := grp(head[j])
+		sh[g] += k / total[j]
+		n[g]++
+	}
+	if sum/float64(len(m.k)) < 2*minNoiseCount {
+		return false
+	}
+	return sh[0]/float64(n[0]) >= 0.01 || sh[1]/float64(n[1]) >= 0.01
+}
+
+// row measures one function on both sides and, when it can be decided
+// without a test, gives its verdict; tested rows are decided by decide.
+func (s *Settings) row(m *measured, runs []*run, head []bool, display, scale float64, f *fit, exact, multi bool, e []float64) Row {
+	row := Row{Name: m.name, File: m.file, P: 1, Q: 1, Test: "none", Scale: scale}
+	row.Base, row.Head = s.values(m, runs, head)
+	pooled := func(g int) float64 {
+		var sk, se float64
+		for j := range runs {
+			if grp(head[j]) == g {
+				sk += m.k[j]
+				se += e[j]
+			}
+		}
+		if se <= 0 {
+			return 0
+		}
+		return sk / se * display
+	}
+	switch {
+	case !m.inBase:
+		// New only when it matters: a function that appears with a
+		// sample or two is noise, not news.
+		row.Head.Metric = pooled(1)
+		row.Delta = row.Head.Metric
+		row.Verdict = Unchanged
+		if s.sizeable(row.Head.Metric) {
+			row.Verdict = New
+		}
+		return row
+	case !m.inHead:
+		row.Base.Metric = pooled(0)
+		row.Delta = -row.Base.Metric
+		row.Verdict = Unchanged
+		if s.sizeable(row.Base.Metric) {
+			row.Verdict = Gone
+		}
+		return row
+	}
+	row.Base.Metric = f.rate[0] * display
+	row.Head.Metric = f.rate[1] * display
+	if f.se > 0 || exact {
+		// The fitted (weighted geometric) means, in the metric's unit.
+		row.Base.Metric = math.Exp(logMean(m, e, head, 0)) * display
+		row.Head.Metric = row.Base.Metric * math.Exp(f.lfc)
+	}
+	row.Delta = row.Head.Metric - row.Base.Metric
+	row.Relative = math.Expm1(f.lfc)
+	row.fit = f
+	switch {
+	case exact && !multi:
+		row.Test = "exact"
+		row.pUp, row.pDown = 1, 1
+		if row.Delta > 0 {
+			row.pUp = 0
+		} else if row.Delta < 0 {
+			row.pDown = 0
+		}
+	case multi && s.Assume != AssumeModel:
+		b, h := perRunValues(m, e, head, display)
+		var c benchmath.Comparison
+		row.Test, c = s.compareRuns(b, h)
+		for _, w := range c.Warnings {
+			row.Warnings = append(row.Warnings, w.Error())
+		}
+		row.pUp, row.pDown = c.P/2, 1-c.P/2
+		if f.lfc < 0 {
+			row.pUp, row.pDown = row.pDown, row.pUp
+		}
+	default:
+		row.Test = "moderated-t"
+		if !multi {
+			row.Test = "pair-t"
+		}
+		row.pUp, row.pDown = f.pUp, f.pDwn
+		if exact {
+			row.Test = "exact-t"
+		}
+	}
+	row.P = row.pUp
+	if row.Delta < 0 {
+		row.P = row.pDown
+	}
+	row.tested = true
+	return row
+}
+
+// logMean is the unweighted mean over one side's runs of ln(k/e), as the
+// model takes it, for the displayed value.
+func logMean(m *measured, e []float64, head []bool, g int) float64 {
+	var sum float64
+	var n int
+	for j := range m.k {
+		if grp(head[j]) == g {
+			sum += logRate(m.k[j], e[j])
+			n++
+		}
+	}
+	return sum / float64(n)
+}
+
+// perRunValues are the normalised metric per run, for the rank and Welch
+// tests.
+func perRunValues(m *measured, e []float64, head []bool, display float64) (b, h []float64) {
+	for j := range m.k {
+		v := m.k[j] / e[j] * display
+		if head[j] {
+			h = append(h, v)
+		} else {
+			b = append(b, v)
+		}
+	}
+	return b, h
+}
+
+// values are one function's raw means over each side's runs.
+func (s *Settings) values(m *measured, runs []*run, head []bool) (Value, Value) {
+	var v [2]Value
+	var n [2]int
+	for j, r := range runs {
+		g := grp(head[j])
+		n[g]++
+		f := r.funcs[m.key]
+		if f == nil {
+			continue
+		}
+		v[g].Self += f.self
+		v[g].Total += f.total
+		v[g].SelfShare += f.selfShare
+		v[g].TotalShare += f.totShare
+		_, k := f.metric(s.Metric)
+		v[g].Samples += k
+	}
+	for g := range v {
+		v[g].Self /= time.Duration(n[g])
+		v[g].Total /= time.Duration(n[g])
+		v[g].SelfShare /= float64(n[g])
+		v[g].TotalShare /= float64(n[g])
+	}
+	return v[0], v[1]
+}
+
+// decide applies the false-discovery rate and the minimum effect to the
+// tested rows, and gives power advice.
+//
+// The family is every function present on both sides that is large
+// enough on one of them for its change to reach the absolute minimum
+// effect: chosen by size, never by the observed change, since keeping only
+// the functions that moved most would shrink the correction and let noise
+// through. Benjamini–Hochberg runs over the whole family twice: on the
+// one-sided p-values for "slower" (the gate's question) and for "faster".
+// The minimum effect applies after the adjustment.
+func (s *Settings) decide(rep *Report, exactSingle bool) {
+	var fam []int
 	for i := range rep.Rows {
 		row := &rep.Rows[i]
-		if row.Verdict != "" {
+		if !row.tested {
 			continue
 		}
 		if !s.sizeable(math.Max(row.Base.Metric, row.Head.Metric)) {
 			row.Verdict, row.Q = Unchanged, 1
 			continue
 		}
-		tested = append(tested, i)
-		if row.Delta > 0 {
-			up = append(up, i)
-		} else {
-			down = append(down, i)
-		}
+		fam = append(fam, i)
 	}
-	for _, group := range [][]int{up, down} {
-		benjaminiHochberg(rep.Rows, group)
+	up := make([]float64, len(fam))
+	down := make([]float64, len(fam))
+	for n, i := range fam {
+		up[n], down[n] = rep.Rows[i].pUp, rep.Rows[i].pDown
 	}
-	if multi && s.Assume == AssumeNothing && !exact {
-		if w := rankLimit(len(b.runs), len(h.runs), len(up), s.Alpha); w != "" {
-			rep.Warnings = append(rep.Warnings, w)
-		}
-	}
-	for _, i := range tested {
+	qUp, qDown := stats.BH(up), stats.BH(down)
+	a := s.Alpha / math.Max(float64(len(fam)), 1)
+	for n, i := range fam {
 		row := &rep.Rows[i]
+		row.Q = qUp[n]
+		if row.Delta < 0 {
+			row.Q = qDown[n]
+		}
+		if f := row.fit; f != nil && !exactSingle {
+			row.MinDetectable, row.RunsNeeded = detectable(f.se, f.df, a, s.MinRelative, f.perRun)
+		}
 		switch {
-		case !s.bigEnough(row, b, h):
+		case !s.bigEnough(row):
 			// Below the minimum effect a change is no discovery,
 			// however certain: Q says so.
 			row.Verdict, row.Q = Unchanged, 1
-		case row.Q >= s.Alpha || row.poolP >= s.Alpha:
+		case row.Q >= s.Alpha:
 			row.Verdict = Unchanged
 		case row.Delta > 0:
 			row.Verdict = Regressed
@@ -339,9 +748,27 @@ func (s *Settings) judge(b, h *side) *Report {
 			row.Verdict = Improved
 		}
 	}
-	sortRows(rep.Rows)
-	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "functions")...)
-	return rep
+}
+
+// pairWarning says what one run a side can and cannot tell.
+func pairWarning(nb, nh int, nz noise) string {
+	how := fmt.Sprintf("run-to-run noise is taken as a coefficient of variation of %.0f%% per function", 100*math.Sqrt(nz.phi))
+	if nz.source == "pair" {
+		how += fmt.Sprintf(", learned from how %d functions' shares spread between the two profiles", nz.used)
+	} else {
+		how += " (too few functions to learn it from the profiles)"
+	}
+	return fmt.Sprintf("%d base and %d head run(s): %s; changes smaller than that cannot be told from noise: compare several runs a side (hotbudget record)", nb, nh, how)
+}
+
+func noiseReport(nz noise) Noise {
+	out := Noise{Source: nz.source, Dispersion: nz.phi, Functions: nz.used, ResidualDF: nz.resDF, Outliers: nz.outliers}
+	if math.IsInf(nz.priorDF, 1) {
+		out.PriorDF = -1
+	} else {
+		out.PriorDF = nz.priorDF
+	}
+	return out
 }
 
 // compareRuns tests several runs a side under s.Assume and names the test.
@@ -356,19 +783,19 @@ func (s *Settings) compareRuns(base, head []float64) (string, benchmath.Comparis
 }
 
 // rankLimit warns when the Mann–Whitney test cannot flag a function that
-// got slower on its own: its smallest two-sided p-value with n1 and n2
-// runs, 2/C(n1+n2, n1), times the m functions tested for slowing down (the
+// got slower on its own: its smallest one-sided p-value with n1 and n2
+// runs, 1/C(n1+n2, n1), times the m functions tested (the
 // Benjamini–Hochberg adjustment of the smallest p) is not below alpha.
 func rankLimit(n1, n2, m int, alpha float64) string {
 	if m == 0 {
 		return ""
 	}
 	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x + 1)); return v }
-	minP := 2 * math.Exp(lg(n1)+lg(n2)-lg(n1+n2))
+	minP := math.Exp(lg(n1) + lg(n2) - lg(n1+n2)) // one-sided
 	if minP >= alpha || minP*float64(m) < alpha {
 		return "" // too few runs for any test: benchmath says so itself
 	}
-	return fmt.Sprintf("with %d and %d runs the Mann-Whitney test's smallest p-value is %.2g, and %d functions are tested for slowing down: a regression of one function alone cannot be flagged at false-discovery rate %g; take more runs, or assume normal runs (Welch's t-test: WithAssumption(AssumeNormal), --assume normal)",
+	return fmt.Sprintf("with %d and %d runs the Mann-Whitney test's smallest p-value is %.2g, and %d functions are tested: a regression of one function alone cannot be flagged at false-discovery rate %g; take more runs, or use the default model (WithAssumption(AssumeModel), --assume model)",
 		n1, n2, minP, m, alpha)
 }
 
@@ -452,323 +879,6 @@ func sortRows(rows []Row) {
 	copy(rows, sorted)
 }
 
-// row measures one function on both sides and, when it can be decided
-// without a test, gives its verdict; candidates keep an empty Verdict.
-//
-// n says how the rest of the profile moved (see norm).
-func (s *Settings) row(k string, b, h *side, multi, exact bool, n norm) Row {
-	scale := n.scale
-	row := Row{P: 1, Q: 1, Test: "none", Scale: scale}
-	bv, bvals, bk, bw := s.value(k, b, &row)
-	hv, hvals, hk, hw := s.value(k, h, &row)
-	row.Base, row.Head = bv, hv
-	row.Delta = hv.Metric - scale*bv.Metric
-	inBase, inHead := bk >= 0, hk >= 0
-	switch {
-	case !inBase:
-		// New only when it matters: a function that appears with a
-		// sample or two is noise, not news.
-		row.Verdict = Unchanged
-		if s.sizeable(hv.Metric) {
-			row.Verdict = New
-		}
-		return row
-	case !inHead:
-		row.Verdict = Unchanged
-		if s.sizeable(bv.Metric) {
-			row.Verdict = Gone
-		}
-		return row
-	}
-	testScale := scale
-	if n.rest {
-		testScale = 1
-		row.Relative = s.relative(bv.Metric, hv.Metric, scale)
-	} else {
-		for i := range bvals {
-			bvals[i] /= n.base[i]
-		}
-		for i := range hvals {
-			hvals[i] /= n.head[i]
-		}
-		row.Relative = s.relative(median(bvals), median(hvals), 1)
-	}
-
-	// Significance, whether or not the change is large enough to count:
-	// the p-value is informative either way.
-	switch {
-	case multi:
-		var c benchmath.Comparison
-		row.Test, c = s.compareRuns(bvals, hvals)
-		row.P = c.P
-		for _, w := range c.Warnings {
-			row.Warnings = append(row.Warnings, w.Error())
-		}
-		if !exact {
-			// The change must also stand out from the sampling noise of
-			// the samples pooled over the runs: runs far apart by chance
-			// are common for a function seen in a handful of samples
-			// per run. Checked with the verdict, after the FDR.
-			row.poolP = s.sampling(bk, hk, bw, hw, testScale, n)
-		}
-	case exact:
-		row.Test = "exact"
-		row.P = 1
-		if row.Delta != 0 {
-			row.P = 0
-		}
-	default:
-		row.Test = "sampling"
-		row.P = s.sampling(bk, hk, bw, hw, testScale, n)
-		if bk+hk < 10 {
-			row.Warnings = append(row.Warnings, fmt.Sprintf("only %d samples on both sides: too few to see a change", bk+hk))
-		}
-	}
-	row.Q = row.P
-	return row
-}
-
-// value gathers one side's measurement of key k: the Value, the per-run
-// normalised metric, the samples behind it (-1 when absent from every run)
-// and the sampling weight (samples per unit of metric, summed over runs).
-func (s *Settings) value(k string, sd *side, row *Row) (Value, []float64, int64, float64) {
-	var v Value
-	vals := make([]float64, len(sd.runs))
-	var samples int64 = -1
-	var weight float64
-	var self, total time.Duration
-	for i, r := range sd.runs {
-		weight += r.weight
-		f := r.funcs[k]
-		if f == nil {
-			continue
-		}
-		if row.Name == "" {
-			row.Name, row.File = f.name, f.file
-		}
-		if samples < 0 {
-			samples = 0
-		}
-		self += f.self
-		total += f.total
-		v.SelfShare += f.selfShare
-		v.TotalShare += f.totShare
-		t, n := f.metric(s.Metric)
-		samples += n
-		vals[i] = float64(t) / sd.runs[i].unit
-	}
-	n := time.Duration(len(sd.runs))
-	v.Self, v.Total = self/n, total/n
-	v.SelfShare /= float64(len(sd.runs))
-	v.TotalShare /= float64(len(sd.runs))
-	if samples > 0 {
-		v.Samples = samples
-	}
-	v.Metric = median(vals)
-	return v, vals, samples, weight
-}
-
-// median is benchmath's non-parametric centre.
-func median(vals []float64) float64 {
-	if len(vals) == 0 {
-		return 0
-	}
-	return benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64(nil), vals...), &benchmath.DefaultThresholds), 0.95).Center
-}
-
-// relative is the change head/(scale*base) - 1.
-func (s *Settings) relative(b, h, scale float64) float64 {
-	if b <= 0 || scale <= 0 {
-		return 0
-	}
-	return h/(scale*b) - 1
-}
-
-// scaleShares are the shares of either profile a function must hold to take
-// part in estimating how the rest of the profile moved: the larger first,
-// whose ratios sampling noise moves least, the smaller when fewer than
-// three functions are that large.
-var scaleShares = []float64{0.05, 0.01}
-
-// norm is how one function's per-run values are normalised before the two
-// sides are compared: each run's value is divided by that run's factor.
-type norm struct {
-	base, head []float64 // per-run divisors, one per run of each side
-	// scale is how much the rest of the profile moved between the sides:
-	// median head factor / median base factor.
-	scale float64
-	// rest says the scale was measured as the rest of this very function's
-	// profile: comparing the scaled share is then the same hypothesis as
-	// comparing the plain shares, and the tests are run on those.
-	rest bool
-	// yBase and yHead are the yardstick's samples on each side (Share mode,
-	// not rest): the sampling test compares the function's samples with
-	// them, so that the yardstick's own sampling noise counts too.
-	yBase, yHead int64
-}
-
-// unitNorm leaves values as they are (Absolute and PerOp modes).
-func unitNorm(b, h *side) func(string) norm {
-	n := norm{base: ones(len(b.runs)), head: ones(len(h.runs)), scale: 1}
-	return func(string) norm { return n }
-}
-
-func ones(n int) []float64 {
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = 1
-	}
-	return v
-}
-
-// shareScale returns, for each function, how its shares are normalised for
-// the movement of the rest of the profile. When any function changes, every
-// other share moves the opposite way, and a naive share comparison would
-// call them all changed.
-//
-// The estimate assumes that most functions did not change. The reference
-// functions are those holding at least 5% of either side (1% when fewer
-// than three do). Each one's pooled ratio is its median share on the head
-// side over its median share on the base side, and the median of those
-// ratios is how the typical function moved. The majority of the reference
-// functions whose pooled ratios are closest to that typical movement are
-// the yardstick, and a function f is measured against the yardstick
-// without f, so that neither f's own change nor another changed function
-// pulls it. The yardstick is taken in every run: its share in the run over
-// its share in all runs (medians, both sides pooled), and f's share in
-// each run is divided by that factor before the sides are compared. Taking
-// it per run puts the yardstick's own noise into the values the test of
-// several runs sees, instead of applying one estimated factor to every run
-// as if it were exact; summing the yardstick's shares rather than taking
-// their median keeps a run's factor free of the bias a median of noisy
-// values has. The sampling test, likewise, counts the yardstick's samples
-// (see sampling).
-//
-// With fewer than three reference functions the scale is, for each
-// function, the ratio of the rest of its profile, (1 - head share) /
-// (1 - base share): the function is compared with everything else.
-func (s *Settings) shareScale(keys map[string]bool, b, h *side) func(string) norm {
-	type pt struct {
-		base, head float64
-		vals       []float64 // per-run shares, base runs then head runs
-		bk, hk     int64     // samples on each side
-	}
-	pts := map[string]pt{}
-	var scratch Row
-	for k := range keys {
-		bv, bvals, bk, _ := s.value(k, b, &scratch)
-		hv, hvals, hk, _ := s.value(k, h, &scratch)
-		if bk < 0 || hk < 0 || bv.Metric <= 0 || hv.Metric <= 0 {
-			continue
-		}
-		pts[k] = pt{bv.Metric, hv.Metric, append(bvals, hvals...), bk, hk}
-	}
-	nb, nh := len(b.runs), len(h.runs)
-	for _, min := range scaleShares {
-		var refs []string
-		for k, p := range pts {
-			if math.Max(p.base, p.head) >= min {
-				refs = append(refs, k)
-			}
-		}
-		if len(refs) < 3 {
-			continue
-		}
-		sort.Strings(refs) // deterministic order among equal distances
-		index := map[string]int{}
-		ratio := make([]float64, len(refs))  // pooled head/base
-		pooled := make([]float64, len(refs)) // median share over all runs
-		for r, k := range refs {
-			index[k] = r
-			ratio[r] = pts[k].head / pts[k].base
-			pooled[r] = median(pts[k].vals)
-		}
-		// The majority of the reference functions that moved most like the
-		// typical one.
-		typical := median(ratio)
-		dist := func(r int) float64 { return math.Abs(math.Log(ratio[r] / typical)) }
-		majority := make([]int, len(refs))
-		for r := range majority {
-			majority[r] = r
-		}
-		sort.SliceStable(majority, func(x, y int) bool { return dist(majority[x]) < dist(majority[y]) })
-		majority = majority[:len(refs)/2+1]
-		yardstick := func(skip int) norm {
-			var others []int
-			for _, r := range majority {
-				if r != skip {
-					others = append(others, r)
-				}
-			}
-			var ref float64
-			var yb, yh int64
-			for _, r := range others {
-				ref += pooled[r]
-				yb += pts[refs[r]].bk
-				yh += pts[refs[r]].hk
-			}
-			f := make([]float64, nb+nh)
-			for j := range f {
-				var sum float64
-				for _, r := range others {
-					sum += pts[refs[r]].vals[j]
-				}
-				f[j] = sum / ref
-			}
-			n := norm{base: f[:nb], head: f[nb:], yBase: yb, yHead: yh}
-			// A run without the yardstick's functions has no factor of its
-			// own: it takes its side's.
-			for _, side := range [][]float64{n.base, n.head} {
-				m := positiveMedian(side)
-				for j := range side {
-					if !(side[j] > 0) {
-						side[j] = m
-					}
-				}
-			}
-			n.scale = median(n.head) / median(n.base)
-			return n
-		}
-		all := yardstick(-1)
-		own := make([]norm, len(refs))
-		for r := range refs {
-			own[r] = yardstick(r)
-		}
-		return func(k string) norm {
-			if r, ok := index[k]; ok {
-				return own[r]
-			}
-			return all
-		}
-	}
-	return func(k string) norm {
-		b, h := 0.0, 0.0
-		if p, ok := pts[k]; ok {
-			b, h = p.base, p.head
-		}
-		n := norm{base: ones(nb), head: ones(nh), scale: 1, rest: true}
-		if b <= 0.9 && h <= 0.9 { // else nearly everything: there is no rest to compare with
-			n.scale = (1 - h) / (1 - b)
-		}
-		return n
-	}
-}
-
-// positiveMedian is the median of the positive values of v, 1 when there
-// are none.
-func positiveMedian(v []float64) float64 {
-	var pos []float64
-	for _, x := range v {
-		if x > 0 {
-			pos = append(pos, x)
-		}
-	}
-	if len(pos) == 0 {
-		return 1
-	}
-	return median(pos)
-}
-
 // sizeable reports whether a normalised metric value reaches the minimum
 // absolute change, so that a function appearing or vanishing at that size
 // is worth a verdict of its own.
@@ -784,7 +894,7 @@ func (s *Settings) sizeable(v float64) bool {
 
 // bigEnough applies the minimum effect: both the relative and the absolute
 // change must reach their minimum.
-func (s *Settings) bigEnough(row *Row, b, h *side) bool {
+func (s *Settings) bigEnough(row *Row) bool {
 	if math.Abs(row.Relative) < s.MinRelative {
 		return false
 	}
@@ -800,72 +910,73 @@ func (s *Settings) bigEnough(row *Row, b, h *side) bool {
 	return d >= float64(s.MinAbsolute)
 }
 
-// sampling is the sampling-noise test of one function with k1 and k2
-// samples. Measured against a yardstick, it asks whether the function's
-// share of the samples of the function and the yardstick together changed:
-// both counts are noisy, and a test that took the yardstick as exact would
-// call about one in ten comparisons of two profiles of the same program
-// regressed. Otherwise it is samplingP on shares or times.
-func (s *Settings) sampling(k1, k2 int64, w1, w2, scale float64, n norm) float64 {
-	if s.Mode == Share && !n.rest && n.yBase > 0 && n.yHead > 0 {
-		return samplingP(k1, k2, float64(k1+n.yBase), float64(k2+n.yHead), 1, true)
+// key returns the matching key of a function under s.Key.
+func (s *Settings) key(f *analysis.Function) string {
+	switch s.Key {
+	case KeyNameFile:
+		return f.Name + "\x00" + CleanPath(f.File)
+	case KeyNameFileLine:
+		return f.Name + "\x00" + CleanPath(f.File) + "\x00" + strconv.FormatInt(f.Line, 10)
 	}
-	return samplingP(k1, k2, w1, w2, scale, s.Mode == Share || (s.Mode == PerOp && s.Anchor != ""))
+	return f.Name
 }
 
-// samplingP is the two-sided p-value of the hypothesis that the function's
-// rate is the same on both sides, given k1 and k2 samples and weights w1, w2
-// (samples one unit of the compared metric stands for). Sample counts are
-// Poisson; conditional on k1+k2, k2 is binomial with p = w2/(w1+w2)
-// (normal approximation with continuity correction above 50 samples, exact
-// below). proportions selects the two-proportion test, for shares of a
-// total where the count is binomial in the total samples.
-func samplingP(k1, k2 int64, w1, w2, scale float64, proportions bool) float64 {
-	if w1 <= 0 || w2 <= 0 {
-		return 1
+// CleanPath reduces a source file path to the part that survives a change of
+// machine, checkout directory or module version: a URL scheme
+// ("file:///...") and "@version" suffixes of path elements are dropped, and
+// only the last two elements are kept ("/home/runner/work/app/app/internal/
+// parse/lex.go" and "/tmp/app/internal/parse/lex.go" both become
+// "parse/lex.go"; ".../pkg/mod/example.com/m@v1.2.0/x/y.go" becomes "x/y.go").
+func CleanPath(file string) string {
+	if file == "" {
+		return ""
 	}
-	if proportions {
-		// Shares: k/n with n = w (total samples per unit of share); the
-		// hypothesis is p2 = scale*p1. Unpooled (Wald) standard error, with
-		// a floor of one sample's worth of variance on each side so that a
-		// zero count does not make any difference look certain.
-		n1, n2 := w1, w2
-		p1, p2 := float64(k1)/n1, float64(k2)/n2
-		v1 := math.Max(p1*(1-p1), 1/n1) / n1
-		v2 := math.Max(p2*(1-p2), 1/n2) / n2
-		se := math.Sqrt(v2 + scale*scale*v1)
-		cc := 0.5 * (1/n1 + 1/n2)
-		z := math.Max(math.Abs(p2-scale*p1)-cc, 0) / se
-		return math.Erfc(z / math.Sqrt2)
+	if i := strings.Index(file, "://"); i >= 0 {
+		file = file[i+3:]
 	}
-	n := k1 + k2
-	if n == 0 {
-		return 1
+	if i := strings.IndexAny(file, "?#"); i >= 0 {
+		file = file[:i]
 	}
-	pi := w2 / (w1 + w2)
-	if n <= 50 {
-		return binomTwoSided(k2, n, pi)
-	}
-	mean := float64(n) * pi
-	sd := math.Sqrt(float64(n) * pi * (1 - pi))
-	z := math.Max(math.Abs(float64(k2)-mean)-0.5, 0) / sd
-	return math.Erfc(z / math.Sqrt2)
-}
-
-// binomTwoSided is the exact two-sided binomial test: the probability of an
-// outcome no more likely than k under Binomial(n, p).
-func binomTwoSided(k, n int64, p float64) float64 {
-	pmf := func(i int64) float64 {
-		lg := func(x float64) float64 { v, _ := math.Lgamma(x); return v }
-		return math.Exp(lg(float64(n+1)) - lg(float64(i+1)) - lg(float64(n-i+1)) +
-			float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p))
-	}
-	pk := pmf(k) * (1 + 1e-7)
-	var sum float64
-	for i := int64(0); i <= n; i++ {
-		if q := pmf(i); q <= pk {
-			sum += q
+	file = strings.ReplaceAll(file, `\`, "/")
+	elems := strings.Split(path.Clean(file), "/")
+	for i, e := range elems {
+		if at := strings.Index(e, "@"); at > 0 {
+			elems[i] = e[:at]
 		}
 	}
-	return math.Min(sum, 1)
+	if len(elems) > 2 {
+		elems = elems[len(elems)-2:]
+	}
+	return strings.Join(elems, "/")
 }
+
+func (s *Settings) analysisOptions() []analysis.Option {
+	var o []analysis.Option
+	if s.Focus != nil {
+		o = append(o, analysis.Focus(s.Focus))
+	}
+	if s.Ignore != nil {
+		o = append(o, analysis.Ignore(s.Ignore))
+	}
+	if s.DropSynthetic {
+		o = append(o, analysis.DropSynthetic())
+	}
+	if s.Thread != "" {
+		o = append(o, analysis.Thread(s.Thread))
+	}
+	if s.Process != "" {
+		o = append(o, analysis.Process(s.Process))
+	}
+	return o
+}
+
+// median is benchmath's non-parametric centre.
+func median(vals []float64) float64 {
+	if len(vals) == 0 {
+		return 0
+	}
+	return benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64(nil), vals...), &benchmath.DefaultThresholds), 0.95).Center
+}
+
+// durationOf rounds nanoseconds to a Duration.
+func durationOf(ns float64) time.Duration { return time.Duration(math.Round(ns)) }

@@ -60,23 +60,26 @@ const (
 )
 
 // Assumption is what the caller assumes of the runs of one side, which
-// picks the test that compares several runs a side (benchmath's
-// assumptions).
+// picks the test that compares several runs a side.
 type Assumption string
 
 // Assumptions.
 const (
+	// AssumeModel is the default: counts per function vary by sampling
+	// and by a run-to-run dispersion learned across all the functions of
+	// the comparison, each function's own variance moderated toward it by
+	// empirical Bayes (see the package documentation). It borrows strength
+	// across functions, so five runs a side can flag one function among
+	// many, and it judges one profile a side too.
+	AssumeModel Assumption = "model"
 	// AssumeNothing assumes nothing of the distribution of the runs: the
-	// Mann–Whitney U test. Default. With five runs a side its smallest
-	// p-value is 0.008, so once more than about six sizeable functions
-	// are tested at once nothing can be flagged: take more runs, or
-	// AssumeNormal.
+	// Mann–Whitney U test per function (benchmath). With five runs a side
+	// its smallest p-value is 0.008, so once more than about six sizeable
+	// functions are tested at once nothing can be flagged.
 	AssumeNothing Assumption = "nothing"
 	// AssumeNormal assumes each function's normalised per-run values are
-	// normally distributed, as counts of many samples nearly are: Welch's
-	// t-test, whose p-values are not bounded below by the number of runs.
-	// A run far off the others (a JIT that compiled differently) weighs
-	// more than under AssumeNothing.
+	// normally distributed: Welch's t-test per function (benchmath), with
+	// only that function's runs to estimate its noise.
 	AssumeNormal Assumption = "normal"
 )
 
@@ -87,6 +90,10 @@ type Settings struct {
 	Key    Key
 	// Assume picks the test for several runs a side (CompareBench too).
 	Assume Assumption
+
+	// SameWork declares that every run of both sides did the same work, so
+	// that the time per run is judged (the headline).
+	SameWork bool
 
 	// Anchor is the function (pprof name) whose total time is one unit of
 	// work in PerOp mode. BaseOps and HeadOps give operation counts instead.
@@ -119,7 +126,7 @@ var DefaultSettings = Settings{
 	Metric:      Self,
 	Mode:        Share,
 	Key:         KeyName,
-	Assume:      AssumeNothing,
+	Assume:      AssumeModel,
 	Alpha:       0.05,
 	MinRelative: 0.10,
 	MinAbsolute: time.Millisecond,
@@ -162,23 +169,59 @@ type Value struct {
 
 // Row is one function's comparison.
 type Row struct {
-	Name     string  `json:"name"`
-	File     string  `json:"file,omitempty"`
+	Name string `json:"name"`
+	File string `json:"file,omitempty"`
+	// Base and Head: Metric is the fitted value of the compared metric on
+	// each side (share mode: head is corrected for how the rest of the
+	// profile moved, see Scale), so that Relative = Head/Base − 1 agrees
+	// with the two values shown.
 	Base     Value   `json:"base"`
 	Head     Value   `json:"head"`
-	Delta    float64 `json:"delta"`    // head.Metric - base.Metric
-	Relative float64 `json:"relative"` // head/base - 1; 0 for new/gone
-	P        float64 `json:"p"`        // raw p-value, 1 when untested
-	Q        float64 `json:"q"`        // FDR-adjusted p-value; 1 below the minimum effect
-	Test     string  `json:"test"`     // "sampling", "mann-whitney", "welch-t", "exact", "none"
-	// Scale is how much the rest of the profile's shares moved, factored
-	// out of Delta and Relative in Share mode (1 otherwise): see the
-	// package documentation.
-	Scale    float64  `json:"scale"`
-	Verdict  Verdict  `json:"verdict"`
-	Warnings []string `json:"warnings,omitempty"`
+	Delta    float64 `json:"delta"`    // Head.Metric − Base.Metric
+	Relative float64 `json:"relative"` // Head.Metric/Base.Metric − 1; 0 for new and gone
+	// P is the one-sided p-value in the direction of the change (slower
+	// when Delta > 0), 1 when untested; Q its false-discovery-rate
+	// adjusted value, 1 below the minimum effect.
+	P    float64 `json:"p"`
+	Q    float64 `json:"q"`
+	Test string  `json:"test"` // "moderated-t", "pair-t", "exact", "exact-t", "mann-whitney", "welch-t", "none"
+	// Scale is how much the rest of the profile's shares moved, head over
+	// base, factored out of Head.Metric in Share mode (1 otherwise).
+	Scale float64 `json:"scale"`
+	// MinDetectable is the smallest slowdown (0.12 = +12%) these runs
+	// would detect with 80% probability, were this function the only one
+	// that changed; RunsNeeded is how many runs a side would detect the
+	// minimum change (Settings.MinRelative). Both are 0 when untested.
+	MinDetectable float64  `json:"min_detectable"`
+	RunsNeeded    int      `json:"runs_needed"`
+	Verdict       Verdict  `json:"verdict"`
+	Warnings      []string `json:"warnings,omitempty"`
 
-	poolP float64 // several sampled runs: sampling test on the pooled samples
+	tested     bool
+	pUp, pDown float64 // one-sided p-values, slower and faster
+	fit        *fit
+}
+
+// Noise describes the noise model a comparison learned (see the package
+// documentation).
+type Noise struct {
+	// Source is "runs" (learned from the runs' residuals), "pair" (one
+	// run a side: from the spread of the functions' changes) or "floor"
+	// (too few functions to learn from: the least noise assumed).
+	Source string `json:"source"`
+	// Dispersion is the run-to-run variance of a function's log time
+	// beyond sampling noise: its square root is the coefficient of
+	// variation between runs.
+	Dispersion float64 `json:"dispersion"`
+	// Functions is how many functions it was learned from; ResidualDF the
+	// runs' residual degrees of freedom (runs − 2); PriorDF what the
+	// moderation's prior is worth in degrees of freedom (−1: infinite,
+	// every function's noise alike); Outliers the functions whose own
+	// noise is far beyond the rest's, judged on their own.
+	Functions  int     `json:"functions"`
+	ResidualDF float64 `json:"residual_df"`
+	PriorDF    float64 `json:"prior_df"`
+	Outliers   int     `json:"outliers"`
 }
 
 // Report is the result of a comparison.
@@ -186,9 +229,19 @@ type Report struct {
 	Settings Settings `json:"-"`
 	Base     Side     `json:"base"`
 	Head     Side     `json:"head"`
+	// Headline is the verdict on the whole profile's time per unit of work.
+	Headline Headline `json:"headline"`
+	// Noise is the noise model the comparison learned.
+	Noise    Noise    `json:"noise"`
 	Rows     []Row    `json:"functions"`
 	Warnings []string `json:"warnings,omitempty"`
 	bench    bool     // rows are benchmarks (CompareBench)
+}
+
+// Failed reports whether the gate fails: a function regressed, or the
+// whole program's time per unit of work did (Headline).
+func (r *Report) Failed() bool {
+	return len(r.Regressions()) > 0 || r.Headline.Verdict == Regressed
 }
 
 // Regressions returns the rows whose verdict is Regressed.
@@ -261,17 +314,25 @@ func WithKey(k Key) Option {
 }
 
 // WithAssumption picks the test that compares several runs a side:
-// AssumeNothing (Mann–Whitney U, the default) or AssumeNormal (Welch's
-// t-test).
+// AssumeModel (the default), AssumeNothing (Mann–Whitney U) or
+// AssumeNormal (Welch's t-test).
 func WithAssumption(a Assumption) Option {
 	return optionFunc(func(s *Settings) error {
 		switch a {
-		case AssumeNothing, AssumeNormal:
+		case AssumeModel, AssumeNothing, AssumeNormal:
 			s.Assume = a
 			return nil
 		}
-		return fmt.Errorf("diff: unknown assumption %q (want nothing or normal)", a)
+		return fmt.Errorf("diff: unknown assumption %q (want model, nothing or normal)", a)
 	})
+}
+
+// WithSameWork declares that every run of both sides did the same work
+// (the same input, the same number of operations), so that the whole
+// program's time per run is judged: a program that got slower everywhere
+// leaves every share as it was and is caught only there.
+func WithSameWork() Option {
+	return optionFunc(func(s *Settings) error { s.SameWork = true; return nil })
 }
 
 // WithAlpha sets the false-discovery rate across functions (0 < alpha < 1).

@@ -89,23 +89,30 @@ const (
 // Worked by hand. Shares: parse 0.4 -> 0.5, render and gc 0.3 -> 0.25
 // (handler and main have no self time). Ratios head/base: 1.25, 0.833,
 // 0.833; the median is 5/6 and the majority closest to it, the yardstick,
-// is render and gc. parse: scale 5/6, relative 1.25/(5/6) - 1 = +50%,
-// delta 0.5 - (5/6)(0.4) = 1/6; render and gc: 0. Sampling test for parse
-// against the yardstick: its share of parse+render+gc samples, 400/1000
-// -> 600/1200; unpooled se = sqrt(0.4*0.6/1000 + 0.5*0.5/1200) = 0.021174,
-// z = (0.1 - 0.5(1/1000 + 1/1200)) / se = 4.6795, p = erfc(z/√2) =
-// 2.876e-6.
+// is render and gc. parse is measured against them: 400 -> 600 samples
+// against 600 -> 600, +50%, scale 5/6 (the yardstick's share, 0.6 -> 0.5);
+// head's share shown corrected for it, 0.5/(5/6) = 0.6, delta 0.2.
+// render and gc: each against the other, unchanged.
+//
+// Significance, one run a side, three functions (too few to learn the
+// run-to-run noise from: the floor, a 5% CV, φ = 0.0025): the log ratio
+// ln 1.5 = 0.405465 has variance 1/400 + 1/600 (parse and the yardstick's
+// sampling, base) + 1/600 + 1/600 (head) + 2φ = 0.0125, z = 3.6266, and
+// the one-sided p is 1.4363e-4.
 func TestCompareHandWorked(t *testing.T) {
 	r := compare(t, one(folded(t, baseFolded)), one(folded(t, headFolded)))
 	parse := rowOf(t, r, "parse")
 	if math.Abs(parse.Scale-5.0/6) > 1e-9 {
 		t.Errorf("scale = %v, want 5/6", parse.Scale)
 	}
-	if parse.Verdict != diff.Regressed || math.Abs(parse.Relative-0.5) > 1e-9 || math.Abs(parse.Delta-1.0/6) > 1e-9 {
-		t.Errorf("parse: verdict %s relative %v delta %v, want regressed +0.5 1/6", parse.Verdict, parse.Relative, parse.Delta)
+	if parse.Verdict != diff.Regressed || math.Abs(parse.Relative-0.5) > 1e-9 || math.Abs(parse.Delta-0.2) > 1e-9 {
+		t.Errorf("parse: verdict %s relative %v delta %v, want regressed +0.5 0.2", parse.Verdict, parse.Relative, parse.Delta)
 	}
-	if parse.Test != "sampling" || math.Abs(parse.P/2.876e-6-1) > 0.001 {
-		t.Errorf("parse: test %s p %v, want sampling and p = 2.876e-6", parse.Test, parse.P)
+	if math.Abs(parse.Base.Metric-0.4) > 1e-9 || math.Abs(parse.Head.Metric-0.6) > 1e-9 {
+		t.Errorf("parse metrics %v -> %v, want 0.4 -> 0.6 (head corrected by the scale)", parse.Base.Metric, parse.Head.Metric)
+	}
+	if parse.Test != "pair-t" || math.Abs(parse.P/1.4363e-4-1) > 0.001 {
+		t.Errorf("parse: test %s p %v, want pair-t and p = 1.4363e-4", parse.Test, parse.P)
 	}
 	if parse.Base.Self != 400*time.Millisecond || parse.Head.Self != 600*time.Millisecond || parse.Head.Samples != 600 {
 		t.Errorf("parse values: %+v %+v", parse.Base, parse.Head)
@@ -118,7 +125,10 @@ func TestCompareHandWorked(t *testing.T) {
 	if got := verdicts(r); len(got) != 1 {
 		t.Errorf("verdicts other than unchanged: %v, want only parse", got)
 	}
-	if len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "only sampling noise") {
+	if r.Noise.Source != "floor" || r.Noise.Dispersion != 0.0025 {
+		t.Errorf("noise %+v, want the floor", r.Noise)
+	}
+	if len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "1 base and 1 head run(s): run-to-run noise is taken as") {
 		t.Errorf("one run a side must be said out loud, warnings: %q", r.Warnings)
 	}
 }
@@ -167,14 +177,14 @@ func TestYardstickHandWorked(t *testing.T) {
 	// Two runs a side: the yardstick is taken in every run. Shares:
 	//	base run 1: a .5 b .3 c .2    run 2: a .4 b .3 c .3
 	//	head run 1: a .6 b .2 c .2    run 2: a .5 b .25 c .25
-	// Medians over runs (benchmath: the mean of two): a .45 -> .55,
-	// b .3 -> .225, c .25 -> .225; ratios 1.22, .75, .9; the majority
-	// closest to .9 is {c, b}. Pooled over all four runs, b's median share
-	// is .275 and c's .225, so a run's factor for a is (b+c)/.5: base 1.0
-	// and 1.2, head .8 and 1.0. a's normalised shares: base .5 and .333
-	// (median .4167), head .75 and .5 (median .625): +50%, which is a's time
-	// against b's and c's, run by run (a/(b+c): base 1 and .667, head 1.5
-	// and 1). Scale: median head factor .9 over median base factor 1.1.
+	// Mean shares a .45 -> .55, b .3 -> .225, c .25 -> .225; ratios 1.22,
+	// .75, .9; the majority closest to the median .9 is {c, b}. a is
+	// measured against b+c in every run: a/(b+c) base 1 and .667, head 1.5
+	// and 1, +50% between the geometric means; the runs are weighted by
+	// their precision (how many samples they have), which moves it a
+	// little. Scale: the yardstick's geometric mean share, head √(.4·.5)
+	// over base √(.5·.6). b is measured against c alone: b/c base 1.5 and
+	// 1, head 1 and 1: −18% unweighted.
 	runs := func(texts ...string) []*profile.Profile {
 		var ps []*profile.Profile
 		for _, text := range texts {
@@ -186,11 +196,14 @@ func TestYardstickHandWorked(t *testing.T) {
 		runs("main;a 50\nmain;b 30\nmain;c 20\n", "main;a 40\nmain;b 30\nmain;c 30\n"),
 		runs("main;a 60\nmain;b 20\nmain;c 20\n", "main;a 50\nmain;b 25\nmain;c 25\n"))
 	a, b = rowOf(t, r, "a"), rowOf(t, r, "b")
-	near("2 runs: a relative", a.Relative, 0.5)
-	near("2 runs: a scale", a.Scale, 0.9/1.1)
-	// b against c alone: b/c base 1.5 and 1 (median 1.25), head 1 and 1.
-	near("2 runs: b relative", b.Relative, -0.2)
-	if a.Test != "mann-whitney" {
+	if math.Abs(a.Relative-0.5) > 0.01 {
+		t.Errorf("2 runs: a relative = %.4f, want +50%% within a point", a.Relative)
+	}
+	near("2 runs: a scale", a.Scale, math.Sqrt(0.4*0.5/(0.5*0.6)))
+	if b.Relative < -0.2 || b.Relative > -0.12 {
+		t.Errorf("2 runs: b relative = %.4f, want about -18%%", b.Relative)
+	}
+	if a.Test != "moderated-t" {
 		t.Errorf("2 runs: test %q", a.Test)
 	}
 }
@@ -330,7 +343,7 @@ func TestRegressFixtures(t *testing.T) {
 		r.WriteText(&b)
 		t.Fatalf("regressions %v, want exactly main.renderReport\n%s", reg, b.String())
 	}
-	if reg[0].Test != "mann-whitney" || reg[0].Relative < 0.1 {
+	if reg[0].Test != "moderated-t" || reg[0].Relative < 0.1 {
 		t.Errorf("renderReport: %s %+.1f%%", reg[0].Test, reg[0].Relative*100)
 	}
 	// The same runs against themselves: nothing.
@@ -342,7 +355,8 @@ func TestRegressFixtures(t *testing.T) {
 
 // Too few runs: benchmath's warning reaches the row.
 func TestMannWhitneyWarnings(t *testing.T) {
-	r := compare(t, loadGlob(t, "../testdata/regress/base-[12].pb.gz"), loadGlob(t, "../testdata/regress/head-[12].pb.gz"))
+	r := compare(t, loadGlob(t, "../testdata/regress/base-[12].pb.gz"), loadGlob(t, "../testdata/regress/head-[12].pb.gz"),
+		diff.WithAssumption(diff.AssumeNothing))
 	row := rowOf(t, r, "main.renderReport")
 	if row.Test != "mann-whitney" || len(row.Warnings) == 0 || !strings.Contains(row.Warnings[0], "need >= 4 samples") {
 		t.Errorf("2 runs a side: test %s warnings %q, want benchmath's warning", row.Test, row.Warnings)
@@ -392,20 +406,20 @@ func TestMatchingAcrossBuilds(t *testing.T) {
 	m := map[string]int64{"a.F": 300, "b.G": 300, "c.H": 400}
 	base := profileAt(t, "/home/runner/work/app/app", 10, m)
 	head := profileAt(t, "/tmp/build", 12, m)
-	for _, c := range []struct {
-		key     diff.Key
-		matched bool
-	}{{diff.KeyName, true}, {diff.KeyNameFile, true}, {diff.KeyNameFileLine, false}} {
-		r := compare(t, one(base), one(head), diff.WithKey(c.key))
-		newOrGone := 0
+	for _, key := range []diff.Key{diff.KeyName, diff.KeyNameFile} {
+		r := compare(t, one(base), one(head), diff.WithKey(key))
 		for _, row := range r.Rows {
 			if row.Verdict == diff.New || row.Verdict == diff.Gone {
-				newOrGone++
+				t.Errorf("key %s: %s is %s, want matched", key, row.Name, row.Verdict)
 			}
 		}
-		if (newOrGone == 0) != c.matched {
-			t.Errorf("key %s: %d new or gone functions, want matched=%v", c.key, newOrGone, c.matched)
-		}
+	}
+	// Start lines moved between the builds: with the line in the key no
+	// function matches, and two sides that share nothing are refused
+	// rather than reported as all new and gone.
+	_, err := diff.Compare(one(base), one(head), diff.WithKey(diff.KeyNameFileLine))
+	if err == nil || !strings.Contains(err.Error(), "share functions holding only 0.0%") || !strings.Contains(err.Error(), "name+file+line") {
+		t.Errorf("key name+file+line across builds: err = %v", err)
 	}
 }
 
@@ -445,7 +459,7 @@ func TestErrors(t *testing.T) {
 		{"bad ops", one(p), one(p), []diff.Option{diff.WithOps(0, 1)}, "operation counts must be positive"},
 		{"per-op alone", one(p), one(p), []diff.Option{diff.WithMode(diff.PerOp)}, "needs an anchor"},
 		{"negative change", one(p), one(p), []diff.Option{diff.WithMinChange(-1, 0)}, "negative minimum"},
-		{"bad assumption", one(p), one(p), []diff.Option{diff.WithAssumption("lognormal")}, `unknown assumption "lognormal" (want nothing or normal)`},
+		{"bad assumption", one(p), one(p), []diff.Option{diff.WithAssumption("lognormal")}, `unknown assumption "lognormal" (want model, nothing or normal)`},
 		{"bad assumption in settings", one(p), one(p), []diff.Option{diff.WithSettings(diff.Settings{
 			Metric: diff.Self, Mode: diff.Share, Key: diff.KeyName, Assume: "x", Alpha: 0.05})}, `unknown assumption "x"`},
 	} {
@@ -508,11 +522,11 @@ func TestReportsGolden(t *testing.T) {
 	}
 }
 
-// The false-discovery correction counts every sizeable function moving the
-// same way, not only those whose change looked large: with five runs a side
-// the smallest Mann–Whitney p is 2/252 = 0.0079, so one function clearly
-// slower among 3 sizeable ones slowing (q = 0.0079*3 = 0.024) is flagged,
-// and among 7 (q = 0.0079*7 = 0.056) it cannot be told from noise.
+// The false-discovery correction counts every sizeable function, not only
+// those whose change looked large. Under AssumeNothing, with five runs a
+// side the smallest one-sided Mann–Whitney p is 1/252 = 0.0040, so one
+// function clearly slower among 3 sizeable ones (q = 3/252 = 0.012) is
+// flagged, and among 15 (q = 15/252 = 0.060) it cannot be told from noise.
 func TestFalseDiscoveryFamily(t *testing.T) {
 	runs := func(others int, f0, fi int) []*profile.Profile {
 		var ps []*profile.Profile
@@ -529,19 +543,22 @@ func TestFalseDiscoveryFamily(t *testing.T) {
 		others int
 		want   diff.Verdict
 		q      float64
-	}{{2, diff.Regressed, 6.0 / 252}, {6, diff.Unchanged, 14.0 / 252}} {
-		r := compare(t, runs(c.others, 100, 100), runs(c.others, 130, 101), diff.WithMode(diff.Absolute))
+	}{{2, diff.Regressed, 3.0 / 252}, {14, diff.Unchanged, 15.0 / 252}} {
+		r := compare(t, runs(c.others, 100, 100), runs(c.others, 130, 101), diff.WithMode(diff.Absolute),
+			diff.WithAssumption(diff.AssumeNothing))
 		f0 := rowOf(t, r, "f0")
-		if f0.Verdict != c.want || math.Abs(f0.P-2.0/252) > 1e-9 || math.Abs(f0.Q-c.q) > 1e-9 {
-			t.Errorf("f0 +30%% among %d functions slightly slower: %s p=%v q=%v, want %s p=2/252 q=%v",
+		if f0.Verdict != c.want || math.Abs(f0.P-1.0/252) > 1e-9 || math.Abs(f0.Q-c.q) > 1e-9 {
+			t.Errorf("f0 +30%% among %d functions slightly slower: %s p=%v q=%v, want %s p=1/252 q=%v",
 				c.others, f0.Verdict, f0.P, f0.Q, c.want, c.q)
 		}
 	}
 }
 
-// Several runs of a function seen in a sample or two each: the runs may
-// separate completely (Mann–Whitney p < 0.05) while the pooled samples, 7
-// against 17 (exact binomial p = 0.064), cannot show a change.
+// Several runs of a function seen in a sample or two each: the runs
+// separate completely, but a function this small varies at least by
+// sampling (Poisson) whatever the calm functions' prior says, so 7 against
+// 17 samples (p = 0.035 one-sided, q = 0.07 over the two functions) is no
+// discovery; ten times the samples in the same pattern is.
 func TestPooledSamplingNoise(t *testing.T) {
 	runs := func(work int, tiny []int) []*profile.Profile {
 		var ps []*profile.Profile
@@ -584,12 +601,13 @@ func multinomial(t testing.TB, r *rand.Rand, n int, shares []float64) *profile.P
 }
 
 // TestAssumptions: twenty functions of 5% each, five runs a side of 2000
-// samples, f0 50% slower in B. Under AssumeNothing, Mann–Whitney's
-// smallest p-value with five runs (0.008) times the ten or so functions
-// that moved the same way mostly exceeds alpha: it flags f0 in about 8% of
-// the comparisons (the package documentation warns of this). Welch's
-// t-test (AssumeNormal) finds f0 in about 93%, with false alarms in A/A
-// comparisons below alpha and a false-discovery share near it. Seeded, so
+// samples, f0 50% slower in B. The default model learns the noise from all
+// twenty functions and finds f0 nearly always, with false alarms in A/A
+// comparisons below alpha and a false-discovery share near it; Welch's
+// t-test (AssumeNormal), with only each function's own five runs, does
+// almost as well here. Under AssumeNothing, Mann–Whitney's smallest
+// one-sided p-value with five runs (1/252) times the twenty functions
+// exceeds alpha: it can flag nothing, and the report says so. Seeded, so
 // the counts are the same on every run.
 func TestAssumptions(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
@@ -610,62 +628,62 @@ func TestAssumptions(t *testing.T) {
 		return ps
 	}
 	const comparisons = 200
-	var nothingAB, normalAB, normalAA, otherAB int
+	var found, others, falseAA, nothingAB, normalAB int
+	nothing, normal := diff.WithAssumption(diff.AssumeNothing), diff.WithAssumption(diff.AssumeNormal)
 	for range comparisons {
 		a, a2, b := runs(base), runs(base), runs(slow)
-		if len(compare(t, a, b).Regressions()) > 0 {
+		for _, row := range compare(t, a, b).Regressions() {
+			if row.Name == "f0" {
+				found++
+			} else {
+				others++
+			}
+		}
+		if len(compare(t, a, a2).Regressions()) > 0 {
+			falseAA++
+		}
+		if len(compare(t, a, b, nothing).Regressions()) > 0 {
 			nothingAB++
 		}
-		normal := diff.WithAssumption(diff.AssumeNormal)
 		for _, row := range compare(t, a, b, normal).Regressions() {
 			if row.Name == "f0" {
 				normalAB++
-			} else {
-				otherAB++
 			}
 		}
-		if len(compare(t, a, a2, normal).Regressions()) > 0 {
-			normalAA++
-		}
 	}
-	t.Logf("A/B flagged: nothing %d, normal %d (and %d others); normal A/A %d; of %d", nothingAB, normalAB, otherAB, normalAA, comparisons)
-	// When Mann–Whitney cannot flag a lone regression, the report says so.
-	const limit = "with 5 and 5 runs the Mann-Whitney test's smallest p-value is 0.0079, and "
-	warned := 0
-	for range 10 {
-		a, b := runs(base), runs(slow)
-		if hasWarning(compare(t, a, b), limit) {
-			warned++
-		}
-		if r := compare(t, a, b, diff.WithAssumption(diff.AssumeNormal)); hasWarning(r, limit) {
-			t.Errorf("AssumeNormal warns of Mann-Whitney's limit: %q", r.Warnings)
-		}
+	t.Logf("A/B: model found f0 %d times (and %d others), normal %d, nothing %d; model A/A false alarms %d; of %d", found, others, normalAB, nothingAB, falseAA, comparisons)
+	if found < comparisons*9/10 {
+		t.Errorf("the model found f0 in %d of %d A/B comparisons, want at least 90%%", found, comparisons)
 	}
-	if warned == 0 {
-		t.Error("twenty functions, five runs a side: no comparison warned of Mann-Whitney's limit")
+	// Under the null the false-discovery rate is the chance of any false
+	// alarm, held at alpha; at 100 samples a function per run the log
+	// scale's skew adds a little (5.25% in 400 draws of this test's model).
+	alpha := diff.DefaultSettings.Alpha
+	if float64(falseAA) > comparisons*alpha*1.25 {
+		t.Errorf("a false regression in %d of %d A/A comparisons, want at most %.2g%%", falseAA, comparisons, 125*alpha)
 	}
-	few := func(shares []float64) []*profile.Profile {
-		var ps []*profile.Profile
-		for range 5 {
-			ps = append(ps, multinomial(t, r, 2000, shares))
-		}
-		return ps
-	}
-	if r := compare(t, few([]float64{0.5, 0.3, 0.2}), few([]float64{0.5, 0.3, 0.2})); hasWarning(r, limit) {
-		t.Errorf("three functions: warns of Mann-Whitney's limit: %q", r.Warnings)
+	if fdr := float64(others) / float64(others+found); fdr > 2*alpha {
+		t.Errorf("%d of %d discoveries in A/B were false (%.1f%%), want about %.0f%% at most", others, others+found, 100*fdr, 100*alpha)
 	}
 	if nothingAB > comparisons/5 {
-		t.Errorf("AssumeNothing flagged something in %d of %d A/B comparisons; with five runs and this many functions it should seldom be able to", nothingAB, comparisons)
+		t.Errorf("AssumeNothing flagged something in %d of %d A/B comparisons; with five runs and twenty functions it seldom can", nothingAB, comparisons)
 	}
-	if normalAB < comparisons*8/10 {
-		t.Errorf("AssumeNormal flagged f0 in %d of %d A/B comparisons, want at least 80%%", normalAB, comparisons)
+	if normalAB < comparisons*7/10 {
+		t.Errorf("AssumeNormal flagged f0 in %d of %d A/B comparisons, want at least 70%%", normalAB, comparisons)
 	}
-	alpha := diff.DefaultSettings.Alpha
-	if float64(normalAA) > comparisons*alpha {
-		t.Errorf("AssumeNormal: a false regression in %d of %d A/A comparisons, want at most %.0f%%", normalAA, comparisons, 100*alpha)
+	// When Mann–Whitney cannot flag a lone regression, the report says so;
+	// the model and Welch's test are not so limited.
+	const limit = "with 5 and 5 runs the Mann-Whitney test's smallest p-value is"
+	a, b := runs(base), runs(slow)
+	if r := compare(t, a, b, nothing); !hasWarning(r, limit) {
+		t.Errorf("twenty functions, five runs a side, AssumeNothing: no warning of Mann-Whitney's limit: %q", r.Warnings)
 	}
-	// Benjamini–Hochberg bounds the expected share of false discoveries.
-	if fdr := float64(otherAB) / float64(otherAB+normalAB); fdr > 2*alpha {
-		t.Errorf("AssumeNormal: %d of %d discoveries in A/B were false (%.1f%%), want about %.0f%% at most", otherAB, otherAB+normalAB, 100*fdr, 100*alpha)
+	for _, o := range []diff.Option{nil, normal} {
+		if r := compare(t, a, b, o); hasWarning(r, limit) {
+			t.Errorf("warns of Mann-Whitney's limit without AssumeNothing: %q", r.Warnings)
+		}
+	}
+	if r := compare(t, runs([]float64{0.5, 0.3, 0.2}), runs([]float64{0.5, 0.3, 0.2}), nothing); hasWarning(r, limit) {
+		t.Errorf("three functions: warns of Mann-Whitney's limit: %q", r.Warnings)
 	}
 }

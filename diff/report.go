@@ -14,41 +14,9 @@ import (
 
 // SchemaVersion names the JSON report's schema. It changes only when a field
 // changes meaning or goes away; new fields may be added.
-const SchemaVersion = "hotbudget.diff/v1"
+const SchemaVersion = "hotbudget.diff/v2"
 
-// jsonReport is the JSON schema written by WriteJSON:
-//
-//	{
-//	  "schema": "hotbudget.diff/v1",
-//	  "metric": "self" | "total",
-//	  "mode": "share" | "absolute" | "per-op",
-//	  "key": "name" | "name+file" | "name+file+line",
-//	  "assume": "nothing" | "normal", // the test for several runs a side
-//	  "anchor": "pkg.F",          // per-op mode with an anchor only
-//	  "alpha": 0.05,              // false-discovery rate across functions
-//	  "min_relative": 0.1,        // smallest relative change judged
-//	  "min_absolute_ns": 1000000, // smallest time change (absolute, per-op)
-//	  "min_share": 0.005,         // smallest share change (share, anchor)
-//	  "base": {"runs", "total_ns", "samples", "exact", "period_ns"},
-//	  "head": {...},
-//	  "regressed": 1, "improved": 0, "new": 0, "gone": 0,
-//	  "functions": [{
-//	    "name", "file",
-//	    "base": {"self_ns", "total_ns", "self_share", "total_share", "samples", "metric"},
-//	    "head": {...},
-//	    "delta": head.metric - scale*base.metric (ns, ns per op, or share 0..1),
-//	    "relative": relative change (0.2 = +20%; 0 for new and gone),
-//	    "p": p-value, "q": FDR-adjusted p-value (1 when not tested or below the minimum effect),
-//	    "test": "sampling" | "mann-whitney" | "welch-t" | "exact" | "none",
-//	    "scale": how much the rest of the profile's shares moved (share mode; else 1),
-//	    "verdict": "regressed" | "improved" | "unchanged" | "new" | "gone",
-//	    "warnings": [...]
-//	  }],
-//	  "warnings": [...]
-//	}
-//
-// Functions come in the order of the text report: regressions by size of
-// change, improvements, new, gone, then unchanged functions by size.
+// jsonReport is what WriteJSON writes; its doc comment has the schema.
 type jsonReport struct {
 	Schema      string     `json:"schema"`
 	Metric      Metric     `json:"metric"`
@@ -60,8 +28,12 @@ type jsonReport struct {
 	MinRelative float64    `json:"min_relative"`
 	MinAbsolute int64      `json:"min_absolute_ns"`
 	MinShare    float64    `json:"min_share"`
+	SameWork    bool       `json:"same_work"`
 	Base        Side       `json:"base"`
 	Head        Side       `json:"head"`
+	Headline    Headline   `json:"headline"`
+	Noise       Noise      `json:"noise"`
+	Failed      bool       `json:"failed"`
 	Regressed   int        `json:"regressed"`
 	Improved    int        `json:"improved"`
 	New         int        `json:"new"`
@@ -85,41 +57,58 @@ func (r *Report) Counts() map[Verdict]int {
 // first, largest change first. Non-finite numbers are written as 0.
 //
 //	{
-//	  "schema": "hotbudget.diff/v1",
+//	  "schema": "hotbudget.diff/v2",
 //	  "metric": "self" | "total",
 //	  "mode": "share" | "absolute" | "per-op",
 //	  "key": "name" | "name+file" | "name+file+line",
-//	  "assume": "nothing" | "normal", // the test for several runs a side
+//	  "assume": "model" | "nothing" | "normal", // the test for several runs a side
 //	  "anchor": "pkg.F",          // per-op mode with an anchor only
 //	  "alpha": 0.05,              // false-discovery rate across functions
 //	  "min_relative": 0.1,        // smallest relative change judged
 //	  "min_absolute_ns": 1000000, // smallest time change (absolute, per-op)
 //	  "min_share": 0.005,         // smallest share change (share, anchor)
+//	  "same_work": false,         // every run declared to do the same work
 //	  "base": {"runs", "total_ns", "samples", "exact", "period_ns"},
 //	  "head": {...},
+//	  "headline": {               // the whole program's time per unit of work
+//	    "judged": true, "reason": "why not judged",
+//	    "per": "iteration" | "op" | "run" | ...,
+//	    "base_ns", "head_ns", "relative", "p", "test",
+//	    "verdict": "regressed" | "improved" | "unchanged",
+//	    "min_detectable": 0.06, "runs_needed": 4
+//	  },
+//	  "noise": {"source": "runs" | "pair" | "floor", "dispersion", "functions",
+//	            "residual_df", "prior_df" (-1: infinite), "outliers"},
+//	  "failed": true,             // the gate's answer: a regression or a headline regression
 //	  "regressed": 1, "improved": 0, "new": 0, "gone": 0,
 //	  "functions": [{
 //	    "name", "file",
 //	    "base": {"self_ns", "total_ns", "self_share", "total_share", "samples", "metric"},
 //	    "head": {...},
-//	    "delta": head.metric - scale*base.metric (ns, ns per op, or share 0..1),
-//	    "relative": relative change (0.2 = +20%; 0 for new and gone),
-//	    "p": p-value, "q": FDR-adjusted p-value (1 when not tested or below the minimum effect),
-//	    "test": "sampling" | "mann-whitney" | "welch-t" | "exact" | "none",
+//	    "delta": head.metric - base.metric (ns, ns per op, or share 0..1),
+//	    "relative": head.metric/base.metric - 1 (0.2 = +20%; 0 for new and gone),
+//	    "p": one-sided p-value in the direction of the change,
+//	    "q": FDR-adjusted p (1 when not tested or below the minimum effect),
+//	    "test": "moderated-t" | "pair-t" | "exact" | "exact-t" | "mann-whitney" | "welch-t" | "none",
 //	    "scale": how much the rest of the profile's shares moved (share mode; else 1),
+//	    "min_detectable": smallest slowdown these runs detect (0.12 = +12%; 0 untested),
+//	    "runs_needed": runs a side that detect min_relative (0 untested),
 //	    "verdict": "regressed" | "improved" | "unchanged" | "new" | "gone",
 //	    "warnings": [...]
 //	  }],
 //	  "warnings": [...]
 //	}
 //
-// Example: testdata/diff/regress.json.
+// v2 differs from v1: p is one-sided; base and head metrics are the fitted
+// values whose ratio is relative; headline, noise, failed, same_work,
+// min_detectable and runs_needed are new. Example: testdata/diff/regress.json.
 func (r *Report) WriteJSON(w io.Writer) error {
 	c := r.Counts()
 	rows := make([]Row, len(r.Rows))
 	for i, row := range r.Rows {
 		row.Delta, row.Relative, row.P, row.Q = finite(row.Delta), finite(row.Relative), finite(row.P), finite(row.Q)
 		row.Base.Metric, row.Head.Metric = finite(row.Base.Metric), finite(row.Head.Metric)
+		row.MinDetectable = finite(row.MinDetectable)
 		if row.Warnings == nil {
 			row.Warnings = []string{}
 		}
@@ -135,10 +124,16 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		Schema: SchemaVersion, Metric: r.Settings.Metric, Mode: r.Settings.Mode, Key: r.Settings.Key,
 		Assume: r.Settings.Assume, Anchor: r.Settings.Anchor, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
 		MinAbsolute: int64(r.Settings.MinAbsolute), MinShare: r.Settings.MinShare,
-		Base: r.Base, Head: r.Head,
+		SameWork: r.Settings.SameWork, Base: r.Base, Head: r.Head,
+		Headline: finiteHeadline(r.Headline), Noise: r.Noise, Failed: r.Failed(),
 		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone],
 		Functions: rows, Warnings: warn,
 	})
+}
+
+func finiteHeadline(h Headline) Headline {
+	h.Base, h.Head, h.Relative, h.P, h.MinDetectable = finite(h.Base), finite(h.Head), finite(h.Relative), finite(h.P), finite(h.MinDetectable)
+	return h
 }
 
 func finite(x float64) float64 {
@@ -152,8 +147,13 @@ func finite(x float64) float64 {
 func (r *Report) describe() string {
 	s := r.Settings
 	test := "Mann-Whitney U"
-	if s.Assume == AssumeNormal {
+	switch s.Assume {
+	case AssumeNormal:
 		test = "Welch's t-test (runs assumed normal)"
+	case AssumeModel:
+		if !r.bench {
+			test = "moderated t (run-to-run noise learned across functions)"
+		}
 	}
 	if r.bench {
 		return fmt.Sprintf("medians over runs per benchmark and unit; %s; false-discovery rate %g; minimum change %.0f%%",
@@ -176,7 +176,7 @@ func (r *Report) describe() string {
 	if s.Mode == Absolute || (s.Mode == PerOp && s.Anchor == "") {
 		minAbs = s.MinAbsolute.String()
 	}
-	if s.Assume == AssumeNormal && r.Base.Runs >= 2 && r.Head.Runs >= 2 {
+	if s.Assume != AssumeModel && r.Base.Runs >= 2 && r.Head.Runs >= 2 {
 		what += "; runs compared by " + test
 	}
 	return fmt.Sprintf("%s; functions matched by %s; false-discovery rate %g; minimum change %.0f%% and %s",
@@ -242,7 +242,7 @@ func pString(row Row) string {
 	if row.Test == "none" {
 		return "-"
 	}
-	return fmt.Sprintf("p=%.3g", row.P)
+	return fmtP(row.P)
 }
 
 // summary is one line: what needs attention.
@@ -252,18 +252,104 @@ func (r *Report) summary() string {
 	if r.bench {
 		noun = "benchmark results"
 	}
+	var line string
 	if c[Regressed] == 0 {
-		return fmt.Sprintf("no regression among %d %s (%d improved, %d new, %d gone)",
+		line = fmt.Sprintf("no regression among %d %s (%d improved, %d new, %d gone)",
 			len(r.Rows), noun, c[Improved], c[New], c[Gone])
+	} else {
+		names := make([]string, 0, c[Regressed])
+		for _, row := range r.Regressions() {
+			names = append(names, row.Name)
+		}
+		if len(names) > 3 {
+			names = append(names[:3], "...")
+		}
+		line = fmt.Sprintf("%d of %d %s regressed: %s", c[Regressed], len(r.Rows), noun, strings.Join(names, ", "))
 	}
-	names := make([]string, 0, c[Regressed])
-	for _, row := range r.Regressions() {
-		names = append(names, row.Name)
+	if !r.bench && r.Headline.Verdict == Regressed {
+		prefix := fmt.Sprintf("the program's time per %s regressed %+.1f%%", r.Headline.Per, 100*r.Headline.Relative)
+		if c[Regressed] == 0 {
+			return prefix + "; " + strings.Replace(line, "no regression among", "no single function regressed among", 1)
+		}
+		return prefix + "; " + line
 	}
-	if len(names) > 3 {
-		names = append(names[:3], "...")
+	return line
+}
+
+// noiseLine says what noise the comparison learned.
+func (r *Report) noiseLine() string {
+	n := r.Noise
+	cv := 100 * math.Sqrt(n.Dispersion)
+	switch n.Source {
+	case "runs":
+		prior := "every function's noise alike"
+		if n.PriorDF >= 0 {
+			prior = fmt.Sprintf("each function's own moderated by a prior worth %.3g runs' df", n.PriorDF)
+		}
+		out := ""
+		if n.Outliers > 0 {
+			out = fmt.Sprintf("; %d judged on their own noise, far beyond the rest", n.Outliers)
+		}
+		return fmt.Sprintf("functions vary %.1f%% from run to run beyond sampling noise (learned from %d functions, %g residual df; %s%s)", cv, n.Functions, n.ResidualDF, prior, out)
+	case "pair":
+		return fmt.Sprintf("one run a side: functions assumed to vary %.1f%% from run to run, from how %d functions spread between the two profiles", cv, n.Functions)
 	}
-	return fmt.Sprintf("%d of %d %s regressed: %s", c[Regressed], len(r.Rows), noun, strings.Join(names, ", "))
+	return fmt.Sprintf("functions assumed to vary %.1f%% from run to run (too few functions to learn it from)", cv)
+}
+
+// powerRows are the rows that get power advice: every regression, and the
+// rows that look slower without being judged so (suspicious), largest
+// change first, at most five.
+func (r *Report) powerRows() []Row {
+	var out []Row
+	for _, row := range r.Rows {
+		if row.MinDetectable <= 0 || row.RunsNeeded <= 0 {
+			continue
+		}
+		// Suspicious: as large as the minimum change, not shown to be real.
+		// Advice that needs more than a hundred runs helps no one.
+		suspicious := row.Verdict == Unchanged && row.Delta > 0 && row.Relative >= r.Settings.MinRelative && row.RunsNeeded <= 100
+		if row.Verdict == Regressed || suspicious {
+			out = append(out, row)
+		}
+	}
+	if len(out) > 5 {
+		out = out[:5]
+	}
+	return out
+}
+
+// powerLine is one line of power advice.
+func (r *Report) powerLine(what string, mde float64, runs int, have int) string {
+	runsWord := "runs"
+	if have == 1 {
+		runsWord = "run"
+	}
+	line := fmt.Sprintf("%s: %d %s a side detect a slowdown of %.1f%% or more", what, have, runsWord, 100*mde)
+	switch {
+	case runs <= 0:
+	case runs <= have:
+		line += fmt.Sprintf("; %d would detect %.0f%%", runs, 100*r.Settings.MinRelative)
+	default:
+		line += fmt.Sprintf("; %d runs a side would detect %.0f%%", runs, 100*r.Settings.MinRelative)
+	}
+	return line
+}
+
+// powerLines is the power advice: the headline's and the rows'.
+func (r *Report) powerLines() []string {
+	if r.bench {
+		return nil
+	}
+	have := min(r.Base.Runs, r.Head.Runs)
+	var out []string
+	if h := r.Headline; h.Judged && h.MinDetectable > 0 {
+		out = append(out, r.powerLine("time per "+h.Per, h.MinDetectable, h.RunsNeeded, have))
+	}
+	for _, row := range r.powerRows() {
+		out = append(out, r.powerLine(row.Name, row.MinDetectable, row.RunsNeeded, have))
+	}
+	return out
 }
 
 // WriteText writes a benchstat-like table: a header saying which side is
@@ -275,6 +361,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintln(&b, r.sideLine("base", r.Base))
 	fmt.Fprintln(&b, r.sideLine("head", r.Head))
 	fmt.Fprintln(&b, "compared:", r.describe())
+	if !r.bench {
+		fmt.Fprintln(&b, "noise:", r.noiseLine())
+		fmt.Fprintln(&b, "headline:", r.Headline.text())
+	}
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(&b, "warning:", warn)
 	}
@@ -307,6 +397,13 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		}
 	}
+	if lines := r.powerLines(); len(lines) > 0 {
+		fmt.Fprintln(&b)
+		fmt.Fprintln(&b, "power (80% chance of detection, were it the only change):")
+		for _, l := range lines {
+			fmt.Fprintln(&b, "  "+l)
+		}
+	}
 	fmt.Fprintln(&b)
 	fmt.Fprintln(&b, r.summary())
 	_, err := io.WriteString(w, b.String())
@@ -336,11 +433,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	c := r.Counts()
 	icon := "✅"
-	if c[Regressed] > 0 {
+	if c[Regressed] > 0 || (!r.bench && r.Headline.Verdict == Regressed) {
 		icon = "❌"
 	}
 	fmt.Fprintf(&b, "### %s hotbudget diff: %s\n\n", icon, r.summary())
-	fmt.Fprintf(&b, "%s  \n%s  \nCompared: %s.\n\n", r.sideLine("Base", r.Base), r.sideLine("Head", r.Head), r.describe())
+	fmt.Fprintf(&b, "%s  \n%s  \nCompared: %s.", r.sideLine("Base", r.Base), r.sideLine("Head", r.Head), r.describe())
+	if !r.bench {
+		fmt.Fprintf(&b, "  \nNoise: %s.  \n**Whole program:** %s", mdEscape(r.noiseLine()), mdEscape(r.Headline.text()))
+	}
+	fmt.Fprint(&b, "\n\n")
 	for _, warn := range r.Warnings {
 		fmt.Fprintf(&b, "> ⚠️ %s\n", mdEscape(warn))
 	}
@@ -367,6 +468,14 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if len(changed) > 0 {
 		table(changed)
+		fmt.Fprintln(&b)
+	}
+	if lines := r.powerLines(); len(lines) > 0 {
+		fmt.Fprintln(&b, "**Power** (80% chance of detection, were it the only change):")
+		fmt.Fprintln(&b)
+		for _, l := range lines {
+			fmt.Fprintf(&b, "- %s\n", mdEscape(l))
+		}
 		fmt.Fprintln(&b)
 	}
 	if len(same) > 0 {

@@ -119,7 +119,7 @@ func reportReport(t TestingT, check, sides, noun string, rep *diff.Report) bool 
 		h.Helper()
 	}
 	regs := rep.Regressions()
-	if len(regs) == 0 {
+	if !rep.Failed() {
 		if len(rep.Warnings) > 0 {
 			logf(t, "perfassert.%s: no regression (%s); warnings:\n%s", check, sides, strings.Join(rep.Warnings, "\n"))
 		}
@@ -140,7 +140,11 @@ func reportReport(t TestingT, check, sides, noun string, rep *diff.Report) bool 
 	if len(regs) != 1 {
 		noun += "s"
 	}
-	t.Errorf("perfassert.%s: %d %s regressed (%s):\n%s", check, len(regs), noun, sides, strings.TrimRight(b.String(), "\n"))
+	what := fmt.Sprintf("%d %s regressed", len(regs), noun)
+	if h := rep.Headline; h.Verdict == diff.Regressed {
+		what = fmt.Sprintf("the time per %s regressed %+.1f%%, and %s", h.Per, 100*h.Relative, what)
+	}
+	t.Errorf("perfassert.%s: %s (%s):\n%s", check, what, sides, strings.TrimRight(b.String(), "\n"))
 	return false
 }
 

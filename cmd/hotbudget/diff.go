@@ -131,10 +131,14 @@ func (c *cli) report(cmd string, rep *diff.Report, format string) int {
 		}
 		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + r.Name + " regressed", file: file, msg: msg})
 	}
+	if h := rep.Headline; cmd != "bench" && h.Verdict == diff.Regressed {
+		anns = append(anns, annotation{title: "hotbudget " + cmd + ": the program's time per " + h.Per + " regressed",
+			msg: fmt.Sprintf("time per %s %+.1f%% (p=%.3g)", h.Per, 100*h.Relative, h.P)})
+	}
 	if err := c.reportGitHub(func(w *bytes.Buffer) error { return rep.WriteMarkdown(w) }, anns); err != nil {
 		return c.inputErr(cmd, err)
 	}
-	if len(rep.Regressions()) > 0 {
+	if rep.Failed() {
 		return exitFail
 	}
 	return exitOK
@@ -151,6 +155,7 @@ func fmtMetric(v float64, m diff.Mode) string {
 type diffFlags struct {
 	metric, mode, key, assume *choiceFlag
 	anchor                    string
+	sameWork                  bool
 	only                      string
 	alpha                     float64
 	minChange                 string
@@ -158,10 +163,10 @@ type diffFlags struct {
 }
 
 // assumeUsage documents --assume, for diff and bench.
-const assumeUsage = "several runs a side: assume `nothing|normal` of their distribution (Mann-Whitney U, or Welch's t-test, which can flag a change with few runs and many functions)"
+const assumeUsage = "test for several runs a side: `model|nothing|normal` (model: noise learned across all functions; nothing: Mann-Whitney U per function; normal: Welch's t-test per function)"
 
 func newAssume() *choiceFlag {
-	return newChoice(string(diff.DefaultSettings.Assume), string(diff.AssumeNothing), string(diff.AssumeNormal))
+	return newChoice(string(diff.DefaultSettings.Assume), string(diff.AssumeModel), string(diff.AssumeNothing), string(diff.AssumeNormal))
 }
 
 // addDiffFlags registers the comparison flags on fs.
@@ -176,6 +181,7 @@ func addDiffFlags(fs *flag.FlagSet) *diffFlags {
 	fs.Var(d.mode, "mode", "normalise as `share|absolute|per-op` (per-op needs --anchor)")
 	fs.Var(d.key, "key", "match functions across builds by `name|name+file|name+file+line`")
 	fs.StringVar(&d.anchor, "anchor", "", "per-op mode: this `function`'s total time is one unit of work")
+	fs.BoolVar(&d.sameWork, "same-work", false, "every run of both sides did the same work: judge the whole program's time per run (the headline)")
 	fs.Var(d.assume, "assume", assumeUsage)
 	fs.StringVar(&d.only, "only", "", "judge only functions matching this `regexp` (the rest still count in totals; e.g. your module, not the runtime)")
 	fs.Float64Var(&d.alpha, "alpha", diff.DefaultSettings.Alpha, "false-discovery `rate` across functions")
@@ -213,6 +219,9 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 	}
 	if d.anchor != "" {
 		opts = append(opts, diff.WithAnchor(d.anchor))
+	}
+	if d.sameWork {
+		opts = append(opts, diff.WithSameWork())
 	}
 	if set["alpha"] {
 		if !(d.alpha > 0 && d.alpha < 1) {

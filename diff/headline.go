@@ -1,0 +1,183 @@
+package diff
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/hotbudget/hotbudget/internal/stats"
+)
+
+// Headline is the verdict on the whole profile: the program's time per
+// unit of work. Per-function shares cannot see a program that got slower
+// as a whole (every share stays put), so the gate also asks whether the
+// time per unit of work grew. It is judged when the work is known to be
+// comparable: per iteration of a perfassert capture, per benchmark
+// operation (both recorded in the profile), per operation with WithOps, or
+// per run when the caller declares both sides did the same work
+// (WithSameWork, --same-work).
+type Headline struct {
+	// Judged is false when the work per run is unknown; Reason says why
+	// and how to declare it. The change is still measured.
+	Judged bool   `json:"judged"`
+	Reason string `json:"reason,omitempty"`
+	// Per names the unit of work: "iteration", "op", "run".
+	Per string `json:"per"`
+	// Base and Head are the time (without idle time) per unit of work,
+	// in nanoseconds: geometric means over runs.
+	Base float64 `json:"base_ns"`
+	Head float64 `json:"head_ns"`
+	// Relative is Head/Base − 1; P the one-sided p-value in the direction
+	// of the change.
+	Relative float64 `json:"relative"`
+	P        float64 `json:"p"`
+	Test     string  `json:"test"`
+	Verdict  Verdict `json:"verdict"`
+	// MinDetectable is the smallest slowdown the runs given detect with
+	// 80% probability; RunsNeeded the runs a side that would detect the
+	// minimum change.
+	MinDetectable float64 `json:"min_detectable"`
+	RunsNeeded    int     `json:"runs_needed"`
+}
+
+// floorHeadline is the run-to-run dispersion of a whole program's time
+// assumed with one run a side (a 5% coefficient of variation), where the
+// runs' own spread cannot be seen.
+const floorHeadline = 0.0025
+
+// headline judges the time per unit of work.
+func (s *Settings) headline(b, h *side) Headline {
+	hl := Headline{P: 1, Test: "none", Verdict: Unchanged}
+	runs := append(append([]*run(nil), b.runs...), h.runs...)
+	head := make([]bool, len(runs))
+	for j := len(b.runs); j < len(runs); j++ {
+		head[j] = true
+	}
+	work := make([]float64, len(runs))
+	units := map[string]bool{}
+	known := true
+	for j, r := range runs {
+		work[j] = r.work
+		units[r.workUnit] = true
+		known = known && r.work > 0
+	}
+	switch {
+	case s.SameWork:
+		hl.Judged, hl.Per = true, "run"
+		for j := range work {
+			work[j] = 1
+		}
+	case s.Mode == PerOp && s.Anchor != "":
+		hl.Reason = "per-op mode with an anchor measures functions against the anchor's time; declare equal work with --same-work to judge the time per run"
+	case known && len(units) == 1:
+		hl.Judged = true
+		for u := range units {
+			hl.Per = u
+		}
+		if hl.Per == "" {
+			hl.Per = "unit of work"
+		}
+	case known:
+		hl.Reason = "the two sides count work in different units"
+	default:
+		hl.Reason = "the work per run is unknown; pass --same-work (WithSameWork) when every run did the same work, or record work per run (perfassert.Capture, hotbudget record)"
+	}
+	if !hl.Judged {
+		hl.Per = "run"
+		for j := range work {
+			work[j] = 1
+		}
+	}
+	y := make([]float64, len(runs))
+	c := make([]float64, len(runs))
+	ones := make([]float64, len(runs))
+	var lb float64
+	for j, r := range runs {
+		if r.cpu <= 0 || work[j] <= 0 {
+			hl.Judged, hl.Reason = false, "a run has no time to compare"
+			return hl
+		}
+		y[j] = math.Log(r.cpu / work[j])
+		if !r.table.Exact {
+			c[j] = r.period / r.cpu // sampling: 1/samples
+		}
+		ones[j] = 1
+		if !head[j] {
+			lb += y[j]
+		}
+	}
+	lfc, unscaled, s2, df := stats.TwoGroup(y, ones, head)
+	hl.Base = math.Exp(lb / float64(len(b.runs)))
+	hl.Head = hl.Base * math.Exp(lfc)
+	hl.Relative = math.Expm1(lfc)
+	var v [2]float64 // variance of one run's log time, per side
+	if df > 0 {
+		// The runs' spread, but never below sampling noise.
+		s2 = math.Max(s2, mean(c)+floorRuns)
+		v = [2]float64{s2, s2}
+		hl.Test = "t"
+	} else {
+		df = math.Inf(1)
+		v = [2]float64{c[0] + floorHeadline, c[len(c)-1] + floorHeadline}
+		unscaled = 1
+		s2 = v[0] + v[1]
+		hl.Test = "z, assumed noise"
+	}
+	se := math.Sqrt(s2 * unscaled)
+	up, down := stats.TailT(lfc/se, df)
+	hl.P = up
+	if lfc < 0 {
+		hl.P = down
+	}
+	hl.MinDetectable, hl.RunsNeeded = detectable(se, df, s.Alpha, s.MinRelative, v)
+	if !hl.Judged {
+		return hl
+	}
+	switch {
+	case math.Abs(hl.Relative) < s.MinRelative || hl.P >= s.Alpha:
+	case lfc > 0:
+		hl.Verdict = Regressed
+	default:
+		hl.Verdict = Improved
+	}
+	return hl
+}
+
+// text is the headline in one line for people.
+func (hl Headline) text() string {
+	what := "time per " + hl.Per
+	if hl.Per == "run" {
+		what = "time per run"
+	}
+	change := fmt.Sprintf("%s -> %s (%+.1f%%, %s)", fmtSig(durationOf(hl.Base)), fmtSig(durationOf(hl.Head)), 100*hl.Relative, fmtP(hl.P))
+	if !hl.Judged {
+		return fmt.Sprintf("%s %s, not judged: %s", what, change, hl.Reason)
+	}
+	return fmt.Sprintf("%s %s: %s", what, change, hl.Verdict)
+}
+
+// fmtSig formats a duration with four significant digits.
+func fmtSig(d time.Duration) string {
+	if d == 0 {
+		return "0s"
+	}
+	unit, div := "ns", 1.0
+	switch a := math.Abs(float64(d)); {
+	case a >= 1e9:
+		unit, div = "s", 1e9
+	case a >= 1e6:
+		unit, div = "ms", 1e6
+	case a >= 1e3:
+		unit, div = "µs", 1e3
+	}
+	return strconv.FormatFloat(float64(d)/div, 'g', 4, 64) + unit
+}
+
+// fmtP formats a p-value, saying "p<1e-15" below what a double resolves.
+func fmtP(p float64) string {
+	if p < 1e-15 {
+		return "p<1e-15"
+	}
+	return fmt.Sprintf("p=%.3g", p)
+}

@@ -1,0 +1,401 @@
+package diff
+
+import (
+	"math"
+
+	"github.com/hotbudget/hotbudget/internal/stats"
+)
+
+// The noise model (see the package documentation, "Significance").
+//
+// A function's effective sample count in run j, k_j (its time over the
+// run's sampling period), has mean μ_j = E_j·r, where E_j is the run's
+// exposure (its samples, corrected for how the rest of the profile moved,
+// in share mode; one over the period in absolute mode) and r the
+// function's rate on that side. Counts vary by sampling (Poisson: variance
+// μ) and between runs (the JIT, caches, the machine: a factor of squared
+// coefficient of variation φ, variance φμ²). On the log scale,
+// y_j = ln(k_j/E_j) (half a sample where it was not seen) has variance
+// about 1/μ_j + φ.
+//
+// φ is learned from all the functions of the comparison, at once, the way
+// DESeq2 and edgeR learn a dispersion across genes: from the residuals of
+// every function with enough samples, calibrated so that their median
+// matches the χ² median (a robust centre, so that the few functions that
+// changed do not inflate it). Each function's own residual variance, in
+// units of 1/μ+φ, is then moderated toward a prior fitted across functions
+// (limma's empirical Bayes, with a trend over how many samples a function
+// has); functions whose noise is far beyond the prior (a JIT that moves
+// time back and forth) keep their own variance. The moderated t statistic
+// has the residual degrees of freedom plus the prior's.
+//
+// With one run a side there are no residuals: φ is calibrated from how the
+// functions' log ratios spread around the typical one, on the upper
+// quartile (noisier functions weigh in), leaving the tested function out,
+// and never below a floor.
+
+// Tuning of the noise model. They are the model's assumptions, not fitted
+// to any data set: see the package documentation.
+const (
+	// minNoiseCount is the mean effective samples per run a function needs
+	// to take part in estimating the noise: below it sampling noise hides
+	// run-to-run noise.
+	minNoiseCount = 10
+	// floorRuns is the least run-to-run dispersion assumed with several
+	// runs a side (a 1% coefficient of variation).
+	floorRuns = 1e-4
+	// floorPair is the least assumed with one run a side, where the runs'
+	// own spread cannot be seen: a 5% coefficient of variation.
+	floorPair = 0.0025
+	// pairQuantile is the quantile of the spread of log ratios that one
+	// run a side calibrates on when at least pairUpperFunctions functions
+	// can be used; with fewer, the median (a few functions that really
+	// changed must not pass for noise).
+	pairQuantile       = 0.75
+	pairUpperFunctions = 20
+	// minPairFunctions is how many functions one run a side needs to learn
+	// φ from their spread; with fewer, the floor is taken.
+	minPairFunctions = 5
+	// looLimit bounds the functions for which one-run calibration leaves
+	// the tested function out (beyond it the effect is negligible).
+	looLimit = 60
+	// outlierP is the upper-tail probability below which a function's own
+	// residual variance counts as beyond the prior.
+	outlierP = 0.01
+	// trendFunctions and trendSpread: the noise prior follows a trend over
+	// a function's samples only with at least this many functions whose
+	// mean samples per run span at least this factor.
+	trendFunctions = 20
+	trendSpread    = 8
+	// power is the probability of detection that power advice is given for.
+	power = 0.8
+)
+
+// feature is one function's data for the model: per run (base runs first),
+// its effective sample count and the run's exposure, plus any known
+// variance of ln(exposure) (the rest of the profile, when a function is
+// compared with it).
+type feature struct {
+	k, e, ev []float64
+}
+
+// fit is the model's result for one function.
+type fit struct {
+	lfc       float64 // ln(head rate / base rate)
+	se        float64 // standard error of lfc
+	df        float64 // degrees of freedom of the t statistic
+	pUp, pDwn float64 // one-sided p-values: slower, faster
+	// perRun is the variance of one run's log value on each side (base,
+	// head), for power advice.
+	perRun [2]float64
+	rate   [2]float64 // fitted rate per side (weighted geometric mean)
+}
+
+// noise describes the fitted noise model.
+type noise struct {
+	phi      float64 // run-to-run dispersion (squared CV)
+	resDF    float64 // residual degrees of freedom (runs − 2)
+	priorDF  float64 // prior degrees of freedom (+Inf: all alike)
+	used     int     // functions the noise was learned from
+	outliers int
+	source   string // "runs", "pair" or "floor"
+}
+
+// logValues returns y_j, the sampling variance c_j of y_j and the group
+// means' pooled rates of f.
+func logValues(f *feature, head []bool) (y, c []float64, rate [2]float64) {
+	var sk, se [2]float64
+	for j := range f.k {
+		g := grp(head[j])
+		sk[g] += f.k[j]
+		se[g] += f.e[j]
+	}
+	for g := range rate {
+		if se[g] > 0 {
+			rate[g] = sk[g] / se[g]
+		}
+	}
+	y = make([]float64, len(f.k))
+	c = make([]float64, len(f.k))
+	for j := range f.k {
+		y[j] = logRate(f.k[j], f.e[j])
+		mu := f.e[j] * rate[grp(head[j])]
+		c[j] = 1/math.Max(mu, 0.5) + f.ev[j]
+	}
+	return y, c, rate
+}
+
+func grp(head bool) int {
+	if head {
+		return 1
+	}
+	return 0
+}
+
+// eligibleFor reports whether f has enough samples in every run to say
+// something about run-to-run noise.
+func eligibleFor(f *feature) bool {
+	var sum float64
+	for j, k := range f.k {
+		if k <= 0 || f.e[j] <= 0 {
+			return false
+		}
+		sum += k
+	}
+	return sum/float64(len(f.k)) >= minNoiseCount
+}
+
+// fitModel fits every feature. head tells each run's side. calib, when not
+// nil, are the features one run a side learns the noise from instead of fs.
+func fitModel(fs []*feature, head []bool, calib []*feature) ([]fit, noise) {
+	n := len(fs)
+	out := make([]fit, n)
+	ys := make([][]float64, n)
+	cs := make([][]float64, n)
+	elig := make([]bool, n)
+	var nb, nh int
+	for _, h := range head {
+		if h {
+			nh++
+		} else {
+			nb++
+		}
+	}
+	for i, f := range fs {
+		ys[i], cs[i], out[i].rate = logValues(f, head)
+		elig[i] = eligibleFor(f)
+	}
+	df := float64(nb + nh - 2)
+	if df > 0 {
+		return fitRuns(fs, head, ys, cs, elig, df, out)
+	}
+	if calib == nil {
+		return fitPair(ys, cs, elig, out, nil)
+	}
+	cy := make([][]float64, len(calib))
+	cc := make([][]float64, len(calib))
+	ce := make([]bool, len(calib))
+	for i, f := range calib {
+		cy[i], cc[i], _ = logValues(f, head)
+		ce[i] = eligibleFor(f)
+	}
+	return fitPair(ys, cs, elig, out, &pairCalib{cy, cc, ce})
+}
+
+// pairCalib are the features one run a side learns its noise from when
+// they are not the judged ones.
+type pairCalib struct {
+	ys, cs [][]float64
+	elig   []bool
+}
+
+// fitRuns is the model with residual degrees of freedom.
+func fitRuns(fs []*feature, head []bool, ys, cs [][]float64, elig []bool, df float64, out []fit) ([]fit, noise) {
+	n := len(fs)
+	ones := make([]float64, len(head))
+	for j := range ones {
+		ones[j] = 1
+	}
+	// Raw residual variances and sampling variances of the eligible
+	// functions calibrate φ.
+	var r2, pois, mult []float64
+	for i := range fs {
+		if !elig[i] {
+			continue
+		}
+		_, _, s2, _ := stats.TwoGroup(ys[i], ones, head)
+		r2 = append(r2, s2)
+		pois = append(pois, mean(cs[i]))
+		mult = append(mult, 1)
+	}
+	nz := noise{resDF: df, used: len(r2), source: "runs"}
+	nz.phi = stats.CalibrateDispersion(r2, pois, mult, df, 0.5, floorRuns)
+
+	// Weighted fits: each run weighs by its precision under the model.
+	s2 := make([]float64, n)
+	unscaled := make([]float64, n)
+	cov := make([]float64, n)
+	w := make([]float64, len(head))
+	for i := range fs {
+		for j := range w {
+			w[j] = 1 / (cs[i][j] + nz.phi)
+		}
+		out[i].lfc, unscaled[i], s2[i], _ = stats.TwoGroup(ys[i], w, head)
+		var sum float64
+		for _, k := range fs[i].k {
+			sum += k
+		}
+		cov[i] = math.Log(sum/float64(len(head)) + 1)
+		out[i].perRun = groupVar(cs[i], head, nz.phi)
+	}
+	// A trend of the noise over abundance is fitted only where the
+	// functions span enough of it to show one: fitted on a narrow range it
+	// follows the noise of a few estimates and misjudges the others.
+	if !trendable(cov, elig) {
+		cov = nil
+	}
+	prior := stats.FitPrior(s2, df, cov, elig, outlierP)
+	post, postDF := prior.Squeeze(s2, df)
+	nz.priorDF = prior.DF
+	for i := range fs {
+		if prior.Outlier[i] {
+			nz.outliers++
+		}
+		if !elig[i] {
+			// The prior was learned on functions with many samples, whose
+			// counts can vary less than Poisson's (the profiler's timer is
+			// periodic). A function seen in a handful of samples a run
+			// varies at least by sampling and the learned dispersion.
+			post[i] = math.Max(post[i], 1)
+		}
+		f := &out[i]
+		f.se = math.Sqrt(post[i] * unscaled[i])
+		// Never more degrees of freedom than all the functions' residuals
+		// hold together (limma's cap): a prior fitted on a handful of
+		// functions is worth no more than they are.
+		f.df = math.Min(postDF[i], df*math.Max(float64(nz.used), 1))
+		f.perRun[0] *= post[i]
+		f.perRun[1] *= post[i]
+		f.pUp, f.pDwn = stats.TailT(f.lfc/f.se, f.df)
+	}
+	return out, nz
+}
+
+// trendable reports whether the eligible functions are many enough, and
+// their mean samples per run spread over a factor of trendSpread, for a
+// trend of the noise over abundance.
+func trendable(cov []float64, elig []bool) bool {
+	lo, hi, n := math.Inf(1), math.Inf(-1), 0
+	for i, c := range cov {
+		if elig[i] {
+			lo, hi, n = math.Min(lo, c), math.Max(hi, c), n+1
+		}
+	}
+	return n >= trendFunctions && hi-lo >= math.Log(trendSpread)
+}
+
+// groupVar is the mean model variance of one run's log value on each side.
+func groupVar(c []float64, head []bool, phi float64) [2]float64 {
+	var s [2]float64
+	var n [2]int
+	for j := range c {
+		g := grp(head[j])
+		s[g] += c[j] + phi
+		n[g]++
+	}
+	for g := range s {
+		if n[g] > 0 {
+			s[g] /= float64(n[g])
+		}
+	}
+	return s
+}
+
+// fitPair is the model with one run a side: φ from the spread of the log
+// ratios of the eligible functions.
+func fitPair(ys, cs [][]float64, elig []bool, out []fit, other *pairCalib) ([]fit, noise) {
+	cy, cc, ce := ys, cs, elig
+	if other != nil {
+		cy, cc, ce = other.ys, other.cs, other.elig
+	}
+	var idx []int
+	d2 := make([]float64, 0, len(cy))
+	pois := make([]float64, 0, len(cy))
+	mult := make([]float64, 0, len(cy))
+	for i := range cy {
+		if ce[i] {
+			idx = append(idx, i)
+			d := cy[i][1] - cy[i][0]
+			d2 = append(d2, d*d)
+			pois = append(pois, cc[i][0]+cc[i][1])
+			mult = append(mult, 2)
+		}
+	}
+	nz := noise{used: len(idx), source: "pair", priorDF: math.Inf(1)}
+	q := 0.5
+	if len(idx) >= pairUpperFunctions {
+		q = pairQuantile
+	}
+	calibrate := func(skip int) float64 {
+		if len(idx)-btoi(skip >= 0) < minPairFunctions {
+			return floorPair
+		}
+		if skip < 0 {
+			return stats.CalibrateDispersion(d2, pois, mult, 1, q, floorPair)
+		}
+		a := append(append([]float64(nil), d2[:skip]...), d2[skip+1:]...)
+		b := append(append([]float64(nil), pois[:skip]...), pois[skip+1:]...)
+		return stats.CalibrateDispersion(a, b, mult[1:], 1, q, floorPair)
+	}
+	nz.phi = calibrate(-1)
+	if len(idx) < minPairFunctions {
+		nz.source = "floor"
+	}
+	// The calibration rests on the eligible functions' spread: its
+	// uncertainty gives the t statistic's degrees of freedom.
+	dfT := math.Inf(1)
+	if nz.source == "pair" {
+		dfT = math.Max(float64(len(idx))/2, 2)
+	}
+	pos := map[int]int{}
+	if len(idx) <= looLimit && other == nil {
+		for p, i := range idx {
+			pos[i] = p
+		}
+	}
+	for i := range ys {
+		phi := nz.phi
+		if p, ok := pos[i]; ok {
+			phi = calibrate(p)
+		}
+		f := &out[i]
+		f.lfc = ys[i][1] - ys[i][0]
+		f.perRun = [2]float64{cs[i][0] + phi, cs[i][1] + phi}
+		f.se = math.Sqrt(f.perRun[0] + f.perRun[1])
+		f.df = dfT
+		f.pUp, f.pDwn = stats.TailT(f.lfc/f.se, f.df)
+	}
+	return out, nz
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// detectable returns the smallest relative change (0.12 = +12%) that a
+// one-sided test at level a detects with probability power given the
+// standard error se on the log scale and df degrees of freedom, and the
+// runs a side that would detect a change of minRel with the per-run
+// variances v (base, head) at the same level (0 when no number of runs
+// would: minRel is 0).
+func detectable(se, df, a, minRel float64, v [2]float64) (float64, int) {
+	if !(se > 0) || !(a > 0 && a < 1) {
+		return math.NaN(), 0
+	}
+	q := stats.QuantileT(1-a, df) + stats.QuantileT(power, df)
+	mde := math.Expm1(q * se)
+	if !(minRel > 0) {
+		return mde, 0
+	}
+	z := stats.QuantileT(1-a, math.Inf(1)) + stats.QuantileT(power, math.Inf(1))
+	l := math.Log1p(minRel)
+	runs := math.Ceil(z * z * (v[0] + v[1]) / (l * l))
+	return mde, int(math.Min(math.Max(runs, 2), 1e6))
+}
+
+// logRate is ln(k/e), with half a sample for a run where the function was
+// not seen.
+func logRate(k, e float64) float64 {
+	return math.Log(math.Max(k, 0.5) / e)
+}
