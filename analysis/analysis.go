@@ -44,6 +44,14 @@ type Function struct {
 	SelfSamples  int64 // samples (or events, for exact data) behind Self
 	TotalSamples int64
 
+	// Local is the time with this function as the leaf frame or the frame
+	// directly above the leaf: its self time and its direct callees' self
+	// time when called from it. A JIT that inlines a callee into it (or
+	// stops doing so) moves time between the two without changing Local,
+	// so a change of self time that Local does not show is such a move.
+	Local        time.Duration
+	LocalSamples int64
+
 	SelfShare  float64 // Self / Table.Total, 0..1
 	TotalShare float64 // Total / Table.Total, 0..1
 
@@ -278,6 +286,10 @@ func Functions(p *profile.Profile, opts ...Option) (*Table, error) {
 				a.row.Self += v
 				a.row.SelfSamples += n
 			}
+			if fi == 0 || fi == 1 && f.key != frames[0].key {
+				a.row.Local += v
+				a.row.LocalSamples += n
+			}
 			if a.lastCount != si {
 				a.lastCount = si
 				a.row.Total += v
@@ -331,6 +343,28 @@ func appendFrames(dst []frame, s *profile.Sample) []frame {
 				f.key.Name = pbuild.UnsymbolizedName(l)
 			}
 			dst = append(dst, f)
+		}
+	}
+	return dst
+}
+
+// AppendFrameNames appends the function names of s's frames to dst, leaf
+// first, one per inlined line, named as Functions names them.
+func AppendFrameNames(dst []string, s *profile.Sample) []string {
+	for _, l := range s.Location {
+		if len(l.Line) == 0 {
+			dst = append(dst, pbuild.UnsymbolizedName(l))
+			continue
+		}
+		for _, ln := range l.Line {
+			name := ""
+			if ln.Function != nil {
+				name = ln.Function.Name
+			}
+			if name == "" {
+				name = pbuild.UnsymbolizedName(l)
+			}
+			dst = append(dst, name)
 		}
 	}
 	return dst

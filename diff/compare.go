@@ -19,6 +19,7 @@ import (
 
 // run is one run reduced to per-key measurements.
 type run struct {
+	prof   *profile.Profile
 	table  *analysis.Table
 	funcs  map[string]*runFunc
 	period float64 // nanoseconds one effective sample stands for
@@ -34,11 +35,21 @@ type runFunc struct {
 	self, total         time.Duration
 	selfSamp, totalSamp int64
 	selfShare, totShare float64
+	local               time.Duration // analysis.Function.Local
+	localSamp           int64
 }
 
+// local is a metric of its own: self time plus the direct callees' self
+// time under the function (analysis.Function.Local). It checks self-time
+// changes against time the JIT moved between a function and its callees.
+const local Metric = "local"
+
 func (f *runFunc) metric(m Metric) (time.Duration, int64) {
-	if m == Total {
+	switch m {
+	case Total:
 		return f.total, f.totalSamp
+	case local:
+		return f.local, f.localSamp
 	}
 	return f.self, f.selfSamp
 }
@@ -164,7 +175,7 @@ func (s *Settings) run(p *profile.Profile, ops float64) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{table: t, funcs: make(map[string]*runFunc, len(t.Functions)), cpu: float64(t.Total)}
+	r := &run{prof: p, table: t, funcs: make(map[string]*runFunc, len(t.Functions)), cpu: float64(t.Total)}
 	for j := range t.Functions {
 		f := &t.Functions[j]
 		k := s.key(f)
@@ -176,6 +187,8 @@ func (s *Settings) run(p *profile.Profile, ops float64) (*run, error) {
 		rf.self += f.Self
 		rf.total += f.Total
 		rf.selfSamp += f.SelfSamples
+		rf.local += f.Local
+		rf.localSamp += f.LocalSamples
 		rf.totalSamp += f.TotalSamples
 		rf.selfShare += f.SelfShare
 		rf.totShare += f.TotalShare
@@ -292,12 +305,16 @@ func (s *Settings) judge(b, h *side) (*Report, error) {
 	multi := len(b.runs) >= 2 && len(h.runs) >= 2
 	for i, m := range ms {
 		row := s.row(m, runs, head, display[i], scale[i], fitOf[i], exact, multi, expo[i])
+		row.idx = i
 		if s.Only != nil && !s.Only.MatchString(row.Name) {
 			continue
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
 	s.decide(rep, exact && !multi)
+	if s.Metric == Self && s.Assume == AssumeModel && !exact {
+		s.confirm(rep, ms, runs, head, expo, ev, display)
+	}
 	if !multi && !exact {
 		rep.Warnings = append(rep.Warnings, pairWarning(len(b.runs), len(h.runs), nz))
 	}
@@ -479,17 +496,76 @@ func (s *Settings) exposures(ms []*measured, runs []*run, head []bool, rep *Repo
 			yard[j] += ms[i].k[j]
 		}
 	}
+	// With enough members, a run's factor is the median of the members'
+	// log shares (each centred on its mean over the runs), as DESeq2's
+	// size factors: robust to the one member whose time a JIT moved in
+	// that run. With few, their summed samples.
+	var members []int
+	for i := range majority {
+		members = append(members, i)
+	}
+	sort.Ints(members)
+	centred := map[int][]float64{}
+	if len(members) > yardMedian {
+		for _, i := range members {
+			c := make([]float64, n)
+			var sum float64
+			for j := range runs {
+				c[j] = math.Log(ms[i].k[j] / total[j])
+				sum += c[j]
+			}
+			for j := range c {
+				c[j] -= sum / float64(n)
+			}
+			centred[i] = c
+		}
+	}
+	medianFactor := func(skip int) ([]float64, []float64) {
+		f := make([]float64, n)
+		v := make([]float64, n)
+		col := make([]float64, 0, len(members))
+		for j := range runs {
+			col = col[:0]
+			var inv float64
+			for _, i := range members {
+				if i != skip {
+					col = append(col, centred[i][j])
+					inv += 1 / ms[i].k[j]
+				}
+			}
+			f[j] = math.Exp(stats.Median(col))
+			// The variance of a median of m values, each with sampling
+			// variance 1/k: about π/2 times that of their mean.
+			v[j] = math.Pi / 2 * inv / float64(len(col)*len(col))
+		}
+		return f, v
+	}
+	var allF, allV []float64
+	if len(centred) > 0 {
+		allF, allV = medianFactor(-1)
+	}
 	var moved float64
 	for i, m := range ms {
 		e[i], ev[i] = make([]float64, n), make([]float64, n)
 		ys := make([]float64, n) // ln of the yardstick's share per run
-		for j := range runs {
-			y := yard[j]
+		if len(centred) > 0 {
+			f, v := allF, allV
 			if majority[i] {
-				y -= m.k[j]
+				f, v = medianFactor(i)
 			}
-			e[i][j], ev[i][j] = y, 1/y
-			ys[j] = math.Log(y / total[j])
+			for j := range runs {
+				e[i][j], ev[i][j] = total[j]*f[j], v[j]
+				ys[j] = math.Log(f[j])
+			}
+		} else {
+			for j := range runs {
+				y := yard[j]
+				if majority[i] {
+					y -= m.k[j]
+				}
+				e[i][j], ev[i][j] = y, 1/y
+				ys[j] = math.Log(y / total[j])
+			}
 		}
 		// Exposures are the yardstick's samples over its mean base share,
 		// so that base rates read as shares.
@@ -521,16 +597,6 @@ func (s *Settings) exposures(ms []*measured, runs []*run, head []bool, rep *Repo
 			"the shares of most functions moved by a factor of %.3g: the comparison assumes most functions did not change; are both sides the same program and build (one under -race, say)?", sc))
 	}
 	return e, ev, display, scale
-}
-
-func countBase(head []bool) int {
-	n := 0
-	for _, h := range head {
-		if !h {
-			n++
-		}
-	}
-	return n
 }
 
 // isReference reports whether a function may stand for how the rest of
@@ -641,6 +707,140 @@ func (s *Settings) row(m *measured, runs []*run, head []bool, display, scale flo
 	return row
 }
 
+// weight is a function's share of the false-discovery budget, before its
+// test is seen: in proportion to how small a relative change of it can
+// count (both minimum effects reached), up to 1 for functions so large
+// that the relative minimum alone decides. A function of 0.5% of the
+// profile must double to change by 0.5 share points; one of 5% needs 10%.
+// Spreading the budget so keeps the many small functions of a real
+// profile, which seldom change by enough to count, from hiding a
+// regression of a large one.
+func (s *Settings) weight(row *Row) float64 {
+	v := math.Max(row.Base.Metric, row.Head.Metric)
+	var floor float64
+	switch {
+	case s.Mode == Share, s.Mode == PerOp && s.Anchor != "":
+		floor = s.MinShare
+	case s.Mode == PerOp:
+		floor = float64(s.MinAbsolute) / math.Max(s.BaseOps, s.HeadOps)
+	default:
+		floor = float64(s.MinAbsolute)
+	}
+	if !(floor > 0) || !(s.MinRelative > 0) {
+		return 1
+	}
+	return math.Min(1, v*s.MinRelative/floor)
+}
+
+// confirm checks every function judged regressed or improved for time a
+// JIT moved rather than a change of cost. V8 inlines a callee into its
+// caller in some runs and not in others; the callee's samples are then the
+// caller's, so one function's self time rises as a neighbour's falls. A
+// judged change is taken for such a move when the function's direct
+// callers (their self time, together) or its direct callees (their self
+// time under it, together) moved the other way by at least half as much,
+// and significantly (one-sided, level Alpha, with the same model): noise in
+// a neighbour does not explain a change away, a move does.
+func (s *Settings) confirm(rep *Report, ms []*measured, runs []*run, head []bool, expo, ev [][]float64, display []float64) {
+	var cand []*Row
+	names := map[string]bool{}
+	for i := range rep.Rows {
+		if v := rep.Rows[i].Verdict; v == Regressed || v == Improved {
+			cand = append(cand, &rep.Rows[i])
+			names[rep.Rows[i].Name] = true
+		}
+	}
+	if len(cand) == 0 {
+		return
+	}
+	callers := directCallers(runs, names)
+	lm := s.measure(runs, head, local)
+	byKey := map[string]*measured{}
+	for _, m := range lm {
+		byKey[m.key] = m
+	}
+	// Per candidate, its callers' and its callees' time; then every
+	// function's self time, from which the model learns the noise.
+	var fs []*feature
+	for _, row := range cand {
+		m := ms[row.idx]
+		up := make([]float64, len(runs))
+		down := make([]float64, len(runs))
+		for j, r := range runs {
+			for _, f := range r.funcs {
+				if callers[m.name][f.name] {
+					up[j] += float64(f.self) / r.period
+				}
+			}
+			if l := byKey[m.key]; l != nil {
+				down[j] = math.Max(l.k[j]-m.k[j], 0)
+			}
+		}
+		fs = append(fs, &feature{k: up, e: expo[row.idx], ev: ev[row.idx]}, &feature{k: down, e: expo[row.idx], ev: ev[row.idx]})
+	}
+	for i, m := range ms {
+		if m.inBase && m.inHead {
+			fs = append(fs, &feature{k: m.k, e: expo[i], ev: ev[i]})
+		}
+	}
+	fits, _ := fitModel(fs, head, nil)
+	for n, row := range cand {
+		self := math.Log1p(row.Relative)
+		for w, what := range []string{"its direct callers' self time", "its direct callees' self time under it"} {
+			f := fits[2*n+w]
+			rel := f.rate[0] / ratePooled(ms[row.idx].k, expo[row.idx], head)
+			// The neighbours' change in the function's own terms: how
+			// much of its time it is.
+			d := rel * math.Expm1(f.lfc)
+			p := f.pDwn
+			if self < 0 {
+				p = f.pUp
+			}
+			if p >= s.Alpha || math.IsNaN(d) || (self > 0 && d > -math.Expm1(self)/2) || (self < 0 && d < -math.Expm1(self)/2) {
+				continue
+			}
+			row.Verdict = Unchanged
+			row.Warnings = append(row.Warnings, fmt.Sprintf(
+				"self time %+.1f%%, while %s changed by %+.1f%% of the function's time (p=%.2g): time moved between them (a JIT inlining in some runs and not in others), not a change of its cost",
+				100*row.Relative, what, 100*d, p))
+			break
+		}
+	}
+}
+
+// ratePooled is the base side's pooled rate of counts k over exposures e.
+func ratePooled(k, e []float64, head []bool) float64 {
+	var sk, se float64
+	for j := range k {
+		if !head[j] {
+			sk += k[j]
+			se += e[j]
+		}
+	}
+	return sk / se
+}
+
+// directCallers returns, for each name, the functions directly above it in
+// the runs' stacks (itself excluded).
+func directCallers(runs []*run, names map[string]bool) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for n := range names {
+		out[n] = map[string]bool{}
+	}
+	var frames []string
+	for _, r := range runs {
+		for _, smp := range r.prof.Sample {
+			frames = analysis.AppendFrameNames(frames[:0], smp)
+			for i := 0; i+1 < len(frames); i++ {
+				if names[frames[i]] && frames[i+1] != frames[i] {
+					out[frames[i]][frames[i+1]] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
 // logMean is the unweighted mean over one side's runs of ln(k/e), as the
 // model takes it, for the displayed value.
 func logMean(m *measured, e []float64, head []bool, g int) float64 {
@@ -721,10 +921,13 @@ func (s *Settings) decide(rep *Report, exactSingle bool) {
 	}
 	up := make([]float64, len(fam))
 	down := make([]float64, len(fam))
+	w := make([]float64, len(fam))
 	for n, i := range fam {
-		up[n], down[n] = rep.Rows[i].pUp, rep.Rows[i].pDown
+		row := &rep.Rows[i]
+		up[n], down[n] = row.pUp, row.pDown
+		w[n] = s.weight(row)
 	}
-	qUp, qDown := stats.BH(up), stats.BH(down)
+	qUp, qDown := stats.WeightedBH(up, w), stats.WeightedBH(down, w)
 	a := s.Alpha / math.Max(float64(len(fam)), 1)
 	for n, i := range fam {
 		row := &rep.Rows[i]
@@ -980,3 +1183,7 @@ func median(vals []float64) float64 {
 
 // durationOf rounds nanoseconds to a Duration.
 func durationOf(ns float64) time.Duration { return time.Duration(math.Round(ns)) }
+
+// yardMedian is the yardstick size above which its per-run factor is a
+// median rather than a sum.
+const yardMedian = 5

@@ -200,6 +200,7 @@ type Row struct {
 	tested     bool
 	pUp, pDown float64 // one-sided p-values, slower and faster
 	fit        *fit
+	idx        int // the function's index among the comparison's measures
 }
 
 // Noise describes the noise model a comparison learned (see the package

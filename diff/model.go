@@ -18,24 +18,28 @@ import (
 // y_j = ln(k_j/E_j) (half a sample where it was not seen) has variance
 // about 1/μ_j + φ.
 //
-// φ is learned from all the functions of the comparison, at once, the way
-// DESeq2 and edgeR learn a dispersion across genes: from the residuals of
-// every function with enough samples, calibrated so that their median
-// matches the χ² median (a robust centre, so that the few functions that
-// changed do not inflate it). Each function's own residual variance, in
-// units of 1/μ+φ, is then moderated toward a prior fitted across functions
-// (limma's empirical Bayes, with a trend over how many samples a function
-// has); functions whose noise is far beyond the prior (a JIT that moves
-// time back and forth) keep their own variance. The moderated t statistic
-// has the residual degrees of freedom plus the prior's.
+// Several runs a side: φ is learned from all the functions of the
+// comparison at once, the way DESeq2 and edgeR learn a dispersion across
+// genes, from the residuals of every function with enough samples,
+// calibrated so that their median matches the χ² median (a robust centre:
+// the few functions that changed do not inflate it). Each function's own
+// residual variance, in units of 1/μ+φ, is then moderated toward a prior
+// fitted across functions (limma's empirical Bayes, with a trend over how
+// many samples a function has when they span enough of it); the
+// moderation only ever raises a variance, so a function whose runs spread
+// more than the prior says keeps its own, with its own degrees of
+// freedom. The moderated t statistic has the residual degrees of freedom
+// plus the prior's.
 //
-// With one run a side there are no residuals: φ is calibrated from how the
-// functions' log ratios spread around the typical one, on the upper
-// quartile (noisier functions weigh in), leaving the tested function out,
-// and never below a floor.
+// One run a side: there are no residuals. The spread of the functions'
+// log ratios between the two profiles gives φ and how heavy the tails of
+// the noise are: the ratios are fitted as Student's t with a scale of
+// √(sampling + 2φ) per function and ν degrees of freedom, by maximum
+// likelihood, never below a floor of φ; each function is then tested
+// against that t.
 
-// Tuning of the noise model. They are the model's assumptions, not fitted
-// to any data set: see the package documentation.
+// Tuning of the noise model: the model's assumptions, each with its
+// reason; see the package documentation for how they were checked.
 const (
 	// minNoiseCount is the mean effective samples per run a function needs
 	// to take part in estimating the noise: below it sampling noise hides
@@ -47,20 +51,12 @@ const (
 	// floorPair is the least assumed with one run a side, where the runs'
 	// own spread cannot be seen: a 5% coefficient of variation.
 	floorPair = 0.0025
-	// pairQuantile is the quantile of the spread of log ratios that one
-	// run a side calibrates on when at least pairUpperFunctions functions
-	// can be used; with fewer, the median (a few functions that really
-	// changed must not pass for noise).
-	pairQuantile       = 0.75
-	pairUpperFunctions = 20
 	// minPairFunctions is how many functions one run a side needs to learn
 	// φ from their spread; with fewer, the floor is taken.
 	minPairFunctions = 5
-	// looLimit bounds the functions for which one-run calibration leaves
-	// the tested function out (beyond it the effect is negligible).
-	looLimit = 60
 	// outlierP is the upper-tail probability below which a function's own
-	// residual variance counts as beyond the prior.
+	// residual variance counts as beyond the prior and is left out of its
+	// fit.
 	outlierP = 0.01
 	// trendFunctions and trendSpread: the noise prior follows a trend over
 	// a function's samples only with at least this many functions whose
@@ -236,6 +232,16 @@ func fitRuns(fs []*feature, head []bool, ys, cs [][]float64, elig []bool, df flo
 	}
 	prior := stats.FitPrior(s2, df, cov, elig, outlierP)
 	post, postDF := prior.Squeeze(s2, df)
+	// Shrinkage only ever raises a function's variance: one whose own runs
+	// spread more than the prior's (a JIT that compiles it one way in some
+	// runs and another way in others) keeps its own variance, with its own
+	// degrees of freedom. Shrinking it toward the calm majority would call
+	// an unlucky draw of its modes a change.
+	for i := range post {
+		if s2[i] > post[i] {
+			post[i], postDF[i] = s2[i], df
+		}
+	}
 	nz.priorDF = prior.DF
 	for i := range fs {
 		if prior.Outlier[i] {
@@ -301,68 +307,41 @@ func fitPair(ys, cs [][]float64, elig []bool, out []fit, other *pairCalib) ([]fi
 	var idx []int
 	d2 := make([]float64, 0, len(cy))
 	pois := make([]float64, 0, len(cy))
-	mult := make([]float64, 0, len(cy))
 	for i := range cy {
 		if ce[i] {
 			idx = append(idx, i)
 			d := cy[i][1] - cy[i][0]
 			d2 = append(d2, d*d)
 			pois = append(pois, cc[i][0]+cc[i][1])
-			mult = append(mult, 2)
 		}
 	}
 	nz := noise{used: len(idx), source: "pair", priorDF: math.Inf(1)}
-	q := 0.5
-	if len(idx) >= pairUpperFunctions {
-		q = pairQuantile
-	}
-	calibrate := func(skip int) float64 {
-		if len(idx)-btoi(skip >= 0) < minPairFunctions {
-			return floorPair
+	// The noise: a dispersion and how heavy its tails are (a few functions
+	// move far more than the rest between runs), fitted to the eligible
+	// functions' log ratios, the tested function's among them: one run a
+	// side cannot tell a function's change from its own noise, and leaving
+	// it out would make the tails look lighter than they are exactly when
+	// it is the noisiest.
+	phi, nu := floorPair, math.Inf(1)
+	if len(idx) >= minPairFunctions {
+		dd := make([]float64, len(d2))
+		for p := range d2 {
+			dd[p] = math.Sqrt(d2[p])
 		}
-		if skip < 0 {
-			return stats.CalibrateDispersion(d2, pois, mult, 1, q, floorPair)
-		}
-		a := append(append([]float64(nil), d2[:skip]...), d2[skip+1:]...)
-		b := append(append([]float64(nil), pois[:skip]...), pois[skip+1:]...)
-		return stats.CalibrateDispersion(a, b, mult[1:], 1, q, floorPair)
-	}
-	nz.phi = calibrate(-1)
-	if len(idx) < minPairFunctions {
+		phi, nu = stats.FitScaledT(dd, pois, 2, floorPair)
+	} else {
 		nz.source = "floor"
 	}
-	// The calibration rests on the eligible functions' spread: its
-	// uncertainty gives the t statistic's degrees of freedom.
-	dfT := math.Inf(1)
-	if nz.source == "pair" {
-		dfT = math.Max(float64(len(idx))/2, 2)
-	}
-	pos := map[int]int{}
-	if len(idx) <= looLimit && other == nil {
-		for p, i := range idx {
-			pos[i] = p
-		}
-	}
+	nz.phi, nz.priorDF = phi, nu
 	for i := range ys {
-		phi := nz.phi
-		if p, ok := pos[i]; ok {
-			phi = calibrate(p)
-		}
 		f := &out[i]
 		f.lfc = ys[i][1] - ys[i][0]
 		f.perRun = [2]float64{cs[i][0] + phi, cs[i][1] + phi}
 		f.se = math.Sqrt(f.perRun[0] + f.perRun[1])
-		f.df = dfT
+		f.df = nu
 		f.pUp, f.pDwn = stats.TailT(f.lfc/f.se, f.df)
 	}
 	return out, nz
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func mean(v []float64) float64 {

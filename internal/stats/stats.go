@@ -169,13 +169,12 @@ func fitFDist(s2 []float64, df float64, cov []float64, in []bool) ([]float64, fl
 		d0 = 2 * TrigammaInverse(evar)
 		shift = mathext.Digamma(d0/2) - math.Log(d0/2)
 	}
+	lo, hi := minOf(cs), maxOf(cs)
 	for i := range out {
 		em := a
 		if useTrend {
-			c := cov[i]
 			// Outside the fitted range the trend is held flat.
-			c = math.Min(math.Max(c, minOf(cs)), maxOf(cs))
-			em = a + b*c
+			em = a + b*math.Min(math.Max(cov[i], lo), hi)
 		}
 		out[i] = math.Exp(em + shift)
 	}
@@ -325,6 +324,38 @@ func BH(p []float64) []float64 {
 	return q
 }
 
+// WeightedBH returns the weighted Benjamini–Hochberg adjusted p-values of
+// p (Genovese, Roeder and Wasserman 2006): weights w, fixed before the
+// p-values are seen, are scaled to average 1 and p[i]/w[i] take the place
+// of p[i]. A feature with weight 0 gets q = 1. With equal weights it is BH.
+func WeightedBH(p, w []float64) []float64 {
+	var sum float64
+	for _, x := range w {
+		sum += x
+	}
+	q := make([]float64, len(p))
+	if !(sum > 0) {
+		for i := range q {
+			q[i] = 1
+		}
+		return q
+	}
+	scaled := make([]float64, len(p))
+	for i := range p {
+		wi := w[i] * float64(len(w)) / sum
+		if wi <= 0 {
+			scaled[i] = math.Inf(1)
+		} else {
+			scaled[i] = p[i] / wi
+		}
+	}
+	q = BH(scaled)
+	for i := range q {
+		q[i] = math.Min(q[i], 1)
+	}
+	return q
+}
+
 // Median returns the median of v (the mean of the middle two for even
 // lengths); 0 for an empty v. v is not modified.
 func Median(v []float64) float64 { return median(v) }
@@ -389,4 +420,70 @@ func linearFit(x, y []float64) (a, b float64) {
 	}
 	b = sxy / sxx
 	return my - b*mx, b
+}
+
+// maxFitPoints bounds the differences FitScaledT fits.
+const maxFitPoints = 1000
+
+// FitScaledT fits, by maximum likelihood, the distribution of differences
+// d[i] as d[i]/sqrt(v[i] + mult·phi) ~ Student's t with nu degrees of
+// freedom: a known variance v[i] per feature (sampling), plus a dispersion
+// phi ≥ floor shared by all, with tails as heavy as nu says. It is the
+// marginal distribution of a difference whose own dispersion is drawn from
+// a scaled inverse-χ² prior (the empirical-Bayes prior, seen without
+// replicates): the few features whose time moves a lot between runs make
+// the tails, and the fit learns how heavy they are from all features at
+// once. nu is searched in [1, 200]; 200 stands for normal tails.
+func FitScaledT(d, v []float64, mult, floor float64) (phi, nu float64) {
+	if len(d) == 0 {
+		return floor, 200
+	}
+	if len(d) > maxFitPoints {
+		// A deterministic thinning keeps the fit's cost bounded on
+		// profiles of tens of thousands of functions.
+		step := float64(len(d)) / maxFitPoints
+		dd, vv := make([]float64, 0, maxFitPoints), make([]float64, 0, maxFitPoints)
+		for x := 0.0; int(x) < len(d) && len(dd) < maxFitPoints; x += step {
+			dd = append(dd, d[int(x)])
+			vv = append(vv, v[int(x)])
+		}
+		d, v = dd, vv
+	}
+	ll := func(phi, nu float64) float64 {
+		st := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}
+		var sum float64
+		for i := range d {
+			s := math.Sqrt(v[i] + mult*phi)
+			sum += st.LogProb(d[i]/s) - math.Log(s)
+		}
+		return sum
+	}
+	nus := []float64{1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100, 200}
+	lo := math.Max(floor, 1e-6)
+	best := math.Inf(-1)
+	phi, nu = lo, 200
+	// A grid over log phi, then golden-section refinement of phi at the best nu.
+	const steps = 40
+	for k := 0; k <= steps; k++ {
+		p := lo * math.Pow(1e4, float64(k)/steps)
+		for _, n := range nus {
+			if l := ll(p, n); l > best {
+				best, phi, nu = l, p, n
+			}
+		}
+	}
+	a, b := math.Max(lo, phi/math.Pow(1e4, 1.0/steps)), phi*math.Pow(1e4, 1.0/steps)
+	const g = 0.6180339887498949
+	for i := 0; i < 40; i++ {
+		c, e := b-g*(b-a), a+g*(b-a)
+		if ll(c, nu) > ll(e, nu) {
+			b = e
+		} else {
+			a = c
+		}
+	}
+	if m := (a + b) / 2; ll(m, nu) > best {
+		phi = m
+	}
+	return phi, nu
 }
