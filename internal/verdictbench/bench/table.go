@@ -57,7 +57,7 @@ func (r *Results) tables() []table {
 	}
 	ts = append(ts, t)
 	t = table{title: "Injected regressions",
-		note: fmt.Sprintf("Self time of one real function raised by +20%% or +50%% at the sample level in every head run (Binomial copies of its samples); base and head are disjoint random draws of real runs. Power: draws flagging that function as regressed. False alarms: draws flagging any other function as regressed; target at most alpha = %g.", alpha),
+		note:   fmt.Sprintf("Self time of one real function raised by +20%% or +50%% at the sample level in every head run (Binomial copies of its samples); base and head are disjoint random draws of real runs. Power: draws flagging that function as regressed. False alarms: draws flagging any other function as regressed; target at most alpha = %g.", alpha),
 		header: []string{"set", "function", "share", "change", "runs a side", "draws", "power", "false alarms"}}
 	for _, row := range r.Inject {
 		if row.Draws == 0 {
