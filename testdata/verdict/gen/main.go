@@ -285,13 +285,15 @@ func (g *gen) goApp() {
 
 func (g *gen) goOther() {
 	bin := g.goBuild("./testdata/verdict/gen/goother")
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	check(err)
 	var runs []run
 	for r := 0; r < g.runs; r++ {
 		res := filepath.Join(g.tmp, "goother.pb.gz")
 		runs = append(runs, run{
 			variant: "A",
 			name:    fmt.Sprintf("A-%02d.pb.gz", r+1),
-			args:    []string{bin, "-rounds", fmt.Sprint(goOtherRound), "-o", res},
+			args:    []string{bin, "-goroot", strings.TrimSpace(string(goroot)), "-rounds", fmt.Sprint(goOtherRound), "-o", res},
 			result:  res,
 		})
 	}

@@ -4,10 +4,11 @@
 // go/parser, walks the syntax tree with go/ast counting identifiers,
 // prints it back with go/printer and checks that the output parses again.
 //
-//	goother -rounds N -o FILE.pb.gz
+//	goother -goroot "$(go env GOROOT)" -rounds N -o FILE.pb.gz
 //
-// The sources are the ones of the Go toolchain that runs it (GOROOT), so a
-// recording is reproducible with the same Go version.
+// The sources are the ones of the Go toolchain that builds it (the
+// generator passes `go env GOROOT`), so a recording is reproducible with
+// the same Go version.
 package main
 
 import (
@@ -20,7 +21,6 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 
@@ -34,10 +34,10 @@ type file struct {
 	src  []byte
 }
 
-func sources() ([]file, error) {
+func sources(goroot string) ([]file, error) {
 	var files []file
 	for _, pkg := range packages {
-		dir := filepath.Join(runtime.GOROOT(), "src", filepath.FromSlash(pkg))
+		dir := filepath.Join(goroot, "src", filepath.FromSlash(pkg))
 		names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			return nil, err
@@ -55,7 +55,7 @@ func sources() ([]file, error) {
 		}
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("no Go sources under %s", runtime.GOROOT())
+		return nil, fmt.Errorf("no Go sources under %s", goroot)
 	}
 	return files, nil
 }
@@ -88,12 +88,13 @@ func format(fset *token.FileSet, f file, out *bytes.Buffer) (int, error) {
 func main() {
 	out := flag.String("o", "", "write the profile (gzipped pprof) to `file`")
 	rounds := flag.Int("rounds", 6, "passes over the sources")
+	goroot := flag.String("goroot", "", "the Go installation whose sources to format (go env GOROOT)")
 	flag.Parse()
-	if *out == "" {
+	if *out == "" || *goroot == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
-	files, err := sources()
+	files, err := sources(*goroot)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "goother:", err)
 		os.Exit(1)
