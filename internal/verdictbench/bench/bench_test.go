@@ -1,0 +1,145 @@
+package bench
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/verdictbench"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+const dataDir = "../../../testdata/verdict"
+
+// small keeps two Go sets, whose comparisons take milliseconds.
+func small(key string) bool { return key == "go-other" || key == "go-app B vs A" }
+
+func TestHarnessMechanics(t *testing.T) {
+	run := func(workers int) (*Results, string) {
+		res, err := Run(Config{Data: dataDir, Draws: 4, Workers: workers, keep: small})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := res.Fprint(&b, "markdown"); err != nil {
+			t.Fatal(err)
+		}
+		return res, b.String()
+	}
+	res, out1 := run(1)
+	_, out2 := run(3)
+	if out1 != out2 {
+		t.Errorf("the same seed printed different tables with 1 and 3 workers:\n%s\n---\n%s", out1, out2)
+	}
+	if len(res.OneASide) != 1 || len(res.Splits) != 1 {
+		t.Errorf("%d one-a-side rows and %d split rows, want 1 each", len(res.OneASide), len(res.Splits))
+	}
+	for _, row := range append(res.OneASide, res.Splits...) {
+		if row.Comparisons != 20 {
+			t.Errorf("%s: %d comparisons, want 20", row.Set, row.Comparisons)
+		}
+	}
+	if len(res.AB) != 2 || res.AB[0].RunsASide != 1 || res.AB[1].RunsASide != 5 || res.AB[1].Changed != goAppChanged {
+		t.Errorf("A/B rows %+v", res.AB)
+	}
+	if len(res.Whole) != 0 {
+		t.Errorf("whole-program rows %+v", res.Whole)
+	}
+	// go-other has 10 runs: 3 functions × 2 changes × 4 sizes, the
+	// 10-a-side cells impossible.
+	if len(res.Inject) != 24 {
+		t.Fatalf("%d injection rows, want 24", len(res.Inject))
+	}
+	for _, row := range res.Inject {
+		impossible := row.Set == "go-other" && row.RunsASide == 10
+		if impossible != (row.Draws == 0) || impossible && !strings.Contains(row.Note, "needs 20 runs") {
+			t.Errorf("%s %dv%d: %d draws, note %q", row.Set, row.RunsASide, row.RunsASide, row.Draws, row.Note)
+		}
+		if !impossible && row.Draws != map[bool]int{true: 2, false: 4}[row.RunsASide >= 5] {
+			t.Errorf("%s %dv%d: %d draws", row.Set, row.RunsASide, row.RunsASide, row.Draws)
+		}
+		if row.Function == goAppChanged {
+			t.Errorf("the changed function %s was injected into", row.Function)
+		}
+	}
+	for _, want := range []string{"A/A, one profile a side", "| go-other | ", "| go-app B vs A | main.checksum | 5 | ", "Injected regressions", "needs 20 runs, the set has 10"} {
+		if !strings.Contains(out1, want) {
+			t.Errorf("the tables lack %q", want)
+		}
+	}
+}
+
+func TestTargets(t *testing.T) {
+	shares := map[string]float64{"a": 0.011, "b": 0.008, "c": 0.029, "d": 0.05, "e": 0.12, "x": 0.03}
+	got := targets(shares, []float64{0.01, 0.03, 0.10}, "x")
+	if strings.Join(got, ",") != "a,c,e" {
+		t.Errorf("targets = %v, want a (1.1%%), c (2.9%%; x excluded), e (12%%)", got)
+	}
+	// Distinct functions even when one is closest to two shares.
+	got = targets(map[string]float64{"a": 0.02, "b": 0.5}, []float64{0.01, 0.03}, "")
+	if strings.Join(got, ",") != "a,b" {
+		t.Errorf("targets = %v, want a,b", got)
+	}
+}
+
+func TestGateFails(t *testing.T) {
+	if gateFails(&diff.Report{Rows: []diff.Row{{Name: "f", Verdict: diff.Improved}, {Name: "g", Verdict: diff.Unchanged}}}) {
+		t.Error("the gate fails without a regression")
+	}
+	if !gateFails(&diff.Report{Rows: []diff.Row{{Name: "f", Verdict: diff.Regressed}}}) {
+		t.Error("the gate passes a regression")
+	}
+}
+
+// TestInjectRealProfiles checks the injection on real V8 and Go profiles
+// against the analysis package: the function's self samples grow by the
+// injected count, nothing else changes, and +50% adds about half.
+func TestInjectRealProfiles(t *testing.T) {
+	for _, c := range []struct{ file, fn string }{
+		{dataDir + "/node-lib/A-1000us-01.cpuprofile.gz", "pp.readWord"},
+		{dataDir + "/go-app/A-01.pb.gz", "encoding/json.checkValid"},
+	} {
+		p, err := loaders.Load(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, err := analysis.Functions(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, st, err := verdictbench.Inject(p, c.fn, verdictbench.Self, 0.5, verdictbench.NewRand(1, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, err := analysis.Functions(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		self := func(tb *analysis.Table, name string) (n int64) {
+			for _, f := range tb.Find(name) {
+				n += f.SelfSamples
+			}
+			return n
+		}
+		s0, s1 := self(before, c.fn), self(after, c.fn)
+		if s0 != st.Matched || s1 != s0+st.Added {
+			t.Errorf("%s: %s self samples %d -> %d, injection matched %d added %d", c.file, c.fn, s0, s1, st.Matched, st.Added)
+		}
+		if sd := math.Sqrt(0.25 * float64(s0)); math.Abs(float64(st.Added)-0.5*float64(s0)) > 4*sd {
+			t.Errorf("%s: +50%% of %d samples added %d", c.file, s0, st.Added)
+		}
+		if after.TotalSamples != before.TotalSamples+st.Added {
+			t.Errorf("%s: total samples %d -> %d, added %d", c.file, before.TotalSamples, after.TotalSamples, st.Added)
+		}
+		other := before.Functions[0].Name
+		if other == c.fn {
+			other = before.Functions[1].Name
+		}
+		if self(before, other) != self(after, other) {
+			t.Errorf("%s: %s changed too", c.file, other)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package verdictbench_test
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/hotbudget/hotbudget/internal/verdictbench/bench"
+)
+
+// TestVerdictTargets runs the verdict benchmark's quick mode on the real
+// recordings under testdata/verdict and asserts issue 8's targets for the
+// gate at default settings:
+//
+//   - one profile a side, every ordered pair of 5 identical runs (Node at
+//     100 µs and 1000 µs, js-yaml, both Go programs): at most 5% of the 20
+//     comparisons fail the gate, per set;
+//   - 20 random 5-vs-5 splits of 10 identical runs: at least 19 flag
+//     nothing, per set;
+//   - acorn's pp.getTokenFromCode doing ~50% more work (3.3% → 4.7% of self
+//     time, 100 µs), 5 runs a side, 20 draws: flagged in at least 80% of
+//     draws, anything else flagged in at most 1 of 20 (≥ 95% clean);
+//   - the Go program made 15% slower with the same work, 5 runs a side:
+//     the gate fails in at least 80% of 20 draws;
+//   - regressions injected into real runs: the false-alarm rate is at most
+//     alpha plus a binomial allowance (a one-sided binomial test at level
+//     0.01), per cell and pooled.
+//
+// The engine of the time this was written (Mann–Whitney per function,
+// sampling test for one profile a side, no headline verdict) fails most of
+// these, as BASELINE-RESULTS.md under testdata/verdict records: that is
+// the point. The test therefore runs only when HOTBUDGET_VERDICT_TARGETS=1
+// is set, until the verdicts-v2 engine lands; then the gate is to go and
+// this test to run in every `go test`. The harness's mechanics are tested
+// on every run by the bench package's tests and this package's others.
+//
+// The 1000 µs acorn A/B row is printed but not asserted: its A runs vary
+// too much (the changed function's share has a CV of 24% across runs, ~40
+// samples a run) for a 1.28× change to be seen in 80% of 5-vs-5 draws by
+// any test.
+func TestVerdictTargets(t *testing.T) {
+	if os.Getenv("HOTBUDGET_VERDICT_TARGETS") != "1" {
+		t.Skip("the verdict targets of issue 8 fail with today's engine; set HOTBUDGET_VERDICT_TARGETS=1 to run them")
+	}
+	cfg := bench.Config{Data: "../../testdata/verdict", Quick: true}
+	res, err := bench.Run(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables strings.Builder
+	res.Fprint(&tables, "text")
+	t.Logf("quick verdict benchmark:\n%s", tables.String())
+	alpha := res.Config.Alpha
+
+	for _, row := range res.OneASide {
+		if float64(row.Fails) > 0.05*float64(row.Comparisons) {
+			t.Errorf("A/A one a side, %s: %d of %d comparisons fail the gate, want at most 5%% (flagged: %s)", row.Set, row.Fails, row.Comparisons, row.Often)
+		}
+	}
+	for _, row := range res.Splits {
+		if row.Comparisons-row.Fails < 19*row.Comparisons/20 {
+			t.Errorf("A/A 5 vs 5, %s: %d of %d splits fail the gate, want at most 1 (flagged: %s)", row.Set, row.Fails, row.Comparisons, row.Often)
+		}
+	}
+	found := false
+	for _, row := range res.AB {
+		if row.Set != "node-lib 100µs" || row.RunsASide != 5 {
+			continue
+		}
+		found = true
+		if float64(row.Named) < 0.8*float64(row.Comparisons) {
+			t.Errorf("A/B %s 5 vs 5: %s flagged in %d of %d draws, want at least 80%%", row.Set, row.Changed, row.Named, row.Comparisons)
+		}
+		if float64(row.Others) > 0.05*float64(row.Comparisons) {
+			t.Errorf("A/B %s 5 vs 5: other functions flagged in %d of %d draws, want at most 5%% (%s)", row.Set, row.Others, row.Comparisons, row.Often)
+		}
+	}
+	if !found {
+		t.Error("no node-lib 100µs 5-vs-5 A/B row")
+	}
+	for _, row := range res.Whole {
+		if row.RunsASide == 5 && float64(row.Fails) < 0.8*float64(row.Comparisons) {
+			t.Errorf("whole program 15%% slower, %s 5 vs 5: the gate fails in %d of %d draws, want at least 80%%", row.Set, row.Fails, row.Comparisons)
+		}
+	}
+	var alarms, draws int
+	for _, row := range res.Inject {
+		if row.Draws == 0 {
+			continue
+		}
+		alarms += row.FalseAlarms
+		draws += row.Draws
+		if limit := allowance(row.Draws, alpha); row.FalseAlarms > limit {
+			t.Errorf("injected %s +%.0f%% into %s, %d a side: false alarms in %d of %d draws, want at most %d (alpha %g)", row.Function, 100*row.Change, row.Set, row.RunsASide, row.FalseAlarms, row.Draws, limit, alpha)
+		}
+	}
+	if limit := allowance(draws, alpha); alarms > limit {
+		t.Errorf("injection cells: false alarms in %d of %d draws, want at most %d (alpha %g)", alarms, draws, limit, alpha)
+	}
+}
+
+// allowance is the largest number of false alarms in n draws that a false
+// alarm rate of alpha leaves unsurprising: the smallest k with
+// P(Binomial(n, alpha) > k) ≤ 0.01.
+func allowance(n int, alpha float64) int {
+	tail := 1.0 // P(X > k-1) = P(X ≥ k)
+	for k := 0; k <= n; k++ {
+		tail -= binomPMF(n, k, alpha)
+		if tail <= 0.01 {
+			return k
+		}
+	}
+	return n
+}
+
+func binomPMF(n, k int, p float64) float64 {
+	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
+	return math.Exp(lg(n) - lg(k) - lg(n-k) + float64(k)*math.Log(p) + float64(n-k)*math.Log1p(-p))
+}
+
+func TestAllowance(t *testing.T) {
+	// Binomial(20, 0.05): P(X ≥ 4) = 0.0159, P(X ≥ 5) = 0.0026.
+	// Binomial(40, 0.05): P(X ≥ 6) = 0.0139, P(X ≥ 7) = 0.0034.
+	for _, c := range []struct{ n, want int }{{20, 4}, {40, 6}, {1, 1}} {
+		if got := allowance(c.n, 0.05); got != c.want {
+			t.Errorf("allowance(%d, 0.05) = %d, want %d", c.n, got, c.want)
+		}
+	}
+	if got := fmt.Sprintf("%.4f", binomPMF(4, 2, 0.5)); got != "0.3750" {
+		t.Errorf("binomPMF(4, 2, 0.5) = %s, want 0.3750", got)
+	}
+}

@@ -1,0 +1,58 @@
+// Package gorun profiles one run of a Go workload of the verdict benchmark
+// and writes the profile with hotbudget's record of the work the run did.
+package gorun
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"syscall"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/meta"
+)
+
+// Profile runs work under runtime/pprof at its default rate (100 Hz) and
+// writes the profile to path, gzipped, with a meta.Record naming the work
+// unit and the operations work reports having done, and the CPU time the
+// process used meanwhile (getrusage, user+sys).
+func Profile(path, name, unit string, work func() int) error {
+	var buf bytes.Buffer
+	before := cpuNanos()
+	if err := pprof.StartCPUProfile(&buf); err != nil {
+		return err
+	}
+	ops := work()
+	pprof.StopCPUProfile()
+	used := cpuNanos() - before
+	p, err := profile.Parse(&buf)
+	if err != nil {
+		return fmt.Errorf("reading back the profile: %w", err)
+	}
+	meta.Set(p, meta.Record{
+		Name:     name,
+		Build:    runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
+		RateHz:   100,
+		WorkUnit: unit,
+		Runs:     []meta.Run{{Work: float64(ops), CPUNanos: used}},
+	})
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := p.Write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func cpuNanos() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
