@@ -735,12 +735,21 @@ func (s *Settings) weight(row *Row) float64 {
 // confirm checks every function judged regressed or improved for time a
 // JIT moved rather than a change of cost. V8 inlines a callee into its
 // caller in some runs and not in others; the callee's samples are then the
-// caller's, so one function's self time rises as a neighbour's falls. A
-// judged change is taken for such a move when the function's direct
-// callers (their self time, together) or its direct callees (their self
-// time under it, together) moved the other way by at least half as much,
-// and significantly (one-sided, level Alpha, with the same model): noise in
-// a neighbour does not explain a change away, a move does.
+// caller's, so one function's self time rises as a neighbour's falls, and
+// only their sum is the cost of the code.
+//
+// With several runs a side the runs show which neighbours are so coupled
+// with the function: their log times move against it from run to run
+// within a side (correlation of the residuals below −coupling). The change
+// is then judged on the function and its coupled neighbours together, and
+// stands only if that sum changed the same way (level Alpha): a move
+// between them cancels in the sum, a change of the function's own cost
+// does not. Neighbours are its direct callers (their self time, each) and
+// its direct callees (their self time under it, together).
+//
+// With one run a side nothing shows coupling: a change is taken for a move
+// when a neighbour moved the other way, by at least half as much, and
+// significantly.
 func (s *Settings) confirm(rep *Report, ms []*measured, runs []*run, head []bool, expo, ev [][]float64, display []float64) {
 	var cand []*Row
 	names := map[string]bool{}
@@ -753,59 +762,171 @@ func (s *Settings) confirm(rep *Report, ms []*measured, runs []*run, head []bool
 	if len(cand) == 0 {
 		return
 	}
+	nb := 0
+	for _, h := range head {
+		if !h {
+			nb++
+		}
+	}
+	multi := nb >= 2 && len(head)-nb >= 2
 	callers := directCallers(runs, names)
 	lm := s.measure(runs, head, local)
 	byKey := map[string]*measured{}
 	for _, m := range lm {
 		byKey[m.key] = m
 	}
-	// Per candidate, its callers' and its callees' time; then every
-	// function's self time, from which the model learns the noise.
+	type neighbour struct {
+		what string
+		k    []float64
+	}
+	type check struct {
+		row  *Row
+		what string
+		sum  bool // the function with its coupled neighbours
+	}
+	var checks []check
 	var fs []*feature
 	for _, row := range cand {
 		m := ms[row.idx]
-		up := make([]float64, len(runs))
-		down := make([]float64, len(runs))
+		e := expo[row.idx]
+		var nbs []neighbour
+		each := map[string][]float64{}
 		for j, r := range runs {
 			for _, f := range r.funcs {
 				if callers[m.name][f.name] {
-					up[j] += float64(f.self) / r.period
+					if each[f.name] == nil {
+						each[f.name] = make([]float64, len(runs))
+					}
+					each[f.name][j] += float64(f.self) / r.period
 				}
 			}
-			if l := byKey[m.key]; l != nil {
-				down[j] = math.Max(l.k[j]-m.k[j], 0)
-			}
 		}
-		fs = append(fs, &feature{k: up, e: expo[row.idx], ev: ev[row.idx]}, &feature{k: down, e: expo[row.idx], ev: ev[row.idx]})
+		cn := make([]string, 0, len(each))
+		for n := range each {
+			cn = append(cn, n)
+		}
+		sort.Strings(cn)
+		for _, n := range cn {
+			nbs = append(nbs, neighbour{"its caller " + n, each[n]})
+		}
+		if l := byKey[m.key]; l != nil {
+			under := make([]float64, len(runs))
+			for j := range runs {
+				under[j] = math.Max(l.k[j]-m.k[j], 0)
+			}
+			nbs = append(nbs, neighbour{"its direct callees under it", under})
+		}
+		if multi {
+			sum := append([]float64(nil), m.k...)
+			var with []string
+			for _, nb := range nbs {
+				if residualCorrelation(m.k, nb.k, e, head) < -coupling {
+					for j := range sum {
+						sum[j] += nb.k[j]
+					}
+					with = append(with, nb.what)
+				}
+			}
+			if len(with) == 0 {
+				continue
+			}
+			checks = append(checks, check{row, strings.Join(with, " and "), true})
+			fs = append(fs, &feature{k: sum, e: e, ev: ev[row.idx]})
+			continue
+		}
+		for _, nb := range nbs {
+			checks = append(checks, check{row, nb.what, false})
+			fs = append(fs, &feature{k: nb.k, e: e, ev: ev[row.idx]})
+		}
 	}
+	if len(checks) == 0 {
+		return
+	}
+	n0 := len(fs)
 	for i, m := range ms {
 		if m.inBase && m.inHead {
 			fs = append(fs, &feature{k: m.k, e: expo[i], ev: ev[i]})
 		}
 	}
 	fits, _ := fitModel(fs, head, nil)
-	for n, row := range cand {
-		self := math.Log1p(row.Relative)
-		for w, what := range []string{"its direct callers' self time", "its direct callees' self time under it"} {
-			f := fits[2*n+w]
-			rel := f.rate[0] / ratePooled(ms[row.idx].k, expo[row.idx], head)
-			// The neighbours' change in the function's own terms: how
-			// much of its time it is.
-			d := rel * math.Expm1(f.lfc)
-			p := f.pDwn
-			if self < 0 {
-				p = f.pUp
+	done := map[*Row]bool{}
+	for n := 0; n < n0; n++ {
+		c, f := checks[n], fits[n]
+		row := c.row
+		if done[row] {
+			continue
+		}
+		up := row.Delta > 0
+		if c.sum {
+			p := f.pUp
+			if !up {
+				p = f.pDwn
 			}
-			if p >= s.Alpha || math.IsNaN(d) || (self > 0 && d > -math.Expm1(self)/2) || (self < 0 && d < -math.Expm1(self)/2) {
+			if p < s.Alpha && (f.lfc > 0) == up {
 				continue
 			}
+			done[row] = true
 			row.Verdict = Unchanged
 			row.Warnings = append(row.Warnings, fmt.Sprintf(
-				"self time %+.1f%%, while %s changed by %+.1f%% of the function's time (p=%.2g): time moved between them (a JIT inlining in some runs and not in others), not a change of its cost",
-				100*row.Relative, what, 100*d, p))
-			break
+				"self time %+.1f%%, but its runs trade time with %s (a JIT inlining in some runs and not in others), and together they changed %+.1f%% (p=%.2g): not a change shown in its cost",
+				100*row.Relative, c.what, 100*math.Expm1(f.lfc), p))
+			continue
 		}
+		self := math.Log1p(row.Relative)
+		rel := f.rate[0] / ratePooled(ms[row.idx].k, expo[row.idx], head)
+		// The neighbour's change in the function's own terms: how much of
+		// its time it is.
+		d := rel * math.Expm1(f.lfc)
+		p := f.pDwn
+		if !up {
+			p = f.pUp
+		}
+		if p >= s.Alpha || math.IsNaN(d) || (up && d > -math.Expm1(self)/2) || (!up && d < -math.Expm1(self)/2) {
+			continue
+		}
+		done[row] = true
+		row.Verdict = Unchanged
+		row.Warnings = append(row.Warnings, fmt.Sprintf(
+			"self time %+.1f%%, while %s changed by %+.1f%% of the function's time (p=%.2g): time moved between them (a JIT inlining in some runs and not in others), not a change of its cost",
+			100*row.Relative, c.what, 100*d, p))
 	}
+}
+
+// coupling is how strongly a neighbour's time must move against a
+// function's from run to run for the two to be judged together.
+const coupling = 0.5
+
+// residualCorrelation is the correlation of two functions' log times
+// across runs, each taken from its side's mean: how they move together
+// from run to run, whatever the change between the sides.
+func residualCorrelation(a, b, e []float64, head []bool) float64 {
+	ra, rb := residuals(a, e, head), residuals(b, e, head)
+	var sab, saa, sbb float64
+	for j := range ra {
+		sab += ra[j] * rb[j]
+		saa += ra[j] * ra[j]
+		sbb += rb[j] * rb[j]
+	}
+	if saa == 0 || sbb == 0 {
+		return 0
+	}
+	return sab / math.Sqrt(saa*sbb)
+}
+
+func residuals(k, e []float64, head []bool) []float64 {
+	y := make([]float64, len(k))
+	var sum [2]float64
+	var n [2]int
+	for j := range k {
+		y[j] = logRate(k[j], e[j])
+		sum[grp(head[j])] += y[j]
+		n[grp(head[j])]++
+	}
+	for j := range y {
+		g := grp(head[j])
+		y[j] -= sum[g] / float64(n[g])
+	}
+	return y
 }
 
 // ratePooled is the base side's pooled rate of counts k over exposures e.

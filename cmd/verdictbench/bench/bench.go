@@ -35,7 +35,7 @@ import (
 // benchmark asks it, so a new rule (a headline verdict on the whole
 // profile) is one change here.
 func gateFails(rep *diff.Report) bool {
-	return len(rep.Regressions()) > 0
+	return rep.Failed()
 }
 
 // options are the settings every comparison of the benchmark uses: the

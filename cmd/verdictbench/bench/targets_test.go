@@ -1,4 +1,4 @@
-package verdictbench_test
+package bench_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hotbudget/hotbudget/internal/verdictbench/bench"
+	"github.com/hotbudget/hotbudget/cmd/verdictbench/bench"
 )
 
 // TestVerdictTargets runs the verdict benchmark's quick mode on the real
@@ -44,7 +44,7 @@ func TestVerdictTargets(t *testing.T) {
 	if os.Getenv("HOTBUDGET_VERDICT_TARGETS") != "1" {
 		t.Skip("the verdict targets of issue 8 fail with today's engine; set HOTBUDGET_VERDICT_TARGETS=1 to run them")
 	}
-	cfg := bench.Config{Data: "../../testdata/verdict", Quick: true}
+	cfg := bench.Config{Data: "../../../testdata/verdict", Quick: true}
 	res, err := bench.Run(cfg)
 	if err != nil {
 		t.Fatal(err)

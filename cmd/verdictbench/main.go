@@ -5,7 +5,7 @@
 // whole program made ~15% slower, and its power and false-alarm rate on
 // regressions injected into real runs. Run it from the repository root:
 //
-//	go run ./internal/verdictbench/cmd/verdictbench [-quick] [-alpha 0.05] [-format markdown|text]
+//	go run ./cmd/verdictbench [-quick] [-alpha 0.05] [-format markdown|text]
 //
 // Every draw is seeded (-seed): the same data and engine give the same
 // tables. The full run takes a few minutes of CPU on two cores; -quick is
@@ -17,7 +17,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/hotbudget/hotbudget/internal/verdictbench/bench"
+	"github.com/hotbudget/hotbudget/cmd/verdictbench/bench"
 )
 
 func main() {
