@@ -29,80 +29,116 @@
 //     moves the opposite way; to keep an improvement in one function from
 //     showing as a regression in all the others, each function is measured
 //     against a yardstick, assuming most functions did not change. The
-//     functions holding at least 5% of either side (1% when fewer than
-//     three do) each have a pooled ratio, head share / base share; the
+//     functions present in every run with at least 20 samples a run and
+//     1% of either side each have a pooled ratio, head share / base share; the
 //     majority of them whose ratios are closest to the median ratio are the
 //     yardstick, and a function is measured against the yardstick without
 //     itself, so that neither its own change nor another changed function
-//     moves it. In every run, the function's share is divided by the
-//     yardstick's share in that run relative to its share over all runs, so
-//     the yardstick's own run-to-run noise reaches the test instead of being
-//     taken as exact. Row.Scale is how much the yardstick moved. With fewer
-//     than three such functions, each function is compared with the rest
-//     of its profile instead. Either way a function that alone got 20%
-//     slower shows about +20%, however large it is.
+//     moves it. The yardstick is taken in every run: its summed samples
+//     when it has five members or fewer, else the median of its members'
+//     log shares (DESeq2's size factors, robust to one member a JIT moved
+//     in that run); its own noise counts in the test. Row.Scale is how
+//     much the yardstick moved, and Head.Metric is shown corrected for it,
+//     so that Relative = Head/Base − 1 agrees with the values shown. With
+//     fewer than three such functions, each function is compared with the
+//     rest of its profile instead. Either way a function that alone got
+//     20% slower shows about +20%, however large it is.
 //   - Absolute: time per run (mean over runs).
 //   - PerOp: time per unit of work: per unit of an anchor function's total
 //     time (WithAnchor), or per operation (WithOps).
 //
 // # Significance
 //
-// One profile a side: sample counts are binomial (shares: a two-proportion
-// test on the function's samples out of its own and its yardstick's, so
-// that the yardstick's sampling noise counts as well as the function's;
-// out of the profile's when it is compared with the rest) or Poisson
-// (absolute time: a conditional binomial test weighted by the two sampling
-// rates), so a function seen in 3 samples cannot be said to have doubled.
-// Only sampling noise is modelled then, and the report says so: run-to-run
-// noise (a JIT moving time between caller and callee, a busy machine) needs
-// several runs. Exact data (duration events, trace regions) has no sampling
-// noise: the minimum effect alone decides.
+// The noise of a profile is the same problem as read counts per gene in
+// RNA-seq: counts per function, a size per run, noise between runs beyond
+// sampling, few runs and thousands of functions. Compare borrows strength
+// across the functions of the comparison, as DESeq2, edgeR and limma do
+// across genes, and then does what profiles need beyond them.
 //
-// Several runs a side (at least two each): per function, a Mann–Whitney U
-// test over the runs' normalised values (benchmath.AssumeNothing), whose
-// warnings about too few runs are passed on; or, when the caller assumes
-// the values normally distributed (Settings.Assume, WithAssumption),
-// Welch's t-test (benchmath.AssumeNormal), whose p-values do not stop at
-// what five runs can show. Five runs a side is about the
-// least that can show a change at the default Alpha, 0.05, once several
-// functions are tested.
-// Sampled runs must also show the change beyond the sampling noise of their
-// samples pooled over the runs (the one-run test at Alpha), so that runs
-// of a function seen in a handful of samples each, far apart by chance, are
-// not called changed.
-// The test sees run-to-run noise, but not a drift that affects every run of
-// one side alike (a machine that warms up while the base runs): interleave
-// the runs of the two sides.
+// The model: a function's samples in a run vary by sampling (Poisson) and
+// by a run-to-run dispersion φ (the squared coefficient of variation of its
+// rate between runs: a JIT, caches, a busy machine). On the log scale a
+// run's value has variance about 1/samples + φ.
 //
-// Many functions are tested at once. The family is every function present
-// on both sides that is large enough on one of them for its change to reach
-// the absolute minimum (MinShare, default 0.5 share points; MinAbsolute,
-// default 1 ms, in the absolute and per-operation modes): it is chosen by
-// size, never by the observed change, since keeping only the functions that
-// moved most would shrink the correction and let noise through. Within it,
-// the Benjamini–Hochberg procedure keeps the expected share of false alarms
-// among the functions reported slower (and, apart, among those reported
-// faster) at Alpha (default 0.05): Row.Q is the adjusted p-value. Then the
-// minimum effect, both relative (MinRelative, default 10%) and absolute,
-// must be reached.
+// Several runs a side (AssumeModel, the default): φ is learned from the
+// residuals of every function with enough samples (calibrated on their
+// median, so the functions that changed do not inflate it); each
+// function's own variance is moderated toward a prior fitted across all
+// functions (limma's empirical Bayes, with a trend over a function's
+// samples when they span enough of it), and the moderated t statistic has
+// the runs' residual degrees of freedom plus the prior's. Moderation only
+// ever raises a variance: a function whose runs spread more than the prior
+// says (a JIT that compiles it one way in some runs and another in others)
+// keeps its own, with its own degrees of freedom. AssumeNothing and
+// AssumeNormal test each function with only its own runs (Mann–Whitney U,
+// Welch's t-test; benchmath); five runs a side give Mann–Whitney no
+// p-value below 1/252.
 //
-// What that means in practice: when nothing changed, a comparison flags
-// something with probability at most about Alpha, and far less when every
-// sizeable function's run-to-run noise is well below MinRelative. With five
-// runs a side the smallest Mann–Whitney p-value is 0.008, so a regression
-// can be flagged only when nearly every head run is slower than every base
-// run; with more than about six sizeable functions moving the same way, not
-// even then: take more runs, or AssumeNormal (in a simulation of twenty
-// functions of 5%, five runs of 2000 samples and one function 50% slower,
-// Mann–Whitney flagged it in 8% of comparisons and Welch's t-test in 93%,
-// with false alarms still below Alpha). Noise is not only sampling: on Node a hot
-// function's self time varies by up to a third from run to run (JIT), and
-// a profiler sampling every 100 µs slows the whole program by about 16%
-// (Share mode absorbs the latter).
+// One run a side: the spread of all functions' log ratios between the two
+// profiles is fitted as Student's t, a dispersion and a tail weight by
+// maximum likelihood (a few functions move far more than the rest from run
+// to run), never below a 5% coefficient of variation; each function is
+// tested against it, and the report says what change it could have seen.
+// Exact data (duration events, trace regions) has no sampling noise: with
+// one run a side the minimum effect alone decides; with several, the runs'
+// spread.
+//
+// V8 inlines a callee into its caller in some runs and not in others, and
+// the callee's samples then count for the caller: one function's self time
+// rises as a neighbour's falls. With several runs a side, a neighbour (a
+// direct caller, or the direct callees under it) whose time moves against
+// the function's from run to run is judged together with it, and a change
+// stands only if their sum changed too; with one run a side, a neighbour
+// that moved the other way by half as much, significantly, explains the
+// change.
+//
+// The gate asks "is it slower?": p-values are one-sided. Many functions
+// are tested at once. The family is every function present on both sides
+// that is large enough on one of them for its change to reach the absolute
+// minimum (MinShare, default 0.5 share points; MinAbsolute, default 1 ms,
+// in the absolute and per-operation modes): chosen by size, never by the
+// observed change. Weighted Benjamini–Hochberg keeps the expected share of
+// false alarms among the functions reported slower (and, apart, among
+// those reported faster) at Alpha (default 0.05); a function's weight grows
+// with how small a relative change of it could count (a function of 0.5%
+// of the profile must double to move 0.5 share points, one of 5% needs
+// 10%), so the many small functions of a real profile do not hide a large
+// one. Row.Q is the adjusted p-value. Then the minimum effect, both
+// relative (MinRelative, default 10%) and absolute, must be reached.
 //
 // A function is Regressed when Q < Alpha, both minimum effects are reached
-// and it got slower; Improved likewise when it got faster. New and Gone are functions present on one side only,
-// at least as large as the absolute minimum; smaller ones are Unchanged.
+// and it got slower; Improved likewise when it got faster. New and Gone
+// are functions present on one side only, at least as large as the
+// absolute minimum; smaller ones are Unchanged.
+//
+// # The whole program
+//
+// Shares cannot see a program that got slower everywhere. Report.Headline
+// judges the time per unit of work (time without idle time): per
+// iteration of a perfassert capture or per benchmark operation (the work
+// each run did, recorded in the profile), per operation (WithOps), or per
+// run when both sides did the same work (WithSameWork, --same-work). With
+// several runs a side a t-test on the runs' log times; with one, an
+// assumed 5% coefficient of variation. Without a declared unit of work the
+// change is shown, not judged. Report.Failed is the gate: a regressed
+// function or a regressed headline.
+//
+// # Power
+//
+// For every regressed or suspicious function (as large as the minimum
+// change, not shown to be real) and for the headline, the report gives
+// the smallest slowdown the runs at hand would detect with 80%
+// probability were it the only change (Row.MinDetectable) and the runs a
+// side that would detect the minimum change (Row.RunsNeeded).
+//
+// # What it was checked on
+//
+// cmd/verdictbench measures false alarms and power on real recordings
+// under testdata/verdict (acorn and js-yaml under Node at 100 µs and
+// 1000 µs, two Go programs, a real one-function change and a whole program
+// made 15% slower) and on regressions injected into real runs; its quick
+// mode is a test. The constants of the model (model.go) are its
+// assumptions, each documented there; they were not tuned to one data set.
 //
 // # Reports
 //
