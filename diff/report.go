@@ -8,8 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"golang.org/x/perf/benchunit"
 )
 
 // SchemaVersion names the JSON report's schema. It changes only when a field
@@ -113,8 +111,12 @@ func (r *Report) Counts() map[Verdict]int {
 //	  "warnings": [...]
 //	}
 //
-// Example: testdata/diff/regress.json.
+// Example: testdata/diff/regress.json. A report of CompareBench has its
+// own schema, BenchSchemaVersion.
 func (r *Report) WriteJSON(w io.Writer) error {
+	if r.bench {
+		return r.writeBenchJSON(w)
+	}
 	c := r.Counts()
 	rows := make([]Row, len(r.Rows))
 	for i, row := range r.Rows {
@@ -155,10 +157,6 @@ func (r *Report) describe() string {
 	if s.Assume == AssumeNormal {
 		test = "Welch's t-test (runs assumed normal)"
 	}
-	if r.bench {
-		return fmt.Sprintf("medians over runs per benchmark and unit; %s; false-discovery rate %g; minimum change %.0f%%",
-			test, s.Alpha, s.MinRelative*100)
-	}
 	var what string
 	switch s.Mode {
 	case Share:
@@ -184,9 +182,6 @@ func (r *Report) describe() string {
 }
 
 func (r *Report) sideLine(name string, sd Side) string {
-	if r.bench {
-		return fmt.Sprintf("%s: %d runs", name, sd.Runs)
-	}
 	kind := "sampled"
 	if sd.Exact {
 		kind = "exact"
@@ -204,8 +199,6 @@ func (r *Report) sideLine(name string, sd Side) string {
 func (r *Report) formatMetric(row Row, v float64) string {
 	s := r.Settings
 	switch {
-	case r.bench:
-		return benchunit.Scale(v, benchunit.ClassOf(row.File)) + " " + row.File
 	case s.Mode == Share:
 		return fmt.Sprintf("%.2f%%", v*100)
 	case s.Mode == PerOp && s.Anchor != "":
@@ -249,9 +242,6 @@ func pString(row Row) string {
 func (r *Report) summary() string {
 	c := r.Counts()
 	noun := "functions"
-	if r.bench {
-		noun = "benchmark results"
-	}
 	if c[Regressed] == 0 {
 		return fmt.Sprintf("no regression among %d %s (%d improved, %d new, %d gone)",
 			len(r.Rows), noun, c[Improved], c[New], c[Gone])
@@ -271,6 +261,9 @@ func (r *Report) summary() string {
 // first. Functions unchanged below 0.1% of the profile (in Share mode) are
 // summarised in one line.
 func (r *Report) WriteText(w io.Writer) error {
+	if r.bench {
+		return r.writeBenchText(w)
+	}
 	var b strings.Builder
 	fmt.Fprintln(&b, r.sideLine("base", r.Base))
 	fmt.Fprintln(&b, r.sideLine("head", r.Head))
@@ -280,11 +273,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(&b)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	if r.bench {
-		fmt.Fprintln(tw, "base\thead\tchange\tp\tverdict\t\tbenchmark")
-	} else {
-		fmt.Fprintln(tw, "base\thead\tchange\tp\tverdict\t\tfunction")
-	}
+	fmt.Fprintln(tw, "base\thead\tchange\tp\tverdict\t\tfunction")
 	hidden := 0
 	for _, row := range r.Rows {
 		if r.hide(row) {
@@ -315,7 +304,7 @@ func (r *Report) WriteText(w io.Writer) error {
 
 // hide reports whether an unchanged row is too small to show.
 func (r *Report) hide(row Row) bool {
-	if row.Verdict != Unchanged || r.bench {
+	if row.Verdict != Unchanged {
 		return false
 	}
 	if row.Base.Metric == 0 && row.Head.Metric == 0 {
@@ -333,6 +322,9 @@ func (r *Report) hide(row Row) bool {
 // WriteMarkdown writes a report for a pull-request comment: a headline, a
 // table of the functions that changed, and the unchanged ones folded away.
 func (r *Report) WriteMarkdown(w io.Writer) error {
+	if r.bench {
+		return r.writeBenchMarkdown(w)
+	}
 	var b strings.Builder
 	c := r.Counts()
 	icon := "✅"

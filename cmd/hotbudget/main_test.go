@@ -180,5 +180,6 @@ func TestGoldenDiffUsage(t *testing.T) {
 		{name: "diff-unknown-flag", why: "an unknown flag is a usage error", args: []string{"diff", "--sigma", "3", busy, "--", busy}},
 		{name: "bench-one-file", why: "bench wants OLD and NEW", args: []string{"bench", "old.txt"}},
 		{name: "bench-missing-file", why: "a missing file names the file", args: []string{"bench", "testdata/cli/no-old.txt", "testdata/cli/no-new.txt"}},
+		{name: "bench-bad-ignore", why: "--ignore takes configuration keys", args: []string{"bench", "--ignore", "cpu,Goos", "testdata/cli/old.bench.txt", "testdata/cli/new.bench.txt"}},
 	})
 }
