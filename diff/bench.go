@@ -402,10 +402,14 @@ func benchLayout(rows []Row) (common, vary []string) {
 	return common, vary
 }
 
-// benchName names a benchmark in a summary: its full name with its package
-// and the keys that tell it apart from other rows, as
-// "Parse-2 (example.com/app, goarch=arm64)".
-func benchName(row Row, vary []string) string {
+// benchName names a benchmark in a summary: its full name, with its unit
+// if unit is set, and its package and the keys that tell it apart from
+// other rows, as "Parse-2 sec/op (example.com/app, goarch=arm64)".
+func benchName(row Row, vary []string, unit bool) string {
+	name := row.Name
+	if unit {
+		name += " " + row.File
+	}
 	var extra []string
 	if p := row.Config["pkg"]; p != "" {
 		extra = append(extra, p)
@@ -416,9 +420,9 @@ func benchName(row Row, vary []string) string {
 		}
 	}
 	if len(extra) == 0 {
-		return row.Name
+		return name
 	}
-	return row.Name + " (" + strings.Join(extra, ", ") + ")"
+	return name + " (" + strings.Join(extra, ", ") + ")"
 }
 
 func (r *Report) benchDescribe() string {
@@ -449,7 +453,7 @@ func (r *Report) benchSummary(vary []string) string {
 	}
 	var names []string
 	for _, row := range r.Regressions() {
-		names = append(names, benchName(row, vary))
+		names = append(names, benchName(row, vary, true))
 	}
 	if len(names) > 3 {
 		names = append(names[:3], "...")
@@ -504,7 +508,7 @@ func (r *Report) writeBenchText(w io.Writer) error {
 	for _, row := range r.Rows {
 		for _, warn := range row.Warnings {
 			if row.Verdict != Unchanged {
-				fmt.Fprintf(&b, "%s %s: %s\n", benchName(row, vary), row.File, warn)
+				fmt.Fprintf(&b, "%s: %s\n", benchName(row, vary, true), warn)
 			}
 		}
 	}

@@ -118,7 +118,7 @@ func TestCompareBenchPackages(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"goos: linux\n", "pkg  ", "example.com/parsers/ini  Parse-2",
-		"1 of 6 benchmark results regressed: Parse-2 (example.com/parsers/kv)\n"} {
+		"1 of 6 benchmark results regressed: Parse-2 sec/op (example.com/parsers/kv)\n"} {
 		if !strings.Contains(text.String(), s) {
 			t.Errorf("text report lacks %q:\n%s", s, text.String())
 		}
@@ -130,7 +130,7 @@ func TestCompareBenchPackages(t *testing.T) {
 	if err := rep.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"### ❌ hotbudget bench: 1 of 6 benchmark results regressed: Parse-2 (example.com/parsers/kv)",
+	for _, s := range []string{"### ❌ hotbudget bench: 1 of 6 benchmark results regressed: Parse-2 sec/op (example.com/parsers/kv)",
 		"| pkg | benchmark | base | head |", "| `example.com/parsers/kv` | `Parse-2` |", "5 unchanged benchmark results"} {
 		if !strings.Contains(md.String(), s) {
 			t.Errorf("Markdown report lacks %q:\n%s", s, md.String())
