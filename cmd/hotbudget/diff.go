@@ -118,11 +118,24 @@ func (c *cli) report(cmd string, rep *diff.Report, format string) int {
 	if err != nil {
 		return c.inputErr(cmd, err)
 	}
+	anns := reportAnnotations(cmd, rep, cmd == "bench")
+	if err := c.reportGitHub(func(w *bytes.Buffer) error { return rep.WriteMarkdown(w) }, anns); err != nil {
+		return c.inputErr(cmd, err)
+	}
+	if len(rep.Regressions()) > 0 {
+		return exitFail
+	}
+	return exitOK
+}
+
+// reportAnnotations is an ::error annotation per regression of rep, whose
+// rows are benchmarks when bench is set.
+func reportAnnotations(cmd string, rep *diff.Report, bench bool) []annotation {
 	var anns []annotation
 	for _, r := range rep.Regressions() {
 		var msg, file string
 		name := r.Name
-		if cmd == "bench" { // Row.File holds the unit
+		if bench { // Row.File holds the unit
 			if pkg := r.Config["pkg"]; pkg != "" {
 				name += " (" + pkg + ")"
 			}
@@ -136,13 +149,7 @@ func (c *cli) report(cmd string, rep *diff.Report, format string) int {
 		}
 		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + name + " regressed", file: file, msg: msg})
 	}
-	if err := c.reportGitHub(func(w *bytes.Buffer) error { return rep.WriteMarkdown(w) }, anns); err != nil {
-		return c.inputErr(cmd, err)
-	}
-	if len(rep.Regressions()) > 0 {
-		return exitFail
-	}
-	return exitOK
+	return anns
 }
 
 func fmtMetric(v float64, m diff.Mode) string {

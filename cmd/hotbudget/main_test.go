@@ -119,6 +119,7 @@ func TestGoldenBasics(t *testing.T) {
 		{name: "help-diff", why: "every subcommand has --help with examples", args: []string{"diff", "--help"}},
 		{name: "help-bench", why: "every subcommand has --help with examples", args: []string{"bench", "--help"}},
 		{name: "help-check", why: "every subcommand has --help with examples", args: []string{"check", "--help"}},
+		{name: "help-record", why: "every subcommand has --help with examples", args: []string{"record", "--help"}},
 		{name: "help-version", why: "every subcommand has --help", args: []string{"help", "version"}},
 	})
 }
