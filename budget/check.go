@@ -247,11 +247,6 @@ func (c *checker) limit(r *Rule, l Limit) (RuleResult, error) {
 	if err != nil {
 		return rr, err
 	}
-	ms := measures(r, ts)
-	rr.Matched = len(ms)
-	if len(ms) == 0 {
-		return missing(rr, r, names(ts)), nil
-	}
 	// perRun turns a mean per run into the measured quantity: the same,
 	// or per unit of work (time of all runs over work of all runs).
 	perRun, work, unit := 1.0, 0.0, ""
@@ -260,6 +255,11 @@ func (c *checker) limit(r *Rule, l Limit) (RuleResult, error) {
 			return rr, err
 		}
 		perRun = float64(len(ts)) / work
+	}
+	ms := measures(r, ts)
+	rr.Matched = len(ms)
+	if len(ms) == 0 {
+		return missing(rr, r, names(ts)), nil
 	}
 	worst := ms[0]
 	for _, m := range ms[1:] {

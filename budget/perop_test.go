@@ -71,6 +71,17 @@ rules:
 	if c := res.Checks[0]; abs(c.Got-50e6) > 1e-3 || !strings.Contains(c.Message, "self 50ms per iteration > 200µs") {
 		t.Errorf("per iteration: %+v", c)
 	}
+	// A capture written by perfassert.Capture before the typed record
+	// existed says its iterations in a comment of its own.
+	p := busy(t)
+	p.Comments = append(p.Comments, "hotbudget iterations: 1500")
+	res, err = Check(b, []*profile.Profile{p}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Checks[0]; abs(c.Got-100e3) > 1e-6 || !c.Pass {
+		t.Errorf("Capture's iterations comment: %+v, want 100µs per iteration", c)
+	}
 }
 
 func TestCheckPerOpErrors(t *testing.T) {
