@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -50,10 +51,10 @@ the base first (actions/checkout: fetch-depth: 0).
 
 Since both sides do the same work, functions are compared by their CPU
 time per run (--mode absolute; --mode share compares shares of the
-profile). By default only the functions of the packages' modules are judged
-(--only '^example.com/app[./]'): the runtime's time moves with how busy the
-machine is. --only . judges every function. The diff flags below apply to
-the functions; --alpha, --assume and --min-change to the benchmarks too.
+profile). Every function is judged, the runtime's too: code that allocates
+more shows up in runtime.mallocgc. --only '^example.com/app[./]' judges
+your module's functions alone. The diff flags below apply to the
+functions; --alpha, --assume and --min-change to the benchmarks too.
 
 Written under --out:
 
@@ -143,7 +144,6 @@ func (c *cli) record(args []string) int {
 	if err != nil {
 		return c.usageErr("record", "%v", err)
 	}
-	onlySet := d.only != ""
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if !set["mode"] && d.anchor == "" {
@@ -158,14 +158,10 @@ func (c *cli) record(args []string) int {
 	r := &recorder{c: c, o: o}
 	res, err := r.run(ctx, pos[0], pos[1])
 	if err != nil {
-		return c.inputErr("record", err)
-	}
-	if !onlySet && len(res.modules) > 0 {
-		var q []string
-		for _, m := range res.modules {
-			q = append(q, regexp.QuoteMeta(m))
+		if ctx.Err() != nil {
+			err = errors.New("interrupted; the worktrees and temporary files are removed")
 		}
-		opts = append(opts, diff.WithOnly(regexp.MustCompile(`^(`+strings.Join(q, "|")+`)[./]`)))
+		return c.inputErr("record", err)
 	}
 	funcs, err := diff.Compare(res.base, res.head, opts...)
 	if err != nil {
@@ -184,7 +180,6 @@ type recordResult struct {
 	baseRev, headRev     revision
 	base, head           []*profile.Profile // one merged profile per run
 	baseBench, headBench []byte
-	modules              []string // of the packages with benchmarks
 }
 
 type revision struct {
@@ -278,6 +273,7 @@ type recorder struct {
 	o     recordOpts
 	tmp   string
 	start time.Time
+	mu    sync.Mutex // progress is written from the two sides' builds at once
 }
 
 // recSide is one revision being recorded.
@@ -296,7 +292,7 @@ type recSide struct {
 }
 
 type testBinary struct {
-	pkg, module, dir, path string
+	pkg, dir, path string
 }
 
 // leaf is one benchmark that runs on its own: a top-level benchmark, or
@@ -319,6 +315,8 @@ func (l leaf) pattern() string {
 }
 
 func (r *recorder) progress(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	fmt.Fprintf(r.c.stderr, "hotbudget record: "+format+"\n", args...)
 }
 
@@ -451,18 +449,6 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 		return nil, err
 	}
 	res = &recordResult{out: out, baseRev: sides[0].rev, headRev: sides[1].rev}
-	mods := map[string]bool{}
-	for _, l := range leaves {
-		for _, s := range sides {
-			if b := s.bins[l.pkg]; b != nil && b.module != "" && s.leaves[l.key()] {
-				mods[b.module] = true
-			}
-		}
-	}
-	for m := range mods {
-		res.modules = append(res.modules, m)
-	}
-	sort.Strings(res.modules)
 	if err := r.runAll(ctx, sides, leaves, res); err != nil {
 		return nil, err
 	}
@@ -473,7 +459,7 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 // package that has tests.
 func (r *recorder) build(ctx context.Context, s *recSide) error {
 	t0 := time.Now()
-	args := append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{if .Module}}{{.Module.Path}}{{end}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}"}, r.o.pkgs...)
+	args := append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}"}, r.o.pkgs...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = s.dir
 	var stdout, stderr bytes.Buffer
@@ -485,10 +471,10 @@ func (r *recorder) build(ctx context.Context, s *recSide) error {
 	var pkgs []*testBinary
 	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
 		f := strings.Split(line, "\t")
-		if len(f) != 5 || f[3] == "0" && f[4] == "0" {
+		if len(f) != 4 || f[2] == "0" && f[3] == "0" {
 			continue // no test files: no benchmarks
 		}
-		pkgs = append(pkgs, &testBinary{pkg: f[0], dir: f[1], module: f[2]})
+		pkgs = append(pkgs, &testBinary{pkg: f[0], dir: f[1]})
 	}
 	for i, b := range pkgs {
 		b.path = filepath.Join(s.tmp, fmt.Sprintf("pkg%d.test", i))
