@@ -20,6 +20,9 @@
 //	    max_total_share: 70%          # total time at most 70% of the profile
 //	  - match: '^crypto/'             # a regexp (Go syntax) on function names:
 //	    max_self_share: 80%           # every matching function must keep the limits
+//	  - function: main.render         # limits per unit of work (see below):
+//	    max_self_per_op: 20µs         # self time per benchmark op or iteration
+//	    max_total_per_op: 50µs        # total time per op
 //	  - name: hashing stays flat      # an optional label for reports
 //	    function: main.hashBlock
 //	    max_regression: 10%           # vs the baseline (see below)
@@ -31,6 +34,15 @@
 // profile's total time, from 0% to 100%; max_regression is a percentage
 // increase. A bare number is refused: the unit says what it means. Every rule
 // needs function or match (not both) and at least one limit.
+//
+// max_self_per_op and max_total_per_op are durations too, per unit of work
+// the profiles record in hotbudget's metadata: a benchmark op in profiles
+// written by `hotbudget record` (b.N, the iterations it ran), an iteration
+// in perfassert.Capture's. They do not depend on how long the profile ran
+// (-benchtime), unlike max_self. The time of all the profiles is divided by
+// the work of all of them; a profile that records no work count (one written
+// by go test -cpuprofile, say) makes the check an error, and so do profiles
+// that count different units.
 //
 // Semantics, decided here and pinned by tests:
 //
@@ -115,11 +127,13 @@ type Kind string
 
 // The kinds of limit.
 const (
-	MaxSelf       Kind = "max_self"        // Value in nanoseconds
-	MaxTotal      Kind = "max_total"       // Value in nanoseconds
-	MaxSelfShare  Kind = "max_self_share"  // Value a fraction in [0,1]
-	MaxTotalShare Kind = "max_total_share" // Value a fraction in [0,1]
-	MaxRegression Kind = "max_regression"  // Value a relative change (0.10 = +10%)
+	MaxSelf       Kind = "max_self"         // Value in nanoseconds
+	MaxTotal      Kind = "max_total"        // Value in nanoseconds
+	MaxSelfShare  Kind = "max_self_share"   // Value a fraction in [0,1]
+	MaxTotalShare Kind = "max_total_share"  // Value a fraction in [0,1]
+	MaxRegression Kind = "max_regression"   // Value a relative change (0.10 = +10%)
+	MaxSelfPerOp  Kind = "max_self_per_op"  // Value in nanoseconds per unit of work
+	MaxTotalPerOp Kind = "max_total_per_op" // Value in nanoseconds per unit of work
 )
 
 // Limit is one bound of a rule.
@@ -129,12 +143,15 @@ type Limit struct {
 	Line  int
 }
 
-// Unit returns "ns" for time limits, "share" for shares and "relative" for
-// regressions: the unit of Value and of a result's Got.
+// Unit returns "ns" for time limits, "ns/op" for time per unit of work,
+// "share" for shares and "relative" for regressions: the unit of Value and
+// of a result's Got.
 func (k Kind) Unit() string {
 	switch k {
 	case MaxSelf, MaxTotal:
 		return "ns"
+	case MaxSelfPerOp, MaxTotalPerOp:
+		return "ns/op"
 	case MaxSelfShare, MaxTotalShare:
 		return "share"
 	}
@@ -489,7 +506,8 @@ func (v *validator) rule(n *yaml.Node, index int, def Rule) (Rule, bool) {
 	what := fmt.Sprintf("rule %d", index)
 	f, order := v.fields(n, what, "name", "function", "match", "thread", "process", "drop_synthetic",
 		"allow_missing", "metric", "mode", "assume",
-		string(MaxSelf), string(MaxTotal), string(MaxSelfShare), string(MaxTotalShare), string(MaxRegression))
+		string(MaxSelf), string(MaxTotal), string(MaxSelfShare), string(MaxTotalShare), string(MaxRegression),
+		string(MaxSelfPerOp), string(MaxTotalPerOp))
 	if f == nil {
 		return r, false
 	}
@@ -527,7 +545,7 @@ func (v *validator) rule(n *yaml.Node, index int, def Rule) (Rule, bool) {
 	for _, k := range order {
 		x := f[k]
 		switch Kind(k) {
-		case MaxSelf, MaxTotal:
+		case MaxSelf, MaxTotal, MaxSelfPerOp, MaxTotalPerOp:
 			if d, ok := v.duration(x, k); ok {
 				r.Limits = append(r.Limits, Limit{Kind: Kind(k), Value: float64(d), Line: x.Line})
 			}
@@ -538,7 +556,7 @@ func (v *validator) rule(n *yaml.Node, index int, def Rule) (Rule, bool) {
 		}
 	}
 	if len(r.Limits) == 0 && len(v.errs) == before {
-		v.errorf(n, "%s: no limit: give at least one of max_self, max_total, max_self_share, max_total_share, max_regression", what)
+		v.errorf(n, "%s: no limit: give at least one of max_self, max_total, max_self_share, max_total_share, max_self_per_op, max_total_per_op, max_regression", what)
 	}
 	return r, len(v.errs) == before
 }

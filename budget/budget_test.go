@@ -403,7 +403,8 @@ func TestDocExampleParses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the package doc's example does not parse: %v", err)
 	}
-	if len(b.Rules) != 3 || b.Rules[2].Thread != "worker" || b.Rules[0].Thread != "main" || !b.Rules[2].AllowMissing {
+	if len(b.Rules) != 4 || b.Rules[3].Thread != "worker" || b.Rules[0].Thread != "main" || !b.Rules[3].AllowMissing ||
+		b.Rules[2].Limits[0] != (Limit{Kind: MaxSelfPerOp, Value: 20e3, Line: b.Rules[2].Limits[0].Line}) {
 		t.Errorf("doc example parsed as %+v", b.Rules)
 	}
 }

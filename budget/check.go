@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/meta"
 )
 
 // Result is the outcome of checking profiles against a budget: one
@@ -82,7 +84,7 @@ func Check(b *Budget, profiles, baseline []*profile.Profile) (*Result, error) {
 			}
 		}
 	}
-	c := &checker{profiles: profiles, baseline: baseline, tables: map[selKey][]*analysis.Table{}, reports: map[regKey]*diff.Report{}}
+	c := &checker{profiles: profiles, baseline: baseline, tables: map[selKey][]*analysis.Table{}, reports: map[regKey]*diff.Report{}, work: -1}
 	res := &Result{Budget: b.Name, Profiles: len(profiles), Baseline: len(baseline)}
 	for i := range b.Rules {
 		r := &b.Rules[i]
@@ -120,6 +122,43 @@ type checker struct {
 	profiles, baseline []*profile.Profile
 	tables             map[selKey][]*analysis.Table
 	reports            map[regKey]*diff.Report
+	work               float64 // of all profiles, for per-op limits; -1 until read
+	workUnit           string
+}
+
+// workDone returns the work the profiles record, summed, and its unit.
+func (c *checker) workDone() (float64, string, error) {
+	if c.work >= 0 {
+		return c.work, c.workUnit, nil
+	}
+	var sum float64
+	unit, from := "", 0
+	for i, p := range c.profiles {
+		rec, _, err := meta.Get(p)
+		if err != nil {
+			return 0, "", fmt.Errorf("profile %d: %w", i+1, err)
+		}
+		var w float64
+		for _, r := range rec.Runs {
+			w += r.Work
+		}
+		if !(w > 0) || rec.WorkUnit == "" {
+			name := ""
+			if rec.Name != "" {
+				name = fmt.Sprintf(" (%s)", rec.Name)
+			}
+			return 0, "", fmt.Errorf("profile %d%s records no work count, so time per op is unknown: per-op limits need profiles written by hotbudget record (benchmark ops) or perfassert.Capture (iterations); use max_self or max_total for others", i+1, name)
+		}
+		if unit != "" && rec.WorkUnit != unit {
+			return 0, "", fmt.Errorf("profile %d counts its work in %s, profile %d in %s: per-op limits need one unit of work", from, unit, i+1, rec.WorkUnit)
+		}
+		if unit == "" {
+			unit, from = rec.WorkUnit, i+1
+		}
+		sum += w
+	}
+	c.work, c.workUnit = sum, unit
+	return sum, unit, nil
 }
 
 func (c *checker) tablesFor(r *Rule) ([]*analysis.Table, error) {
@@ -160,9 +199,9 @@ type measure struct {
 
 func (m *measure) value(k Kind) float64 {
 	switch k {
-	case MaxSelf:
+	case MaxSelf, MaxSelfPerOp:
 		return m.self
-	case MaxTotal:
+	case MaxTotal, MaxTotalPerOp:
 		return m.total
 	case MaxSelfShare:
 		return m.selfSh
@@ -208,6 +247,15 @@ func (c *checker) limit(r *Rule, l Limit) (RuleResult, error) {
 	if err != nil {
 		return rr, err
 	}
+	// perRun turns a mean per run into the measured quantity: the same,
+	// or per unit of work (time of all runs over work of all runs).
+	perRun, work, unit := 1.0, 0.0, ""
+	if l.Kind == MaxSelfPerOp || l.Kind == MaxTotalPerOp {
+		if work, unit, err = c.workDone(); err != nil {
+			return rr, err
+		}
+		perRun = float64(len(ts)) / work
+	}
 	ms := measures(r, ts)
 	rr.Matched = len(ms)
 	if len(ms) == 0 {
@@ -220,7 +268,7 @@ func (c *checker) limit(r *Rule, l Limit) (RuleResult, error) {
 		}
 	}
 	rr.Function, rr.File, rr.FuncLine = worst.name, worst.file, worst.line
-	rr.Got = worst.value(l.Kind)
+	rr.Got = worst.value(l.Kind) * perRun
 	rr.Pass = rr.Got <= l.Value
 	var total float64
 	for _, t := range ts {
@@ -234,14 +282,19 @@ func (c *checker) limit(r *Rule, l Limit) (RuleResult, error) {
 	if r.Match != nil {
 		subject = fmt.Sprintf("%s (worst of %d matching %s)", worst.name, len(ms), r.Selector())
 	}
-	what := map[Kind]string{MaxSelf: "self", MaxTotal: "total", MaxSelfShare: "self share", MaxTotalShare: "total share"}[l.Kind]
-	if l.Kind.Unit() == "ns" {
+	what := map[Kind]string{MaxSelf: "self", MaxTotal: "total", MaxSelfShare: "self share", MaxTotalShare: "total share",
+		MaxSelfPerOp: "self", MaxTotalPerOp: "total"}[l.Kind]
+	switch l.Kind.Unit() {
+	case "ns/op":
+		rr.Message = fmt.Sprintf("%s: %s %s per %s %s %s (%s of %s total over %s %ss)", subject, what, fmtNS(rr.Got), unit, op,
+			fmtNS(l.Value), fmtNS(worst.value(l.Kind)*float64(len(ts))), fmtNS(total*float64(len(ts))), fmtCount(work), unit)
+	case "ns":
 		share := 0.0
 		if total > 0 {
 			share = rr.Got / total
 		}
 		rr.Message = fmt.Sprintf("%s: %s %s %s %s (%s of %s total)", subject, what, fmtNS(rr.Got), op, fmtNS(l.Value), fmtPct(share), fmtNS(total))
-	} else {
+	default:
 		rr.Message = fmt.Sprintf("%s: %s %s %s %s (%s of %s total)", subject, what, fmtPct(rr.Got), op, fmtPct(l.Value), fmtNS(rr.Got*total), fmtNS(total))
 	}
 	if len(ts) > 1 {
@@ -396,6 +449,11 @@ func fmtNS(ns float64) string {
 		v, unit = v/1e3, "µs"
 	}
 	return strings.TrimSuffix(fmt.Sprintf("%.2f", v), ".00") + unit
+}
+
+// fmtCount formats a count of work units: an integer when it is one.
+func fmtCount(w float64) string {
+	return strconv.FormatFloat(w, 'f', -1, 64)
 }
 
 func fmtPct(f float64) string {

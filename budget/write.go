@@ -84,6 +84,8 @@ func format(v float64, unit string) string {
 	switch unit {
 	case "ns":
 		return fmtNS(v)
+	case "ns/op":
+		return fmtNS(v) + "/op"
 	case "share":
 		return fmtPct(v)
 	}
@@ -106,7 +108,8 @@ type jsonResult struct {
 //	 "checks":[{"line","rule","selector","check","pass","missing","matched",
 //	   "function","file","function_line","unit","got","limit","verdict","q","message","warnings"}]}
 //
-// unit is "ns", "share" (0..1) or "relative" (0.1 = +10%); got and limit are in it.
+// unit is "ns", "ns/op" (per unit of work), "share" (0..1) or "relative"
+// (0.1 = +10%); got and limit are in it.
 func (r *Result) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -1,26 +1,45 @@
 package diff
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
+	"golang.org/x/perf/benchproc"
+	"golang.org/x/perf/benchunit"
 )
+
+// BenchSchemaVersion names the JSON schema of CompareBench's reports.
+const BenchSchemaVersion = "hotbudget.bench/v1"
 
 // CompareBench compares `go test -bench` outputs (the benchfmt format;
 // several -count runs per benchmark) with the same verdict engine as
 // Compare: for each benchmark and unit, a Mann–Whitney U test over the runs
 // (benchmath.AssumeNothing, with its warnings when there are too few runs),
 // Benjamini–Hochberg across all of them, and the minimum relative change.
-// Row.Name is the benchmark, Row.File its unit (tidied as benchstat does:
-// ns/op becomes sec/op), Base.Metric and Head.Metric the medians. For units
-// where higher is better (throughput: a unit ending in "/s", or a unit
-// declared "better=higher") an increase is an improvement.
+//
+// Benchmarks are told apart as benchstat tells them apart by default
+// (-table .config -row .fullname): by their full name (Parse-2, with
+// sub-benchmark and GOMAXPROCS suffix) and by the file-level configuration
+// printed before them (pkg, goos, goarch, cpu and any other "key: value"
+// line), so two packages' BenchmarkParse are two benchmarks.
+// Settings.BenchIgnore (WithBenchIgnore) drops keys from that, as
+// benchstat's -ignore does.
+//
+// Row.Name is the full name, Row.Config the configuration, Row.File the
+// unit (tidied as benchstat does: ns/op becomes sec/op), Base.Metric and
+// Head.Metric the medians. For units where higher is better (throughput:
+// a unit ending in "/s", or a unit declared "better=higher") an increase is
+// an improvement. The report's writers word it for benchmarks (its JSON
+// schema is BenchSchemaVersion).
 func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 	s := DefaultSettings
 	for _, o := range opts {
@@ -34,21 +53,28 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	bv, bh, err := readBench("base", base)
+	if s.Assume == AssumeModel {
+		// Benchmarks are few and each has its own unit: there is no
+		// family of functions to learn a noise model from. Mann–Whitney,
+		// as benchstat.
+		s.Assume = AssumeNothing
+	}
+	br, err := newBenchReader(s.BenchIgnore)
 	if err != nil {
 		return nil, err
 	}
-	hv, hh, err := readBench("head", head)
+	bv, bh, err := br.read("base", base)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Settings: s, Base: Side{Runs: bv.runs}, Head: Side{Runs: hv.runs}}
+	hv, hh, err := br.read("head", head)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Settings: s, Base: Side{Runs: bv.runs}, Head: Side{Runs: hv.runs}, bench: true}
 	higher := func(unit string) bool {
 		return bh[unit] || hh[unit] || strings.HasSuffix(unit, "/s")
 	}
-	th := benchmath.DefaultThresholds
-	th.CompareAlpha = s.Alpha
-	var cand []int
 	keys := map[benchKey]bool{}
 	for k := range bv.vals {
 		keys[k] = true
@@ -57,7 +83,7 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 		keys[k] = true
 	}
 	for k := range keys {
-		row := Row{Name: k.name, File: k.unit, P: 1, Q: 1, Test: "none"}
+		row := Row{Name: k.name, File: k.unit, Config: br.configMap(k.config), P: 1, Q: 1, Test: "none"}
 		b, inB := bv.vals[k]
 		h, inH := hv.vals[k]
 		if inB {
@@ -91,13 +117,12 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
+	var up, down, cand []int
 	for i := range rep.Rows {
-		if rep.Rows[i].Verdict == "" {
-			cand = append(cand, i)
+		if rep.Rows[i].Verdict != "" {
+			continue
 		}
-	}
-	var up, down []int
-	for _, i := range cand {
+		cand = append(cand, i)
 		if rep.Rows[i].Delta > 0 {
 			up = append(up, i)
 		} else {
@@ -126,26 +151,96 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 		if verdictOrder[a.Verdict] != verdictOrder[b.Verdict] {
 			return verdictOrder[a.Verdict] < verdictOrder[b.Verdict]
 		}
+		if ca, cb := configString(a.Config), configString(b.Config); ca != cb {
+			return ca < cb
+		}
 		if a.Name != b.Name {
 			return a.Name < b.Name
 		}
-		return a.File < b.File
+		return br.units[a.File] < br.units[b.File] // as the input lists them
 	})
-	rep.bench = true
 	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "results")...)
+	rep.Warnings = append(rep.Warnings, configMismatch(rep.Rows)...)
 	return rep, nil
 }
 
-type benchKey struct{ name, unit string }
+// WithBenchIgnore makes CompareBench ignore these configuration keys when
+// it tells benchmarks apart (Settings.BenchIgnore; benchstat's -ignore): a
+// file-level key such as "cpu" or "goos", or a sub-name key such as
+// "/gomaxprocs".
+func WithBenchIgnore(keys ...string) Option {
+	return optionFunc(func(s *Settings) error {
+		for _, k := range keys {
+			if !benchKeyRE.MatchString(k) {
+				return fmt.Errorf("diff: cannot ignore %q: want a configuration key such as cpu or goos, or a sub-name key such as /gomaxprocs", k)
+			}
+		}
+		s.BenchIgnore = append(s.BenchIgnore[:len(s.BenchIgnore):len(s.BenchIgnore)], keys...)
+		return nil
+	})
+}
+
+// benchKeyRE is a key benchproc projects on its own: a file configuration
+// key or a sub-name key, without sort orders or filters.
+var benchKeyRE = regexp.MustCompile(`^/?[a-z][^\s:,@()"*/]*$`)
+
+type benchKey struct {
+	config     benchproc.Key
+	name, unit string
+}
 
 type benchSide struct {
 	vals map[benchKey][]float64
 	runs int // most runs of any benchmark
 }
 
-// readBench reads one benchfmt stream; higher lists the units declared
+// benchReader projects results of both sides on the same keys.
+type benchReader struct {
+	config, name *benchproc.Projection
+	nameField    *benchproc.Field
+	units        map[string]int // order of first appearance
+}
+
+func newBenchReader(ignore []string) (*benchReader, error) {
+	var p benchproc.ProjectionParser
+	filter, err := benchproc.NewFilter("*")
+	if err != nil {
+		return nil, err
+	}
+	config, err := p.Parse(".config", filter)
+	if err != nil {
+		return nil, err
+	}
+	name, err := p.Parse(".fullname", filter)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range ignore {
+		if !benchKeyRE.MatchString(k) {
+			return nil, fmt.Errorf("diff: cannot ignore %q: want a configuration key such as cpu or goos, or a sub-name key such as /gomaxprocs", k)
+		}
+		// Parsed keys are excluded from .config and .fullname.
+		if _, err := p.Parse(k, filter); err != nil {
+			return nil, fmt.Errorf("diff: ignoring %q: %w", k, err)
+		}
+	}
+	return &benchReader{config: config, name: name, nameField: name.Fields()[0], units: map[string]int{}}, nil
+}
+
+// configMap is k's configuration, blank values left out.
+func (br *benchReader) configMap(k benchproc.Key) map[string]string {
+	m := map[string]string{}
+	for _, f := range br.config.FlattenedFields() {
+		if v := strings.TrimSpace(k.Get(f)); v != "" {
+			m[f.Name] = v
+		}
+	}
+	return m
+}
+
+// read reads one benchfmt stream; higher lists the units declared
 // better=higher.
-func readBench(name string, r io.Reader) (*benchSide, map[string]bool, error) {
+func (br *benchReader) read(name string, r io.Reader) (*benchSide, map[string]bool, error) {
 	if r == nil {
 		return nil, nil, fmt.Errorf("diff: no %s benchmark input", name)
 	}
@@ -155,8 +250,13 @@ func readBench(name string, r io.Reader) (*benchSide, map[string]bool, error) {
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
 		case *benchfmt.Result:
+			cfg := br.config.Project(rec)
+			full := br.name.Project(rec).Get(br.nameField)
 			for _, v := range rec.Values {
-				k := benchKey{rec.Name.String(), v.Unit}
+				if _, ok := br.units[v.Unit]; !ok {
+					br.units[v.Unit] = len(br.units)
+				}
+				k := benchKey{cfg, full, v.Unit}
 				sd.vals[k] = append(sd.vals[k], v.Value)
 				sd.runs = max(sd.runs, len(sd.vals[k]))
 			}
@@ -181,4 +281,408 @@ func readBench(name string, r io.Reader) (*benchSide, map[string]bool, error) {
 		}
 	}
 	return sd, higher, nil
+}
+
+// configMismatch explains benchmarks found on one side only because their
+// configuration differs between the sides (another machine, another Go
+// version): they are new and gone instead of compared.
+func configMismatch(rows []Row) []string {
+	type pair struct{ base, head string }
+	diffs := map[string]map[pair]bool{}
+	gone := map[string][]map[string]string{}
+	for _, row := range rows {
+		if row.Verdict == Gone {
+			gone[row.Name+" "+row.File] = append(gone[row.Name+" "+row.File], row.Config)
+		}
+	}
+	n := 0
+	for _, row := range rows {
+		if row.Verdict != New {
+			continue
+		}
+		found := false
+		for _, bc := range gone[row.Name+" "+row.File] {
+			for _, k := range configKeys(bc, row.Config) {
+				if bc[k] == row.Config[k] || k == "pkg" && bc[k] != "" && row.Config[k] != "" {
+					continue // another package's benchmark of the same name
+				}
+				if diffs[k] == nil {
+					diffs[k] = map[pair]bool{}
+				}
+				diffs[k][pair{bc[k], row.Config[k]}] = true
+				found = true
+			}
+		}
+		if found {
+			n++
+		}
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	var keys, parts []string
+	for k := range diffs {
+		keys = append(keys, k)
+	}
+	sortConfigKeys(keys)
+	for _, k := range keys {
+		var ps []string
+		for p := range diffs[k] {
+			ps = append(ps, fmt.Sprintf("%q in base, %q in head", p.base, p.head))
+		}
+		sort.Strings(ps)
+		parts = append(parts, k+" "+strings.Join(ps, "; "))
+	}
+	return []string{fmt.Sprintf("%d benchmark results are on one side only because their configuration differs (%s): they are not compared; ignore the key to compare them anyway (benchstat's -ignore; hotbudget bench --ignore %s)",
+		n, strings.Join(parts, ", "), strings.Join(keys, ","))}
+}
+
+// configKeys lists the keys of the maps in the usual order.
+func configKeys(ms ...map[string]string) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, m := range ms {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sortConfigKeys(keys)
+	return keys
+}
+
+// sortConfigKeys sorts keys in the order `go test` prints them, then
+// alphabetically.
+func sortConfigKeys(keys []string) {
+	rank := map[string]int{"goos": 1, "goarch": 2, "pkg": 3, "cpu": 4}
+	sort.Slice(keys, func(i, j int) bool {
+		ri, rj := rank[keys[i]], rank[keys[j]]
+		if ri == 0 {
+			ri = len(rank) + 1
+		}
+		if rj == 0 {
+			rj = len(rank) + 1
+		}
+		if ri != rj {
+			return ri < rj
+		}
+		return keys[i] < keys[j]
+	})
+}
+
+// configString is m in a fixed order, for sorting and grouping.
+func configString(m map[string]string) string {
+	var b strings.Builder
+	for _, k := range configKeys(m) {
+		fmt.Fprintf(&b, "%s\x00%s\x00", k, m[k])
+	}
+	return b.String()
+}
+
+// benchLayout splits the rows' configuration keys into those every row
+// shares with one value (printed once) and those that vary (a column).
+func benchLayout(rows []Row) (common, vary []string) {
+	keys := configKeys(func() []map[string]string {
+		ms := make([]map[string]string, len(rows))
+		for i, r := range rows {
+			ms[i] = r.Config
+		}
+		return ms
+	}()...)
+	for _, k := range keys {
+		same := true
+		for _, r := range rows {
+			if v, ok := r.Config[k]; !ok || v != rows[0].Config[k] {
+				same = false
+				break
+			}
+		}
+		if same {
+			common = append(common, k)
+		} else {
+			vary = append(vary, k)
+		}
+	}
+	return common, vary
+}
+
+// benchName names a benchmark in a summary: its full name, with its unit
+// if unit is set, and its package and the keys that tell it apart from
+// other rows, as "Parse-2 sec/op (example.com/app, goarch=arm64)".
+func benchName(row Row, vary []string, unit bool) string {
+	name := row.Name
+	if unit {
+		name += " " + row.File
+	}
+	var extra []string
+	if p := row.Config["pkg"]; p != "" {
+		extra = append(extra, p)
+	}
+	for _, k := range vary {
+		if k != "pkg" && row.Config[k] != "" {
+			extra = append(extra, k+"="+row.Config[k])
+		}
+	}
+	if len(extra) == 0 {
+		return name
+	}
+	return name + " (" + strings.Join(extra, ", ") + ")"
+}
+
+func (r *Report) benchDescribe() string {
+	test := "Mann-Whitney U"
+	if r.Settings.Assume == AssumeNormal {
+		test = "Welch's t-test (runs assumed normal)"
+	}
+	return fmt.Sprintf("medians over runs per benchmark and unit; %s; false-discovery rate %g; minimum change %.0f%%",
+		test, r.Settings.Alpha, r.Settings.MinRelative*100)
+}
+
+func benchRuns(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
+}
+
+func benchValue(row Row, v float64) string {
+	return benchunit.Scale(v, benchunit.ClassOf(row.File)) + " " + row.File
+}
+
+func (r *Report) benchSummary(vary []string) string {
+	c := r.Counts()
+	if c[Regressed] == 0 {
+		return fmt.Sprintf("no regression among %d benchmark results (%d improved, %d new, %d gone)",
+			len(r.Rows), c[Improved], c[New], c[Gone])
+	}
+	var names []string
+	for _, row := range r.Regressions() {
+		names = append(names, benchName(row, vary, true))
+	}
+	if len(names) > 3 {
+		names = append(names[:3], "...")
+	}
+	return fmt.Sprintf("%d of %d benchmark results regressed: %s", c[Regressed], len(r.Rows), strings.Join(names, ", "))
+}
+
+// writeBenchText is WriteText for benchmarks: the configuration every
+// benchmark shares printed once, as benchstat does, and a column for each
+// key that varies (pkg, with several packages).
+func (r *Report) writeBenchText(w io.Writer) error {
+	common, vary := benchLayout(r.Rows)
+	var b strings.Builder
+	fmt.Fprintf(&b, "base: %s\nhead: %s\n", benchRuns(r.Base.Runs), benchRuns(r.Head.Runs))
+	fmt.Fprintln(&b, "compared:", r.benchDescribe())
+	for _, warn := range r.Warnings {
+		fmt.Fprintln(&b, "warning:", warn)
+	}
+	for _, k := range common {
+		fmt.Fprintf(&b, "%s: %s\n", k, r.Rows[0].Config[k])
+	}
+	fmt.Fprintln(&b)
+	// The configuration columns and the name are left-aligned in one
+	// last cell; tabwriter right-aligns the numbers before it.
+	width := make([]int, len(vary))
+	for i, k := range vary {
+		width[i] = len(k)
+		for _, row := range r.Rows {
+			width[i] = max(width[i], len(row.Config[k]))
+		}
+	}
+	label := func(cells []string, name string) string {
+		var l strings.Builder
+		for i, c := range cells {
+			fmt.Fprintf(&l, "%-*s  ", width[i], c)
+		}
+		return l.String() + name
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "base\thead\tchange\tp\tverdict\t\t%s\n", label(vary, "benchmark"))
+	for _, row := range r.Rows {
+		cells := make([]string, len(vary))
+		for i, k := range vary {
+			cells[i] = row.Config[k]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%s\n", benchValue(row, row.Base.Metric), benchValue(row, row.Head.Metric),
+			r.change(row), pString(row), row.Verdict, label(cells, row.Name))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, row := range r.Rows {
+		for _, warn := range row.Warnings {
+			if row.Verdict != Unchanged {
+				fmt.Fprintf(&b, "%s: %s\n", benchName(row, vary, true), warn)
+			}
+		}
+	}
+	fmt.Fprintln(&b)
+	fmt.Fprintln(&b, r.benchSummary(vary))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeBenchMarkdown is WriteMarkdown for benchmarks.
+func (r *Report) writeBenchMarkdown(w io.Writer) error {
+	common, vary := benchLayout(r.Rows)
+	var b strings.Builder
+	icon := "✅"
+	if len(r.Regressions()) > 0 {
+		icon = "❌"
+	}
+	fmt.Fprintf(&b, "### %s hotbudget bench: %s\n\n", icon, mdEscape(r.benchSummary(vary)))
+	fmt.Fprintf(&b, "Base: %s  \nHead: %s  \nCompared: %s.", benchRuns(r.Base.Runs), benchRuns(r.Head.Runs), r.benchDescribe())
+	if len(common) > 0 {
+		var cfg []string
+		for _, k := range common {
+			cfg = append(cfg, fmt.Sprintf("%s `%s`", k, mdCode(r.Rows[0].Config[k])))
+		}
+		fmt.Fprintf(&b, "  \nConfiguration: %s.", strings.Join(cfg, ", "))
+	}
+	fmt.Fprint(&b, "\n\n")
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(&b, "> ⚠️ %s\n", mdEscape(warn))
+	}
+	if len(r.Warnings) > 0 {
+		fmt.Fprintln(&b)
+	}
+	table := func(rows []Row) {
+		fmt.Fprint(&b, "|")
+		for _, k := range vary {
+			fmt.Fprintf(&b, " %s |", mdEscape(k))
+		}
+		fmt.Fprintln(&b, " benchmark | base | head | change | p | verdict |")
+		fmt.Fprintln(&b, "|"+strings.Repeat(":--|", len(vary))+":--|--:|--:|--:|--:|:--|")
+		for _, row := range rows {
+			fmt.Fprint(&b, "|")
+			for _, k := range vary {
+				fmt.Fprintf(&b, " `%s` |", mdCode(row.Config[k]))
+			}
+			fmt.Fprintf(&b, " `%s` | %s | %s | %s | %s | %s |\n", mdCode(row.Name), benchValue(row, row.Base.Metric),
+				benchValue(row, row.Head.Metric), r.change(row), pString(row), row.Verdict)
+		}
+	}
+	var changed, same []Row
+	for _, row := range r.Rows {
+		if row.Verdict == Unchanged {
+			same = append(same, row)
+		} else {
+			changed = append(changed, row)
+		}
+	}
+	if len(changed) > 0 {
+		table(changed)
+		fmt.Fprintln(&b)
+	}
+	if len(same) > 0 {
+		const maxRows = 50
+		more := ""
+		if len(same) > maxRows {
+			more = fmt.Sprintf(", first %d shown", maxRows)
+			same = same[:maxRows]
+		}
+		fmt.Fprintf(&b, "<details><summary>%d unchanged benchmark results%s</summary>\n\n", len(same), more)
+		table(same)
+		fmt.Fprintln(&b, "\n</details>")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// benchJSON is the JSON schema of a benchmark report (BenchSchemaVersion).
+type benchJSON struct {
+	Schema      string          `json:"schema"`
+	Assume      Assumption      `json:"assume"`
+	Alpha       float64         `json:"alpha"`
+	MinRelative float64         `json:"min_relative"`
+	Ignore      []string        `json:"ignore"`
+	Base        benchJSONSide   `json:"base"`
+	Head        benchJSONSide   `json:"head"`
+	Regressed   int             `json:"regressed"`
+	Improved    int             `json:"improved"`
+	New         int             `json:"new"`
+	Gone        int             `json:"gone"`
+	Benchmarks  []benchJSONItem `json:"benchmarks"`
+	Warnings    []string        `json:"warnings"`
+}
+
+type benchJSONSide struct {
+	Runs int `json:"runs"`
+}
+
+type benchJSONItem struct {
+	Name     string            `json:"name"`
+	Package  string            `json:"package"`
+	Config   map[string]string `json:"config"`
+	Unit     string            `json:"unit"`
+	Base     benchJSONValue    `json:"base"`
+	Head     benchJSONValue    `json:"head"`
+	Delta    float64           `json:"delta"`
+	Relative float64           `json:"relative"`
+	P        float64           `json:"p"`
+	Q        float64           `json:"q"`
+	Test     string            `json:"test"`
+	Verdict  Verdict           `json:"verdict"`
+	Warnings []string          `json:"warnings"`
+}
+
+type benchJSONValue struct {
+	Median float64 `json:"median"`
+	Runs   int64   `json:"runs"`
+}
+
+// writeBenchJSON is WriteJSON for benchmarks:
+//
+//	{
+//	  "schema": "hotbudget.bench/v1",
+//	  "assume": "nothing" | "normal",
+//	  "alpha": 0.05,          // false-discovery rate across results
+//	  "min_relative": 0.1,    // smallest relative change judged
+//	  "ignore": ["cpu"],      // configuration keys ignored
+//	  "base": {"runs": 10},   // most runs of any benchmark
+//	  "head": {...},
+//	  "regressed": 1, "improved": 0, "new": 0, "gone": 0,
+//	  "benchmarks": [{
+//	    "name": "Parse-2",    // full name, as benchstat's .fullname
+//	    "package": "example.com/app",
+//	    "config": {"goos": "linux", "goarch": "amd64", "pkg": "example.com/app", "cpu": "..."},
+//	    "unit": "sec/op",     // tidied as benchstat does
+//	    "base": {"median": 1e-6, "runs": 10},
+//	    "head": {...},
+//	    "delta": head - base (negated for higher-is-better units),
+//	    "relative": relative change, worse positive (0.3 = 30% worse),
+//	    "p", "q", "test": "mann-whitney" | "welch-t" | "none",
+//	    "verdict": "regressed" | "improved" | "unchanged" | "new" | "gone",
+//	    "warnings": [...]
+//	  }],
+//	  "warnings": [...]
+//	}
+func (r *Report) writeBenchJSON(w io.Writer) error {
+	c := r.Counts()
+	out := benchJSON{
+		Schema: BenchSchemaVersion, Assume: r.Settings.Assume, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
+		Ignore: append([]string{}, r.Settings.BenchIgnore...),
+		Base:   benchJSONSide{r.Base.Runs}, Head: benchJSONSide{r.Head.Runs},
+		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone],
+		Benchmarks: make([]benchJSONItem, 0, len(r.Rows)),
+		Warnings:   append([]string{}, r.Warnings...),
+	}
+	for _, row := range r.Rows {
+		cfg := row.Config
+		if cfg == nil {
+			cfg = map[string]string{}
+		}
+		out.Benchmarks = append(out.Benchmarks, benchJSONItem{
+			Name: row.Name, Package: row.Config["pkg"], Config: cfg, Unit: row.File,
+			Base:  benchJSONValue{finite(row.Base.Metric), row.Base.Samples},
+			Head:  benchJSONValue{finite(row.Head.Metric), row.Head.Samples},
+			Delta: finite(row.Delta), Relative: finite(row.Relative), P: finite(row.P), Q: finite(row.Q),
+			Test: row.Test, Verdict: row.Verdict, Warnings: append([]string{}, row.Warnings...),
+		})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }

@@ -119,6 +119,11 @@ type Settings struct {
 	// match it. The others still count in every total and yardstick, but
 	// get no row: they are neither tested nor reported.
 	Only *regexp.Regexp
+
+	// BenchIgnore lists the configuration keys CompareBench does not tell
+	// benchmarks apart by (benchstat's -ignore): "cpu" when the two sides
+	// ran on different machines, "/gomaxprocs" for different core counts.
+	BenchIgnore []string
 }
 
 // DefaultSettings are the settings used when no option changes them.
@@ -196,6 +201,11 @@ type Row struct {
 	RunsNeeded    int      `json:"runs_needed"`
 	Verdict       Verdict  `json:"verdict"`
 	Warnings      []string `json:"warnings,omitempty"`
+
+	// Config is a benchmark's file-level configuration (CompareBench):
+	// the "key: value" lines `go test` prints before it, such as pkg,
+	// goos, goarch and cpu. Nil for functions.
+	Config map[string]string `json:"config,omitempty"`
 
 	tested     bool
 	pUp, pDown float64 // one-sided p-values, slower and faster

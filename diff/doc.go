@@ -146,5 +146,6 @@
 // a pull-request comment; WriteJSON a stable schema (SchemaVersion), each
 // function's verdict, p, q and change. ToPprof exports the difference in
 // pprof's -diff_base convention; CompareBench judges `go test -bench`
-// outputs with the same engine.
+// outputs with the same engine, telling benchmarks apart by package and
+// configuration as benchstat does.
 package diff

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"golang.org/x/perf/benchunit"
 )
 
 // SchemaVersion names the JSON report's schema. It changes only when a field
@@ -102,7 +100,11 @@ func (r *Report) Counts() map[Verdict]int {
 // v2 differs from v1: p is one-sided; base and head metrics are the fitted
 // values whose ratio is relative; headline, noise, failed, same_work,
 // min_detectable and runs_needed are new. Example: testdata/diff/regress.json.
+// A report of CompareBench has its own schema, BenchSchemaVersion.
 func (r *Report) WriteJSON(w io.Writer) error {
+	if r.bench {
+		return r.writeBenchJSON(w)
+	}
 	c := r.Counts()
 	rows := make([]Row, len(r.Rows))
 	for i, row := range r.Rows {
@@ -155,10 +157,6 @@ func (r *Report) describe() string {
 			test = "moderated t (run-to-run noise learned across functions)"
 		}
 	}
-	if r.bench {
-		return fmt.Sprintf("medians over runs per benchmark and unit; %s; false-discovery rate %g; minimum change %.0f%%",
-			test, s.Alpha, s.MinRelative*100)
-	}
 	var what string
 	switch s.Mode {
 	case Share:
@@ -184,9 +182,6 @@ func (r *Report) describe() string {
 }
 
 func (r *Report) sideLine(name string, sd Side) string {
-	if r.bench {
-		return fmt.Sprintf("%s: %d runs", name, sd.Runs)
-	}
 	kind := "sampled"
 	if sd.Exact {
 		kind = "exact"
@@ -204,8 +199,6 @@ func (r *Report) sideLine(name string, sd Side) string {
 func (r *Report) formatMetric(row Row, v float64) string {
 	s := r.Settings
 	switch {
-	case r.bench:
-		return benchunit.Scale(v, benchunit.ClassOf(row.File)) + " " + row.File
 	case s.Mode == Share:
 		return fmt.Sprintf("%.2f%%", v*100)
 	case s.Mode == PerOp && s.Anchor != "":
@@ -249,9 +242,6 @@ func pString(row Row) string {
 func (r *Report) summary() string {
 	c := r.Counts()
 	noun := "functions"
-	if r.bench {
-		noun = "benchmark results"
-	}
 	var line string
 	if c[Regressed] == 0 {
 		line = fmt.Sprintf("no regression among %d %s (%d improved, %d new, %d gone)",
@@ -357,12 +347,17 @@ func (r *Report) powerLines() []string {
 // first. Functions unchanged below 0.1% of the profile (in Share mode) are
 // summarised in one line.
 func (r *Report) WriteText(w io.Writer) error {
+	if r.bench {
+		return r.writeBenchText(w)
+	}
 	var b strings.Builder
 	fmt.Fprintln(&b, r.sideLine("base", r.Base))
 	fmt.Fprintln(&b, r.sideLine("head", r.Head))
 	fmt.Fprintln(&b, "compared:", r.describe())
 	if !r.bench {
-		fmt.Fprintln(&b, "noise:", r.noiseLine())
+		if r.Noise.Source == "runs" { // one run a side: a warning says it
+			fmt.Fprintln(&b, "noise:", r.noiseLine())
+		}
 		fmt.Fprintln(&b, "headline:", r.Headline.text())
 	}
 	for _, warn := range r.Warnings {
@@ -370,11 +365,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(&b)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	if r.bench {
-		fmt.Fprintln(tw, "base\thead\tchange\tp\tverdict\t\tbenchmark")
-	} else {
-		fmt.Fprintln(tw, "base\thead\tchange\tp\tverdict\t\tfunction")
-	}
+	fmt.Fprintln(tw, "base\thead\tchange\tp\tverdict\t\tfunction")
 	hidden := 0
 	for _, row := range r.Rows {
 		if r.hide(row) {
@@ -412,7 +403,7 @@ func (r *Report) WriteText(w io.Writer) error {
 
 // hide reports whether an unchanged row is too small to show.
 func (r *Report) hide(row Row) bool {
-	if row.Verdict != Unchanged || r.bench {
+	if row.Verdict != Unchanged {
 		return false
 	}
 	if row.Base.Metric == 0 && row.Head.Metric == 0 {
@@ -430,6 +421,9 @@ func (r *Report) hide(row Row) bool {
 // WriteMarkdown writes a report for a pull-request comment: a headline, a
 // table of the functions that changed, and the unchanged ones folded away.
 func (r *Report) WriteMarkdown(w io.Writer) error {
+	if r.bench {
+		return r.writeBenchMarkdown(w)
+	}
 	var b strings.Builder
 	c := r.Counts()
 	icon := "✅"
@@ -439,7 +433,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "### %s hotbudget diff: %s\n\n", icon, r.summary())
 	fmt.Fprintf(&b, "%s  \n%s  \nCompared: %s.", r.sideLine("Base", r.Base), r.sideLine("Head", r.Head), r.describe())
 	if !r.bench {
-		fmt.Fprintf(&b, "  \nNoise: %s.  \n**Whole program:** %s", mdEscape(r.noiseLine()), mdEscape(r.Headline.text()))
+		if r.Noise.Source == "runs" {
+			fmt.Fprintf(&b, "  \nNoise: %s.", mdEscape(r.noiseLine()))
+		}
+		fmt.Fprintf(&b, "  \n**Whole program:** %s", mdEscape(r.Headline.text()))
 	}
 	fmt.Fprint(&b, "\n\n")
 	for _, warn := range r.Warnings {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -117,24 +118,7 @@ func (c *cli) report(cmd string, rep *diff.Report, format string) int {
 	if err != nil {
 		return c.inputErr(cmd, err)
 	}
-	var anns []annotation
-	for _, r := range rep.Regressions() {
-		var msg, file string
-		if cmd == "bench" { // Row.File holds the unit
-			msg = fmt.Sprintf("%s regressed: %.4g -> %.4g %s (%+.1f%%, p=%.3g, q=%.3g)", r.Name,
-				r.Base.Metric, r.Head.Metric, r.File, 100*r.Relative, r.P, r.Q)
-		} else {
-			file = r.File
-			msg = fmt.Sprintf("%s regressed: %s %s -> %s (%+.1f%%, p=%.3g, q=%.3g)", r.Name, rep.Settings.Metric,
-				fmtMetric(r.Base.Metric, rep.Settings.Mode), fmtMetric(r.Head.Metric, rep.Settings.Mode),
-				100*r.Relative, r.P, r.Q)
-		}
-		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + r.Name + " regressed", file: file, msg: msg})
-	}
-	if h := rep.Headline; cmd != "bench" && h.Verdict == diff.Regressed {
-		anns = append(anns, annotation{title: "hotbudget " + cmd + ": the program's time per " + h.Per + " regressed",
-			msg: fmt.Sprintf("time per %s %+.1f%% (p=%.3g)", h.Per, 100*h.Relative, h.P)})
-	}
+	anns := reportAnnotations(cmd, rep, cmd == "bench")
 	if err := c.reportGitHub(func(w *bytes.Buffer) error { return rep.WriteMarkdown(w) }, anns); err != nil {
 		return c.inputErr(cmd, err)
 	}
@@ -142,6 +126,34 @@ func (c *cli) report(cmd string, rep *diff.Report, format string) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// reportAnnotations is an ::error annotation per regression of rep, whose
+// rows are benchmarks when bench is set.
+func reportAnnotations(cmd string, rep *diff.Report, bench bool) []annotation {
+	var anns []annotation
+	for _, r := range rep.Regressions() {
+		var msg, file string
+		name := r.Name
+		if bench { // Row.File holds the unit
+			if pkg := r.Config["pkg"]; pkg != "" {
+				name += " (" + pkg + ")"
+			}
+			msg = fmt.Sprintf("%s regressed: %.4g -> %.4g %s (%+.1f%%, p=%.3g, q=%.3g)", name,
+				r.Base.Metric, r.Head.Metric, r.File, 100*r.Relative, r.P, r.Q)
+		} else {
+			file = r.File
+			msg = fmt.Sprintf("%s regressed: %s %s -> %s (%+.1f%%, p=%.3g, q=%.3g)", r.Name, rep.Settings.Metric,
+				fmtMetric(r.Base.Metric, rep.Settings.Mode), fmtMetric(r.Head.Metric, rep.Settings.Mode),
+				100*r.Relative, r.P, r.Q)
+		}
+		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + name + " regressed", file: file, msg: msg})
+	}
+	if h := rep.Headline; !bench && h.Verdict == diff.Regressed {
+		anns = append(anns, annotation{title: "hotbudget " + cmd + ": the program's time per " + h.Per + " regressed",
+			msg: fmt.Sprintf("time per %s %+.1f%% (p=%.3g)", h.Per, 100*h.Relative, h.P)})
+	}
+	return anns
 }
 
 func fmtMetric(v float64, m diff.Mode) string {
@@ -306,15 +318,26 @@ with the verdict engine of 'hotbudget diff': a Mann-Whitney U test per
 benchmark and unit, the false-discovery rate held across them, and a
 minimum change. Lower is better for every unit but throughput (B/s).
 
+Benchmarks are told apart as benchstat tells them apart: by full name and
+by the configuration 'go test' prints before them (pkg, goos, goarch, cpu),
+so 'go test ./... -bench .' output of packages with benchmarks of the same
+name compares each package's own. --ignore drops keys from that, as
+benchstat's -ignore does (e.g. --ignore cpu when the sides ran on different
+machines).
+
 Exit status: 0 nothing regressed, 1 something regressed, 2 usage or input
 error.
 
 Examples:
 
-	go test -bench . -count 10 > old.txt   # on the base branch
-	go test -bench . -count 10 > new.txt   # on the pull request
+	go test ./... -run '^$' -bench . -count 10 > old.txt   # on the base branch
+	go test ./... -run '^$' -bench . -count 10 > new.txt   # on the pull request
 	hotbudget bench old.txt new.txt
 	hotbudget bench --format markdown --min-change 5% old.txt new.txt
+	hotbudget bench --ignore cpu laptop.txt ci.txt
+
+'hotbudget record' builds and runs two git revisions' benchmarks itself,
+interleaved, and judges their CPU profiles too.
 `
 
 func (c *cli) bench(args []string) int {
@@ -325,6 +348,7 @@ func (c *cli) bench(args []string) int {
 	assume := newAssume()
 	fs.Var(assume, "assume", assumeUsage)
 	minChange := fs.String("min-change", fmt.Sprintf("%g%%", 100*diff.DefaultSettings.MinRelative), "smallest relative `change` that counts")
+	ignore := fs.String("ignore", "", "comma-separated configuration `keys` not to tell benchmarks apart by (cpu, goos, /gomaxprocs; benchstat's -ignore)")
 	pos, code := c.parse(fs, args)
 	if code >= 0 {
 		return code
@@ -350,6 +374,15 @@ func (c *cli) bench(args []string) int {
 			return c.usageErr("bench", "--min-change: %v", err)
 		}
 		opts = append(opts, diff.WithMinChange(rel, 0))
+	}
+	if *ignore != "" {
+		var keys []string
+		for _, k := range strings.Split(*ignore, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				keys = append(keys, k)
+			}
+		}
+		opts = append(opts, diff.WithBenchIgnore(keys...))
 	}
 	files := make([]io.Reader, 2)
 	for i, p := range pos {

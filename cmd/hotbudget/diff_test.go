@@ -28,6 +28,9 @@ func TestGoldenDiff(t *testing.T) {
 		{name: "bench-regression-markdown", why: "Markdown for a PR comment", args: []string{"bench", "--format", "markdown", "testdata/cli/old.bench.txt", "testdata/cli/new.bench.txt"}},
 		{name: "bench-regression-github", why: "under GitHub Actions: summary and an annotation naming the benchmark and unit", args: []string{"bench", "testdata/cli/old.bench.txt", "testdata/cli/new.bench.txt"}, github: true},
 		{name: "bench-json", why: "the JSON report", args: []string{"bench", "--format", "json", "testdata/cli/old.bench.txt", "testdata/cli/new.bench.txt"}},
+		{name: "bench-packages", why: "real go test ./... output, BenchmarkParse in two packages, kv's 50% slower: kv flagged alone, by package (testdata/benchpkg)", args: []string{"bench", "testdata/benchpkg/base.txt", "testdata/benchpkg/head.txt"}},
+		{name: "bench-packages-markdown", why: "a package column in Markdown", args: []string{"bench", "--format", "markdown", "testdata/benchpkg/base.txt", "testdata/benchpkg/head.txt"}},
+		{name: "bench-packages-github", why: "the annotation names the package", args: []string{"bench", "testdata/benchpkg/base.txt", "testdata/benchpkg/head.txt"}, github: true},
 	})
 }
 

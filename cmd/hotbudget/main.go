@@ -8,6 +8,7 @@
 //	hotbudget convert [--to pprof|speedscope|folded] IN OUT
 //	hotbudget diff [flags] BASE... -- HEAD...
 //	hotbudget bench [flags] OLD NEW
+//	hotbudget record [flags] BASE HEAD [PACKAGE...]
 //	hotbudget check --budget FILE [--baseline BASE...] PROFILE...
 //	hotbudget version
 //
@@ -16,9 +17,9 @@
 // found or a budget rule failed, 2 on a usage or input error (the message on
 // stderr names the file).
 //
-// Under GitHub Actions (GITHUB_ACTIONS=true) diff, bench and check also append
-// their Markdown report to the file named by GITHUB_STEP_SUMMARY and print
-// ::error annotations naming each function that failed.
+// Under GitHub Actions (GITHUB_ACTIONS=true) diff, bench, record and check
+// also append their Markdown report to the file named by GITHUB_STEP_SUMMARY
+// and print ::error annotations naming each function that failed.
 package main
 
 import "os"

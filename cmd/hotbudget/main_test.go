@@ -119,6 +119,7 @@ func TestGoldenBasics(t *testing.T) {
 		{name: "help-diff", why: "every subcommand has --help with examples", args: []string{"diff", "--help"}},
 		{name: "help-bench", why: "every subcommand has --help with examples", args: []string{"bench", "--help"}},
 		{name: "help-check", why: "every subcommand has --help with examples", args: []string{"check", "--help"}},
+		{name: "help-record", why: "every subcommand has --help with examples", args: []string{"record", "--help"}},
 		{name: "help-version", why: "every subcommand has --help", args: []string{"help", "version"}},
 	})
 }
@@ -163,6 +164,9 @@ func TestGoldenCheck(t *testing.T) {
 		{name: "check-unreadable-profile", why: "an unreadable profile: exit 2 naming the file", args: []string{"check", "--budget", "testdata/budget/busy.yaml", "testdata/cli/truncated.pb.gz"}},
 		{name: "check-glob-no-match", why: "a glob matching nothing is an input error", args: []string{"check", "--budget", "testdata/budget/busy.yaml", "testdata/nothing/*.pb.gz"}},
 		{name: "check-regression-no-baseline", why: "a max_regression rule needs --baseline", args: []string{"check", "--budget", "testdata/budget/regression.yaml", busy}},
+		{name: "check-per-op-pass", why: "per-op limits on profiles record wrote: kv.mix 2.02s over 67680 ops is 29.85µs an op (testdata/record/README.md)", args: []string{"check", "--budget", "testdata/budget/perop.yaml", "testdata/record/base/*.pb.gz"}},
+		{name: "check-per-op-fail", why: "head: kv.mix 3.15s over 67680 ops is 46.54µs an op, over 40µs", args: []string{"check", "--budget", "testdata/budget/perop.yaml", "testdata/record/head/*.pb.gz"}},
+		{name: "check-per-op-no-work", why: "a go test -cpuprofile profile records no work: per-op limits are an error saying where such profiles come from", args: []string{"check", "--budget", "testdata/budget/perop.yaml", busy}},
 	})
 }
 
@@ -180,5 +184,6 @@ func TestGoldenDiffUsage(t *testing.T) {
 		{name: "diff-unknown-flag", why: "an unknown flag is a usage error", args: []string{"diff", "--sigma", "3", busy, "--", busy}},
 		{name: "bench-one-file", why: "bench wants OLD and NEW", args: []string{"bench", "old.txt"}},
 		{name: "bench-missing-file", why: "a missing file names the file", args: []string{"bench", "testdata/cli/no-old.txt", "testdata/cli/no-new.txt"}},
+		{name: "bench-bad-ignore", why: "--ignore takes configuration keys", args: []string{"bench", "--ignore", "cpu,Goos", "testdata/cli/old.bench.txt", "testdata/cli/new.bench.txt"}},
 	})
 }

@@ -60,6 +60,7 @@ func init() {
 		{"convert", "convert a profile to pprof, speedscope or folded stacks", (*cli).convert},
 		{"diff", "compare profiles against baseline profiles, function by function", (*cli).diff},
 		{"bench", "compare two `go test -bench` outputs", (*cli).bench},
+		{"record", "benchmark and profile two git revisions, interleaved, and gate", (*cli).record},
 		{"check", "check profiles against the limits of a budget file", (*cli).check},
 		{"version", "print the version", (*cli).versionCmd},
 	}
@@ -84,6 +85,7 @@ Examples:
 
 	hotbudget top testdata/pprof/busy.pb.gz
 	hotbudget diff base/*.pb.gz -- head/*.pb.gz
+	hotbudget record origin/main HEAD ./...
 	hotbudget check --budget perf-budget.yaml cpu.pprof
 
 Run 'hotbudget <command> --help' for a command's flags.

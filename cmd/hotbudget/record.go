@@ -1,0 +1,803 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"debug/buildinfo"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"golang.org/x/perf/benchfmt"
+)
+
+const recordUsage = `Usage: hotbudget record [flags] BASE HEAD [PACKAGE...]
+
+Records and gates a change in one command. It builds the test binaries of
+the packages (default ./...) at two git revisions, each in a temporary git
+worktree, runs their benchmarks interleaved (base, head, head, base, ...)
+--runs times a side with CPU profiling, writes the profiles and the
+benchmark output under --out, and judges both: every function's CPU time
+with the statistics of 'hotbudget diff', every benchmark with those of
+'hotbudget bench'.
+
+Both sides do the same work. Each benchmark's iteration count is
+calibrated once, on the base revision, to take about --benchtime, and both
+revisions then run exactly that many iterations (-test.benchtime=Nx): with
+go test's own scaling a slower function would get fewer iterations, and
+its share of the profile would barely move.
+
+BASE and HEAD are anything 'git rev-parse' takes (main, origin/main,
+HEAD~1, a commit); HEAD may be "." for the working tree as it is,
+uncommitted changes included. Run it inside the repository, from the
+directory the package patterns are relative to. In a shallow clone fetch
+the base first (actions/checkout: fetch-depth: 0).
+
+Since both sides do the same work, functions are compared by their CPU
+time per run (--mode absolute; --mode share compares shares of the
+profile). Every function is judged, the runtime's too: code that allocates
+more shows up in runtime.mallocgc. --only '^example.com/app[./]' judges
+your module's functions alone. The diff flags below apply to the
+functions; --alpha, --assume and --min-change to the benchmarks too.
+
+Written under --out:
+
+	base/bench.txt           the benchmark output of every run
+	base/cpu-N.pb.gz         run N's CPU profile, all benchmarks merged
+	base/PKG/NAME.N.pb.gz    run N's CPU profile of one benchmark
+	head/...                 the same for HEAD
+
+Every profile records the work it did in hotbudget's metadata (a benchmark's
+iterations, "op"; a merged run of several benchmarks is one "run"), which
+budget rules such as max_self_per_op read.
+
+Exit status: 0 nothing regressed, 1 a function or a benchmark regressed, 2
+usage, input or build error.
+
+Examples:
+
+	hotbudget record origin/main HEAD
+	hotbudget record --runs 10 --bench 'Parse|Render' main . ./internal/parser
+	hotbudget record --out perf --format markdown "$BASE_SHA" HEAD ./...
+	hotbudget diff --mode absolute perf/base/cpu-*.pb.gz -- perf/head/cpu-*.pb.gz
+	hotbudget bench perf/base/bench.txt perf/head/bench.txt
+	hotbudget check --budget perf.yaml perf/head/cpu-*.pb.gz
+`
+
+// recordOpts are record's flags.
+type recordOpts struct {
+	runs, count int
+	bench       string
+	benchtime   string
+	fixedIters  int64         // --benchtime Nx
+	target      time.Duration // --benchtime DURATION
+	out         string
+	keep        bool
+	pkgs        []string
+	procs       int // -test.cpu: the GOMAXPROCS suffix of benchmark names
+}
+
+func (c *cli) record(args []string) int {
+	fs := c.flagSet("record", recordUsage)
+	var o recordOpts
+	fs.IntVar(&o.runs, "runs", 5, "interleaved `runs` a side")
+	fs.IntVar(&o.count, "count", 1, "`n` benchmark results a run (go test -count)")
+	fs.StringVar(&o.bench, "bench", ".", "run the benchmarks matching this `regexp` (go test -bench)")
+	fs.StringVar(&o.benchtime, "benchtime", "1s", "calibrate each benchmark to run for this `duration` on the base revision, or Nx for N iterations")
+	fs.StringVar(&o.out, "out", "", "write base/ and head/ under this `directory` (default: a new temporary directory)")
+	fs.BoolVar(&o.keep, "keep", false, "keep the worktrees and test binaries (their directory is printed)")
+	format := newChoice("text", "text", "markdown", "json")
+	fs.Var(format, "format", "output `text|markdown|json`")
+	d := addDiffFlags(fs.FlagSet)
+	d.mode.value = string(diff.Absolute) // the same work on both sides
+	fs.Lookup("mode").DefValue = d.mode.value
+	pos, code := c.parse(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) < 2 {
+		return c.usageErr("record", "want BASE and HEAD revisions, got %d arguments", len(pos))
+	}
+	o.pkgs = pos[2:]
+	if len(o.pkgs) == 0 {
+		o.pkgs = []string{"./..."}
+	}
+	if o.runs < 1 {
+		return c.usageErr("record", "--runs must be at least 1, got %d", o.runs)
+	}
+	if o.count < 1 {
+		return c.usageErr("record", "--count must be at least 1, got %d", o.count)
+	}
+	if _, err := regexp.Compile(o.bench); err != nil {
+		return c.usageErr("record", "--bench: %v", err)
+	}
+	if n, ok := strings.CutSuffix(o.benchtime, "x"); ok {
+		v, err := strconv.ParseInt(n, 10, 64)
+		if err != nil || v < 1 {
+			return c.usageErr("record", "--benchtime %q: want a duration such as 1s or an iteration count such as 1000x", o.benchtime)
+		}
+		o.fixedIters = v
+	} else {
+		v, err := time.ParseDuration(o.benchtime)
+		if err != nil || v <= 0 {
+			return c.usageErr("record", "--benchtime %q: want a duration such as 1s or an iteration count such as 1000x", o.benchtime)
+		}
+		o.target = v
+	}
+	opts, err := d.options(fs.FlagSet, nil)
+	if err != nil {
+		return c.usageErr("record", "%v", err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["mode"] && d.anchor == "" {
+		// Both sides do the same work: CPU time per run compares
+		// directly, as time per op would. (--mode per-op needs --anchor.)
+		opts = append([]diff.Option{diff.WithMode(diff.Absolute)}, opts...)
+	}
+	o.procs = runtime.GOMAXPROCS(0)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	r := &recorder{c: c, o: o}
+	res, err := r.run(ctx, pos[0], pos[1])
+	if err != nil {
+		if ctx.Err() != nil {
+			err = errors.New("interrupted; the worktrees and temporary files are removed")
+		}
+		return c.inputErr("record", err)
+	}
+	funcs, err := diff.Compare(res.base, res.head, opts...)
+	if err != nil {
+		return c.inputErr("record", err)
+	}
+	benches, err := diff.CompareBench(bytes.NewReader(res.baseBench), bytes.NewReader(res.headBench), opts...)
+	if err != nil {
+		return c.inputErr("record", err)
+	}
+	return c.recordReport(res, funcs, benches, format.value)
+}
+
+// recordResult is what record measured.
+type recordResult struct {
+	out                  string
+	baseRev, headRev     revision
+	base, head           []*profile.Profile // one merged profile per run
+	baseBench, headBench []byte
+}
+
+type revision struct {
+	Name   string `json:"revision"`
+	Commit string `json:"commit"` // "" for the working tree
+}
+
+func (r revision) String() string {
+	if r.Commit == "" {
+		return ". (working tree)"
+	}
+	short := r.Commit[:min(len(r.Commit), 12)]
+	if r.Name == r.Commit || r.Name == short {
+		return short
+	}
+	return fmt.Sprintf("%s (%s)", r.Name, short)
+}
+
+// recordReport prints the function and benchmark reports and returns the
+// exit code: 1 when either found a regression.
+func (c *cli) recordReport(res *recordResult, funcs, benches *diff.Report, format string) int {
+	var err error
+	switch format {
+	case "json":
+		err = writeRecordJSON(c.stdout, res, funcs, benches)
+	case "markdown":
+		if err = funcs.WriteMarkdown(c.stdout); err == nil {
+			fmt.Fprintln(c.stdout)
+			err = benches.WriteMarkdown(c.stdout)
+		}
+	default:
+		fmt.Fprintf(c.stdout, "functions (%s -> %s, CPU profiles of every benchmark):\n", res.baseRev, res.headRev)
+		if err = funcs.WriteText(c.stdout); err == nil {
+			fmt.Fprintf(c.stdout, "\nbenchmarks:\n")
+			err = benches.WriteText(c.stdout)
+		}
+	}
+	if err != nil {
+		return c.inputErr("record", err)
+	}
+	anns := append(reportAnnotations("record", funcs, false), reportAnnotations("record", benches, true)...)
+	md := func(w *bytes.Buffer) error {
+		if err := funcs.WriteMarkdown(w); err != nil {
+			return err
+		}
+		w.WriteString("\n")
+		return benches.WriteMarkdown(w)
+	}
+	if err := c.reportGitHub(md, anns); err != nil {
+		return c.inputErr("record", err)
+	}
+	if len(funcs.Regressions()) > 0 || len(benches.Regressions()) > 0 {
+		return exitFail
+	}
+	return exitOK
+}
+
+// writeRecordJSON writes both reports in one object:
+//
+//	{
+//	  "schema": "hotbudget.record/v1",
+//	  "base": {"revision": "origin/main", "commit": "0123..."},
+//	  "head": {"revision": ".", "commit": ""},   // "" for the working tree
+//	  "out": "perf",                              // where the profiles are
+//	  "functions": {hotbudget.diff/v1 report},
+//	  "benchmarks": {hotbudget.bench/v1 report}
+//	}
+func writeRecordJSON(w io.Writer, res *recordResult, funcs, benches *diff.Report) error {
+	var f, b bytes.Buffer
+	if err := funcs.WriteJSON(&f); err != nil {
+		return err
+	}
+	if err := benches.WriteJSON(&b); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Schema     string          `json:"schema"`
+		Base       revision        `json:"base"`
+		Head       revision        `json:"head"`
+		Out        string          `json:"out"`
+		Functions  json.RawMessage `json:"functions"`
+		Benchmarks json.RawMessage `json:"benchmarks"`
+	}{"hotbudget.record/v1", res.baseRev, res.headRev, res.out, f.Bytes(), b.Bytes()})
+}
+
+// recorder builds, calibrates and runs the benchmarks of two revisions.
+type recorder struct {
+	c     *cli
+	o     recordOpts
+	tmp   string
+	start time.Time
+	mu    sync.Mutex // progress is written from the two sides' builds at once
+}
+
+// recSide is one revision being recorded.
+type recSide struct {
+	name   string // "base" or "head"
+	rev    revision
+	root   string // checkout: a worktree, or the repository for "."
+	dir    string // root joined with the directory record runs from
+	out    string // --out/name
+	tmp    string // binaries and raw profiles
+	build  string // "go1.26.8 linux/amd64"
+	race   bool
+	bins   map[string]*testBinary // by import path
+	bench  bytes.Buffer           // the benchmark output of every run
+	leaves map[string]bool        // benchmark keys (pkg + name) found here
+}
+
+type testBinary struct {
+	pkg, dir, path string
+}
+
+// leaf is one benchmark that runs on its own: a top-level benchmark, or
+// one sub-benchmark, named as go test prints it without the GOMAXPROCS
+// suffix.
+type leaf struct {
+	pkg, name string
+	iters     int64 // calibrated iterations
+}
+
+func (l leaf) key() string { return l.pkg + " " + l.name }
+
+// pattern is the -test.bench pattern that selects l alone.
+func (l leaf) pattern() string {
+	parts := strings.Split(l.name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
+}
+
+func (r *recorder) progress(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.c.stderr, "hotbudget record: "+format+"\n", args...)
+}
+
+// git runs git in dir and returns its trimmed stdout.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "", errors.New(msg)
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recordResult, err error) {
+	r.start = time.Now()
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, errors.New("git is not installed: hotbudget record checks out the two revisions with git worktree")
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	top, err := git(ctx, cwd, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("%s is not inside a git repository: run hotbudget record in the repository whose revisions it compares (git: %v)", cwd, err)
+	}
+	realCwd, err := filepath.EvalSymlinks(cwd)
+	if err != nil {
+		return nil, err
+	}
+	realTop, err := filepath.EvalSymlinks(top)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(realTop, realCwd)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return nil, fmt.Errorf("cannot place %s inside the repository %s", cwd, top)
+	}
+	sides := []*recSide{{name: "base"}, {name: "head"}}
+	for i, rev := range []string{baseRev, headRev} {
+		s := sides[i]
+		s.rev = revision{Name: rev}
+		if rev == "." {
+			continue
+		}
+		commit, err := git(ctx, top, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+		if err != nil || commit == "" {
+			return nil, fmt.Errorf("%s revision %q is unknown to the repository %s: give a branch, tag or commit it has (a shallow clone must fetch it first: actions/checkout with fetch-depth: 0)", s.name, rev, top)
+		}
+		s.rev.Commit = commit
+	}
+
+	out := r.o.out
+	if out == "" {
+		if out, err = os.MkdirTemp("", "hotbudget-record-"); err != nil {
+			return nil, err
+		}
+	}
+	if out, err = filepath.Abs(out); err != nil {
+		return nil, err
+	}
+	for _, s := range sides {
+		s.out = filepath.Join(out, s.name)
+		if entries, err := os.ReadDir(s.out); err == nil && len(entries) > 0 {
+			return nil, fmt.Errorf("%s already holds files: remove it or choose another --out, so that old runs do not mix with new ones", s.out)
+		}
+		if err := os.MkdirAll(s.out, 0o755); err != nil {
+			return nil, err
+		}
+	}
+
+	if r.tmp, err = os.MkdirTemp("", "hotbudget-record-work-"); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r.o.keep {
+			r.progress("kept the worktrees and test binaries in %s (remove them with: git worktree prune after deleting it)", r.tmp)
+			return
+		}
+		for _, s := range sides {
+			if s.rev.Commit != "" && s.root != "" {
+				if _, err := git(context.Background(), top, "worktree", "remove", "--force", s.root); err != nil {
+					r.progress("warning: removing the worktree %s: %v", s.root, err)
+				}
+			}
+		}
+		git(context.Background(), top, "worktree", "prune")
+		os.RemoveAll(r.tmp)
+	}()
+
+	r.progress("base %s, head %s; packages %s; %d runs a side", sides[0].rev, sides[1].rev, strings.Join(r.o.pkgs, " "), r.o.runs)
+	for _, s := range sides {
+		s.tmp = filepath.Join(r.tmp, s.name)
+		if err := os.MkdirAll(s.tmp, 0o755); err != nil {
+			return nil, err
+		}
+		s.root = top
+		if s.rev.Commit != "" {
+			s.root = filepath.Join(r.tmp, s.name+"-src")
+			if _, err := git(ctx, top, "worktree", "add", "--detach", "--quiet", s.root, s.rev.Commit); err != nil {
+				s.root = ""
+				return nil, fmt.Errorf("checking out %s %s: %v", s.name, s.rev, err)
+			}
+		}
+		s.dir = filepath.Join(s.root, rel)
+	}
+	// The two sides build at once: most of a build is waiting on the
+	// compiler of one package, and the machine has other cores.
+	errs := make(chan error, len(sides))
+	for _, s := range sides {
+		go func() { errs <- r.build(ctx, s) }()
+	}
+	var buildErr error
+	for range sides {
+		if err := <-errs; err != nil && buildErr == nil {
+			buildErr = err
+		}
+	}
+	if buildErr != nil {
+		return nil, buildErr
+	}
+	leaves, err := r.calibrate(ctx, sides[0], sides[1])
+	if err != nil {
+		return nil, err
+	}
+	res = &recordResult{out: out, baseRev: sides[0].rev, headRev: sides[1].rev}
+	if err := r.runAll(ctx, sides, leaves, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// build lists the packages of one side and builds the test binary of each
+// package that has tests.
+func (r *recorder) build(ctx context.Context, s *recSide) error {
+	t0 := time.Now()
+	args := append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}"}, r.o.pkgs...)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = s.dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go list %s at %s %s failed: %v\n%s", strings.Join(r.o.pkgs, " "), s.name, s.rev, err, strings.TrimSpace(stderr.String()))
+	}
+	s.bins = map[string]*testBinary{}
+	var pkgs []*testBinary
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 4 || f[2] == "0" && f[3] == "0" {
+			continue // no test files: no benchmarks
+		}
+		pkgs = append(pkgs, &testBinary{pkg: f[0], dir: f[1]})
+	}
+	for i, b := range pkgs {
+		b.path = filepath.Join(s.tmp, fmt.Sprintf("pkg%d.test", i))
+		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", b.path, b.pkg)
+		cmd.Dir = s.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building the tests of %s at %s %s failed: %v\n%s", b.pkg, s.name, s.rev, err, strings.TrimSpace(string(out)))
+		}
+		if _, err := os.Stat(b.path); err != nil {
+			continue // go test -c writes nothing for a package without tests
+		}
+		s.bins[b.pkg] = b
+		if s.build == "" {
+			if bi, err := buildinfo.ReadFile(b.path); err == nil {
+				goos, goarch := runtime.GOOS, runtime.GOARCH
+				for _, kv := range bi.Settings {
+					switch kv.Key {
+					case "GOOS":
+						goos = kv.Value
+					case "GOARCH":
+						goarch = kv.Value
+					case "-race":
+						s.race = kv.Value == "true"
+					}
+				}
+				s.build = bi.GoVersion + " " + goos + "/" + goarch
+			}
+		}
+	}
+	r.progress("built %s at %s %s (%s)", plural(len(s.bins), "test binary", "test binaries"), s.name, s.rev, since(t0))
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
+
+// runBinary runs a test binary's benchmarks in its package's directory,
+// as go test does, and returns their output.
+func (r *recorder) runBinary(ctx context.Context, s *recSide, b *testBinary, args ...string) ([]byte, error) {
+	all := append([]string{"-test.run", "^$", "-test.cpu", strconv.Itoa(r.o.procs), "-test.benchmem"}, args...)
+	cmd := exec.CommandContext(ctx, b.path, all...)
+	cmd.Dir = b.dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		out := strings.TrimSpace(stdout.String() + stderr.String())
+		if lines := strings.Split(out, "\n"); len(lines) > 40 {
+			out = "...\n" + strings.Join(lines[len(lines)-40:], "\n")
+		}
+		return nil, fmt.Errorf("the benchmarks of %s at %s %s failed: %v\n%s", b.pkg, s.name, s.rev, err, out)
+	}
+	return stdout.Bytes(), nil
+}
+
+// benchResult is one line of benchmark output.
+type benchResult struct {
+	name  string // without the GOMAXPROCS suffix
+	iters int64
+}
+
+// parseBench reads the benchmark results in out.
+func (r *recorder) parseBench(out []byte) []benchResult {
+	var res []benchResult
+	rd := benchfmt.NewReader(bytes.NewReader(out), "")
+	suffix := ""
+	if r.o.procs != 1 {
+		suffix = "-" + strconv.Itoa(r.o.procs)
+	}
+	for rd.Scan() {
+		if rec, ok := rd.Result().(*benchfmt.Result); ok {
+			name := "Benchmark" + strings.TrimSuffix(string(rec.Name), suffix)
+			res = append(res, benchResult{name, int64(rec.Iters)})
+		}
+	}
+	return res
+}
+
+// calibrate finds every benchmark matching --bench and its iteration
+// count: on the base revision for benchmarks it has, on the head revision
+// for benchmarks new there.
+func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, error) {
+	t0 := time.Now()
+	byKey := map[string]*leaf{}
+	var order []string
+	find := func(s *recSide, benchtime string) error {
+		s.leaves = map[string]bool{}
+		for _, pkg := range sortedKeys(s.bins) {
+			out, err := r.runBinary(ctx, s, s.bins[pkg], "-test.bench", r.o.bench, "-test.benchtime", benchtime)
+			if err != nil {
+				return err
+			}
+			for _, res := range r.parseBench(out) {
+				l := leaf{pkg: pkg, name: res.name, iters: res.iters}
+				s.leaves[l.key()] = true
+				if byKey[l.key()] == nil {
+					byKey[l.key()] = &l
+					order = append(order, l.key())
+				}
+			}
+		}
+		return nil
+	}
+	benchtime := r.o.benchtime
+	if r.o.fixedIters > 0 {
+		benchtime = "1x" // only to find the benchmarks
+	}
+	if err := find(base, benchtime); err != nil {
+		return nil, err
+	}
+	baseKeys := len(order)
+	// The head side only lists its benchmarks (one iteration each);
+	// those new at head are calibrated there.
+	if err := find(head, "1x"); err != nil {
+		return nil, err
+	}
+	for _, k := range order[baseKeys:] {
+		l := byKey[k]
+		if r.o.fixedIters > 0 {
+			continue
+		}
+		out, err := r.runBinary(ctx, head, head.bins[l.pkg], "-test.bench", l.pattern(), "-test.benchtime", r.o.benchtime)
+		if err != nil {
+			return nil, err
+		}
+		for _, res := range r.parseBench(out) {
+			if res.name == l.name {
+				l.iters = res.iters
+			}
+		}
+	}
+	if len(order) == 0 {
+		return nil, fmt.Errorf("no benchmark matches --bench %q in %s at %s %s or %s %s: name a package that has benchmarks (func BenchmarkX(b *testing.B) in a _test.go file)",
+			r.o.bench, strings.Join(r.o.pkgs, " "), base.name, base.rev, head.name, head.rev)
+	}
+	var leaves []leaf
+	sort.Strings(order)
+	var total time.Duration
+	for _, k := range order {
+		l := *byKey[k]
+		if r.o.fixedIters > 0 {
+			l.iters = r.o.fixedIters
+		}
+		leaves = append(leaves, l)
+		where := ""
+		switch {
+		case !base.leaves[k]:
+			where = " (new at head)"
+		case !head.leaves[k]:
+			where = " (gone at head)"
+		}
+		r.progress("%s %s: %d iterations a run%s", l.pkg, l.name, l.iters, where)
+		total += r.o.target
+	}
+	if r.o.fixedIters == 0 {
+		r.progress("calibrated %s in %s; the runs take about %s", plural(len(leaves), "benchmark", "benchmarks"), since(t0),
+			(time.Duration(2*r.o.runs*r.o.count) * total).Round(time.Second))
+	}
+	return leaves, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// runAll runs every benchmark --runs times a side, interleaved, and
+// writes the profiles and benchmark output.
+func (r *recorder) runAll(ctx context.Context, sides []*recSide, leaves []leaf, res *recordResult) error {
+	base, head := sides[0], sides[1]
+	both := 0
+	for _, l := range leaves {
+		if base.leaves[l.key()] && head.leaves[l.key()] {
+			both++
+		}
+	}
+	if both == 0 {
+		return errors.New("no benchmark exists at both revisions: there is nothing to compare")
+	}
+	merged := map[*recSide][]*profile.Profile{}
+	for run := 1; run <= r.o.runs; run++ {
+		t0 := time.Now()
+		order := []*recSide{base, head}
+		if run%2 == 0 {
+			order = []*recSide{head, base}
+		}
+		spent := map[*recSide]time.Duration{}
+		parts := map[*recSide][]*profile.Profile{}
+		ops := map[*recSide]int64{}
+		for _, l := range leaves {
+			for _, s := range order {
+				if !s.leaves[l.key()] {
+					continue
+				}
+				t1 := time.Now()
+				p, iters, err := r.runLeaf(ctx, s, l, run)
+				if err != nil {
+					return err
+				}
+				spent[s] += time.Since(t1)
+				if base.leaves[l.key()] && head.leaves[l.key()] {
+					parts[s] = append(parts[s], p)
+					ops[s] += iters
+				}
+			}
+		}
+		for _, s := range sides {
+			p, err := r.mergeRun(s, parts[s], ops[s], run)
+			if err != nil {
+				return err
+			}
+			merged[s] = append(merged[s], p)
+		}
+		r.progress("run %d of %d: base %s, head %s (%s)", run, r.o.runs, spent[base].Round(10*time.Millisecond),
+			spent[head].Round(10*time.Millisecond), since(t0))
+	}
+	for _, s := range sides {
+		path := filepath.Join(s.out, "bench.txt")
+		if err := os.WriteFile(path, s.bench.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	res.base, res.head = merged[base], merged[head]
+	res.baseBench, res.headBench = base.bench.Bytes(), head.bench.Bytes()
+	r.progress("wrote %s and %s in %s", base.out, head.out, since(r.start))
+	return nil
+}
+
+// fileName turns a benchmark name into a file name.
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._=+-]+`)
+
+// runLeaf runs one benchmark once with CPU profiling and returns its
+// profile, with the iterations it did recorded in it.
+func (r *recorder) runLeaf(ctx context.Context, s *recSide, l leaf, run int) (*profile.Profile, int64, error) {
+	b := s.bins[l.pkg]
+	raw := filepath.Join(s.tmp, "cpu.pprof")
+	out, err := r.runBinary(ctx, s, b, "-test.bench", l.pattern(), "-test.benchtime", fmt.Sprintf("%dx", l.iters),
+		"-test.count", strconv.Itoa(r.o.count), "-test.cpuprofile", raw)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.bench.Write(out)
+	var iters int64
+	for _, res := range r.parseBench(out) {
+		if res.name == l.name {
+			iters += res.iters
+		}
+	}
+	if iters == 0 {
+		return nil, 0, fmt.Errorf("%s %s at %s %s printed no result (was it skipped?):\n%s", l.pkg, l.name, s.name, s.rev, strings.TrimSpace(string(out)))
+	}
+	f, err := os.Open(raw)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s %s at %s %s wrote no CPU profile: %w", l.pkg, l.name, s.name, s.rev, err)
+	}
+	p, err := profile.Parse(f)
+	f.Close()
+	if err != nil {
+		return nil, 0, fmt.Errorf("the CPU profile of %s %s at %s %s: %w", l.pkg, l.name, s.name, s.rev, err)
+	}
+	meta.Set(p, meta.Record{
+		Name:  fmt.Sprintf("%s %s at %s %s, run %d", l.pkg, l.name, s.name, s.rev, run),
+		Build: s.build, Race: s.race, RateHz: rateHz(p),
+		WorkUnit: "op", Runs: []meta.Run{{Work: float64(iters)}},
+	})
+	path := filepath.Join(s.out, filepath.FromSlash(l.pkg), fmt.Sprintf("%s.%d.pb.gz", unsafeName.ReplaceAllString(l.name, "_"), run))
+	if err := writeProfile(path, p); err != nil {
+		return nil, 0, err
+	}
+	return p, iters, nil
+}
+
+func rateHz(p *profile.Profile) int {
+	if p.Period <= 0 || p.PeriodType == nil || p.PeriodType.Unit != "nanoseconds" {
+		return 0
+	}
+	return int((1e9 + p.Period/2) / p.Period)
+}
+
+// mergeRun merges one run's profiles of the benchmarks both sides have
+// and writes it as cpu-RUN.pb.gz.
+func (r *recorder) mergeRun(s *recSide, parts []*profile.Profile, ops int64, run int) (*profile.Profile, error) {
+	cp := make([]*profile.Profile, len(parts))
+	for i, p := range parts {
+		cp[i] = p.Copy()
+	}
+	p, err := profile.Merge(cp)
+	if err != nil {
+		return nil, fmt.Errorf("merging run %d of %s: %w", run, s.name, err)
+	}
+	rec := meta.Record{
+		Name:  fmt.Sprintf("%s %s, run %d: %d benchmarks", s.name, s.rev, run, len(parts)),
+		Build: s.build, Race: s.race, RateHz: rateHz(p),
+	}
+	if len(parts) == 1 {
+		rec.WorkUnit, rec.Runs = "op", []meta.Run{{Work: float64(ops)}}
+	} else {
+		// Several benchmarks, each with its own fixed iteration count:
+		// the work is one run of all of them, the same on both sides.
+		rec.WorkUnit, rec.Runs = "run", []meta.Run{{Work: 1}}
+	}
+	meta.Set(p, rec)
+	if err := writeProfile(filepath.Join(s.out, fmt.Sprintf("cpu-%d.pb.gz", run)), p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func writeProfile(path string, p *profile.Profile) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, func(f *os.File) error { return p.Write(f) })
+}

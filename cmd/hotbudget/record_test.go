@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/meta"
+)
+
+// recordModule is a small module whose benchmark runs three functions;
+// checksum, which runs its loop checksumRounds times, takes most of the
+// time, so that a few hundred milliseconds of profile a run hold enough of
+// its samples.
+var recordModule = map[string]string{
+	"go.mod": "module example.com/rec\n\ngo 1.26\n",
+	"rec.go": `// Package rec scans, checksums and renders a buffer.
+package rec
+
+// checksumRounds is how many times checksum hashes the buffer.
+const checksumRounds = 8
+
+// Process returns a digest of data.
+func Process(data []byte) uint64 {
+	return scan(data) + checksum(data) + render(data)
+}
+
+//go:noinline
+func scan(data []byte) (h uint64) {
+	for _, c := range data {
+		h = h*31 + uint64(c)
+	}
+	return h
+}
+
+//go:noinline
+func checksum(data []byte) (h uint64) {
+	for range checksumRounds {
+		for _, c := range data {
+			h ^= uint64(c)
+			h *= 1099511628211
+		}
+	}
+	return h
+}
+
+//go:noinline
+func render(data []byte) (h uint64) {
+	for i, c := range data {
+		h += uint64(c) * uint64(i|1)
+		h ^= h >> 7
+	}
+	return h
+}
+`,
+	"rec_test.go": `package rec
+
+import "testing"
+
+var data = make([]byte, 8<<10)
+
+func BenchmarkProcess(b *testing.B) {
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		Process(data)
+	}
+}
+`,
+}
+
+// gitRepo makes a repository with three commits of recordModule: the
+// module, a README (no code change), and checksum with 12 rounds instead of
+// 8, which makes it 50% slower.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	gitIn := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=hotbudget test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitIn("init", "-q")
+	for name, content := range recordModule {
+		write(name, content)
+	}
+	gitIn("add", "-A")
+	gitIn("commit", "-q", "-m", "rec")
+	write("README.md", "# rec\n")
+	gitIn("add", "README.md")
+	gitIn("commit", "-q", "-m", "readme")
+	write("rec.go", strings.Replace(recordModule["rec.go"], "const checksumRounds = 8", "const checksumRounds = 12", 1))
+	gitIn("commit", "-q", "-a", "-m", "slower checksum")
+	return dir
+}
+
+// recordIn runs hotbudget record in dir.
+func recordIn(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	t.Chdir(dir)
+	var stdout, stderr bytes.Buffer
+	code := run(append([]string{"record"}, args...), strings.NewReader(""), &stdout, &stderr, func(string) string { return "" })
+	t.Logf("hotbudget record %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
+	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
+}
+
+// verdicts reads the function rows of record's text report: name -> verdict.
+func verdicts(out string) map[string]string {
+	funcs, _, _ := strings.Cut(out, "\nbenchmarks:\n")
+	v := map[string]string{}
+	row := regexp.MustCompile(`(?m)^\s*\S+\s+\S+\s+\S+\s+\S+\s+(regressed|improved|unchanged|new|gone)\s+(\S+)$`)
+	for _, m := range row.FindAllStringSubmatch(funcs, -1) {
+		v[m[2]] = m[1]
+	}
+	return v
+}
+
+// TestRecord records two revision pairs of a small module in a temporary
+// repository: one where checksum got 50% slower, which the gate must fail
+// naming checksum and nothing else of the module, and one that changed
+// only a README, which must pass. A statistical gate errs now and then by
+// design (at most its false-discovery rate), so a pair that comes out
+// wrong is recorded once more before the test fails.
+func TestRecord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and benchmarks two revisions twice; skipped with -short")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	start := time.Now()
+	repo := gitRepo(t)
+	// 600ms a run gives checksum about 45 samples a run at pprof's 100 Hz;
+	// with 300ms its 20 samples' noise hides a 50% change now and then.
+	args := []string{"--runs", "5", "--benchtime", "600ms"}
+
+	var slow result
+	for try := 1; try <= 2; try++ {
+		out := filepath.Join(t.TempDir(), "perf")
+		slow = recordIn(t, repo, append(args, "--out", out, "HEAD~2", "HEAD")...)
+		v := verdicts(slow.stdout)
+		if slow.code == exitFail && v["example.com/rec.checksum"] == "regressed" && v["example.com/rec.scan"] != "regressed" && v["example.com/rec.render"] != "regressed" {
+			checkRecordFiles(t, out)
+			break
+		}
+		if try == 2 || slow.code == exitUsage {
+			t.Fatalf("checksum 50%% slower: exit %d, verdicts %v, want exit 1 and checksum alone regressed\n%s\n%s", slow.code, v, slow.stdout, slow.stderr)
+		}
+		t.Logf("checksum 50%% slower, try %d: exit %d, verdicts %v; recording again\n%s", try, slow.code, v, slow.stdout)
+	}
+	if !strings.Contains(slow.stdout, "regressed: example.com/rec.checksum") {
+		t.Errorf("the summary does not name checksum:\n%s", slow.stdout)
+	}
+
+	for try := 1; try <= 2; try++ {
+		same := recordIn(t, repo, append(args, "--out", filepath.Join(t.TempDir(), "perf"), "HEAD~2", "HEAD~1")...)
+		if same.code == exitOK {
+			break
+		}
+		if try == 2 || same.code == exitUsage {
+			t.Fatalf("no code change: exit %d, want 0\n%s\n%s", same.code, same.stdout, same.stderr)
+		}
+		t.Logf("no code change, try %d: exit %d; recording again\n%s", try, same.code, same.stdout)
+	}
+
+	// The worktrees are gone.
+	cmd := exec.Command("git", "worktree", "list")
+	cmd.Dir = repo
+	if out, err := cmd.Output(); err != nil || strings.Count(string(out), "\n") != 1 {
+		t.Errorf("git worktree list after record: %v\n%s", err, out)
+	}
+	t.Logf("TestRecord took %s", time.Since(start).Round(time.Second))
+}
+
+// checkRecordFiles checks what record wrote: bench.txt with a result per
+// run, a merged profile per run and a profile per benchmark and run, each
+// recording the iterations it ran, the same on both sides.
+func checkRecordFiles(t *testing.T, out string) {
+	t.Helper()
+	work := map[string]float64{}
+	for _, side := range []string{"base", "head"} {
+		bench, err := os.ReadFile(filepath.Join(out, side, "bench.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(bench), "BenchmarkProcess"); n != 5 {
+			t.Errorf("%s/bench.txt has %d results, want 5:\n%s", side, n, bench)
+		}
+		if !strings.Contains(string(bench), "pkg: example.com/rec\n") {
+			t.Errorf("%s/bench.txt lacks the package:\n%s", side, bench)
+		}
+		for run := 1; run <= 5; run++ {
+			for _, path := range []string{
+				filepath.Join(out, side, "cpu-"+string(rune('0'+run))+".pb.gz"),
+				filepath.Join(out, side, "example.com", "rec", "BenchmarkProcess."+string(rune('0'+run))+".pb.gz"),
+			} {
+				f, err := os.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := profile.Parse(f)
+				f.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec, ok, err := meta.Get(p)
+				if err != nil || !ok || rec.WorkUnit != "op" || len(rec.Runs) != 1 || rec.Runs[0].Work < 1 || !strings.HasPrefix(rec.Build, "go1.") || rec.RateHz != 100 {
+					t.Errorf("%s: record %+v (ok %v, err %v), want one run of op with work, the build, 100 Hz", path, rec, ok, err)
+					continue
+				}
+				if w, seen := work[filepath.Base(path)]; seen && w != rec.Runs[0].Work {
+					t.Errorf("%s: %v ops, the other side %v: both sides must do the same work", path, rec.Runs[0].Work, w)
+				}
+				work[filepath.Base(path)] = rec.Runs[0].Work
+			}
+		}
+	}
+}
+
+// TestRecordErrors: clear errors, exit 2, for what a user gets wrong.
+func TestRecordErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds test binaries; skipped with -short")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	notRepo := t.TempDir()
+	r := recordIn(t, notRepo, "HEAD~1", "HEAD")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "is not inside a git repository") {
+		t.Errorf("outside a repository: exit %d\n%s", r.code, r.stderr)
+	}
+	repo := gitRepo(t)
+	r = recordIn(t, repo, "no-such-branch", "HEAD")
+	if r.code != exitUsage || !strings.Contains(r.stderr, `base revision "no-such-branch" is unknown`) || !strings.Contains(r.stderr, "fetch-depth: 0") {
+		t.Errorf("unknown revision: exit %d\n%s", r.code, r.stderr)
+	}
+	r = recordIn(t, repo, "--bench", "NoSuchBenchmark", "--out", filepath.Join(t.TempDir(), "o"), "HEAD", "HEAD")
+	if r.code != exitUsage || !strings.Contains(r.stderr, `no benchmark matches --bench "NoSuchBenchmark"`) {
+		t.Errorf("no benchmark: exit %d\n%s", r.code, r.stderr)
+	}
+	// A build failure shows the compiler's message. "." is the working
+	// tree, uncommitted changes included.
+	if err := os.WriteFile(filepath.Join(repo, "broken.go"), []byte("package rec\n\nfunc broken() int { return undefinedThing }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = recordIn(t, repo, "--out", filepath.Join(t.TempDir(), "o"), "HEAD", ".")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "at head . (working tree) failed") || !strings.Contains(r.stderr, "undefined: undefinedThing") {
+		t.Errorf("build failure: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"HEAD"}, "want BASE and HEAD revisions"},
+		{[]string{"--runs", "0", "HEAD", "HEAD"}, "--runs must be at least 1"},
+		{[]string{"--benchtime", "fast", "HEAD", "HEAD"}, `--benchtime "fast"`},
+		{[]string{"--bench", "(", "HEAD", "HEAD"}, "--bench: error parsing regexp"},
+	} {
+		r := recordIn(t, repo, c.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%q: exit %d, want 2 and %q\n%s", c.args, r.code, c.want, r.stderr)
+		}
+	}
+	cmd := exec.Command("git", "worktree", "list")
+	cmd.Dir = repo
+	if out, err := cmd.Output(); err != nil || strings.Count(string(out), "\n") != 1 {
+		t.Errorf("git worktree list after failed records: %v\n%s", err, out)
+	}
+}

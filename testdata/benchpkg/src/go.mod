@@ -1,0 +1,3 @@
+module example.com/parsers
+
+go 1.26
