@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-const corpus = "../../shared/corpus/"
+const corpus = "../testdata/corpus/"
 
 func gz(t testing.TB, b []byte) []byte {
 	var buf bytes.Buffer
