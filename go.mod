@@ -2,19 +2,13 @@ module github.com/hotbudget/hotbudget
 
 go 1.26.0
 
-require github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
-
-require gopkg.in/yaml.v3 v3.0.1
-
-require gonum.org/v1/gonum v0.17.0
-
 require (
-	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
+	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
+	github.com/stretchr/testify v1.12.1
+	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
+	gonum.org/v1/gonum v0.17.0
 )
 
-require (
-	github.com/stretchr/testify v1.12.1
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
-)
+require github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect

@@ -19,7 +19,7 @@ import (
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
-const corpus = "../../shared/corpus/pprof/"
+const corpus = "../testdata/corpus/pprof/"
 
 // pprofTop runs `go tool pprof -top` on path and returns flat and cum in
 // nanoseconds per printed node name.

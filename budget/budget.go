@@ -81,7 +81,7 @@ import (
 	"time"
 
 	"github.com/hotbudget/hotbudget/diff"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Budget is a parsed budget file.

@@ -20,6 +20,28 @@
 // carry string labels "pid", "tid", "process", "thread" and "profile" where the
 // format knows them, so a caller can select a thread or process.
 //
+// Input that is no profile is refused from its first bytes, with an error
+// that says what was found ("only whitespace in the first 64 KiB", "starts
+// with bytes 0x00 0x01 ...: not a profile"). Gzip may be nested up to four
+// layers deep (a pprof file gzipped once more by a tool is common).
+//
+// # Memory
+//
+// Read takes in at most DefaultMaxBytes (1 GiB) of input after
+// decompression and refuses larger input with an error wrapping
+// ErrTooLarge. The JSON, folded and trace loaders read their input as a
+// stream, a node, event or line at a time, so their memory follows the
+// profile they build, not the file (white space is skipped, and one value is
+// held whole only up to the limit); pprof's parser
+// needs the whole decompressed file in memory, so a pprof file is read up to
+// the limit, and a protobuf field that claims more than the limit, bytes
+// that are no protobuf, or a legacy text profile's line longer than pprof
+// reads, are refused as soon as they are seen. The
+// environment variable HOTBUDGET_MAX_BYTES sets another default for every
+// program using this package, the hotbudget command included: a number of
+// bytes, optionally with a suffix KiB, MiB, GiB or TiB ("2GiB"), or 0 for no
+// limit. WithMaxBytes sets the limit for one call and wins over both.
+//
 // The decisions taken where reference tools disagree are recorded in the
 // project's FORMATS.md and pinned by tests.
 package loaders
@@ -84,9 +106,10 @@ const (
 type Option interface{ apply(*config) }
 
 type config struct {
-	format Format
-	view   View
-	name   string
+	format   Format
+	view     View
+	name     string
+	maxBytes int64 // 0: not set by WithMaxBytes
 }
 
 type optionFunc func(*config)
@@ -103,6 +126,19 @@ func WithView(v View) Option { return optionFunc(func(c *config) { c.view = v })
 // (Node's CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile). Load sets it to the path.
 func WithName(name string) Option { return optionFunc(func(c *config) { c.name = name }) }
 
+// WithMaxBytes sets how many bytes of input, after decompression, Read takes
+// in before it refuses the input with an error wrapping ErrTooLarge. n <= 0
+// removes the limit. Without this option the limit is DefaultMaxBytes, or
+// HOTBUDGET_MAX_BYTES when that is set.
+func WithMaxBytes(n int64) Option {
+	return optionFunc(func(c *config) {
+		if n <= 0 {
+			n = -1
+		}
+		c.maxBytes = n
+	})
+}
+
 // Load reads the profile in the file at path.
 func Load(path string, opts ...Option) (*profile.Profile, error) {
 	f, err := os.Open(path)
@@ -115,6 +151,10 @@ func Load(path string, opts ...Option) (*profile.Profile, error) {
 
 // peekSize is how much of the input detection looks at.
 const peekSize = 64 << 10
+
+// maxGzipLayers is how deeply gzip may be nested: a pprof file gzipped
+// again by a tool is common, four layers are not.
+const maxGzipLayers = 4
 
 // Read reads a profile from r. Errors start with the name given by WithName
 // (or "input") and say what is wrong and where.
@@ -135,23 +175,31 @@ func Read(r io.Reader, opts ...Option) (*profile.Profile, error) {
 }
 
 func read(r io.Reader, c *config) (*profile.Profile, error) {
+	limit, err := c.limit()
+	if err != nil {
+		return nil, err
+	}
 	br := bufio.NewReaderSize(r, peekSize)
-	head, err := br.Peek(peekSize)
-	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+	head, err := peek(br)
+	if err != nil {
 		return nil, err
 	}
 	if len(head) == 0 {
 		return nil, errors.New("empty file")
 	}
-	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+	// Detection looks at the decompressed stream: each gzip layer is
+	// unwrapped before anything is buffered.
+	for layers := 0; isGzip(head); layers++ {
+		if layers == maxGzipLayers {
+			return nil, fmt.Errorf("gzip nested more than %d deep: not a profile", maxGzipLayers)
+		}
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
 		defer zr.Close()
 		br = bufio.NewReaderSize(&gzipErrReader{zr}, peekSize)
-		head, err = br.Peek(peekSize)
-		if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		if head, err = peek(br); err != nil {
 			return nil, err
 		}
 		if len(head) == 0 {
@@ -160,31 +208,50 @@ func read(r io.Reader, c *config) (*profile.Profile, error) {
 	}
 	f := c.format
 	if f == FormatUnknown {
-		f = Detect(head)
+		if f = Detect(head); f == FormatUnknown {
+			return nil, errors.New(describe(head))
+		}
 	}
+	lr := &limitReader{r: br, left: limit, limit: limit}
 	o := pbuild.Options{Name: c.name, View: string(c.view)}
 	var p *profile.Profile
 	switch f {
 	case FormatPprof:
-		p, err = readPprof(br)
+		p, err = readPprof(lr, head)
 	case FormatCPUProfile:
-		p, err = v8.Parse(br, o)
+		p, err = v8.Parse(lr, o)
 	case FormatChromeTrace:
-		p, err = chrometrace.Parse(br, o)
+		p, err = chrometrace.Parse(lr, o)
 	case FormatSpeedscope:
-		p, err = speedscope.Parse(br, o)
+		p, err = speedscope.Parse(lr, o)
 	case FormatFolded:
-		p, err = folded.Parse(br, o)
+		p, err = folded.Parse(lr, o)
 	case FormatGoTrace:
-		p, err = gotrace.Parse(br, o)
+		p, err = gotrace.Parse(lr, o)
 	default:
 		return nil, fmt.Errorf("unknown format %q", f)
+	}
+	if lr.over {
+		// Whatever the parser made of the cut input, the input was too
+		// large; a parser that accepts truncated files must not succeed.
+		return nil, lr.err()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}
 	return p, nil
 }
+
+// peek returns up to peekSize bytes of br without consuming them.
+func peek(br *bufio.Reader) ([]byte, error) {
+	head, err := br.Peek(peekSize)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, err
+	}
+	return head, nil
+}
+
+func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
 
 // gzipErrReader names gzip errors so that a truncated file says so.
 type gzipErrReader struct{ r io.Reader }
@@ -201,16 +268,22 @@ func (g *gzipErrReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// maxPprofSize bounds how much a pprof file may decompress to.
-const maxPprofSize = 1 << 30
-
-func readPprof(r io.Reader) (*profile.Profile, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxPprofSize+1))
+// readPprof reads a pprof file (gzip already removed) through pprof's
+// parser, which needs all of it in memory; r is limited. The bytes are
+// checked as they are read, so that what is no profile stops the read at
+// once: a protobuf's top-level fields (bytes that are no protobuf, or a
+// field longer than the limit), or the lines of pprof's legacy text formats.
+func readPprof(r *limitReader, head []byte) (*profile.Profile, error) {
+	var src io.Reader = r
+	switch {
+	case looksProtobuf(head):
+		src = &checkReader{r: r, c: &protoWalker{limit: r.limit}}
+	case looksLegacyText(head):
+		src = &checkReader{r: r, c: &lineChecker{}}
+	}
+	data, err := readAll(src)
 	if err != nil {
 		return nil, err
-	}
-	if len(data) > maxPprofSize {
-		return nil, fmt.Errorf("larger than %d bytes", maxPprofSize)
 	}
 	p, err := profile.ParseData(data)
 	if err != nil {
@@ -222,9 +295,41 @@ func readPprof(r io.Reader) (*profile.Profile, error) {
 	return p, nil
 }
 
-// Detect guesses the format of a profile from its first bytes (already
-// decompressed). It returns FormatPprof for binary input it does not
-// recognise, since pprof's parser also reads legacy binary formats.
+// readAll reads r to the end in chunks that are never copied while they
+// grow, so that the memory held is what was read (io.ReadAll's growing
+// slice holds up to twice that), and joins them once at the end.
+func readAll(r io.Reader) ([]byte, error) {
+	var chunks [][]byte
+	size, total := 64<<10, 0
+	for {
+		buf := make([]byte, size)
+		n, err := io.ReadFull(r, buf)
+		total += n
+		chunks = append(chunks, buf[:n])
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		size = min(2*size, 64<<20)
+	}
+	if len(chunks) == 1 {
+		return chunks[0], nil
+	}
+	data := make([]byte, 0, total)
+	for i, c := range chunks {
+		data = append(data, c...)
+		chunks[i] = nil
+	}
+	return data, nil
+}
+
+// Detect tells the format of a profile from its first bytes (already
+// decompressed; Read looks at 64 KiB). It returns FormatUnknown for input
+// that is no profile: only white space, or bytes that are neither JSON,
+// folded stacks, a Go trace, a pprof protobuf nor one of pprof's legacy
+// formats.
 func Detect(head []byte) Format {
 	b := bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
 	b = bytes.TrimLeft(b, " \t\r\n")
@@ -240,10 +345,16 @@ func Detect(head []byte) Format {
 	case '{':
 		return detectJSON(b)
 	}
+	if looksLegacyText(b) {
+		return FormatPprof
+	}
 	if looksFolded(b) {
 		return FormatFolded
 	}
-	return FormatPprof
+	if looksProtobuf(head) || looksLegacyCPU(head) {
+		return FormatPprof
+	}
+	return FormatUnknown
 }
 
 // detectJSON decides by the top-level keys of a JSON object.

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
 
-const corpus = "../../shared/corpus/"
+const corpus = "../testdata/corpus/"
 
 func gz(t testing.TB, b []byte) []byte {
 	var buf bytes.Buffer
@@ -37,8 +38,14 @@ func TestDetect(t *testing.T) {
 		{"folded", "main;a;b 12\nmain;c 3\n", FormatFolded},
 		{"folded with comment", "# from perf\nmain;a 1\n", FormatFolded},
 		{"go trace", "go 1.26 trace\x00\x00\x00rest", FormatGoTrace},
-		{"binary is pprof", "\x0a\x12\x0a\x07samples", FormatPprof},
-		{"text that is not folded", "hello world\n", FormatPprof},
+		{"protobuf is pprof", "\x0a\x12\x0a\x07samples", FormatPprof},
+		{"legacy goroutine profile", "goroutine profile: total 3\n2 @ 0x1 0x2\n", FormatPprof},
+		{"legacy heap profile", "heap profile: 1: 2 [3: 4] @ heap/1048576\n", FormatPprof},
+		{"legacy contention profile", "--- contention:\ncycles/second=1\n", FormatPprof},
+		{"legacy binary CPU profile", "\x00\x00\x00\x00\x03\x00\x00\x00\x00\x00\x00\x00\x10\x27\x00\x00\x00\x00\x00\x00", FormatPprof},
+		{"text that is not folded", "hello world\n", FormatUnknown},
+		{"binary that is no protobuf", "\x00\x01\x02garbage", FormatUnknown},
+		{"protobuf key with a group wire type", "\x0a\x00\x0c", FormatUnknown},
 		{"only whitespace", "  \n", FormatUnknown},
 	}
 	for _, tc := range tests {
@@ -141,7 +148,15 @@ func TestBadInput(t *testing.T) {
 		{"empty gzip", gz(t, nil), "bad.prof: empty file after gzip"},
 		{"truncated gzip", raw[:len(raw)/2], "bad.prof: gzip: truncated input"},
 		{"gzip header only", raw[:5], "bad.prof: gzip"},
-		{"garbage", []byte("\x00\x01\x02garbage"), "bad.prof: pprof:"},
+		{"garbage", []byte("\x00\x01\x02garbage"), "bad.prof: starts with bytes 0x00 0x01 0x02 0x67 0x61 0x72 0x62 0x61: not a profile"},
+		{"text", []byte("hello world\nsecond line"), `bad.prof: starts with "hello world": not a profile`},
+		{"whitespace", []byte(" \n\t"), "bad.prof: only whitespace (3 bytes): not a profile"},
+		{"gzipped whitespace", gz(t, []byte(" \n\t")), "bad.prof: only whitespace (3 bytes): not a profile"},
+		{"protobuf, then no protobuf", append([]byte("\x0a\x02\x08\x01"), make([]byte, 100)...), "bad.prof: starts with bytes 0x0a 0x02 0x08 0x01 0x00 0x00 0x00 0x00: not a profile"},
+		// Beyond what detection sees: a 70,000-byte string, then zeros.
+		{"protobuf, then no protobuf after 64 KiB", slices.Concat([]byte{0x32, 0xf0, 0xa2, 0x04}, bytes.Repeat([]byte("a"), 70000), make([]byte, 100)),
+			"bad.prof: pprof: not a pprof protobuf: at offset 70005: field number 0"},
+		{"gzip nested five deep", gz(t, gz(t, gz(t, gz(t, gz(t, []byte("main 1\n")))))), "bad.prof: gzip nested more than 4 deep"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -380,8 +380,8 @@ func TestThreadAndProcessSelection(t *testing.T) {
 func TestAgreesWithAnalysisOnRealProfiles(t *testing.T) {
 	for _, path := range []string{
 		"../testdata/pprof/busy.pb.gz",
-		"../../shared/corpus/pprof/sample.cpu",
-		"../../shared/corpus/pprof/simple.prof",
+		"../testdata/corpus/pprof/sample.cpu",
+		"../testdata/corpus/pprof/simple.prof",
 	} {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			p, err := loaders.Load(path)
@@ -535,7 +535,7 @@ func TestNonTimeProfileIsAnError(t *testing.T) {
 // BenchmarkCheckLarge checks one function of large.cpu (20k samples, 23k
 // locations): the cost of one assertion on a big real profile.
 func BenchmarkCheckLarge(b *testing.B) {
-	p, err := loaders.Load("../../shared/corpus/pprof/large.cpu")
+	p, err := loaders.Load("../testdata/corpus/pprof/large.cpu")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -555,7 +555,7 @@ func BenchmarkCheckLarge(b *testing.B) {
 // BenchmarkMissLarge is the failing path: a miss on large.cpu computes
 // did-you-mean suggestions over every function.
 func BenchmarkMissLarge(b *testing.B) {
-	p, err := loaders.Load("../../shared/corpus/pprof/large.cpu")
+	p, err := loaders.Load("../testdata/corpus/pprof/large.cpu")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -182,7 +182,7 @@ func TestConvertFormats(t *testing.T) {
 func TestTopMatchesPprof(t *testing.T) {
 	for _, path := range []string{
 		filepath.Join(repoRoot, "testdata", "pprof", "busy.pb.gz"),
-		filepath.Join(repoRoot, "..", "shared", "corpus", "pprof", "go.crc32.cpu"),
+		filepath.Join(repoRoot, "testdata", "corpus", "pprof", "go.crc32.cpu"),
 	} {
 		want := pprofTop(t, path)
 		got, _ := topByName(t, path)

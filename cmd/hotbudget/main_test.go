@@ -134,13 +134,13 @@ func TestGoldenTop(t *testing.T) {
 		{name: "top-garbage", why: "a malformed profile is an input error naming the file and the format", args: []string{"top", "testdata/cli/truncated.pb.gz"}},
 		{name: "top-bad-format", why: "--format takes a closed set of values", args: []string{"top", "--format", "yaml", "testdata/pprof/busy.pb.gz"}},
 		{name: "top-bad-regexp", why: "a bad --focus regexp is a usage error", args: []string{"top", "--focus", "(", "testdata/pprof/busy.pb.gz"}},
-		{name: "top-thread", why: "--thread selects one speedscope profile: hand-worked c 5s, d 4s, b 5s self of 14s", args: []string{"top", "--thread", "two", "../shared/corpus/speedscope/two-sampled.speedscope.json"}},
+		{name: "top-thread", why: "--thread selects one speedscope profile: hand-worked c 5s, d 4s, b 5s self of 14s", args: []string{"top", "--thread", "two", "testdata/corpus/speedscope/two-sampled.speedscope.json"}},
 		{name: "top-pid", why: "--pid matches the pid from Node's file name", args: []string{"top", "-n", "3", "--pid", "4242", "testdata/cli/CPU.20261122.235500.4242.1.001.cpuprofile"}},
 		{name: "top-pid-none", why: "a pid with no samples is an input error listing what the file has", args: []string{"top", "--pid", "99", "testdata/cli/CPU.20261122.235500.4242.1.001.cpuprofile"}},
-		{name: "top-chrome-thread", why: "a Chrome trace: --thread picks the worker's CPU profile by thread name", args: []string{"top", "-n", "5", "--thread", "DedicatedWorker thread", "../shared/corpus/chrome-trace/worker.json"}},
-		{name: "top-chrome-tid-json", why: "--thread also takes a tid; JSON for the main thread", args: []string{"top", "-n", "3", "--format", "json", "--thread", "775", "../shared/corpus/chrome-trace/worker.json"}},
-		{name: "top-trace-durations-pid", why: "duration events of one process (--view durations --pid)", args: []string{"top", "--view", "durations", "--pid", "1", "../shared/corpus/trace-event/multiprocess.json"}},
-		{name: "top-chrome-thread-none", why: "an unknown thread lists the file's processes and threads", args: []string{"top", "--thread", "nope", "../shared/corpus/chrome-trace/worker.json"}},
+		{name: "top-chrome-thread", why: "a Chrome trace: --thread picks the worker's CPU profile by thread name", args: []string{"top", "-n", "5", "--thread", "DedicatedWorker thread", "testdata/corpus/chrome-trace/worker.json.gz"}},
+		{name: "top-chrome-tid-json", why: "--thread also takes a tid; JSON for the main thread", args: []string{"top", "-n", "3", "--format", "json", "--thread", "775", "testdata/corpus/chrome-trace/worker.json.gz"}},
+		{name: "top-trace-durations-pid", why: "duration events of one process (--view durations --pid)", args: []string{"top", "--view", "durations", "--pid", "1", "testdata/corpus/trace-event/multiprocess.json"}},
+		{name: "top-chrome-thread-none", why: "an unknown thread lists the file's processes and threads", args: []string{"top", "--thread", "nope", "testdata/corpus/chrome-trace/worker.json.gz"}},
 		{name: "top-two-files", why: "top reads exactly one profile", args: []string{"top", "testdata/pprof/busy.pb.gz", "testdata/cpuprofile/busy.cpuprofile"}},
 	})
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/hotbudget/hotbudget/internal/srcdeps"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 type workflow struct {

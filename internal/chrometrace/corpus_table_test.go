@@ -19,13 +19,13 @@ func TestCorpusTable(t *testing.T) {
 	}
 	tests := map[string]want{
 		// Profile on tid 259, chunks on 5143; seven negative deltas.
-		"chrome-trace/Trace-20230603T221323.json":       {true, 0, "negative timeDeltas", "259"},
+		"chrome-trace/Trace-20230603T221323.json.gz":    {true, 0, "negative timeDeltas", "259"},
 		"chrome-trace/invalid-animation-events.json.gz": {true, 0, "", ""},
 		// Two nodes name parents in no chunk; a chunk has no args.data.
 		"chrome-trace/no-arg-data.json":              {true, 0, "which is in no chunk: attached to the root", "6209019"},
-		"chrome-trace/simple-timeline.json":          {true, 4081, "", "775"},
-		"chrome-trace/simple.json":                   {true, 0, "", "775"},
-		"chrome-trace/worker.json":                   {true, 0, "", ""},
+		"chrome-trace/simple-timeline.json.gz":       {true, 4081, "", "775"},
+		"chrome-trace/simple.json.gz":                {true, 0, "", "775"},
+		"chrome-trace/worker.json.gz":                {true, 0, "", ""},
 		"trace-event/simple-with-samples.json":       {true, 7, "", "7695"},
 		"trace-event/multi-thread-with-samples.json": {true, 8, "", ""},
 	}
@@ -71,7 +71,7 @@ func TestCorpusTable(t *testing.T) {
 				var n int64
 				for _, s := range p.Sample {
 					n += s.Value[0]
-					if w.tids != "" && s.Label["tid"][0] != w.tids && !(rel == "chrome-trace/worker.json") {
+					if w.tids != "" && s.Label["tid"][0] != w.tids && !(rel == "chrome-trace/worker.json.gz") {
 						t.Errorf("tid label %v, want %s", s.Label["tid"], w.tids)
 					}
 				}
@@ -89,7 +89,7 @@ func TestCorpusTable(t *testing.T) {
 // TestWorkerProfiles: worker.json holds two profiles of one pid, on the
 // main thread (0x9, tid 775) and a worker (0xa, tid 7443).
 func TestWorkerProfiles(t *testing.T) {
-	p, err := parseFile(t, filepath.Join(corpus, "chrome-trace", "worker.json"), "")
+	p, err := parseFile(t, filepath.Join(corpus, "chrome-trace", "worker.json.gz"), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
-const corpus = "../../../shared/corpus"
+const corpus = "../../testdata/corpus"
 
 func readFile(t testing.TB, path string) []byte {
 	t.Helper()

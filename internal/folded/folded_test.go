@@ -161,7 +161,7 @@ func TestRoundTrip(t *testing.T) {
 
 // A pprof profile written as folded keeps its sample counts per function.
 func TestWritePprof(t *testing.T) {
-	f, err := os.Open("../../../shared/corpus/pprof/sample.cpu")
+	f, err := os.Open("../../testdata/corpus/pprof/sample.cpu")
 	if err != nil {
 		t.Fatal(err)
 	}

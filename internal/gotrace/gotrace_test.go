@@ -25,6 +25,7 @@ import (
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/gotrace"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testchild"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -302,24 +303,39 @@ func TestTasks(t *testing.T) {
 // view: real frames with file and line, 10ms per sample, region labels, and
 // that it is the default when the trace has samples.
 func TestCPUSamples(t *testing.T) {
-	data, cpuProf := recordCPU(t, true, func() {
-		trace.WithRegion(context.Background(), "busy", func() { sink.Add(int64(spin(300 * time.Millisecond))) })
-	})
-	p := parse(t, data, "")
+	// 300ms of spinning at 100 Hz: expect about 30 samples; allow for a
+	// loaded machine. The spin lasts a wall time: at load 12 on two cores,
+	// under -race, it once got 2 samples, so it runs again, twice as long,
+	// until it has 5.
+	var (
+		data, cpuProf []byte
+		p             *profile.Profile
+		sp            analysis.Function
+		spun          time.Duration
+	)
+	for spun = 300 * time.Millisecond; ; spun *= 2 {
+		data, cpuProf = recordCPU(t, true, func() {
+			trace.WithRegion(context.Background(), "busy", func() { sink.Add(int64(spin(spun))) })
+		})
+		p = parse(t, data, "")
+		fn := functions(t, p)
+		var ok bool
+		if sp, ok = fn["github.com/hotbudget/hotbudget/internal/gotrace_test.spin"]; !ok {
+			t.Fatalf("spin not in samples: %v", fn)
+		}
+		if sp.SelfSamples >= 5 || spun >= 2400*time.Millisecond {
+			break
+		}
+		t.Logf("spin: %d self samples in %v, spinning again for twice as long", sp.SelfSamples, spun)
+	}
 	if pbuild.IsExact(p) {
 		t.Fatal("default view of a trace with CPU samples is exact, want the sampled CPU view")
 	}
 	if p.Period != gotrace.DefaultPeriod {
 		t.Errorf("Period = %d, want %d", p.Period, gotrace.DefaultPeriod)
 	}
-	fn := functions(t, p)
-	sp, ok := fn["github.com/hotbudget/hotbudget/internal/gotrace_test.spin"]
-	if !ok {
-		t.Fatalf("spin not in samples: %v", fn)
-	}
-	// 300ms of spinning at 100 Hz: expect about 30 samples; allow for a loaded machine.
-	if sp.SelfSamples < 5 || sp.Total > 400*time.Millisecond {
-		t.Errorf("spin: %d self samples, total %v; want >= 5 samples and <= 400ms", sp.SelfSamples, sp.Total)
+	if sp.SelfSamples < 5 || sp.Total > spun+100*time.Millisecond {
+		t.Errorf("spin: %d self samples, total %v; want >= 5 samples and <= %v", sp.SelfSamples, sp.Total, spun+100*time.Millisecond)
 	}
 	if !strings.HasSuffix(sp.File, "gotrace_test.go") || sp.Line <= 0 {
 		t.Errorf("spin frame at %s:%d, want gotrace_test.go with a line", sp.File, sp.Line)
@@ -354,40 +370,50 @@ func TestCPUSamples(t *testing.T) {
 
 	// The same trace's durations view holds the region.
 	d := functions(t, parse(t, data, pbuild.ViewDurations))
-	if d["busy"].Total < 300*time.Millisecond {
-		t.Errorf("durations view: busy total %v, want >= 300ms", d["busy"].Total)
+	if d["busy"].Total < spun {
+		t.Errorf("durations view: busy total %v, want >= %v", d["busy"].Total, spun)
 	}
 }
 
 // TestRateWarning: a trace does not record the CPU profiling rate; samples
-// much closer than 10ms on a thread are warned about.
+// much closer than 10ms on a thread are warned about. It runs in a child
+// process that leaves out the runtime's line about the profiling rate.
 func TestRateWarning(t *testing.T) {
+	if testchild.Rerun(t, testchild.RuntimeRateLine) {
+		return
+	}
 	traceMu.Lock()
 	defer traceMu.Unlock()
 	var buf bytes.Buffer
-	if err := trace.Start(&buf); err != nil {
-		t.Skipf("tracing already on: %v", err)
-	}
-	// The documented way to profile at another rate: set it, then start
-	// runtime/pprof, which keeps it (and prints that it cannot set its own)
-	// and drains the samples so that later profiles can start.
-	runtime.SetCPUProfileRate(1000)
-	if err := pprof.StartCPUProfile(io.Discard); err != nil {
-		runtime.SetCPUProfileRate(0)
+	var gaps []time.Duration
+	// The spin runs for a wall time: on a busy machine (load 12 on two
+	// cores) 200 ms gave 9 gaps, so it runs longer until there are 10.
+	for d := 200 * time.Millisecond; len(gaps) < 10 && d <= 3200*time.Millisecond; d *= 2 {
+		buf.Reset()
+		if err := trace.Start(&buf); err != nil {
+			t.Skipf("tracing already on: %v", err)
+		}
+		// The documented way to profile at another rate: set it, then start
+		// runtime/pprof, which keeps it (and prints that it cannot set its own)
+		// and drains the samples so that later profiles can start.
+		runtime.SetCPUProfileRate(1000)
+		if err := pprof.StartCPUProfile(io.Discard); err != nil {
+			runtime.SetCPUProfileRate(0)
+			trace.Stop()
+			t.Skipf("CPU profiling already on: %v", err)
+		}
+		sink.Add(int64(spin(d)))
+		pprof.StopCPUProfile()
 		trace.Stop()
-		t.Skipf("CPU profiling already on: %v", err)
+		// How close the samples come depends on the kernel's tick (a 250 Hz
+		// kernel delivers 1000 Hz samples 4ms apart) and on the load, so check
+		// the warning against the gaps measured here, independently of Parse.
+		gaps = sampleGaps(t, buf.Bytes())
 	}
-	sink.Add(int64(spin(200 * time.Millisecond)))
-	pprof.StopCPUProfile()
-	trace.Stop()
 	p := parse(t, buf.Bytes(), pbuild.ViewSamples)
 	if len(p.Sample) == 0 {
 		t.Fatal("no CPU samples at 1000 Hz")
 	}
-	// How close the samples come depends on the kernel's tick (a 250 Hz
-	// kernel delivers 1000 Hz samples 4ms apart) and on the load, so check
-	// the warning against the gaps measured here, independently of Parse.
-	gaps := sampleGaps(t, buf.Bytes())
 	slices.Sort(gaps)
 	if len(gaps) < 10 {
 		t.Fatalf("only %d gaps between CPU samples of a thread at 1000 Hz", len(gaps))

@@ -16,9 +16,9 @@ import (
 // back through loaders keeps every function's self and total. This lives in
 // an external test package because loaders imports speedscope.
 func TestRoundTripThroughLoaders(t *testing.T) {
-	for _, name := range []string{"cpuprofile/simple.cpuprofile", "cpuprofile/sucrase.cpuprofile", "pprof/sample.cpu"} {
+	for _, name := range []string{"cpuprofile/simple.cpuprofile", "cpuprofile/sucrase.cpuprofile.gz", "pprof/sample.cpu"} {
 		t.Run(name, func(t *testing.T) {
-			p, err := loaders.Load(filepath.Join("../../../shared/corpus", name))
+			p, err := loaders.Load(filepath.Join("../../testdata/corpus", name))
 			if err != nil && strings.Contains(err.Error(), "not implemented yet") {
 				// The V8 loader is another package's work in progress.
 				t.Skipf("loader not there yet: %v", err)

@@ -15,7 +15,7 @@ import (
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
-const corpus = "../../../shared/corpus/speedscope"
+const corpus = "../../testdata/corpus/speedscope"
 
 type row struct {
 	self, total       time.Duration

@@ -101,7 +101,7 @@ func TestWriteMatchesSchema(t *testing.T) {
 	if err := json.Unmarshal(b, &schema); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open("../../../shared/corpus/pprof/sample.cpu")
+	f, err := os.Open("../../testdata/corpus/pprof/sample.cpu")
 	if err != nil {
 		t.Fatal(err)
 	}

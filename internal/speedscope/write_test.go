@@ -80,7 +80,7 @@ func roundTrip(t *testing.T, p *profile.Profile) *profile.Profile {
 func TestRoundTripPprof(t *testing.T) {
 	for _, name := range []string{"sample.cpu", "simple.prof", "large.cpu", "go.crc32.cpu", "pprof.out"} {
 		t.Run(name, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("../../../shared/corpus/pprof", name))
+			f, err := os.Open(filepath.Join("../../testdata/corpus/pprof", name))
 			if err != nil {
 				t.Fatal(err)
 			}

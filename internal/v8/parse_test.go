@@ -1,6 +1,8 @@
 package v8
 
 import (
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +14,7 @@ import (
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
-const corpus = "../../../shared/corpus"
+const corpus = "../../testdata/corpus"
 
 func parseFile(t *testing.T, path string) *profile.Profile {
 	t.Helper()
@@ -21,7 +23,15 @@ func parseFile(t *testing.T, path string) *profile.Profile {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	p, err := Parse(f, pbuild.Options{Name: path})
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") { // large corpus files are stored gzipped
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = zr
+	}
+	p, err := Parse(r, pbuild.Options{Name: path})
 	if err != nil {
 		t.Fatalf("Parse(%s): %v", path, err)
 	}
@@ -317,7 +327,7 @@ func TestCorpusLegacy(t *testing.T) {
 // TestCorpusSucrase: anonymous functions stay apart by url and line;
 // lineNumber -1 becomes line 0; samples (17138) win over hitCount (17837).
 func TestCorpusSucrase(t *testing.T) {
-	p := parseFile(t, corpus+"/cpuprofile/sucrase.cpuprofile")
+	p := parseFile(t, corpus+"/cpuprofile/sucrase.cpuprofile.gz")
 	tb := table(t, p)
 	if tb.TotalSamples != 17138 {
 		t.Errorf("samples = %d, want 17138", tb.TotalSamples)
@@ -350,7 +360,7 @@ func TestCorpusSucrase(t *testing.T) {
 // wasmbrowsertest converted from it at 100 µs per sample: per function
 // name, our sample counts must equal pprof.out's value / 100 µs.
 func TestCorpusWasmMatchesPprof(t *testing.T) {
-	ours := table(t, parseFile(t, corpus+"/cpuprofile/wasm.prof"))
+	ours := table(t, parseFile(t, corpus+"/cpuprofile/wasm.prof.gz"))
 	f, err := os.Open(corpus + "/pprof/pprof.out")
 	if err != nil {
 		t.Fatal(err)
