@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,19 +15,19 @@ import (
 
 const spinName = "github.com/hotbudget/hotbudget/perfassert_test.spin"
 
-var spinSink uint64
+var spinSink atomic.Uint64
 
 // spin burns CPU in a loop the compiler cannot remove.
 //
 //go:noinline
 func spin(n int) {
-	x := spinSink | 1
+	x := spinSink.Load() | 1
 	for i := 0; i < n; i++ {
 		x ^= x << 13
 		x ^= x >> 7
 		x ^= x << 17
 	}
-	spinSink = x
+	spinSink.Store(x)
 }
 
 func TestCaptureBusyFunction(t *testing.T) {

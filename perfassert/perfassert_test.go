@@ -263,15 +263,30 @@ func TestAdaptersReportFailureText(t *testing.T) {
 	}
 }
 
-func TestPassingAssertionsAreQuiet(t *testing.T) {
+// TestPassingAssertionsLogWhatTheyMeasured: a pass is one log line (shown by
+// go test -v) with the measured value and the limit, never an error.
+func TestPassingAssertionsLogWhatTheyMeasured(t *testing.T) {
 	p := load(t, handFolded)
 	ft := &fakeT{}
 	ok := perfassert.MaxSelfTime(ft, p, "main.busy", 60*time.Millisecond) &&
-		perfassert.MaxTotalTime(ft, p, "main.main", 100*time.Millisecond) &&
+		perfassert.MaxTotalTime(ft, p, "main.main", 200*time.Millisecond) &&
 		perfassert.MaxSelfShare(ft, p, "main.helper", 0.35) &&
 		perfassert.MaxTotalShare(ft, p, "main.run", 1)
-	if !ok || len(ft.errors) != 0 || len(ft.logs) != 0 {
+	if !ok || len(ft.errors) != 0 || len(ft.logs) != 4 {
 		t.Fatalf("passing assertions: ok=%v errors=%q logs=%q", ok, ft.errors, ft.logs)
+	}
+	for i, want := range []string{
+		"perfassert.MaxSelfTime: profile: main.busy self time 60ms (60.0% of 100ms total, 60 samples), within 60ms (100.0% of the limit)\n",
+		"perfassert.MaxTotalTime: profile: main.main total time 100ms (100.0% of 100ms total, 100 samples), within 200ms (50.0% of the limit)\n",
+		"perfassert.MaxSelfShare: profile: main.helper self time 35ms (35.0% of 100ms total, 35 samples), share 35.0%, within 35.0% (100.0% of the limit)\n",
+		"perfassert.MaxTotalShare: profile: main.run total time 95ms (95.0% of 100ms total, 95 samples), share 95.0%, within 100.0% (95.0% of the limit)\n",
+	} {
+		if !strings.HasPrefix(ft.logs[i], want) {
+			t.Errorf("log %d:\n got %q\nwant prefix %q", i, ft.logs[i], want)
+		}
+	}
+	if strings.Contains(strings.Join(ft.logs, ""), "top functions") {
+		t.Errorf("a pass logs the failure context:\n%s", strings.Join(ft.logs, "\n"))
 	}
 	// The minimal interface works as well.
 	mt := &minimalT{}
@@ -617,7 +632,7 @@ func TestLostSamplesAreLoggedOnPass(t *testing.T) {
 	}
 	ft = &fakeT{}
 	perfassert.MaxSelfShare(ft, p, "main.busy", 1)
-	if len(ft.logs) != 0 {
+	if len(ft.logs) != 1 || strings.Contains(ft.logs[0], "samples were lost") {
 		t.Errorf("share check logged %q; shares are unaffected by lost samples", ft.logs)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,25 +100,50 @@ func TestNoRegression(t *testing.T) {
 
 // TestNoRegressionPerOp compares captures per run of the captured function
 // (Iterations), so that captures of different lengths compare: the time per
-// run of spin triples and is flagged, the same work per run is not.
+// run of spin triples and is flagged, the same work per run is not. The two
+// captures of each comparison run at the same time (they share the
+// profiler), so that a machine busy with other work slows both alike: time
+// per run, unlike a share, moves with the machine's load.
 func TestNoRegressionPerOp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("captures real profiles for about 2s")
 	}
-	capture := func(spinN int) (*profile.Profile, float64) {
-		p := perfassert.Capture(t, func() { spin(spinN); other(40_000) }, perfassert.MinSamples(60), perfassert.MaxDuration(3*time.Second))
+	type result struct {
+		p *profile.Profile
+		n float64
+	}
+	capture := func(spinN int, out *result, wg *sync.WaitGroup) {
+		defer wg.Done()
+		p, err := perfassert.CaptureProfile(func() { spin(spinN); other(40_000) }, perfassert.MinSamples(60), perfassert.MaxDuration(3*time.Second))
+		if err != nil {
+			t.Error(err)
+			return
+		}
 		n, ok := perfassert.Iterations(p)
 		if !ok {
-			t.Fatal("no iteration count")
+			t.Error("no iteration count")
 		}
-		return p, float64(n)
+		*out = result{p, float64(n)}
 	}
-	a1, n1 := capture(40_000)
-	a2, n2 := capture(40_000)
-	perfassert.NoRegression(t, a1, a2, diff.WithOps(n1, n2))
-	b, nb := capture(120_000)
+	pair := func(spinA, spinB int) (a, b result) {
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go capture(spinA, &a, &wg)
+		go capture(spinB, &b, &wg)
+		wg.Wait()
+		if a.p == nil || b.p == nil {
+			t.FailNow()
+		}
+		return a, b
+	}
+	// Each capture is compared whole, as one run a side: WithOps divides
+	// every run of a side by the same count.
+	one := func(r result) []*profile.Profile { return []*profile.Profile{r.p} }
+	a1, a2 := pair(40_000, 40_000)
+	perfassert.NoRegressionRuns(t, one(a1), one(a2), diff.WithOps(a1.n, a2.n))
+	a, b := pair(40_000, 120_000)
 	ft := &fakeT{}
-	if perfassert.NoRegression(ft, a1, b, diff.WithOps(n1, nb)) {
+	if perfassert.NoRegressionRuns(ft, one(a), one(b), diff.WithOps(a.n, b.n)) {
 		t.Fatal("tripling spin's work per run passed")
 	}
 	if !strings.Contains(ft.text(), spinName) || strings.Contains(ft.text(), "perfassert_test.other") {
@@ -124,15 +151,15 @@ func TestNoRegressionPerOp(t *testing.T) {
 	}
 }
 
-var otherSink uint64
+var otherSink atomic.Uint64
 
 //go:noinline
 func other(n int) {
-	x := otherSink + 7
+	x := otherSink.Load() + 7
 	for i := 0; i < n; i++ {
 		x = x*6364136223846793005 + 1442695040888963407
 	}
-	otherSink = x
+	otherSink.Store(x)
 }
 
 func TestNoBenchRegression(t *testing.T) {
