@@ -113,33 +113,42 @@ type runSamples struct {
 // iterations make every later run), until the
 // coordinator says stop or the time limit passes.
 func (s *session) run(ctx context.Context) {
+	// The first run lasts runLen of CPU time of this goroutine, which stays
+	// on its thread meanwhile so that the thread's CPU clock counts it (a
+	// machine busy with other work, or the garbage collector's background
+	// workers, then do not leave the run with few samples), but at most
+	// four times runLen of wall time (fn may wait rather than compute).
+	// The clock is read at most ten times a run, after runLen of wall time.
+	runtime.LockOSThread()
+	locked := true
+	defer func() {
+		if locked {
+			runtime.UnlockOSThread()
+		}
+	}()
 	var (
-		n           int64 // iterations in the current run
-		per         int64 // iterations a run; 0 until the first run ends
-		runStart    = time.Now()
-		cpu0, cpuOK = processCPU()
-		joins0      = coord.joins.Load()
-		alone0      = coord.activeN.Load() == 1
-		lastCheck   time.Time
+		n            int64 // iterations in the current run
+		per          int64 // iterations a run; 0 until the first run ends
+		runStart     = time.Now()
+		tcpu0, tcpOK = threadCPU()
+		cpu0, _      = processCPU()
+		joins0       = coord.joins.Load()
+		alone0       = coord.activeN.Load() == 1
+		lastCheck    time.Time
 	)
-	// The first run lasts runLen of CPU time, as the process's CPU clock
-	// counts it (so that a machine busy with other work does not leave it
-	// with few samples), but at most four times runLen of wall time (fn
-	// may wait rather than compute). The process's clock is read at most
-	// ten times a run, after runLen of wall time.
 	firstDone := func(now time.Time) bool {
 		wall := now.Sub(runStart)
 		switch {
 		case wall < s.runLen:
 			return false
-		case wall >= 4*s.runLen || !cpuOK:
+		case wall >= 4*s.runLen || !tcpOK:
 			return true
 		case now.Sub(lastCheck) < s.runLen/10:
 			return false
 		}
 		lastCheck = now
-		c, _ := processCPU()
-		return c-cpu0 >= s.runLen
+		c, _ := threadCPU()
+		return c-tcpu0 >= s.runLen
 	}
 	for {
 		s.fn()
@@ -149,6 +158,10 @@ func (s *session) run(ctx context.Context) {
 			return
 		}
 		if per == 0 && firstDone(now) || per > 0 && n == per {
+			if per == 0 {
+				runtime.UnlockOSThread()
+				locked = false
+			}
 			per = n
 			s.finish(runInfo{work: n}, cpu0, joins0, alone0)
 			n = 0
