@@ -8,11 +8,14 @@
 //	perfassert.MaxSelfShare(t, p, "example.com/m/parse.normalizeKey", 0.30)
 //
 // (a capture runs its function until it has enough samples, so its times
-// are bounded per run, PerIteration, or as shares).
+// are bounded per run, PerIteration, or as shares; a capture keeps only the
+// samples of its own goroutine and those it starts, and captures in
+// parallel tests share the profiler),
 //
 // or compares it with a baseline: NoRegression, NoRegressionRuns and
-// MatchBaseline use the diff package's verdicts, NoBenchRegression compares
-// `go test -bench` outputs.
+// MatchBaseline use the diff package's verdicts, run against run (a capture
+// is made of several runs), judging the module under test's own functions
+// by default; NoBenchRegression compares `go test -bench` outputs.
 //
 // # Design
 //
@@ -22,8 +25,9 @@
 // passed. TestingT is the smallest interface that works: only Errorf, the
 // shape of testify's assert.TestingT, so *testing.T, *testing.B, testing.TB
 // and testify suites (s.T()) all fit. Helper is called when the value has it;
-// Logf, when present, receives notes on checks that passed (too few samples,
-// a baseline written).
+// Logf, when present, receives a line for every check that passed, with
+// what it measured and the limit (go test -v shows it), and Capture's
+// account of what a capture cost.
 //
 // Functions are selected by pprof's fully qualified name
 // (`pkg.(*T).Method`, `pkg.Func.func1`), exactly; the Regexp option makes
