@@ -63,7 +63,7 @@ func MinSamples(n int) CaptureOption {
 func MaxDuration(d time.Duration) CaptureOption {
 	return captureFunc(func(c *captureConfig) {
 		if d <= 0 {
-			c.err = fmt.Errorf("perfassert: MaxDuration(%v): want a positive duration", d)
+			c.err = fmt.Errorf("perfassert: MaxDuration(%s): want a positive duration", fmtDur(d))
 		}
 		c.maxDuration = d
 	})

@@ -124,7 +124,7 @@ func (l Limit) validate() error {
 	switch l.Quantity {
 	case SelfTime, TotalTime:
 		if l.Time < 0 {
-			return fmt.Errorf("perfassert: negative %s limit %v", l.Quantity, l.Time)
+			return fmt.Errorf("perfassert: negative %s limit %s", l.Quantity, fmtDur(l.Time))
 		}
 	case SelfShare, TotalShare:
 		if !(l.Share >= 0 && l.Share <= 1) {
