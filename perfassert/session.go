@@ -172,7 +172,12 @@ func (s *session) run(ctx context.Context) {
 			if s.runs.Load() >= s.target.Load() {
 				s.paused.Store(true)
 				coord.poke()
-				if !<-s.verdict {
+				select {
+				case goOn := <-s.verdict:
+					if !goOn {
+						return
+					}
+				case <-s.finished: // stopped meanwhile (the profiler was lost)
 					return
 				}
 			}
