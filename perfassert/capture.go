@@ -39,7 +39,7 @@ func (f captureFunc) applyCapture(c *captureConfig) { f(c) }
 // Default capture settings.
 const (
 	DefaultMinSamples  = 200
-	DefaultMaxDuration = 4 * time.Second
+	DefaultMaxDuration = 4500 * time.Millisecond
 	DefaultRate        = 100 // Hz, as runtime/pprof
 	DefaultMinRuns     = 10
 	DefaultPrecision   = 0.10
@@ -57,7 +57,7 @@ func MinSamples(n int) CaptureOption {
 	})
 }
 
-// MaxDuration bounds the wall time Capture spends running fn (default 4s,
+// MaxDuration bounds the wall time Capture spends running fn (default 4.5s,
 // so that a test that captures and compares with a baseline stays under 5s
 // on a busy machine). Capture stops there even with fewer samples than
 // MinSamples; fn always runs at least once.

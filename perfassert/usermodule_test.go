@@ -330,7 +330,7 @@ func TestMeasureGoldenBaseline(t *testing.T) {
 		text := string(out)
 		if m := regexp.MustCompile(`--- (PASS|FAIL): TestTokenizeMatchesBaseline \(([0-9.]+)s\)`).FindStringSubmatch(text); m != nil {
 			s, _ := strconv.ParseFloat(m[2], 64)
-			took = time.Duration(s * float64(time.Second))
+			took = time.Duration(s * float64(time.Second)).Round(time.Millisecond)
 		}
 		for _, m := range regexp.MustCompile(`regressed  (\S+)`).FindAllStringSubmatch(text, -1) {
 			named = append(named, strings.TrimPrefix(m[1], "example.com/tokenizer."))
