@@ -134,6 +134,9 @@ func Precision(relErr float64) CaptureOption {
 // starts inherit; only samples carrying that label are kept, so parallel
 // tests, other captures and the garbage collector's background work stay out
 // of the profile, and perfassert's own frames are trimmed from its stacks.
+// (Code under test that sets pprof labels from a context of its own, with
+// pprof.Do or pprof.SetGoroutineLabels, replaces the capture's label while
+// they hold: those samples are not in the capture.)
 //
 // Captures in parallel tests (t.Parallel) share one profiling session: the
 // profiler runs in rounds while any capture is active and each round's

@@ -192,7 +192,7 @@ import (
 var input = Input(20000)
 
 func TestTokenizeMatchesBaseline(t *testing.T) {
-	p := perfassert.Capture(t, func() { Tokenize(input) })
+	p := perfassert.Capture(t, func() { Tokenize(input) }%s)
 	perfassert.MatchBaseline(t, "testdata/tokenize.pb.gz", p)
 	if out := os.Getenv("CAPTURE_OUT"); out != "" && p != nil {
 		f, err := os.Create(out)
@@ -303,14 +303,20 @@ func TestUserModuleParallelCapture(t *testing.T) {
 //
 // HOTBUDGET_MEASURE_RUNS sets N (default 5), HOTBUDGET_MEASURE_SLOW the
 // hashing rounds that make normalizeKey slower (default 2: about 40% more
-// time in it, as the captures measure and the log shows).
+// time in it, as the captures measure and the log shows), and
+// HOTBUDGET_MEASURE_MINRUNS, when set, passes MinRuns to the capture (the
+// README's settings otherwise).
 func TestMeasureGoldenBaseline(t *testing.T) {
 	if os.Getenv("HOTBUDGET_MEASURE") != "1" {
 		t.Skip("a measurement, not a test: set HOTBUDGET_MEASURE=1 to run it")
 	}
 	n := envInt(t, "HOTBUDGET_MEASURE_RUNS", 5)
 	rounds := envInt(t, "HOTBUDGET_MEASURE_SLOW", 2)
-	dir := writeUserModule(t, userBaselineTest, rounds)
+	opts := "" // the README's settings
+	if os.Getenv("HOTBUDGET_MEASURE_MINRUNS") != "" {
+		opts = fmt.Sprintf(", perfassert.MinRuns(%d)", envInt(t, "HOTBUDGET_MEASURE_MINRUNS", 10))
+	}
+	dir := writeUserModule(t, fmt.Sprintf(userBaselineTest, opts), rounds)
 	// Build both test binaries once, so that runs time the test, not the
 	// build.
 	for _, tags := range []string{"", "slow"} {
