@@ -94,6 +94,9 @@ type Settings struct {
 	// SameWork declares that every run of both sides did the same work, so
 	// that the time per run is judged (the headline).
 	SameWork bool
+	// NoHeadline shows the whole program's time per unit of work without
+	// judging it (WithoutHeadline).
+	NoHeadline bool
 
 	// Anchor is the function (pprof name) whose total time is one unit of
 	// work in PerOp mode. BaseOps and HeadOps give operation counts instead.
@@ -336,6 +339,21 @@ func WithAssumption(a Assumption) Option {
 		}
 		return fmt.Errorf("diff: unknown assumption %q (want model, nothing or normal)", a)
 	})
+}
+
+// WithoutHeadline shows the whole program's time per unit of work but does
+// not judge it: for baselines recorded on another machine, where time per
+// iteration measures the hardware as much as the code. Functions are still
+// judged, as shares.
+func WithoutHeadline() Option {
+	return optionFunc(func(s *Settings) error { s.NoHeadline = true; return nil })
+}
+
+// WithHeadline judges the whole program's time per unit of work when the
+// work is known, undoing an earlier WithoutHeadline (perfassert's
+// MatchBaseline starts with one).
+func WithHeadline() Option {
+	return optionFunc(func(s *Settings) error { s.NoHeadline = false; return nil })
 }
 
 // WithSameWork declares that every run of both sides did the same work

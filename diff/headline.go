@@ -63,6 +63,8 @@ func (s *Settings) headline(b, h *side) Headline {
 		known = known && r.work > 0
 	}
 	switch {
+	case s.NoHeadline:
+		hl.Reason = "not asked for (WithoutHeadline)"
 	case s.SameWork:
 		hl.Judged, hl.Per = true, "run"
 		for j := range work {

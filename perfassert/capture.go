@@ -1,17 +1,16 @@
 package perfassert
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"fmt"
-	"runtime"
+	"math"
 	"runtime/pprof"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -25,6 +24,8 @@ type CaptureOption interface{ applyCapture(*captureConfig) }
 
 type captureConfig struct {
 	minSamples  int64
+	minRuns     int
+	precision   float64
 	maxDuration time.Duration
 	hz          int
 	name        string
@@ -38,12 +39,15 @@ func (f captureFunc) applyCapture(c *captureConfig) { f(c) }
 // Default capture settings.
 const (
 	DefaultMinSamples  = 200
-	DefaultMaxDuration = 5 * time.Second
+	DefaultMaxDuration = 4500 * time.Millisecond
 	DefaultRate        = 100 // Hz, as runtime/pprof
+	DefaultMinRuns     = 10
+	DefaultPrecision   = 0.10
 )
 
-// MinSamples sets how many CPU samples Capture collects before it stops
-// (default 200: a function with 10% of them has a relative error near 22%).
+// MinSamples sets how many CPU samples Capture collects at least before it
+// stops (default 200: a function with 10% of them has a relative error near
+// 22%).
 func MinSamples(n int) CaptureOption {
 	return captureFunc(func(c *captureConfig) {
 		if n <= 0 {
@@ -53,13 +57,14 @@ func MinSamples(n int) CaptureOption {
 	})
 }
 
-// MaxDuration bounds the wall time Capture spends running fn (default 5s).
-// Capture stops there even with fewer samples than MinSamples; fn always
-// runs at least once.
+// MaxDuration bounds the wall time Capture spends running fn (default 4.5s,
+// so that a test that captures and compares with a baseline stays under 5s
+// on a busy machine). Capture stops there even with fewer samples than
+// MinSamples; fn always runs at least once.
 func MaxDuration(d time.Duration) CaptureOption {
 	return captureFunc(func(c *captureConfig) {
 		if d <= 0 {
-			c.err = fmt.Errorf("perfassert: MaxDuration(%v): want a positive duration", d)
+			c.err = fmt.Errorf("perfassert: MaxDuration(%s): want a positive duration", fmtDur(d))
 		}
 		c.maxDuration = d
 	})
@@ -73,9 +78,10 @@ func MaxDuration(d time.Duration) CaptureOption {
 // and adds a warning to the profile, shown in failure text, when they fall
 // short. Any other rate is set with runtime.SetCPUProfileRate before
 // profiling starts, which makes the runtime print "cannot set cpu profile
-// rate until previous profile has finished" to stderr once per capture;
-// the profile is nevertheless sampled at the requested rate and its Period
-// says so.
+// rate until previous profile has finished" to stderr once per run of the
+// capture; the profile is nevertheless sampled at the requested rate and its
+// Period says so. Captures at different rates cannot share the profiler:
+// one waits for the others to finish.
 func Rate(hz int) CaptureOption {
 	return captureFunc(func(c *captureConfig) {
 		if hz <= 0 || hz > 10000 {
@@ -91,151 +97,155 @@ func CaptureName(name string) CaptureOption {
 	return captureFunc(func(c *captureConfig) { c.name = name })
 }
 
-// captureMu serialises captures: the CPU profiler is process-wide, so
-// parallel tests (t.Parallel) take turns. Samples of other goroutines that
-// run meanwhile are in the profile too; select on function names.
-var captureMu sync.Mutex
-
-// iterationsComment records how many times Capture ran fn.
-const iterationsComment = "hotbudget iterations: "
-
-// buildComment records the build a capture ran in (see buildOf).
-const buildComment = "hotbudget build: "
-
-// buildOf describes this binary's build as far as it shapes a profile: the
-// Go version, the platform, and "race" when the race detector is compiled
-// in.
-func buildOf() string {
-	s := runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
-	if raceEnabled {
-		s += " race"
-	}
-	return s
+// MinRuns sets the fewest runs a capture is made of (default 10). Each run
+// is a stretch of the capture's time with its own samples and iteration
+// count (meta.LabelRun in the profile); baselines compare runs against runs,
+// and more runs a side let the comparison see run-to-run noise.
+func MinRuns(n int) CaptureOption {
+	return captureFunc(func(c *captureConfig) {
+		if n <= 0 {
+			c.err = fmt.Errorf("perfassert: MinRuns(%d): want a positive count", n)
+		}
+		c.minRuns = n
+	})
 }
 
-// capturedUnderRace reports whether p was captured by a binary built with
-// the race detector, and whether p says at all (only captures do).
-func capturedUnderRace(p *profile.Profile) (race, known bool) {
-	for _, c := range p.Comments {
-		if b, ok := strings.CutPrefix(c, buildComment); ok {
-			return strings.HasSuffix(b, " race"), true
+// Precision sets how precise a capture's estimates must be before it stops
+// (default 0.10): the relative standard error of the share of the heaviest
+// functions of the module under test (by self samples: the top one, and
+// any other with a fifth of the samples or more), estimated across runs so
+// that run-to-run noise counts too. Captures stop at MinSamples and
+// MinRuns if the shares are that precise by then, later if not, and at
+// MaxDuration in any case.
+func Precision(relErr float64) CaptureOption {
+	return captureFunc(func(c *captureConfig) {
+		if !(relErr > 0 && relErr < 1) {
+			c.err = fmt.Errorf("perfassert: Precision(%v): want a relative error in (0,1)", relErr)
 		}
-	}
-	return false, false
-}
-
-// Iterations returns how many times Capture ran the function profiled in p,
-// for per-operation comparisons (diff.WithOps); ok is false when p was not
-// made by Capture.
-func Iterations(p *profile.Profile) (n int64, ok bool) {
-	if p == nil {
-		return 0, false
-	}
-	for _, c := range p.Comments {
-		if s, found := strings.CutPrefix(c, iterationsComment); found {
-			n, err := strconv.ParseInt(s, 10, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
+		c.precision = relErr
+	})
 }
 
 // CaptureProfile runs fn repeatedly under the runtime/pprof CPU profiler
-// until the profile holds MinSamples samples or MaxDuration has passed, and
-// returns the parsed profile. The number of runs is recorded in the profile
-// (see Iterations). Captures in one process take turns.
+// until its profile holds MinSamples samples in MinRuns runs and the shares
+// of its heaviest functions are as precise as Precision asks, or until
+// MaxDuration has passed, and returns the parsed profile. fn runs on the
+// calling goroutine under a pprof label of its own, which goroutines it
+// starts inherit; only samples carrying that label are kept, so parallel
+// tests, other captures and the garbage collector's background work stay out
+// of the profile, and perfassert's own frames are trimmed from its stacks.
+// (Code under test that sets pprof labels from a context of its own, with
+// pprof.Do or pprof.SetGoroutineLabels, replaces the capture's label while
+// they hold: those samples are not in the capture.)
+//
+// Captures in parallel tests (t.Parallel) share one profiling session: the
+// profiler runs in rounds while any capture is active and each round's
+// samples are split among the captures by label. Each round a capture took
+// part in is one of its runs, labelled meta.LabelRun; the profile's
+// hotbudget record (internal/meta, read by ProfileName, Iterations and
+// MatchBaseline) lists the runs with their iterations of fn.
 //
 // When the CPU profiler is already running outside perfassert (as under
 // `go test -cpuprofile`), CaptureProfile runs nothing and returns an error
 // wrapping ErrProfilerBusy at once: a process has one CPU profile and its
 // data cannot be shared.
 func CaptureProfile(fn func(), opts ...CaptureOption) (*profile.Profile, error) {
-	c := captureConfig{minSamples: DefaultMinSamples, maxDuration: DefaultMaxDuration, hz: DefaultRate, name: "capture"}
+	p, _, err := captureProfile(fn, opts)
+	return p, err
+}
+
+// captureStats is what a capture cost, for Capture's log line.
+type captureStats struct {
+	samples    int64
+	runs       int
+	wall, cpu  time.Duration
+	iterations float64
+	reason     string
+	top        string
+	rse        float64
+}
+
+func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *captureStats, error) {
+	c := captureConfig{minSamples: DefaultMinSamples, maxDuration: DefaultMaxDuration, hz: DefaultRate,
+		minRuns: DefaultMinRuns, precision: DefaultPrecision, name: "capture"}
 	for _, o := range opts {
 		if o != nil {
 			o.applyCapture(&c)
 		}
 	}
 	if c.err != nil {
-		return nil, c.err
+		return nil, nil, c.err
 	}
 	if fn == nil {
-		return nil, errors.New("perfassert: Capture of a nil function")
+		return nil, nil, errors.New("perfassert: Capture of a nil function")
 	}
-	captureMu.Lock()
-	defer captureMu.Unlock()
-
-	start := time.Now()
-	cpu0, cpuOK := processCPU()
-	var (
-		merged     *profile.Profile
-		samples    int64
-		iterations int64
-	)
-	for {
-		// Aim each round at the samples still missing, assuming fn keeps
-		// one CPU busy, with a floor that keeps start/stop overhead small.
-		need := c.minSamples - samples
-		round := time.Duration(float64(need) / float64(c.hz) * 1.2 * float64(time.Second))
-		round = max(round, 20*time.Millisecond)
-		if left := c.maxDuration - time.Since(start); round > left {
-			round = left
-		}
-		p, n, err := captureRound(fn, c.hz, round)
-		if err != nil {
-			return nil, err
-		}
-		iterations += n
-		samples += countSamples(p)
-		if merged == nil {
-			merged = p
-		} else if merged, err = profile.Merge([]*profile.Profile{merged, p}); err != nil {
-			return nil, fmt.Errorf("perfassert: merging capture rounds: %w", err)
-		}
-		if samples >= c.minSamples || time.Since(start) >= c.maxDuration {
-			break
-		}
+	s := &session{cfg: c, fn: fn, fnName: funcName(fn),
+		verdict: make(chan bool, 1), admitted: make(chan error, 1), finished: make(chan struct{})}
+	if err := coord.join(s); err != nil {
+		return nil, nil, err
 	}
-	merged.Comments = []string{nameComment + c.name, iterationsComment + strconv.FormatInt(iterations, 10), buildComment + buildOf()}
-	if cpu1, ok := processCPU(); ok && cpuOK {
-		if w := lostSamples(sampledTime(merged), cpu1-cpu0); w != "" {
-			merged.Comments = append(merged.Comments, warningPrefix+w)
-		}
-	}
-	return merged, nil
-}
-
-// captureRound profiles fn, run at least once, for about d.
-func captureRound(fn func(), hz int, d time.Duration) (*profile.Profile, int64, error) {
-	var buf bytes.Buffer
-	if hz != DefaultRate {
-		// StartCPUProfile sets 100 Hz; a rate already set wins (and the
-		// runtime complains on stderr). If the profiler is busy this is a
-		// no-op for the running profile.
-		runtime.SetCPUProfileRate(hz)
-	}
-	if err := pprof.StartCPUProfile(&buf); err != nil {
-		return nil, 0, fmt.Errorf("perfassert: %w: %v", ErrProfilerBusy, err)
-	}
-	var n int64
-	stopped := false
+	returned := false
 	defer func() {
-		if !stopped { // fn panicked: leave the profiler free for others
-			pprof.StopCPUProfile()
+		if !returned { // fn panicked or called runtime.Goexit (t.FailNow)
+			coord.leave(s)
 		}
 	}()
-	begin := time.Now()
-	for n == 0 || time.Since(begin) < d {
-		fn()
-		n++
+	pprof.Do(context.Background(), pprof.Labels(captureLabel, s.id, meta.LabelRun, "1"), s.run)
+	returned = true
+	<-s.finished
+	if s.err != nil {
+		return nil, nil, s.err
 	}
-	pprof.StopCPUProfile()
-	stopped = true
-	p, err := profile.Parse(&buf)
+	p, err := s.assemble()
 	if err != nil {
-		return nil, 0, fmt.Errorf("perfassert: reading the captured profile: %w", err)
+		return nil, nil, err
 	}
-	return p, n, nil
+	st := &captureStats{samples: countSamples(p), wall: time.Duration(p.DurationNanos),
+		cpu: sampledTime(p), reason: s.reason, top: s.top, rse: s.rse}
+	rec, _, _ := meta.Get(p)
+	for _, r := range rec.Runs {
+		st.iterations += r.Work
+	}
+	st.runs = len(rec.Runs)
+	return p, st, nil
+}
+
+// String is Capture's log line: what the capture holds and what it cost.
+func (st *captureStats) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d samples in %d runs, %s wall, %s CPU, %.0f iterations", st.samples, st.runs, fmtDur(st.wall), fmtDur(st.cpu), st.iterations)
+	if st.iterations > 0 {
+		fmt.Fprintf(&b, " (%s CPU each)", fmtDur(time.Duration(float64(st.cpu)/st.iterations)))
+	}
+	fmt.Fprintf(&b, "; stopped: %s", st.reason)
+	if st.top != "" && !math.IsInf(st.rse, 0) {
+		fmt.Fprintf(&b, ", share of %s known to ±%.1f%%", shortName(st.top), st.rse*100)
+	}
+	return b.String()
+}
+
+// Iterations returns how many times Capture ran the function profiled in p
+// (the work of the runs in its hotbudget record, rounded), for per-iteration
+// limits (PerIteration); ok is false when p records no iteration count.
+func Iterations(p *profile.Profile) (n int64, ok bool) {
+	w, ok := iterations(p)
+	return int64(math.Round(w)), ok
+}
+
+// iterations is the work of p's runs, when p counts it in iterations.
+func iterations(p *profile.Profile) (float64, bool) {
+	rec, found, err := meta.Get(p)
+	if err != nil || !found || len(rec.Runs) == 0 || (rec.WorkUnit != "iteration" && rec.WorkUnit != "") {
+		return 0, false
+	}
+	var w float64
+	for _, r := range rec.Runs {
+		if r.Work <= 0 {
+			return 0, false
+		}
+		w += r.Work
+	}
+	return w, true
 }
 
 // warningPrefix marks a warning comment; the loaders and the analysis
@@ -285,7 +295,10 @@ func countSamples(p *profile.Profile) int64 {
 // -cpuprofile) and t can skip (testing.TB can), the test is skipped with a
 // message saying why, since its assertions cannot be checked in this run;
 // otherwise the error is reported with Errorf and Capture returns nil (on
-// which every assertion fails rather than passes).
+// which every assertion fails rather than passes). When t has Logf, Capture
+// logs what the capture holds and cost (shown by go test -v):
+//
+//	perfassert.Capture: capture of TestParse: 204 samples in 10 runs, 2.06s wall, 2.04s CPU, 1630 iterations (1.25ms CPU each); stopped: precise enough, share of parse.normalizeKey known to ±7.9%
 func Capture(t TestingT, fn func(), opts ...CaptureOption) *profile.Profile {
 	if h, ok := t.(helper); ok {
 		h.Helper()
@@ -294,7 +307,7 @@ func Capture(t TestingT, fn func(), opts ...CaptureOption) *profile.Profile {
 	if n, ok := t.(namer); ok {
 		name = "capture of " + n.Name()
 	}
-	p, err := CaptureProfile(fn, append([]CaptureOption{CaptureName(name)}, opts...)...)
+	p, st, err := captureProfile(fn, append([]CaptureOption{CaptureName(name)}, opts...))
 	if err != nil {
 		if errors.Is(err, ErrProfilerBusy) {
 			if s, ok := t.(interface{ Skipf(string, ...any) }); ok {
@@ -305,5 +318,6 @@ func Capture(t TestingT, fn func(), opts ...CaptureOption) *profile.Profile {
 		t.Errorf("perfassert.Capture: %s", strings.TrimPrefix(err.Error(), "perfassert: "))
 		return nil
 	}
+	logf(t, "perfassert.Capture: %s: %s", name, st)
 	return p
 }

@@ -4,29 +4,32 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/perfassert"
 )
 
 const spinName = "github.com/hotbudget/hotbudget/perfassert_test.spin"
 
-var spinSink uint64
+var spinSink atomic.Uint64
 
 // spin burns CPU in a loop the compiler cannot remove.
 //
 //go:noinline
 func spin(n int) {
-	x := spinSink | 1
+	x := spinSink.Load() | 1
 	for i := 0; i < n; i++ {
 		x ^= x << 13
 		x ^= x >> 7
 		x ^= x << 17
 	}
-	spinSink = x
+	spinSink.Store(x)
 }
 
 func TestCaptureBusyFunction(t *testing.T) {
@@ -96,17 +99,153 @@ func TestCaptureBusyFunction(t *testing.T) {
 	}
 }
 
-func TestCaptureParallelTestsTakeTurns(t *testing.T) {
-	for i := range 2 {
-		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			t.Parallel()
-			p := perfassert.Capture(t, func() { spin(50_000) }, perfassert.MinSamples(20), perfassert.MaxDuration(2*time.Second))
-			if p == nil {
-				t.Fatal("no profile")
-			}
-			perfassert.MaxSelfShare(t, p, spinName, 1) // present: fails if missing
-		})
+// TestCaptureParallelCapturesShareTheProfiler: two parallel tests capture at
+// the same time (they do not queue), and each profile holds only its own
+// function.
+func TestCaptureParallelCapturesShareTheProfiler(t *testing.T) {
+	var spans [2][2]int64 // start, end of each capture
+	t.Run("group", func(t *testing.T) {
+		for i := range 2 {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				mine, theirs := spinName, otherName
+				fn := func() { spin(50_000) }
+				if i == 1 {
+					mine, theirs = theirs, mine
+					fn = func() { other(50_000) }
+				}
+				p := perfassert.Capture(t, fn, perfassert.MinSamples(40), perfassert.MaxDuration(3*time.Second))
+				if p == nil {
+					t.Fatal("no profile")
+				}
+				spans[i] = [2]int64{p.TimeNanos, p.TimeNanos + p.DurationNanos}
+				perfassert.MaxSelfShare(t, p, mine, 1) // present: fails if missing
+				if r, err := perfassert.Check(p, theirs, perfassert.Limit{Quantity: perfassert.TotalShare, Share: 0}); err != nil || !r.Missing {
+					t.Errorf("the other capture's function is in this one: %v\n%s", err, r)
+				}
+			})
+		}
+	})
+	if spans[0][0] >= spans[1][1] || spans[1][0] >= spans[0][1] {
+		t.Errorf("the captures took turns (%v and %v): they should run at once", spans[0], spans[1])
 	}
+}
+
+// TestCaptureKeepsItsOwnGoroutinesOnly: a goroutine the captured function
+// starts is in the capture (it inherits the label); one running beside it
+// is not; no frame of perfassert or of package testing is left in the
+// stacks.
+func TestCaptureKeepsItsOwnGoroutinesOnly(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // a neighbour burning CPU: not ours
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				burn(20_000)
+			}
+		}
+	}()
+	p := perfassert.Capture(t, func() {
+		done := make(chan struct{})
+		go func() { other(40_000); close(done) }()
+		spin(40_000)
+		<-done
+	}, perfassert.MinSamples(60), perfassert.MaxDuration(4*time.Second))
+	if p == nil {
+		t.Fatal("no profile")
+	}
+	perfassert.MaxSelfShare(t, p, otherName, 1) // started by fn: present
+	perfassert.MaxSelfShare(t, p, spinName, 1)
+	if r, err := perfassert.Check(p, burnName, perfassert.Limit{Quantity: perfassert.TotalShare, Share: 0}); err != nil || !r.Missing {
+		t.Errorf("the neighbour goroutine is in the capture: %v\n%s", err, r)
+	}
+	for _, s := range p.Sample {
+		for _, l := range s.Location {
+			for _, ln := range l.Line {
+				name := ln.Function.Name
+				if strings.HasPrefix(name, "testing.") || strings.HasPrefix(name, "github.com/hotbudget/hotbudget/perfassert.") || name == "runtime/pprof.Do" || name == "runtime.asyncPreempt" && l == s.Location[0] {
+					t.Fatalf("harness frame %s in a captured stack", name)
+				}
+			}
+		}
+	}
+}
+
+const (
+	otherName = "github.com/hotbudget/hotbudget/perfassert_test.other"
+	burnName  = "github.com/hotbudget/hotbudget/perfassert_test.burn"
+)
+
+var burnSink atomic.Uint64
+
+//go:noinline
+func burn(n int) {
+	x := burnSink.Load() | 3
+	for i := 0; i < n; i++ {
+		x = x*x + uint64(i)
+	}
+	burnSink.Store(x)
+}
+
+// TestCaptureRuns: a capture is made of at least MinRuns runs, each
+// labelled and listed in its record with its iterations: runs are of equal
+// work (a run without samples joins the next, so a run's work is a
+// multiple of the others').
+func TestCaptureRuns(t *testing.T) {
+	ft := &fakeT{name: "TestCaptureRuns"}
+	p := perfassert.Capture(ft, func() { spin(20_000) }, perfassert.MinSamples(60), perfassert.MinRuns(6), perfassert.MaxDuration(4*time.Second))
+	if p == nil {
+		t.Fatal(ft.text())
+	}
+	runs, err := perfassert.SplitRuns(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) < 6 {
+		t.Errorf("%d runs, want at least MinRuns(6)", len(runs))
+	}
+	var total, least int64
+	for i, r := range runs {
+		n, ok := perfassert.Iterations(r)
+		if !ok || n <= 0 {
+			t.Fatalf("run %d: iterations %d, %v", i+1, n, ok)
+		}
+		if least == 0 || n < least {
+			least = n
+		}
+		total += n
+		if countSamples(r) == 0 {
+			t.Errorf("run %d has no samples", i+1)
+		}
+	}
+	for i, r := range runs {
+		if n, _ := perfassert.Iterations(r); n%least != 0 {
+			t.Errorf("run %d did %d iterations, not a multiple of %d", i+1, n, least)
+		}
+	}
+	if n, _ := perfassert.Iterations(p); n != total {
+		t.Errorf("Iterations = %d, runs add up to %d", n, total)
+	}
+	// Capture says what it cost.
+	if len(ft.logs) != 1 {
+		t.Fatalf("logs %q", ft.logs)
+	}
+	for _, want := range []string{"perfassert.Capture: capture of TestCaptureRuns: ", fmt.Sprintf(" samples in %d runs, ", len(runs)), " wall, ", " CPU, ", fmt.Sprintf(" %d iterations (", total), "; stopped: "} {
+		if !strings.Contains(ft.logs[0], want) {
+			t.Errorf("log lacks %q: %s", want, ft.logs[0])
+		}
+	}
+}
+
+func countSamples(p *profile.Profile) int64 {
+	var n int64
+	for _, s := range p.Sample {
+		n += s.Value[0]
+	}
+	return n
 }
 
 // skipT is a fake T that can skip, like testing.TB.
@@ -154,7 +293,8 @@ func TestCaptureWhenProfilerBusy(t *testing.T) {
 
 func TestCaptureOptions(t *testing.T) {
 	t.Run("invalid options are errors", func(t *testing.T) {
-		for _, o := range []perfassert.CaptureOption{perfassert.MinSamples(0), perfassert.MaxDuration(-1), perfassert.Rate(0), perfassert.Rate(20000)} {
+		for _, o := range []perfassert.CaptureOption{perfassert.MinSamples(0), perfassert.MaxDuration(-1), perfassert.Rate(0), perfassert.Rate(20000),
+			perfassert.MinRuns(0), perfassert.Precision(0), perfassert.Precision(1)} {
 			if _, err := perfassert.CaptureProfile(func() {}, o); err == nil {
 				t.Errorf("option accepted")
 			}
@@ -181,8 +321,24 @@ func TestCaptureOptions(t *testing.T) {
 			defer func() { _ = recover() }()
 			_, _ = perfassert.CaptureProfile(func() { panic("boom") })
 		}()
+		if err := pprof.StartCPUProfile(io.Discard); err != nil {
+			t.Fatalf("after a panic the profiler is still held: %v", err)
+		}
+		pprof.StopCPUProfile()
 		if _, err := perfassert.CaptureProfile(func() { spin(1000) }, perfassert.MaxDuration(50*time.Millisecond)); err != nil {
 			t.Fatalf("after a panic: %v", err)
 		}
+	})
+	t.Run("t.FailNow in the function leaves the profiler free", func(t *testing.T) {
+		done := make(chan struct{})
+		go func() { // as a test goroutine calling t.FailNow would
+			defer close(done)
+			_, _ = perfassert.CaptureProfile(func() { runtime.Goexit() })
+		}()
+		<-done
+		if err := pprof.StartCPUProfile(io.Discard); err != nil {
+			t.Fatalf("after runtime.Goexit the profiler is still held: %v", err)
+		}
+		pprof.StopCPUProfile()
 	})
 }

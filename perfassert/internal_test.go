@@ -3,8 +3,11 @@ package perfassert
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/hotbudget/hotbudget/analysis"
 
@@ -153,5 +156,88 @@ func TestCaptureRecordsBuild(t *testing.T) {
 	race, known := capturedUnderRace(p)
 	if !known || race != raceEnabled {
 		t.Errorf("capturedUnderRace = %v, %v; want %v, true (comments %q)", race, known, raceEnabled, p.Comments)
+	}
+}
+
+var neighbourSink atomic.Uint64
+
+//go:noinline
+func neighbourBurn(n int) {
+	x := neighbourSink.Load() | 5
+	for i := 0; i < n; i++ {
+		x = x*x + uint64(i)
+	}
+	neighbourSink.Store(x)
+}
+
+var ownSink atomic.Uint64
+
+//go:noinline
+func ownWork(n int) {
+	x := ownSink.Load() | 9
+	for i := 0; i < n; i++ {
+		x ^= x << 7
+		x ^= x >> 9
+	}
+	ownSink.Store(x)
+}
+
+// TestCaptureDropsUnlabelledSamples looks at the profiler's whole rounds: a
+// goroutine burning CPU beside the capture is in them (the test is not
+// vacuous) and not in the capture.
+func TestCaptureDropsUnlabelledSamples(t *testing.T) {
+	var raw, rawBurner atomic.Int64
+	coord.mu.Lock()
+	coord.roundHook = func(p *profile.Profile) {
+		for _, s := range p.Sample {
+			raw.Add(s.Value[0])
+			for _, l := range s.Location {
+				if len(l.Line) > 0 && strings.HasSuffix(l.Line[0].Function.Name, ".neighbourBurn") {
+					rawBurner.Add(s.Value[0])
+					break
+				}
+			}
+		}
+	}
+	coord.mu.Unlock()
+	defer func() {
+		coord.mu.Lock()
+		coord.roundHook = nil
+		coord.mu.Unlock()
+	}()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				neighbourBurn(20_000)
+			}
+		}
+	}()
+	p, err := CaptureProfile(func() { ownWork(40_000) }, MinSamples(60), MaxDuration(4*time.Second))
+	close(stop)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine, burner int64
+	for _, s := range p.Sample {
+		mine += s.Value[0]
+		for _, l := range s.Location {
+			if len(l.Line) > 0 && strings.HasSuffix(l.Line[0].Function.Name, ".neighbourBurn") {
+				burner += s.Value[0]
+			}
+		}
+	}
+	t.Logf("rounds: %d samples, %d of the neighbour; capture: %d samples, %d of the neighbour", raw.Load(), rawBurner.Load(), mine, burner)
+	if rawBurner.Load() < 10 {
+		t.Fatalf("the neighbour has %d samples in the profiler's rounds: it did not run beside the capture", rawBurner.Load())
+	}
+	if mine == 0 || float64(burner) >= 0.01*float64(mine) {
+		t.Errorf("the capture holds %d of the neighbour's samples out of %d, want under 1%%", burner, mine)
 	}
 }

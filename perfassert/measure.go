@@ -81,7 +81,13 @@ func measure(p *profile.Profile, match func(string) bool, c *config, self bool) 
 		}
 		ls, ok := byLocs[string(key)]
 		if !ok {
-			ls = &locStack{frames: append([]string(nil), names...), through: through}
+			// Harness frames (testing.tRunner, ...) at the root end say
+			// nothing about the code: leave them out.
+			cut := len(names)
+			for cut > through+1 && isHarness(names[cut-1]) {
+				cut--
+			}
+			ls = &locStack{frames: append([]string(nil), names[:cut]...), through: through}
 			byLocs[string(key)] = ls
 		}
 		ls.time += v

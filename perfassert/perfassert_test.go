@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/loaders"
 	"github.com/hotbudget/hotbudget/perfassert"
@@ -263,15 +264,30 @@ func TestAdaptersReportFailureText(t *testing.T) {
 	}
 }
 
-func TestPassingAssertionsAreQuiet(t *testing.T) {
+// TestPassingAssertionsLogWhatTheyMeasured: a pass is one log line (shown by
+// go test -v) with the measured value and the limit, never an error.
+func TestPassingAssertionsLogWhatTheyMeasured(t *testing.T) {
 	p := load(t, handFolded)
 	ft := &fakeT{}
 	ok := perfassert.MaxSelfTime(ft, p, "main.busy", 60*time.Millisecond) &&
-		perfassert.MaxTotalTime(ft, p, "main.main", 100*time.Millisecond) &&
+		perfassert.MaxTotalTime(ft, p, "main.main", 200*time.Millisecond) &&
 		perfassert.MaxSelfShare(ft, p, "main.helper", 0.35) &&
 		perfassert.MaxTotalShare(ft, p, "main.run", 1)
-	if !ok || len(ft.errors) != 0 || len(ft.logs) != 0 {
+	if !ok || len(ft.errors) != 0 || len(ft.logs) != 4 {
 		t.Fatalf("passing assertions: ok=%v errors=%q logs=%q", ok, ft.errors, ft.logs)
+	}
+	for i, want := range []string{
+		"perfassert.MaxSelfTime: profile: main.busy self time 60ms (60.0% of 100ms total, 60 samples), within 60ms (100.0% of the limit)\n",
+		"perfassert.MaxTotalTime: profile: main.main total time 100ms (100.0% of 100ms total, 100 samples), within 200ms (50.0% of the limit)\n",
+		"perfassert.MaxSelfShare: profile: main.helper self time 35ms (35.0% of 100ms total, 35 samples), share 35.0%, within 35.0% (100.0% of the limit)\n",
+		"perfassert.MaxTotalShare: profile: main.run total time 95ms (95.0% of 100ms total, 95 samples), share 95.0%, within 100.0% (95.0% of the limit)\n",
+	} {
+		if !strings.HasPrefix(ft.logs[i], want) {
+			t.Errorf("log %d:\n got %q\nwant prefix %q", i, ft.logs[i], want)
+		}
+	}
+	if strings.Contains(strings.Join(ft.logs, ""), "top functions") {
+		t.Errorf("a pass logs the failure context:\n%s", strings.Join(ft.logs, "\n"))
 	}
 	// The minimal interface works as well.
 	mt := &minimalT{}
@@ -617,7 +633,63 @@ func TestLostSamplesAreLoggedOnPass(t *testing.T) {
 	}
 	ft = &fakeT{}
 	perfassert.MaxSelfShare(ft, p, "main.busy", 1)
-	if len(ft.logs) != 0 {
+	if len(ft.logs) != 1 || strings.Contains(ft.logs[0], "samples were lost") {
 		t.Errorf("share check logged %q; shares are unaffected by lost samples", ft.logs)
+	}
+}
+
+// raceCapture is handFolded as a capture made under the race detector
+// records itself.
+func raceCapture(t *testing.T) *profile.Profile {
+	p := load(t, handFolded)
+	meta.Set(p, meta.Record{Name: "capture of TestRace", Build: "go1.26 linux/amd64", Race: true, WorkUnit: "iteration", Runs: []meta.Run{{Work: 10}}})
+	return p
+}
+
+// TestRaceDetectorIsNamed: a time limit that fails on a capture made under
+// -race says so and how to skip it; SkipUnderRace skips it, logging what
+// was measured; shares are checked anyway.
+func TestRaceDetectorIsNamed(t *testing.T) {
+	p := raceCapture(t)
+	ft := &fakeT{}
+	if perfassert.MaxSelfTime(ft, p, "main.busy", time.Millisecond, perfassert.PerIteration()) {
+		t.Fatal("passed")
+	}
+	if want := "warning: the profile was captured with the race detector on (go test -race)"; !strings.Contains(ft.text(), want) || !strings.Contains(ft.text(), "perfassert.SkipUnderRace()") {
+		t.Errorf("failure lacks %q:\n%s", want, ft.text())
+	}
+	ft = &fakeT{}
+	if !perfassert.MaxSelfTime(ft, p, "main.busy", time.Millisecond, perfassert.PerIteration(), perfassert.SkipUnderRace()) {
+		t.Fatalf("SkipUnderRace did not skip:\n%s", ft.text())
+	}
+	if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], "main.busy self time 6ms per run (60.0% of 100ms total over 10 runs, 60 samples), over 1ms but not checked: the race detector is on (SkipUnderRace)") {
+		t.Errorf("skip log %q", ft.logs)
+	}
+	if perfassert.MaxSelfShare(&fakeT{}, p, "main.busy", 0.1, perfassert.SkipUnderRace()) {
+		t.Error("SkipUnderRace skipped a share limit")
+	}
+	// Without the detector the limit is checked, and nothing is said of it.
+	plain := load(t, handFolded)
+	ft = &fakeT{}
+	if perfassert.MaxSelfTime(ft, plain, "main.busy", time.Millisecond, perfassert.SkipUnderRace()) != raceEnabled {
+		t.Errorf("a profile that does not say how it was made: skipped %v, want %v (this binary's -race)", !raceEnabled, raceEnabled)
+	}
+	if strings.Contains(ft.text(), "race detector") {
+		t.Errorf("a loaded profile's failure names the race detector:\n%s", ft.text())
+	}
+}
+
+// TestHarnessFramesHidden: testing.tRunner and the goroutine's root are left
+// out of the top table and off the root of stacks.
+func TestHarnessFramesHidden(t *testing.T) {
+	p := load(t, "runtime.goexit;testing.tRunner;main.TestX;main.busy 70\nruntime.goexit;testing.tRunner;main.TestX;main.other 30\n")
+	ft := &fakeT{}
+	perfassert.MaxTotalTime(ft, p, "main.busy", time.Millisecond)
+	text := ft.text()
+	if strings.Contains(text, "tRunner") || strings.Contains(text, "goexit") {
+		t.Errorf("harness frames in the failure:\n%s", text)
+	}
+	if !strings.Contains(text, "main.busy <- main.TestX\n") || !strings.Contains(text, "100.0%  main.TestX\n") {
+		t.Errorf("failure lacks the stack or the top function:\n%s", text)
 	}
 }

@@ -14,13 +14,18 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
 // NoRegression asserts that no function of current regressed against base,
 // by the diff package's verdicts at its default settings unless opts change
-// them. The failure text is the diff report restricted to the regressed
-// functions; "base" is the baseline argument and "head" is current.
+// them. A profile that holds several runs (a capture: see SplitRuns) is
+// compared run against run. As in every comparison of this package, only
+// the functions of the module under test are judged unless opts say
+// otherwise (see CheckRegression). The failure text is the diff report
+// restricted to the regressed functions; "base" is the baseline argument and
+// "head" is current.
 func NoRegression(t TestingT, base, current *profile.Profile, opts ...diff.Option) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
@@ -29,7 +34,39 @@ func NoRegression(t TestingT, base, current *profile.Profile, opts ...diff.Optio
 		t.Errorf("perfassert.NoRegression: nil profile (base %v, current %v)", base != nil, current != nil)
 		return false
 	}
-	return reportRegression(t, "NoRegression", "base = baseline, head = current", []*profile.Profile{base}, []*profile.Profile{current}, opts)
+	bs, err := SplitRuns(base)
+	if err != nil {
+		t.Errorf("perfassert.NoRegression: base: %v", err)
+		return false
+	}
+	cs, err := SplitRuns(current)
+	if err != nil {
+		t.Errorf("perfassert.NoRegression: current: %v", err)
+		return false
+	}
+	return reportRegression(t, "NoRegression", "base = baseline"+runsNote(bs)+", head = current"+runsNote(cs), bs, cs, opts)
+}
+
+// runsNote is " (N runs)" for a side of several runs.
+func runsNote(runs []*profile.Profile) string {
+	if len(runs) < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d runs)", len(runs))
+}
+
+// SplitRuns returns the runs p holds: one profile per run of a capture (or
+// of any profile whose hotbudget record lists runs with labelled samples),
+// each recording its own iterations (Iterations), or p alone when it holds
+// one run. A capture is made of several runs (MinRuns) so that comparisons
+// can see run-to-run noise; NoRegression and MatchBaseline split their
+// profiles this way, and NoRegressionRuns takes runs you split yourself. p
+// is not modified; the runs share its locations and functions.
+func SplitRuns(p *profile.Profile) ([]*profile.Profile, error) {
+	if p == nil {
+		return nil, errors.New("nil profile")
+	}
+	return meta.Split(p)
 }
 
 // NoRegressionRuns is NoRegression with several runs a side, which lets the
@@ -57,12 +94,27 @@ func NoRegressionRuns(t TestingT, base, current []*profile.Profile, opts ...diff
 // CheckRegression compares current with base and returns the diff report
 // and an error when the comparison is impossible or vacuous (no runs, or
 // both sides without samples). The report's Regressions are the failures.
+//
+// By default only the functions of the module under test are judged: those
+// whose names start with the main module's path, as the test binary's build
+// information gives it (runtime/debug.ReadBuildInfo; for `go test` in
+// module example.com/m, diff.WithOnly(^example.com/m[./]) and its _test
+// packages). The runtime's share moves with the machine, the garbage
+// collector and the race detector, and a gate on your code should not fail
+// on it; runtime functions still count in every total. The default applies
+// only when some function of the profiles belongs to the module. To judge
+// something else, pass your own diff.WithOnly(re) (or diff.WithSettings),
+// which replaces the default; diff.WithOnly(nil) judges every function.
 func CheckRegression(base, current []*profile.Profile, opts ...diff.Option) (*diff.Report, error) {
 	if len(base) == 0 || len(current) == 0 {
 		return nil, fmt.Errorf("no profiles to compare (%d base runs, %d current runs)", len(base), len(current))
 	}
 	if err := sameBuild(base, current); err != nil {
 		return nil, err
+	}
+	if re := moduleFuncs(); re != nil && (anyFunc(base, re) || anyFunc(current, re)) {
+		// First, so that a caller's WithOnly or WithSettings replaces it.
+		opts = append([]diff.Option{diff.WithOnly(re)}, opts...)
 	}
 	rep, err := diff.Compare(base, current, opts...)
 	if err != nil {
@@ -73,6 +125,21 @@ func CheckRegression(base, current []*profile.Profile, opts ...diff.Option) (*di
 			rep.Base.Samples, fmtDur(rep.Base.Total), rep.Head.Samples, fmtDur(rep.Head.Total))
 	}
 	return rep, nil
+}
+
+// anyFunc reports whether some profile of ps has a function matching re.
+func anyFunc(ps []*profile.Profile, re *regexp.Regexp) bool {
+	for _, p := range ps {
+		if p == nil {
+			continue
+		}
+		for _, f := range p.Function {
+			if re.MatchString(f.Name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sameBuild refuses to compare captures made with and without the race
@@ -120,9 +187,11 @@ func reportReport(t TestingT, check, sides, noun string, rep *diff.Report) bool 
 	}
 	regs := rep.Regressions()
 	if !rep.Failed() {
+		msg := fmt.Sprintf("perfassert.%s: no regression (%s)%s", check, sides, passSummary(rep, noun))
 		if len(rep.Warnings) > 0 {
-			logf(t, "perfassert.%s: no regression (%s); warnings:\n%s", check, sides, strings.Join(rep.Warnings, "\n"))
+			msg += "; warnings:\n" + strings.Join(rep.Warnings, "\n")
 		}
+		logf(t, "%s", msg)
 		return true
 	}
 	var b bytes.Buffer
@@ -146,6 +215,34 @@ func reportReport(t TestingT, check, sides, noun string, rep *diff.Report) bool 
 	}
 	t.Errorf("perfassert.%s: %s (%s):\n%s", check, what, sides, strings.TrimRight(b.String(), "\n"))
 	return false
+}
+
+// passSummary says what a passing comparison judged and its largest change
+// towards slower, for go test -v: how close the gate came.
+func passSummary(rep *diff.Report, noun string) string {
+	judged := 0
+	var worst *diff.Row
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
+		if r.Verdict == diff.New || r.Verdict == diff.Gone {
+			continue
+		}
+		judged++
+		if r.Relative > 0 && (worst == nil || r.Relative > worst.Relative) {
+			worst = r
+		}
+	}
+	if judged != 1 {
+		noun += "s"
+	}
+	s := fmt.Sprintf(": %d %s judged", judged, noun)
+	if rep.Settings.Only != nil {
+		s += " (matching " + rep.Settings.Only.String() + ")"
+	}
+	if worst != nil {
+		s += fmt.Sprintf("; the most slowed down: %s %+.1f%% (p=%.2g, %s)", worst.Name, worst.Relative*100, worst.P, worst.Verdict)
+	}
+	return s
 }
 
 // NoBenchRegression asserts that no benchmark of head (`go test -bench`
@@ -177,7 +274,7 @@ var updateFlag *bool
 
 func init() {
 	if testing.Testing() {
-		updateFlag = flag.Bool("hotbudget.update", false, "perfassert: write baseline profiles instead of comparing with them")
+		updateFlag = flag.Bool("hotbudget.update", false, "perfassert: write baseline profiles instead of comparing with them (for go test ./..., set "+UpdateEnv+"=1 instead: packages without perfassert reject this flag)")
 	}
 }
 
@@ -195,7 +292,11 @@ func updating() bool {
 
 // MatchBaseline asserts that current did not regress against the baseline
 // profile stored at path (relative to the test's directory, conventionally
-// under testdata/), as NoRegression does.
+// under testdata/), as NoRegression does: both hold several runs when they
+// are captures (the baseline keeps every run of the capture that wrote it),
+// and they are compared run against run; only the module's own functions
+// are judged unless opts say otherwise (see CheckRegression). Baselines
+// written before captures held runs load as one run.
 //
 // A profile captured under the race detector (Capture in `go test -race`)
 // is compared with, and written to, path with ".race" before its
@@ -204,12 +305,21 @@ func updating() bool {
 // third or more of the samples in its C runtime, so each build needs a
 // baseline of its own. Commit both when CI runs `go test -race`.
 //
-// The baseline is written only when asked: run the test with the flag
-// -hotbudget.update or with HOTBUDGET_UPDATE=1 and MatchBaseline writes
-// current to path (gzipped pprof, atomically: a temporary file in the same
-// directory renamed over the old one), logs that it did, and passes. A
+// The baseline is written only when asked: run the test with
+// HOTBUDGET_UPDATE=1 or the flag -hotbudget.update and MatchBaseline writes
+// current, all its runs, to path (gzipped pprof, atomically: a temporary
+// file in the same directory renamed over the old one), logs that it did,
+// and passes. Use the variable for `go test ./...`: the flag is defined only
+// in test binaries that import perfassert, and the others reject it. A
 // missing baseline fails with the command that creates it. The baseline may
 // be any format the loaders read.
+//
+// The whole program's time per iteration (the report's headline) is shown
+// but not judged: a baseline was recorded on another day, often on another
+// machine, and its time per iteration measures the hardware and its load
+// as much as the code. Functions are judged as shares of the profile,
+// which do not depend on them. Pass diff.WithHeadline() to judge it too
+// when baselines are recorded on the machine that checks them.
 func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...diff.Option) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
@@ -227,7 +337,11 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 			t.Errorf("perfassert.MatchBaseline: %v", err)
 			return false
 		}
-		msg := fmt.Sprintf("perfassert.MatchBaseline: updated baseline %s (%d samples)", path, countSamples(current))
+		msg := fmt.Sprintf("perfassert.MatchBaseline: updated baseline %s (%d samples", path, countSamples(current))
+		if n := len(runsOf(current)); n > 1 {
+			msg += fmt.Sprintf(" in %d runs", n)
+		}
+		msg += ")"
 		if _, ok := t.(logger); ok {
 			logf(t, "%s", msg)
 		} else {
@@ -238,13 +352,33 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 	base, err := loaders.Load(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			t.Errorf("perfassert.MatchBaseline: no baseline at %s; create it by running, in the module root:\n    %s", path, updateCommand(t, race))
+			t.Errorf("perfassert.MatchBaseline: no baseline at %s; create it by running, in the module root:\n    %s\nor, for every baseline of the module:\n    %s=1 go test%s ./...", path, updateCommand(t, race), UpdateEnv, map[bool]string{true: " -race"}[race])
 			return false
 		}
 		t.Errorf("perfassert.MatchBaseline: reading baseline: %v", err)
 		return false
 	}
-	return reportRegression(t, "MatchBaseline", "base = "+path+", head = current", []*profile.Profile{base}, []*profile.Profile{current}, opts)
+	bs, err := meta.Split(base)
+	if err != nil {
+		t.Errorf("perfassert.MatchBaseline: baseline %s: %v", path, err)
+		return false
+	}
+	cs, err := SplitRuns(current)
+	if err != nil {
+		t.Errorf("perfassert.MatchBaseline: current: %v", err)
+		return false
+	}
+	opts = append([]diff.Option{diff.WithoutHeadline()}, opts...)
+	return reportRegression(t, "MatchBaseline", "base = "+path+runsNote(bs)+", head = current"+runsNote(cs), bs, cs, opts)
+}
+
+// runsOf is the runs of p, or p alone when its runs cannot be told.
+func runsOf(p *profile.Profile) []*profile.Profile {
+	runs, err := meta.Split(p)
+	if err != nil {
+		return []*profile.Profile{p}
+	}
+	return runs
 }
 
 // WriteBaseline writes p to path as a gzipped pprof profile, atomically:

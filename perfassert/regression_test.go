@@ -6,11 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/loaders"
 	"github.com/hotbudget/hotbudget/perfassert"
 )
@@ -98,25 +101,50 @@ func TestNoRegression(t *testing.T) {
 
 // TestNoRegressionPerOp compares captures per run of the captured function
 // (Iterations), so that captures of different lengths compare: the time per
-// run of spin triples and is flagged, the same work per run is not.
+// run of spin triples and is flagged, the same work per run is not. The two
+// captures of each comparison run at the same time (they share the
+// profiler), so that a machine busy with other work slows both alike: time
+// per run, unlike a share, moves with the machine's load.
 func TestNoRegressionPerOp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("captures real profiles for about 2s")
 	}
-	capture := func(spinN int) (*profile.Profile, float64) {
-		p := perfassert.Capture(t, func() { spin(spinN); other(40_000) }, perfassert.MinSamples(60), perfassert.MaxDuration(3*time.Second))
+	type result struct {
+		p *profile.Profile
+		n float64
+	}
+	capture := func(spinN int, out *result, wg *sync.WaitGroup) {
+		defer wg.Done()
+		p, err := perfassert.CaptureProfile(func() { spin(spinN); other(40_000) }, perfassert.MinSamples(60), perfassert.MaxDuration(3*time.Second))
+		if err != nil {
+			t.Error(err)
+			return
+		}
 		n, ok := perfassert.Iterations(p)
 		if !ok {
-			t.Fatal("no iteration count")
+			t.Error("no iteration count")
 		}
-		return p, float64(n)
+		*out = result{p, float64(n)}
 	}
-	a1, n1 := capture(40_000)
-	a2, n2 := capture(40_000)
-	perfassert.NoRegression(t, a1, a2, diff.WithOps(n1, n2))
-	b, nb := capture(120_000)
+	pair := func(spinA, spinB int) (a, b result) {
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go capture(spinA, &a, &wg)
+		go capture(spinB, &b, &wg)
+		wg.Wait()
+		if a.p == nil || b.p == nil {
+			t.FailNow()
+		}
+		return a, b
+	}
+	// Each capture is compared whole, as one run a side: WithOps divides
+	// every run of a side by the same count.
+	one := func(r result) []*profile.Profile { return []*profile.Profile{r.p} }
+	a1, a2 := pair(40_000, 40_000)
+	perfassert.NoRegressionRuns(t, one(a1), one(a2), diff.WithOps(a1.n, a2.n))
+	a, b := pair(40_000, 120_000)
 	ft := &fakeT{}
-	if perfassert.NoRegression(ft, a1, b, diff.WithOps(n1, nb)) {
+	if perfassert.NoRegressionRuns(ft, one(a), one(b), diff.WithOps(a.n, b.n)) {
 		t.Fatal("tripling spin's work per run passed")
 	}
 	if !strings.Contains(ft.text(), spinName) || strings.Contains(ft.text(), "perfassert_test.other") {
@@ -124,15 +152,15 @@ func TestNoRegressionPerOp(t *testing.T) {
 	}
 }
 
-var otherSink uint64
+var otherSink atomic.Uint64
 
 //go:noinline
 func other(n int) {
-	x := otherSink + 7
+	x := otherSink.Load() + 7
 	for i := 0; i < n; i++ {
 		x = x*6364136223846793005 + 1442695040888963407
 	}
-	otherSink = x
+	otherSink.Store(x)
 }
 
 func TestNoBenchRegression(t *testing.T) {
@@ -174,7 +202,9 @@ func TestMatchBaselineUpdateFlow(t *testing.T) {
 		t.Fatal("passed without a baseline")
 	}
 	want := "perfassert.MatchBaseline: no baseline at " + path + "; create it by running, in the module root:\n" +
-		"    HOTBUDGET_UPDATE=1 go test -run '^TestMatchBaselineUpdateFlow$/^first run$' ./perfassert"
+		"    HOTBUDGET_UPDATE=1 go test -run '^TestMatchBaselineUpdateFlow$/^first run$' ./perfassert\n" +
+		"or, for every baseline of the module:\n" +
+		"    HOTBUDGET_UPDATE=1 go test ./..."
 	if ft.text() != want {
 		t.Errorf("missing baseline:\n got %q\nwant %q", ft.text(), want)
 	}
@@ -299,7 +329,9 @@ func TestMatchBaselineRaceBuild(t *testing.T) {
 		t.Fatal("passed without a baseline")
 	}
 	want := "perfassert.MatchBaseline: no baseline at " + racePath + "; create it by running, in the module root:\n" +
-		"    HOTBUDGET_UPDATE=1 go test -race -run '^TestParse$' ./perfassert"
+		"    HOTBUDGET_UPDATE=1 go test -race -run '^TestParse$' ./perfassert\n" +
+		"or, for every baseline of the module:\n" +
+		"    HOTBUDGET_UPDATE=1 go test -race ./..."
 	if ft.text() != want {
 		t.Errorf("missing race baseline:\n got %q\nwant %q", ft.text(), want)
 	}
@@ -358,5 +390,154 @@ func TestBuildsAreNotCompared(t *testing.T) {
 	}
 	if _, err := perfassert.CheckRegression([]*profile.Profile{race}, []*profile.Profile{race}); err != nil {
 		t.Errorf("same build: %v", err)
+	}
+}
+
+// TestLegacyBaselines: baselines written before captures held runs (one
+// unlabelled run, metadata in plain comments) still load, say what they
+// are, and compare.
+func TestLegacyBaselines(t *testing.T) {
+	const path = "../testdata/perfassert/legacy-parse.pb.gz"
+	p, err := loaders.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := perfassert.ProfileName(p); got != "capture of TestParseMatchesBaseline" {
+		t.Errorf("ProfileName = %q", got)
+	}
+	if n, ok := perfassert.Iterations(p); !ok || n <= 0 {
+		t.Errorf("Iterations = %d, %v", n, ok)
+	}
+	runs, err := perfassert.SplitRuns(p)
+	if err != nil || len(runs) != 1 || runs[0] != p {
+		t.Fatalf("SplitRuns: %d runs, %v", len(runs), err)
+	}
+	t.Setenv(perfassert.UpdateEnv, "")
+	if ft := (&fakeT{}); !perfassert.MatchBaseline(ft, path, p) {
+		t.Errorf("the legacy baseline does not match itself:\n%s", ft.text())
+	}
+	// Doubling normalizeKey's samples fails, naming it.
+	slow := p.Copy()
+	for _, s := range slow.Sample {
+		if leaf := s.Location[0].Line[0].Function.Name; strings.HasSuffix(leaf, "capture.normalizeKey") {
+			s.Value = []int64{s.Value[0] * 3, s.Value[1] * 3}
+		}
+	}
+	ft := &fakeT{}
+	if perfassert.MatchBaseline(ft, path, slow) {
+		t.Fatal("a tripled normalizeKey passed against the legacy baseline")
+	}
+	if !strings.Contains(ft.text(), "examples/capture.normalizeKey") {
+		t.Errorf("failure text:\n%s", ft.text())
+	}
+	race, err := loaders.Load("../testdata/perfassert/legacy-parse.race.pb.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := perfassert.CheckRegression([]*profile.Profile{p}, []*profile.Profile{race}); err == nil || !strings.Contains(err.Error(), "race detector") {
+		t.Errorf("legacy plain against legacy race: %v", err)
+	}
+}
+
+// runsProfile builds a profile of n labelled runs, as a capture writes
+// them: run i holds the module's functions a and b and runtime.mallocgc
+// with the counts (1 ms each) counts(i) gives, and 100 iterations.
+func runsProfile(t *testing.T, n int, counts func(run int) (a, b, gc int64)) *profile.Profile {
+	t.Helper()
+	const root = "github.com/hotbudget/hotbudget/perfassert_test.root;"
+	var ps []*profile.Profile
+	rec := meta.Record{Name: "runs", Build: "go1.26 linux/amd64", WorkUnit: "iteration"}
+	for i := range n {
+		a, b, gc := counts(i)
+		q := load(t, fmt.Sprintf("%[1]sgithub.com/hotbudget/hotbudget/perfassert_test.a %[2]d\n%[1]sgithub.com/hotbudget/hotbudget/perfassert_test.b %[3]d\n%[1]sruntime.mallocgc %[4]d\n", root, a, b, gc))
+		label := fmt.Sprint(i + 1)
+		for _, s := range q.Sample {
+			s.Label = map[string][]string{meta.LabelRun: {label}}
+		}
+		ps = append(ps, q)
+		rec.Runs = append(rec.Runs, meta.Run{Label: label, Work: 100})
+	}
+	p, err := profile.Merge(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta.Set(p, rec)
+	return p
+}
+
+// TestBaselineHoldsRuns: MatchBaseline writes every run of a capture and
+// compares runs against runs; by default only the module's functions are
+// judged, and diff.WithOnly widens that.
+func TestBaselineHoldsRuns(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "runs.pb.gz")
+	// Eight runs a side. main.a and main.b hold 300 samples each a run,
+	// give or take a little; the runtime 100.
+	base := runsProfile(t, 8, func(i int) (int64, int64, int64) { return int64(300 + i), int64(300 - i), 100 })
+	t.Setenv(perfassert.UpdateEnv, "1")
+	ft := &fakeT{}
+	if !perfassert.MatchBaseline(ft, path, base) {
+		t.Fatal(ft.text())
+	}
+	if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], "(5600 samples in 8 runs)") {
+		t.Errorf("update log %q", ft.logs)
+	}
+	t.Setenv(perfassert.UpdateEnv, "")
+	written, err := loaders.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := perfassert.SplitRuns(written)
+	if err != nil || len(runs) != 8 {
+		t.Fatalf("the baseline holds %d runs (%v), want 8", len(runs), err)
+	}
+	if n, _ := perfassert.Iterations(runs[3]); n != 100 {
+		t.Errorf("run 4 records %d iterations, want 100", n)
+	}
+
+	// Unchanged: passes, and -v says what was judged.
+	same := runsProfile(t, 6, func(i int) (int64, int64, int64) { return int64(302 - i), int64(298 + i), 100 })
+	ft = &fakeT{}
+	if !perfassert.MatchBaseline(ft, path, same) {
+		t.Fatalf("unchanged runs regressed:\n%s", ft.text())
+	}
+	if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], "no regression (base = "+path+" (8 runs), head = current (6 runs)): 3 functions judged (matching ^github") {
+		t.Errorf("pass log %q", ft.logs)
+	}
+
+	// The runtime triples: no runtime function is judged by default, and
+	// the whole program's time per iteration, 28% longer, is shown but not
+	// judged against a baseline (recorded on another day or machine)
+	// unless asked with diff.WithHeadline.
+	gc := runsProfile(t, 6, func(i int) (int64, int64, int64) { return int64(300 + i), int64(300 - i), 300 + int64(i) })
+	if ft := (&fakeT{}); !perfassert.MatchBaseline(ft, path, gc) {
+		t.Errorf("a runtime function or the headline was judged by default:\n%s", ft.text())
+	}
+	ft = &fakeT{}
+	if perfassert.MatchBaseline(ft, path, gc, diff.WithHeadline()) {
+		t.Error("every iteration 28% slower passed with WithHeadline")
+	}
+	if !strings.Contains(ft.text(), "time per iteration regressed") || strings.Contains(ft.text(), "regressed  runtime.mallocgc") {
+		t.Errorf("failure text:\n%s", ft.text())
+	}
+	ft = &fakeT{}
+	if perfassert.MatchBaseline(ft, path, gc, diff.WithOnly(nil)) {
+		t.Error("diff.WithOnly(nil) did not widen the comparison to the runtime")
+	}
+	if !strings.Contains(ft.text(), "runtime.mallocgc") || !strings.Contains(ft.text(), "(base = "+path+" (8 runs), head = current (6 runs))") {
+		t.Errorf("failure text:\n%s", ft.text())
+	}
+
+	// main.a 40% slower in every run: fails, naming it, compared run
+	// against run.
+	slow := runsProfile(t, 6, func(i int) (int64, int64, int64) { return int64(420 + i), int64(300 - i), 100 })
+	ft = &fakeT{}
+	if perfassert.MatchBaseline(ft, path, slow) {
+		t.Fatal("a 40% slower main.a passed")
+	}
+	for _, want := range []string{"perfassert_test.a", "base: 8 runs", "head: 6 runs"} {
+		if !strings.Contains(ft.text(), want) {
+			t.Errorf("failure text lacks %q:\n%s", want, ft.text())
+		}
 	}
 }

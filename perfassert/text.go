@@ -59,9 +59,12 @@ func (r *Result) String() string {
 		if r.Limit.Quantity.isShare() {
 			fmt.Fprintf(&b, ", share %s", fmtShare(r.Share))
 		}
-		if r.Passed {
-			fmt.Fprintf(&b, ", within %s\n", r.Limit)
-		} else {
+		switch {
+		case r.SkippedRace:
+			fmt.Fprintf(&b, ", over %s but not checked: the race detector is on (SkipUnderRace)\n", r.Limit)
+		case r.Passed:
+			fmt.Fprintf(&b, ", within %s (%s of the limit)\n", r.Limit, fmtShare(r.used()))
+		default:
 			fmt.Fprintf(&b, ", want at most %s\n", r.Limit)
 		}
 		if len(r.Matched) > 1 {
@@ -96,6 +99,20 @@ func (r *Result) String() string {
 		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// used is the measured value as a fraction of the limit.
+func (r *Result) used() float64 {
+	if r.Limit.Quantity.isShare() {
+		if r.Limit.Share == 0 {
+			return 0 // passed: nothing measured
+		}
+		return r.Share / r.Limit.Share
+	}
+	if r.Limit.Time == 0 {
+		return 0
+	}
+	return float64(r.Time) / float64(r.Limit.Time)
 }
 
 // metric is the word for the measured time in failure text.

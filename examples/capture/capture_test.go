@@ -23,10 +23,11 @@ func TestParseHotPath(t *testing.T) {
 	// normalizeKey is the hot path: it may take most of Parse, not all of it.
 	perfassert.MaxTotalShare(t, p, "github.com/hotbudget/hotbudget/examples/capture.normalizeKey", 0.60)
 
-	// Per call, the whole of Parse stays under 50ms for 20,000 lines, even
-	// on a slow CI machine with the race detector on.
-	perfassert.MaxTotalTime(t, p, "github.com/hotbudget/hotbudget/examples/capture.Parse", 50*time.Millisecond,
-		perfassert.PerIteration())
+	// Per call, the whole of Parse stays under 20ms for 20,000 lines, even
+	// on a slow CI machine; not checked under the race detector, which
+	// slows it several times over.
+	perfassert.MaxTotalTime(t, p, "github.com/hotbudget/hotbudget/examples/capture.Parse", 20*time.Millisecond,
+		perfassert.PerIteration(), perfassert.SkipUnderRace())
 }
 
 // BenchmarkParse is what the example GitHub workflow profiles on both sides

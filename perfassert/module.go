@@ -1,0 +1,76 @@
+package perfassert
+
+import (
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/meta"
+)
+
+// mainModule is the path of the main module of this binary: in a test
+// binary, the module whose package is under test. It is "" when the build
+// does not say (GOPATH mode, go run of files).
+var mainModule = sync.OnceValue(func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || bi.Main.Path == "" || bi.Main.Path == "command-line-arguments" {
+		return ""
+	}
+	return bi.Main.Path
+})
+
+// moduleFuncs matches the function names of the main module's packages and
+// their external test packages ("example.com/m/parse.Parse",
+// "example.com/m.F", "example.com/m_test.TestX"), nil when the module is
+// unknown.
+var moduleFuncs = sync.OnceValue(func() *regexp.Regexp {
+	return modulePattern(mainModule())
+})
+
+func modulePattern(mod string) *regexp.Regexp {
+	if mod == "" {
+		return nil
+	}
+	return regexp.MustCompile(`^` + regexp.QuoteMeta(mod) + `(/|\.|_test\.)`)
+}
+
+// record is p's hotbudget record (zero when p has none or it is unreadable:
+// the readers below then know nothing).
+func record(p *profile.Profile) (meta.Record, bool) {
+	if p == nil {
+		return meta.Record{}, false
+	}
+	r, ok, err := meta.Get(p)
+	if err != nil {
+		return meta.Record{}, false
+	}
+	return r, ok
+}
+
+// capturedUnderRace reports whether p was captured by a binary built with
+// the race detector, and whether p says at all (captures do).
+func capturedUnderRace(p *profile.Profile) (race, known bool) {
+	r, ok := record(p)
+	if !ok || r.Build == "" {
+		return false, false
+	}
+	return r.Race, true
+}
+
+// ProfileName returns the name recorded in p by Capture, or "".
+func ProfileName(p *profile.Profile) string {
+	r, _ := record(p)
+	return r.Name
+}
+
+// isHarness reports whether a function belongs to the machinery that runs
+// tests and captures rather than to the code under test: package testing
+// (tRunner, the benchmark loop), runtime.goexit, runtime/pprof.Do and
+// perfassert itself. Failure text leaves these out of its top tables and
+// off the root end of its stacks; captures trim them off their samples.
+func isHarness(name string) bool {
+	return strings.HasPrefix(name, "testing.") || name == "runtime.goexit" ||
+		name == "runtime/pprof.Do" || strings.HasPrefix(name, harnessPkg)
+}

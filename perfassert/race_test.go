@@ -1,0 +1,5 @@
+//go:build race
+
+package perfassert_test
+
+const raceEnabled = true

@@ -1,0 +1,824 @@
+package perfassert
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/meta"
+)
+
+// How captures share the CPU profiler.
+//
+// Go has one CPU profiler per process, and a profile can be read only once
+// the profiler has stopped. Every capture in the process therefore joins one
+// profiling session, run by the coordinator below in rounds: the profiler
+// runs while any capture is active, stops at the end of each round, and the
+// round's samples are handed to the captures by the pprof label each capture
+// runs its function under (captureLabel; goroutines the function starts
+// inherit it). Samples of other goroutines, such as a parallel test or the
+// garbage collector's background workers, carry no capture label and are
+// dropped. The profiler restarts at once while some capture still needs
+// samples; a capture that joins while it runs starts at once too.
+//
+// A capture is made of runs of the same number of iterations of its
+// function (the first run, timed, sets the number), each labelled with
+// meta.LabelRun by the capturing goroutine itself, so runs do not depend on
+// when rounds end. When a capture has done the runs it was expected to
+// need, it pauses at the run boundary and asks the coordinator, which ends
+// the round at once, counts the samples of the finished runs and either
+// stops the capture or sets how many more runs it needs. A run left
+// unfinished at the time limit is dropped.
+
+// asyncPreempt is the runtime function a goroutine is sent to when it is
+// preempted asynchronously.
+const asyncPreempt = "runtime.asyncPreempt"
+
+// captureLabel is the pprof label whose value names the capture a sample
+// belongs to. It is removed from the captured profile.
+const captureLabel = "hotbudget.capture"
+
+// Run and round lengths. Stopping and restarting the profiler costs well
+// under a millisecond; rounds refresh each capture's estimate of the runs it
+// needs.
+const (
+	minRun = 20 * time.Millisecond
+	// minRunSamples is the fewest samples a run is timed for.
+	minRunSamples = 5
+	maxRun        = time.Second
+	maxRound      = time.Second
+)
+
+// session is one capture.
+type session struct {
+	cfg      captureConfig
+	id       string
+	fn       func()
+	fnName   string // fn's function name, as profiles name it
+	start    time.Time
+	deadline time.Time
+	runLen   time.Duration // the first run's length; its iterations make every run
+
+	// Set by the capturing goroutine, read by the coordinator.
+	mu      sync.Mutex
+	done    []runInfo    // finished runs, in order
+	runs    atomic.Int64 // len(done)
+	target  atomic.Int64 // runs after which the capture pauses for a verdict
+	paused  atomic.Bool  // waiting on verdict
+	exited  atomic.Bool  // stopped at the time limit
+	stop    atomic.Bool  // set by the coordinator: stop now (the profiler was lost)
+	verdict chan bool    // coordinator to capture: true go on, false stop
+
+	admitted chan error    // a pending capture learns here that profiling started for it
+	finished chan struct{} // closed when the coordinator is done with the capture
+
+	// Owned by the coordinator until finished is closed.
+	ps      []*profile.Profile     // the capture's samples, one profile a round
+	byRun   map[string]*runSamples // samples of each run, by run label
+	sampled time.Duration          // CPU time the whole rounds' samples stand for
+	used    time.Duration          // CPU time the process used in those rounds
+	cpuOK   bool                   // used is known
+	reason  string                 // why the capture stopped
+	rse     float64                // relative error of the least precise judged share
+	top     string                 // that function
+	err     error
+}
+
+// runInfo is what the capturing goroutine knows of a finished run.
+type runInfo struct {
+	work  int64         // iterations
+	cpu   time.Duration // process CPU during the run, when alone
+	alone bool          // no other capture ran meanwhile
+}
+
+// runSamples counts a run's samples.
+type runSamples struct {
+	samples int64
+	leaves  map[string]int64 // by leaf function
+}
+
+// run is the capturing loop: it runs fn under the capture's pprof labels,
+// moving to the next run label every run (the first run lasts runLen; its
+// iterations make every later run), until the
+// coordinator says stop or the time limit passes.
+func (s *session) run(ctx context.Context) {
+	// The first run lasts runLen of CPU time of this goroutine, which stays
+	// on its thread meanwhile so that the thread's CPU clock counts it (a
+	// machine busy with other work, or the garbage collector's background
+	// workers, then do not leave the run with few samples), but at most
+	// four times runLen of wall time (fn may wait rather than compute).
+	// The clock is read at most ten times a run, after runLen of wall time.
+	runtime.LockOSThread()
+	locked := true
+	defer func() {
+		if locked {
+			runtime.UnlockOSThread()
+		}
+	}()
+	var (
+		n            int64 // iterations in the current run
+		per          int64 // iterations a run; 0 until the first run ends
+		runStart     = time.Now()
+		tcpu0, tcpOK = threadCPU()
+		cpu0, _      = processCPU()
+		joins0       = coord.joins.Load()
+		alone0       = coord.activeN.Load() == 1
+		lastCheck    time.Time
+	)
+	firstDone := func(now time.Time) bool {
+		wall := now.Sub(runStart)
+		switch {
+		case wall < s.runLen:
+			return false
+		case wall >= 4*s.runLen || !tcpOK:
+			return true
+		case now.Sub(lastCheck) < s.runLen/10:
+			return false
+		}
+		lastCheck = now
+		c, _ := threadCPU()
+		return c-tcpu0 >= s.runLen
+	}
+	for {
+		s.fn()
+		n++
+		now := time.Now()
+		if s.stop.Load() {
+			return
+		}
+		if per == 0 && firstDone(now) || per > 0 && n == per {
+			if per == 0 {
+				runtime.UnlockOSThread()
+				locked = false
+			}
+			per = n
+			s.finish(runInfo{work: n}, cpu0, joins0, alone0)
+			n = 0
+			if !now.Before(s.deadline) {
+				s.exit()
+				return
+			}
+			if s.runs.Load() >= s.target.Load() {
+				s.paused.Store(true)
+				coord.poke()
+				select {
+				case goOn := <-s.verdict:
+					if !goOn {
+						return
+					}
+				case <-s.finished: // stopped meanwhile (the profiler was lost)
+					return
+				}
+			}
+			ctx = pprof.WithLabels(ctx, pprof.Labels(meta.LabelRun, strconv.FormatInt(s.runs.Load()+1, 10)))
+			pprof.SetGoroutineLabels(ctx)
+			runStart, joins0, alone0 = time.Now(), coord.joins.Load(), coord.activeN.Load() == 1
+			cpu0, _ = processCPU()
+			continue
+		}
+		if !now.Before(s.deadline) {
+			if s.runs.Load() == 0 {
+				// The only run, however short: fn ran at least once.
+				s.finish(runInfo{work: n}, cpu0, joins0, alone0)
+			}
+			s.exit()
+			return
+		}
+	}
+}
+
+// finish records a finished run.
+func (s *session) finish(r runInfo, cpu0 time.Duration, joins0 int64, alone0 bool) {
+	if cpu1, ok := processCPU(); ok && cpu0 > 0 {
+		r.cpu = cpu1 - cpu0
+	}
+	r.alone = alone0 && coord.joins.Load() == joins0 && coord.activeN.Load() == 1
+	s.mu.Lock()
+	s.done = append(s.done, r)
+	s.mu.Unlock()
+	s.runs.Add(1)
+}
+
+func (s *session) exit() {
+	s.exited.Store(true)
+	coord.poke()
+}
+
+// finished returns the finished runs.
+func (s *session) finishedRuns() []runInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.done)
+}
+
+// coordinator runs the process's one profiling session.
+type coordinator struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	alive   bool // the loop goroutine runs
+	on      bool // the profiler runs for the loop
+	hz      int
+	buf     *bytes.Buffer
+	cpu0    time.Duration // process CPU at the start of the round
+	cpuOK   bool
+	begin   time.Time
+	active  []*session
+	pending []*session // waiting for the profiler to (re)start at their rate
+	wake    chan struct{}
+	nextID  uint64
+
+	joins   atomic.Int64 // captures admitted so far
+	activeN atomic.Int32 // len(active)
+
+	// roundHook, when set (tests), sees each round's whole profile.
+	roundHook func(*profile.Profile)
+}
+
+var coord = newCoordinator()
+
+func newCoordinator() *coordinator {
+	c := &coordinator{wake: make(chan struct{}, 1)}
+	c.cond = sync.NewCond(&c.mu)
+	return c
+}
+
+// poke makes the loop reconsider when the round ends.
+func (c *coordinator) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// join adds s to the session, starting the profiler if it is idle. It
+// returns once s is being profiled, or with an error wrapping
+// ErrProfilerBusy when the profiler is held outside perfassert.
+func (c *coordinator) join(s *session) error {
+	c.mu.Lock()
+	c.nextID++
+	s.id = strconv.FormatUint(c.nextID, 10)
+	switch {
+	case !c.alive:
+		if err := c.startLocked(s.cfg.hz); err != nil {
+			c.mu.Unlock()
+			return err
+		}
+		c.alive = true
+		c.admitLocked(s)
+		c.mu.Unlock()
+		go c.loop()
+		return nil
+	case c.on && c.hz == s.cfg.hz:
+		c.admitLocked(s)
+		c.mu.Unlock()
+		return nil
+	}
+	c.pending = append(c.pending, s)
+	c.mu.Unlock()
+	c.poke()
+	return <-s.admitted
+}
+
+func (c *coordinator) admitLocked(s *session) {
+	s.start = time.Now()
+	s.deadline = s.start.Add(s.cfg.maxDuration)
+	// A run long enough for MinSamples in MinRuns runs if fn keeps one CPU
+	// busy, and for a few samples at least.
+	perRun := max(float64(s.cfg.minSamples)/float64(s.cfg.minRuns), minRunSamples)
+	s.runLen = time.Duration(perRun / float64(s.cfg.hz) * float64(time.Second))
+	s.runLen = min(max(s.runLen, minRun), maxRun)
+	s.target.Store(int64(s.cfg.minRuns))
+	c.active = append(c.active, s)
+	c.activeN.Store(int32(len(c.active)))
+	c.joins.Add(1)
+}
+
+// leave removes s when its function panicked or called runtime.Goexit, and
+// returns once the profiler is free if no other capture uses it.
+func (c *coordinator) leave(s *session) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.active = slices.DeleteFunc(c.active, func(x *session) bool { return x == s })
+	c.activeN.Store(int32(len(c.active)))
+	c.poke()
+	for c.alive && len(c.active) == 0 && len(c.pending) == 0 {
+		c.cond.Wait()
+	}
+}
+
+func (c *coordinator) startLocked(hz int) error {
+	buf := new(bytes.Buffer)
+	if hz != DefaultRate {
+		// StartCPUProfile sets 100 Hz; a rate already set wins (and the
+		// runtime complains on stderr). If the profiler is busy this is a
+		// no-op for the running profile.
+		runtime.SetCPUProfileRate(hz)
+	}
+	if err := pprof.StartCPUProfile(buf); err != nil {
+		return fmt.Errorf("perfassert: %w: %v", ErrProfilerBusy, err)
+	}
+	c.on, c.hz, c.buf = true, hz, buf
+	c.begin = time.Now()
+	c.cpu0, c.cpuOK = processCPU()
+	return nil
+}
+
+// waitRoundEnd sleeps until the round should end: after maxRound, or at
+// once when a capture asks for a verdict, stopped at its time limit, left,
+// or waits to be admitted.
+func (c *coordinator) waitRoundEnd() {
+	for {
+		c.mu.Lock()
+		end := c.begin.Add(maxRound)
+		if len(c.active) == 0 || len(c.pending) > 0 && c.pending[0].cfg.hz == c.hz {
+			end = time.Time{}
+		}
+		for _, s := range c.active {
+			if s.paused.Load() || s.exited.Load() {
+				end = time.Time{}
+			}
+		}
+		c.mu.Unlock()
+		d := time.Until(end)
+		if d <= 0 {
+			return
+		}
+		timer := time.NewTimer(d)
+		select {
+		case <-timer.C:
+			return
+		case <-c.wake:
+			timer.Stop()
+		}
+	}
+}
+
+// loop runs rounds until no capture is left.
+func (c *coordinator) loop() {
+	for {
+		c.waitRoundEnd()
+
+		c.mu.Lock()
+		pprof.StopCPUProfile()
+		cpu1, cpuOK := processCPU()
+		used, cpuOK := cpu1-c.cpu0, cpuOK && c.cpuOK
+		active := slices.Clone(c.active)
+		// Which captures the samples just read are complete for: a
+		// capture that paused or exited did so before the profiler
+		// stopped.
+		ready := make([]bool, len(active))
+		for i, s := range active {
+			ready[i] = s.paused.Load() || s.exited.Load()
+		}
+		buf, hook := c.buf, c.roundHook
+		c.on, c.buf = false, nil
+		c.mu.Unlock()
+
+		p, err := profile.Parse(buf)
+		if err != nil {
+			err = fmt.Errorf("perfassert: reading the captured profile: %w", err)
+		} else {
+			if hook != nil {
+				hook(p)
+			}
+			splitRound(p, active)
+		}
+
+		c.mu.Lock()
+		var finished []*session
+		var resume []*session
+		for i, s := range active {
+			if !slices.Contains(c.active, s) {
+				continue // left: its function panicked
+			}
+			if err == nil && cpuOK {
+				s.sampled += sampledTime(p)
+				s.used += used
+				s.cpuOK = true
+			}
+			switch {
+			case err != nil:
+				s.err = err
+			case ready[i] && s.exited.Load():
+				s.reason = "time limit (MaxDuration " + fmtDur(s.cfg.maxDuration) + ")"
+				s.top, s.rse = s.precision(s.finishedRuns())
+			case ready[i] && s.enough():
+			default:
+				s.plan()
+				if ready[i] {
+					resume = append(resume, s)
+				}
+				continue
+			}
+			c.active = slices.DeleteFunc(c.active, func(x *session) bool { return x == s })
+			finished = append(finished, s)
+		}
+		c.activeN.Store(int32(len(c.active)))
+		c.restartLocked(&finished)
+		c.cond.Broadcast()
+		alive := c.alive
+		c.mu.Unlock()
+		for _, s := range finished {
+			s.stop.Store(true)
+			if s.paused.Load() {
+				s.paused.Store(false)
+				s.verdict <- false
+			}
+			close(s.finished)
+		}
+		for _, s := range resume {
+			s.paused.Store(false)
+			s.verdict <- true
+		}
+		if !alive {
+			return
+		}
+	}
+}
+
+// restartLocked starts the next round when a capture still needs samples,
+// at the rate of the captures that continue (or of the oldest waiting one),
+// and admits the waiting captures of that rate. Captures that cannot go on
+// because the profiler was taken meanwhile are added to finished.
+func (c *coordinator) restartLocked(finished *[]*session) {
+	if len(c.active) == 0 && len(c.pending) == 0 {
+		c.alive = false
+		return
+	}
+	hz := 0
+	if len(c.active) > 0 {
+		hz = c.active[0].cfg.hz
+	} else {
+		hz = c.pending[0].cfg.hz
+	}
+	if err := c.startLocked(hz); err != nil {
+		for _, s := range c.active {
+			s.err = err
+			*finished = append(*finished, s)
+		}
+		for _, s := range c.pending {
+			s.admitted <- err
+		}
+		c.active, c.pending = nil, nil
+		c.activeN.Store(0)
+		c.alive = false
+		return
+	}
+	var still []*session
+	for _, s := range c.pending {
+		if s.cfg.hz != hz {
+			still = append(still, s)
+			continue
+		}
+		c.admitLocked(s)
+		s.admitted <- nil
+	}
+	c.pending = still
+}
+
+// counts returns the samples of the finished runs and their count by leaf
+// function, with the runs.
+func (s *session) counts(runs []runInfo) (total int64, perRun []*runSamples) {
+	for i := range runs {
+		r := s.byRun[strconv.Itoa(i+1)]
+		if r == nil {
+			r = &runSamples{}
+		}
+		total += r.samples
+		perRun = append(perRun, r)
+	}
+	return total, perRun
+}
+
+// enough reports whether the finished runs of a paused capture are all it
+// needs, and records why it stops.
+func (s *session) enough() bool {
+	runs := s.finishedRuns()
+	total, _ := s.counts(runs)
+	if len(runs) < s.cfg.minRuns || total < s.cfg.minSamples {
+		return false
+	}
+	s.top, s.rse = s.precision(runs)
+	if s.rse > s.cfg.precision {
+		return false
+	}
+	s.reason = "precise enough"
+	return true
+}
+
+// plan sets how many runs s is expected to need: enough for MinSamples at
+// the samples a run has had so far, more if the shares are not yet as
+// precise as asked (the error falls as one over the root of the samples).
+func (s *session) plan() {
+	runs := s.finishedRuns()
+	done := int64(len(runs))
+	total, _ := s.counts(runs)
+	need := int64(s.cfg.minRuns)
+	if done > 0 && total > 0 {
+		perRun := float64(total) / float64(done)
+		want := float64(s.cfg.minSamples)
+		if total >= s.cfg.minSamples {
+			_, rse := s.precision(runs)
+			want = max(want, float64(total)*math.Pow(rse/s.cfg.precision, 2))
+		}
+		need = max(need, int64(math.Ceil(want/perRun)))
+	}
+	if done > 0 && total == 0 {
+		need = max(need, 2*done) // no samples yet: fn is mostly off-CPU
+	}
+	s.target.Store(max(need, done+1))
+}
+
+// precision returns the function whose share of the capture's samples is
+// least precise among those it is judged by, and the relative standard error
+// of that share. The functions are the heaviest of the module under test
+// (of all functions when none of the module's has samples) by the samples
+// whose innermost module frame they are (see ownLeaf), with any other of
+// them holding a fifth of those samples or more; shares are of the samples
+// with a module frame. The error is the ratio
+// estimator's across runs, which sees run-to-run
+// noise as well as sampling noise, with five runs or more; with fewer, the
+// binomial error of the pooled samples.
+func (s *session) precision(runs []runInfo) (string, float64) {
+	n, perRun := s.counts(runs)
+	if n == 0 {
+		return "", math.Inf(1)
+	}
+
+	total := map[string]int64{}
+	for _, r := range perRun {
+		for f, k := range r.leaves {
+			total[f] += k
+		}
+	}
+	mod := moduleFuncs()
+	own := func(f string) bool { return mod != nil && mod.MatchString(f) }
+	anyOwn := false
+	for f := range total {
+		if own(f) {
+			anyOwn = true
+			break
+		}
+	}
+	var cands []string
+	for f := range total {
+		if !anyOwn || own(f) {
+			cands = append(cands, f)
+		}
+	}
+	slices.SortFunc(cands, func(a, b string) int {
+		if total[a] != total[b] {
+			if total[a] > total[b] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	// Shares are of the candidates' samples: the runtime's share (the
+	// garbage collector's assists come in bursts) moves every share of
+	// the module's functions alike, which comparisons factor out.
+	var base int64
+	runBase := make([]int64, len(perRun))
+	for _, f := range cands {
+		base += total[f]
+		for i, r := range perRun {
+			runBase[i] += r.leaves[f]
+		}
+	}
+	worst, worstName := 0.0, ""
+	for i, f := range cands {
+		if i > 0 && float64(total[f]) < 0.2*float64(base) {
+			break
+		}
+		k := float64(total[f])
+		share := k / float64(base)
+		rse := math.Sqrt((1 - share) / k)
+		if len(perRun) >= 5 {
+			// Ratio estimator over runs:
+			// SE = sqrt(R/(R-1) Σ (k_i - share n_i)²) / n.
+			var ss float64
+			for j, r := range perRun {
+				d := float64(r.leaves[f]) - share*float64(runBase[j])
+				ss += d * d
+			}
+			r := float64(len(perRun))
+			rse = math.Sqrt(r/(r-1)*ss) / float64(base) / share
+		}
+		if worstName == "" || rse > worst {
+			worst, worstName = rse, f
+		}
+	}
+	return worstName, worst
+}
+
+// splitRound gives each active capture its samples of round profile p,
+// trimmed of the frames that belong to perfassert and not to the captured
+// function. Samples of no active capture are dropped.
+func splitRound(p *profile.Profile, active []*session) {
+	byID := make(map[string]*session, len(active))
+	mine := make(map[string]*profile.Profile, len(active))
+	for _, s := range active {
+		byID[s.id] = s
+		q := &profile.Profile{
+			SampleType: p.SampleType, DefaultSampleType: p.DefaultSampleType,
+			PeriodType: p.PeriodType, Period: p.Period, TimeNanos: p.TimeNanos,
+			Mapping: p.Mapping,
+		}
+		mine[s.id] = q
+		s.ps = append(s.ps, q)
+		if s.byRun == nil {
+			s.byRun = map[string]*runSamples{}
+		}
+	}
+	for _, smp := range p.Sample {
+		l := smp.Label[captureLabel]
+		if len(l) != 1 {
+			continue
+		}
+		s := byID[l[0]]
+		if s == nil {
+			continue
+		}
+		locs, ok := trimHarness(smp.Location, s.fnName)
+		if !ok || len(locs) == 0 {
+			continue
+		}
+		if len(locs) > 1 && leafName(locs) == asyncPreempt {
+			// The profiling signal arrived together with a preemption
+			// request, whose handler had just pointed the thread at
+			// asyncPreempt: the time is the interrupted function's.
+			locs = locs[1:]
+		}
+		labels := make(map[string][]string, len(smp.Label))
+		for k, v := range smp.Label {
+			if k != captureLabel {
+				labels[k] = v
+			}
+		}
+		q := mine[s.id]
+		q.Sample = append(q.Sample, &profile.Sample{
+			Location: locs, Value: smp.Value, Label: labels,
+			NumLabel: smp.NumLabel, NumUnit: smp.NumUnit,
+		})
+		if run := labels[meta.LabelRun]; len(run) == 1 && len(smp.Value) > 0 {
+			r := s.byRun[run[0]]
+			if r == nil {
+				r = &runSamples{leaves: map[string]int64{}}
+				s.byRun[run[0]] = r
+			}
+			r.samples += smp.Value[0]
+			r.leaves[ownLeaf(locs)] += smp.Value[0]
+		}
+	}
+}
+
+// Names of perfassert's own code, found at run time so that they follow the
+// module path.
+var (
+	runName    = funcName((*session).run)
+	harnessPkg = runName[:strings.Index(runName, ".(*session)")+1] // ".../perfassert."
+)
+
+func funcName(f any) string {
+	if fn := runtime.FuncForPC(reflect.ValueOf(f).Pointer()); fn != nil {
+		return fn.Name()
+	}
+	return ""
+}
+
+// trimHarness returns the frames of a captured sample that belong to the
+// captured function: those leafward of the capture loop (session.run), if
+// the frame it called is the function (not the loop's own bookkeeping).
+// Samples of goroutines the function started have no loop frame and are
+// kept whole; other samples in perfassert's code are dropped (ok false).
+func trimHarness(locs []*profile.Location, fnName string) ([]*profile.Location, bool) {
+	harness := false
+	for i, l := range locs {
+		for _, ln := range l.Line {
+			if ln.Function == nil {
+				continue
+			}
+			name := ln.Function.Name
+			if name == runName {
+				if i == 0 || !isFunc(locs[i-1], fnName) {
+					return nil, false
+				}
+				return locs[:i], true
+			}
+			if strings.HasPrefix(name, harnessPkg) {
+				harness = true
+			}
+		}
+	}
+	return locs, !harness
+}
+
+// isFunc reports whether the outermost function of location l is fn (or
+// the method a method value's "-fm" wrapper calls).
+func isFunc(l *profile.Location, fn string) bool {
+	if len(l.Line) == 0 || l.Line[len(l.Line)-1].Function == nil {
+		return false
+	}
+	name := l.Line[len(l.Line)-1].Function.Name
+	return name == fn || name == strings.TrimSuffix(fn, "-fm")
+}
+
+// ownLeaf is the innermost function of the module under test on a stack
+// (the time of the other packages' code it calls is its time), or the
+// function the stack ends in when it has none.
+func ownLeaf(locs []*profile.Location) string {
+	if mod := moduleFuncs(); mod != nil {
+		for _, l := range locs {
+			for _, ln := range l.Line {
+				if ln.Function != nil && mod.MatchString(ln.Function.Name) {
+					return ln.Function.Name
+				}
+			}
+		}
+	}
+	return leafName(locs)
+}
+
+// leafName is the function a stack ends in.
+func leafName(locs []*profile.Location) string {
+	if len(locs) == 0 || len(locs[0].Line) == 0 || locs[0].Line[0].Function == nil {
+		return ""
+	}
+	return locs[0].Line[0].Function.Name
+}
+
+// assemble builds the capture's profile from its finished runs; samples of
+// a run left unfinished are dropped.
+func (s *session) assemble() (*profile.Profile, error) {
+	runs := s.finishedRuns()
+	rec := meta.Record{
+		Name: s.cfg.name, Build: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
+		Race: raceEnabled, RateHz: s.cfg.hz, WorkUnit: "iteration",
+	}
+	// A run without samples cannot be compared (it has no shares): it
+	// joins the next run, or the one before when it is the last.
+	var groups [][]int
+	var cur []int
+	for i := range runs {
+		cur = append(cur, i)
+		if r := s.byRun[strconv.Itoa(i+1)]; r != nil && r.samples > 0 {
+			groups, cur = append(groups, cur), nil
+		}
+	}
+	if len(cur) > 0 {
+		if len(groups) == 0 {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], cur...)
+	}
+	label := map[string]string{} // old run label -> new
+	for j, g := range groups {
+		run := meta.Run{Label: strconv.Itoa(j + 1)}
+		alone := true
+		for _, i := range g {
+			run.Work += float64(runs[i].work)
+			run.CPUNanos += int64(runs[i].cpu)
+			alone = alone && runs[i].alone
+			label[strconv.Itoa(i+1)] = run.Label
+		}
+		if !alone {
+			run.CPUNanos = 0
+		}
+		rec.Runs = append(rec.Runs, run)
+	}
+	for _, q := range s.ps {
+		q.Sample = slices.DeleteFunc(q.Sample, func(smp *profile.Sample) bool {
+			l := smp.Label[meta.LabelRun]
+			return len(l) != 1 || label[l[0]] == ""
+		})
+		for _, smp := range q.Sample {
+			smp.Label[meta.LabelRun] = []string{label[smp.Label[meta.LabelRun][0]]}
+		}
+	}
+	merged, err := profile.Merge(s.ps)
+	if err != nil {
+		return nil, fmt.Errorf("perfassert: merging capture rounds: %w", err)
+	}
+	merged.TimeNanos = s.start.UnixNano()
+	merged.DurationNanos = time.Since(s.start).Nanoseconds()
+	merged.Comments = nil
+	meta.Set(merged, rec)
+	if s.cpuOK {
+		if w := lostSamples(s.sampled, s.used); w != "" {
+			merged.Comments = append(merged.Comments, warningPrefix+w)
+		}
+	}
+	return merged, nil
+}
