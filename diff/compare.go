@@ -661,13 +661,18 @@ func (s *Settings) row(m *measured, runs []*run, head []bool, display, scale flo
 	}
 	row.Base.Metric = f.rate[0] * display
 	row.Head.Metric = f.rate[1] * display
-	if f.se > 0 || exact {
+	row.Relative = math.Expm1(f.lfc)
+	if seenInEveryRun(m) {
 		// The fitted (weighted geometric) means, in the metric's unit.
 		row.Base.Metric = math.Exp(logMean(m, e, head, 0)) * display
 		row.Head.Metric = row.Base.Metric * math.Exp(f.lfc)
+	} else if row.Base.Metric > 0 && row.Head.Metric > 0 {
+		// Absent from some runs: the pooled rates, and their ratio.
+		row.Relative = row.Head.Metric/row.Base.Metric - 1
+	} else {
+		row.Relative = 0 // absent from every run of a side: no ratio
 	}
 	row.Delta = row.Head.Metric - row.Base.Metric
-	row.Relative = math.Expm1(f.lfc)
 	row.fit = f
 	switch {
 	case exact && !multi:
@@ -960,6 +965,16 @@ func directCallers(runs []*run, names map[string]bool) map[string]map[string]boo
 		}
 	}
 	return out
+}
+
+// seenInEveryRun reports whether the function has samples in every run.
+func seenInEveryRun(m *measured) bool {
+	for _, k := range m.k {
+		if k <= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // logMean is the unweighted mean over one side's runs of ln(k/e), as the

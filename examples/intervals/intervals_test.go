@@ -46,10 +46,10 @@ func Example() {
 	}
 	// Output:
 	// sampling period: base 1.137ms, head 208µs
-	// parse     63.2% ->  62.2% of the profile: unchanged
-	// render    17.8% ->  18.5% of the profile: unchanged
-	// checksum  16.9% ->  16.0% of the profile: unchanged
+	// parse     63.2% ->  65.5% of the profile: unchanged
+	// render    17.8% ->  18.9% of the profile: unchanged
+	// checksum  16.9% ->  16.3% of the profile: unchanged
 	// regressions: 0
-	// warning: 1 base and 1 head run(s): only sampling noise is modelled; run-to-run noise (JIT, caches, a busy machine) is not: compare several runs a side
 	// warning: base sampled every 1.137ms, head every 208µs: compared as times, not sample counts
+	// warning: 1 base and 1 head run(s): run-to-run noise is taken as a coefficient of variation of 5% per function (too few functions to learn it from the profiles); changes smaller than that cannot be told from noise: compare several runs a side (hotbudget record)
 }
