@@ -112,10 +112,36 @@ func (x *Index) Table(opts ...Option) (*Table, error) {
 			t.Period = time.Duration(ix.Period * n)
 		}
 	}
-	t.Functions = make([]Function, len(s.Order))
-	for i, id := range s.Order {
+	// Sorted by Self, then Total (both descending), then Name and File;
+	// ties keep the order of first appearance, as a stable sort would. The
+	// positions are sorted, not the rows, which are large.
+	pos := make([]int32, len(s.Order))
+	for i := range pos {
+		pos[i] = int32(i)
+	}
+	slices.SortFunc(pos, func(i, j int32) int {
+		a, b := s.Order[i], s.Order[j]
+		if c := cmp.Compare(s.Self[b], s.Self[a]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(s.Tot[b], s.Tot[a]); c != 0 {
+			return c
+		}
+		fa, fb := &ix.Funcs[a], &ix.Funcs[b]
+		if c := strings.Compare(fa.Name, fb.Name); c != 0 {
+			return c
+		}
+		if c := strings.Compare(fa.File, fb.File); c != 0 {
+			return c
+		}
+		return cmp.Compare(i, j)
+	})
+	t.Functions = make([]Function, len(pos))
+	for i, p := range pos {
+		id := s.Order[p]
 		f := &ix.Funcs[id]
-		r := Function{
+		r := &t.Functions[i]
+		*r = Function{
 			Name: f.Name, File: f.File, Line: f.StartLine, Column: s.Col[id],
 			Self: time.Duration(s.Self[id]), Total: time.Duration(s.Tot[id]),
 			SelfSamples: s.SelfN[id], TotalSamples: s.TotN[id],
@@ -128,19 +154,6 @@ func (x *Index) Table(opts ...Option) (*Table, error) {
 			r.SelfShare = float64(r.Self) / float64(t.Total)
 			r.TotalShare = float64(r.Total) / float64(t.Total)
 		}
-		t.Functions[i] = r
 	}
-	slices.SortStableFunc(t.Functions, func(a, b Function) int {
-		if c := cmp.Compare(b.Self, a.Self); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.Total, a.Total); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.Name, b.Name); c != 0 {
-			return c
-		}
-		return strings.Compare(a.File, b.File)
-	})
 	return t, nil
 }

@@ -135,33 +135,11 @@ func Read(r io.Reader, opts ...Option) (*profile.Profile, error) {
 }
 
 func read(r io.Reader, c *config) (*profile.Profile, error) {
-	br := bufio.NewReaderSize(r, peekSize)
-	head, err := br.Peek(peekSize)
-	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+	br, f, done, err := sniff(r, c)
+	if err != nil {
 		return nil, err
 	}
-	if len(head) == 0 {
-		return nil, errors.New("empty file")
-	}
-	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("gzip: %w", err)
-		}
-		defer zr.Close()
-		br = bufio.NewReaderSize(&gzipErrReader{zr}, peekSize)
-		head, err = br.Peek(peekSize)
-		if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
-			return nil, err
-		}
-		if len(head) == 0 {
-			return nil, errors.New("empty file after gzip decompression")
-		}
-	}
-	f := c.format
-	if f == FormatUnknown {
-		f = Detect(head)
-	}
+	defer done()
 	o := pbuild.Options{Name: c.name, View: string(c.view)}
 	var p *profile.Profile
 	switch f {
@@ -184,6 +162,62 @@ func read(r io.Reader, c *config) (*profile.Profile, error) {
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}
 	return p, nil
+}
+
+// sniff decompresses r if it is gzipped and returns a reader of the
+// (decompressed) content, its format (as forced by c or detected), and a
+// function that releases the decompressor.
+func sniff(r io.Reader, c *config) (*bufio.Reader, Format, func(), error) {
+	done := func() {}
+	br := bufio.NewReaderSize(r, peekSize)
+	head, err := br.Peek(peekSize)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, "", done, err
+	}
+	if len(head) == 0 {
+		return nil, "", done, errors.New("empty file")
+	}
+	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, "", done, fmt.Errorf("gzip: %w", err)
+		}
+		done = func() { zr.Close() }
+		br = bufio.NewReaderSize(&gzipErrReader{zr}, peekSize)
+		head, err = br.Peek(peekSize)
+		if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, "", done, err
+		}
+		if len(head) == 0 {
+			return nil, "", done, errors.New("empty file after gzip decompression")
+		}
+	}
+	f := c.format
+	if f == FormatUnknown {
+		f = Detect(head)
+	}
+	return br, f, done, nil
+}
+
+// DetectFile returns the format Load would read the file at path as: the
+// one WithFormat forces, else the one Detect finds in its first bytes,
+// after gzip decompression.
+func DetectFile(path string, opts ...Option) (Format, error) {
+	var c config
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return FormatUnknown, err
+	}
+	defer file.Close()
+	_, f, done, err := sniff(file, &c)
+	done()
+	if err != nil {
+		return FormatUnknown, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
 }
 
 // gzipErrReader names gzip errors so that a truncated file says so.

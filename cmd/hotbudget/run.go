@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -232,6 +233,19 @@ func (c *cli) load(cmd, path string, opts ...loaders.Option) (*profile.Profile, 
 		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s: %s\n", cmd, path, w)
 	}
 	return p, nil
+}
+
+// loadIndex reads and indexes a profile (Go profiles on the fast path) and
+// prints its loader warnings to stderr.
+func (c *cli) loadIndex(cmd, path string, opts ...loaders.Option) (*analysis.Index, error) {
+	x, err := analysis.LoadIndex(path, opts...)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range x.Warnings() {
+		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s: %s\n", cmd, path, w)
+	}
+	return x, nil
 }
 
 // loadAll expands globs and loads every profile. A warning that several

@@ -30,6 +30,7 @@ package index
 
 import (
 	"errors"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"unsafe"
@@ -133,7 +134,8 @@ const maxID = 1<<31 - 2
 type builder struct {
 	x        *Index
 	funcIDs  map[Func]int32
-	stackIDs map[string]int32
+	slots    []int32 // stack table: stack id + 1, 0 when empty
+	seed     maphash.Seed
 	stamp    []int32 // stamp[f] == stack+1 while stack's uniq list is built
 	labelIDs map[string]int32
 	keyBuf   []byte
@@ -150,12 +152,14 @@ func newBuilder(funcs, locs, samples int) *builder {
 		SampleLabels: make([]int32, 0, samples),
 		LabelSets:    [][]Label{nil},
 	}
-	return &builder{
+	b := &builder{
 		x:        x,
 		funcIDs:  make(map[Func]int32, funcs),
-		stackIDs: make(map[string]int32, samples),
+		seed:     maphash.MakeSeed(),
 		labelIDs: map[string]int32{"": 0},
 	}
+	b.rehash(2 * samples)
+	return b
 }
 
 // fn interns a function.
@@ -200,25 +204,37 @@ func (b *builder) reserve(refs int) {
 	x.Uniq = slices.Grow(x.Uniq, int(float64(refs)*perLoc)+16)
 }
 
+// hashLocs hashes a location sequence.
+func (b *builder) hashLocs(locs []int32) uint64 {
+	if len(locs) == 0 {
+		return 0
+	}
+	return maphash.Bytes(b.seed, unsafe.Slice((*byte)(unsafe.Pointer(&locs[0])), len(locs)*4))
+}
+
 // stack interns the location sequence already appended to StackLocs after
 // StackOff's last entry, returning its id; a repeated sequence is removed
-// again. The map's keys alias StackLocs' bytes: StackLocs is only ever
-// appended to, so an aliased region never changes (an append that moves
-// the slice leaves the old array, still referenced by the keys, as it was).
+// again. Stacks are found through an open-addressing table of stack ids
+// keyed by the hash of their locations, compared in StackLocs itself.
 func (b *builder) stack() int32 {
 	x := b.x
 	start := x.StackOff[len(x.StackOff)-1]
 	locs := x.StackLocs[start:]
-	var key string
-	if len(locs) > 0 {
-		key = unsafe.String((*byte)(unsafe.Pointer(&locs[0])), len(locs)*4)
+	n := len(x.StackOff) - 1
+	if 2*(n+1) > len(b.slots) {
+		b.rehash(max(1024, 4*(n+1)))
 	}
-	if id, ok := b.stackIDs[key]; ok {
-		x.StackLocs = x.StackLocs[:start]
-		return id
+	mask := uint64(len(b.slots) - 1)
+	h := b.hashLocs(locs)
+	i := h & mask
+	for ; b.slots[i] != 0; i = (i + 1) & mask {
+		if id := b.slots[i] - 1; slices.Equal(x.StackLocs[x.StackOff[id]:x.StackOff[id+1]], locs) {
+			x.StackLocs = x.StackLocs[:start]
+			return id
+		}
 	}
-	id := int32(len(x.StackOff) - 1)
-	b.stackIDs[key] = id
+	id := int32(n)
+	b.slots[i] = id + 1
 	if len(x.StackLocs) > maxID || len(x.Uniq) > maxID {
 		b.err = errTooLarge
 	}
@@ -238,6 +254,24 @@ func (b *builder) stack() int32 {
 	}
 	x.UniqOff = append(x.UniqOff, int32(len(x.Uniq)))
 	return id
+}
+
+// rehash makes the stack table size slots (a power of two at least size).
+func (b *builder) rehash(size int) {
+	n := 1
+	for n < size {
+		n <<= 1
+	}
+	b.slots = make([]int32, n)
+	mask := uint64(n - 1)
+	x := b.x
+	for id := 0; id < len(x.StackOff)-1; id++ {
+		i := b.hashLocs(x.StackLocs[x.StackOff[id]:x.StackOff[id+1]]) & mask
+		for b.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		b.slots[i] = int32(id + 1)
+	}
 }
 
 // labelSet interns a label set given sorted by key.
@@ -301,7 +335,30 @@ func FromProfile(p *profile.Profile) (*Index, error) {
 	x.DurationNanos = p.DurationNanos
 	x.Comments = slices.Clone(p.Comments)
 
-	locID := make(map[*profile.Location]int32, len(p.Location))
+	// Locations by ID when the IDs are compact (every writer's are), by
+	// pointer otherwise; the pointer check keeps duplicate or foreign IDs
+	// of unvalidated profiles apart.
+	var dense []int32 // ID -> index into p.Location + 1
+	maxLocID := uint64(0)
+	for _, l := range p.Location {
+		if l != nil {
+			maxLocID = max(maxLocID, l.ID)
+		}
+	}
+	if maxLocID <= uint64(4*len(p.Location)+1024) {
+		dense = make([]int32, maxLocID+1)
+	}
+	locIdx := make([]int32, len(p.Location)) // index into p.Location -> location id
+	locID := make(map[*profile.Location]int32)
+	find := func(l *profile.Location) (int32, bool) {
+		if l != nil && l.ID < uint64(len(dense)) {
+			if i := dense[l.ID]; i != 0 && p.Location[i-1] == l {
+				return locIdx[i-1], true
+			}
+		}
+		id, ok := locID[l]
+		return id, ok
+	}
 	addLoc := func(l *profile.Location) int32 {
 		if l == nil || len(l.Line) == 0 {
 			b.frame(b.fn(Func{Name: pbuild.UnsymbolizedName(l)}), 0, 0)
@@ -319,9 +376,16 @@ func FromProfile(p *profile.Profile) (*Index, error) {
 		}
 		return b.endLocation()
 	}
-	for _, l := range p.Location {
-		if _, ok := locID[l]; !ok {
-			locID[l] = addLoc(l)
+	for i, l := range p.Location {
+		if id, ok := find(l); ok {
+			locIdx[i] = id // the same pointer twice
+			continue
+		}
+		locIdx[i] = addLoc(l)
+		if l != nil && l.ID < uint64(len(dense)) && dense[l.ID] == 0 {
+			dense[l.ID] = int32(i + 1)
+		} else {
+			locID[l] = locIdx[i]
 		}
 	}
 
@@ -340,7 +404,7 @@ func FromProfile(p *profile.Profile) (*Index, error) {
 			continue
 		}
 		for _, l := range s.Location {
-			id, ok := locID[l]
+			id, ok := find(l)
 			if !ok {
 				id = addLoc(l)
 				locID[l] = id
