@@ -3,6 +3,7 @@ package analysis_test
 import (
 	"fmt"
 	"log"
+	"os"
 	"regexp"
 	"strings"
 
@@ -64,10 +65,14 @@ main;render 50
 	// lex: total 10ms of 90ms
 }
 
-// LoadIndex reads any format; Go profiles take a fast path that never
-// builds a *profile.Profile.
-func ExampleLoadIndex() {
-	x, err := analysis.LoadIndex("../testdata/pprof/busy.pb.gz")
+// ParseIndex reads a Go profile (pprof's protobuf, gzipped or not) on a
+// fast path that never builds a *profile.Profile.
+func ExampleParseIndex() {
+	data, err := os.ReadFile("../testdata/pprof/busy.pb.gz")
+	if err != nil {
+		log.Fatal(err)
+	}
+	x, err := analysis.ParseIndex(data)
 	if err != nil {
 		log.Fatal(err)
 	}

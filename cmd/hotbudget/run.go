@@ -235,10 +235,13 @@ func (c *cli) load(cmd, path string, opts ...loaders.Option) (*profile.Profile, 
 	return p, nil
 }
 
-// loadIndex reads and indexes a profile (Go profiles on the fast path) and
-// prints its loader warnings to stderr.
+// loadIndex reads and indexes a profile and prints its loader warnings to
+// stderr. Go profiles in pprof's protobuf encoding take the fast path of
+// analysis.ParseIndex; every other input, and any pprof file ParseIndex
+// refuses, goes through loaders.Load and analysis.NewIndex, so the result
+// and the errors are those of the slow path.
 func (c *cli) loadIndex(cmd, path string, opts ...loaders.Option) (*analysis.Index, error) {
-	x, err := analysis.LoadIndex(path, opts...)
+	x, err := loadIndex(path, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +249,21 @@ func (c *cli) loadIndex(cmd, path string, opts ...loaders.Option) (*analysis.Ind
 		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s: %s\n", cmd, path, w)
 	}
 	return x, nil
+}
+
+func loadIndex(path string, opts ...loaders.Option) (*analysis.Index, error) {
+	if f, err := loaders.DetectFile(path, opts...); err == nil && f == loaders.FormatPprof {
+		if data, err := os.ReadFile(path); err == nil {
+			if x, err := analysis.ParseIndex(data); err == nil {
+				return x, nil
+			}
+		}
+	}
+	p, err := loaders.Load(path, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return analysis.NewIndex(p)
 }
 
 // loadAll expands globs and loads every profile. A warning that several

@@ -1,7 +1,6 @@
 package chrometrace
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/hotbudget/hotbudget/internal/jsonscan"
@@ -110,7 +109,14 @@ func (p *parser) intern(b []byte) string {
 	if s, ok := p.strs[string(b)]; ok {
 		return s
 	}
-	s := string(b)
+	return p.internString(string(b))
+}
+
+// internString is intern for a string.
+func (p *parser) internString(s string) string {
+	if t, ok := p.strs[s]; ok {
+		return t
+	}
 	if len(p.strs) < 1<<20 {
 		p.strs[s] = s
 	}
@@ -729,51 +735,6 @@ func (p *parser) ints(what string, dst []int64) ([]int64, error) {
 	}
 }
 
-type jsonNode struct {
-	ID        *int64        `json:"id"`
-	CallFrame jsonCallFrame `json:"callFrame"`
-	Parent    *int64        `json:"parent"`
-	Children  []int64       `json:"children"`
-	HitCount  int64         `json:"hitCount"`
-}
-
-type jsonCallFrame struct {
-	FunctionName string   `json:"functionName"`
-	ScriptID     scriptID `json:"scriptId"`
-	URL          string   `json:"url"`
-	LineNumber   *int64   `json:"lineNumber"`
-	ColumnNumber *int64   `json:"columnNumber"`
-}
-
-// scriptID accepts a string or a number.
-type scriptID string
-
-func (s *scriptID) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var v string
-		if err := json.Unmarshal(b, &v); err != nil {
-			return err
-		}
-		*s = scriptID(v)
-		return nil
-	}
-	if string(b) == "null" {
-		return nil
-	}
-	if _, err := strconv.ParseFloat(string(b), 64); err != nil {
-		return fmt.Errorf("scriptId %.20s is neither a string nor a number", b)
-	}
-	*s = scriptID(b)
-	return nil
-}
-
-func orMinus1(p *int64) int64 {
-	if p == nil {
-		return -1
-	}
-	return *p
-}
-
 // nodes reads cpuProfile.nodes, one node at a time.
 func (p *parser) nodes() error {
 	s := p.s
@@ -802,29 +763,13 @@ func (p *parser) nodes() error {
 		if p.rawNode, err = s.Value(p.rawNode[:0], true); err != nil {
 			return err
 		}
-		var jn jsonNode
-		if err := json.Unmarshal(p.rawNode, &jn); err != nil {
-			p.typeError(fmt.Errorf("cpuProfile.nodes[%d] (offset %d): %w", i, off, err))
-			continue
-		}
-		if jn.ID == nil {
+		n, err := v8.DecodeNode(p.rawNode, p.internString)
+		if errors.Is(err, v8.ErrNoID) {
 			p.typeError(fmt.Errorf("cpuProfile.nodes[%d] at offset %d has no id", i, off))
 			continue
-		}
-		n := v8.Node{
-			ID:       *jn.ID,
-			Children: jn.Children,
-			HitCount: jn.HitCount,
-			CallFrame: v8.CallFrame{
-				FunctionName: p.intern([]byte(jn.CallFrame.FunctionName)),
-				ScriptID:     p.intern([]byte(jn.CallFrame.ScriptID)),
-				URL:          p.intern([]byte(jn.CallFrame.URL)),
-				LineNumber:   orMinus1(jn.CallFrame.LineNumber),
-				ColumnNumber: orMinus1(jn.CallFrame.ColumnNumber),
-			},
-		}
-		if jn.Parent != nil {
-			n.Parent, n.HasParent = *jn.Parent, true
+		} else if err != nil {
+			p.typeError(fmt.Errorf("cpuProfile.nodes[%d] (offset %d): %w", i, off, err))
+			continue
 		}
 		e.nodes = append(e.nodes, n)
 	}

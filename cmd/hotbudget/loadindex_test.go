@@ -1,4 +1,4 @@
-package analysis_test
+package main
 
 import (
 	"fmt"
@@ -10,17 +10,17 @@ import (
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
-// LoadIndex (the fast path for pprof files) gives the tables and the errors
+// loadIndex (the fast path for pprof files) gives the tables and the errors
 // of loaders.Load followed by Functions, on every file of testdata.
 func TestLoadIndexEqualsLoad(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/*/*")
+	files, _ := filepath.Glob("../../testdata/*/*")
 	pprofs := 0
 	for _, f := range files {
 		switch filepath.Ext(f) {
 		case ".md", ".golden", ".yaml", ".go", ".js", "":
 			continue
 		}
-		x, xerr := analysis.LoadIndex(f)
+		x, xerr := loadIndex(f)
 		p, perr := loaders.Load(f)
 		if fmt.Sprint(xerr) != fmt.Sprint(perr) {
 			t.Errorf("%s: LoadIndex error %v, loaders.Load error %v", f, xerr, perr)
