@@ -81,6 +81,7 @@ type parser struct {
 	durCount  int  // duration events read
 	dropDur   bool // samples will be shown: duration events are counted, not kept
 	rawNode   []byte
+	lastIDs   [3]struct{ text string } // the last pid, tid and id read as numbers
 }
 
 func newParser(r io.Reader) *parser {
@@ -418,10 +419,21 @@ func (p *parser) idValue(what string) (string, error) {
 		return "", fmt.Errorf("%s at offset %d: want a number or a string, got %q", what, s.Off(), c)
 	}
 	off := s.Off()
-	b, err := s.Value(s.Raw[:0], true)
-	s.Raw = b
+	b, err := s.ScalarBytes()
 	if err != nil {
 		return "", err
+	}
+	// Most events repeat the pid, tid or id of one a few before.
+	slot := 2
+	switch what {
+	case "pid":
+		slot = 0
+	case "tid":
+		slot = 1
+	}
+	cache := &p.lastIDs[slot]
+	if cache.text != "" && string(b) == cache.text {
+		return cache.text, nil
 	}
 	if string(b) == "null" {
 		return "", nil
@@ -429,7 +441,8 @@ func (p *parser) idValue(what string) (string, error) {
 	if _, err := strconv.ParseFloat(string(b), 64); err != nil {
 		return "", fmt.Errorf("%s at offset %d: want a number or a string, got %.40s", what, off, b)
 	}
-	return p.intern(b), nil
+	cache.text = p.intern(b)
+	return cache.text, nil
 }
 
 // micros reads a time in µs (a number, or a number in a string) as ns.
@@ -450,10 +463,9 @@ func (p *parser) micros(what string) (int64, error) {
 	case '{', '[':
 		return 0, fmt.Errorf("%s at offset %d: want a number, got %q", what, off, c)
 	default:
-		if b, err = s.Value(s.Raw[:0], true); err != nil {
+		if b, err = s.ScalarBytes(); err != nil {
 			return 0, err
 		}
-		s.Raw = b
 	}
 	v, err := parseNanos(b)
 	if err != nil {
