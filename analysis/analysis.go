@@ -17,6 +17,13 @@
 // (each Line of a Location) counts as a frame, as in pprof. Locations without
 // symbols are named "[binary]" after their mapping, or "<unknown>", as pprof
 // names them.
+//
+// Functions is built on an Index: the profile turned once into dense
+// integer tables (functions, frames, stacks with their distinct functions,
+// samples with their label sets), from which a Table under any selection
+// is one pass over integer arrays. Build an Index with NewIndex, or with
+// ParseIndex straight from a Go profile's bytes without a
+// *profile.Profile, when one profile is asked for several tables.
 package analysis
 
 import (
