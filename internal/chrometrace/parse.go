@@ -300,7 +300,11 @@ func (p *parser) event() error {
 			if err != nil {
 				return err
 			}
-			e.ph = p.intern(b)
+			if len(b) == 1 && b[0] < 0x80 {
+				e.ph = phaseStrings[b[0]] // no map lookup for the usual phases
+			} else {
+				e.ph = p.intern(b)
+			}
 		case "name":
 			c, err := s.Peek()
 			if err != nil {
@@ -352,9 +356,38 @@ func (p *parser) event() error {
 	}
 }
 
+// phaseStrings holds every one-byte ASCII string, for phases.
+var phaseStrings = func() (t [128]string) {
+	for i := range t {
+		t[i] = string(rune(i))
+	}
+	return t
+}()
+
 // key reads the next key of an object, returning a view of its bytes.
 func (p *parser) key(first bool) (key []byte, end bool, err error) {
 	s := p.s
+	// Fast path: `,"key":` (or `"key":` first) compact in the buffer.
+	if i := s.Pos; i+1 < s.End {
+		if !first && s.Buf[i] == ',' {
+			i++
+		}
+		if s.Buf[i] == '"' && (i > s.Pos || first) {
+			for j := i + 1; j < s.End; j++ {
+				c := s.Buf[j]
+				if c == '"' {
+					if j+1 < s.End && s.Buf[j+1] == ':' {
+						s.Pos = j + 2
+						return s.Buf[i+1 : j], false, nil
+					}
+					break
+				}
+				if c == '\\' || c < 0x20 {
+					break
+				}
+			}
+		}
+	}
 	c, err := s.Next()
 	if err != nil {
 		return nil, false, err
@@ -438,11 +471,27 @@ func (p *parser) idValue(what string) (string, error) {
 	if string(b) == "null" {
 		return "", nil
 	}
-	if _, err := strconv.ParseFloat(string(b), 64); err != nil {
-		return "", fmt.Errorf("%s at offset %d: want a number or a string, got %.40s", what, off, b)
+	if !digits(b) {
+		if _, err := strconv.ParseFloat(string(b), 64); err != nil {
+			return "", fmt.Errorf("%s at offset %d: want a number or a string, got %.40s", what, off, b)
+		}
 	}
 	cache.text = p.intern(b)
 	return cache.text, nil
+}
+
+// digits reports whether b is a plain decimal integer, which needs no
+// further check to be a number.
+func digits(b []byte) bool {
+	if len(b) == 0 || len(b) > 18 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // micros reads a time in µs (a number, or a number in a string) as ns.
