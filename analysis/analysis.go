@@ -17,14 +17,17 @@
 // (each Line of a Location) counts as a frame, as in pprof. Locations without
 // symbols are named "[binary]" after their mapping, or "<unknown>", as pprof
 // names them.
+//
+// Functions is built on an Index: the profile turned once into dense
+// integer tables (functions, frames, stacks with their distinct functions,
+// samples with their label sets), from which a Table under any selection
+// is one pass over integer arrays. Build an Index with NewIndex, or with
+// ParseIndex straight from a Go profile's bytes without a
+// *profile.Profile, when one profile is asked for several tables.
 package analysis
 
 import (
-	"errors"
-	"fmt"
 	"regexp"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -44,9 +47,9 @@ type Function struct {
 	SelfSamples  int64 // samples (or events, for exact data) behind Self
 	TotalSamples int64
 
-	// Local is the time with this function as the leaf frame or the frame
-	// directly above the leaf: its self time and its direct callees' self
-	// time when called from it. A JIT that inlines a callee into it (or
+	// Local is the time with this function as the leaf frame or as the
+	// nearest other function above the leaf: its self time and its direct
+	// callees' self time when called from it. A JIT that inlines a callee into it (or
 	// stops doing so) moves time between the two without changing Local,
 	// so a change of self time that Local does not show is such a move.
 	Local        time.Duration
@@ -156,245 +159,23 @@ func SampleType(name string) Option {
 }
 
 // ErrNotTime is returned when the selected value is not a time.
-var ErrNotTime = errors.New("sample value is not a time")
+var ErrNotTime = pbuild.ErrNotTime
 
 // ValueIndex returns the index of the value Functions uses for time and the
 // index of the count value (-1 if the profile has none), and the factor that
 // turns the time value into nanoseconds.
 func ValueIndex(p *profile.Profile, sampleType string) (timeIdx, countIdx int, toNanos int64, err error) {
-	if len(p.SampleType) == 0 {
-		return 0, -1, 0, errors.New("profile has no sample types")
-	}
-	timeIdx = len(p.SampleType) - 1
-	want := sampleType
-	if want == "" {
-		want = p.DefaultSampleType
-	}
-	if want != "" {
-		found := false
-		for i, st := range p.SampleType {
-			if st.Type == want {
-				timeIdx, found = i, true
-				break
-			}
-		}
-		if !found && sampleType != "" {
-			var names []string
-			for _, st := range p.SampleType {
-				names = append(names, st.Type)
-			}
-			return 0, -1, 0, fmt.Errorf("no sample type %q (have %s)", sampleType, strings.Join(names, ", "))
-		}
-	}
-	countIdx = -1
-	for i, st := range p.SampleType {
-		if st.Unit == "count" && i != timeIdx {
-			countIdx = i
-			break
-		}
-	}
-	st := p.SampleType[timeIdx]
-	toNanos = unitNanos(st.Unit)
-	if toNanos == 0 {
-		// Legacy and address-only profiles may lack units but be CPU time.
-		if st.Unit == "" && (st.Type == "cpu" || st.Type == "wall" || st.Type == "time") {
-			toNanos = 1
-		} else {
-			return 0, -1, 0, fmt.Errorf("%w: %s/%s", ErrNotTime, st.Type, st.Unit)
-		}
-	}
-	return timeIdx, countIdx, toNanos, nil
+	return pbuild.ValueIndex(p, sampleType)
 }
 
-func unitNanos(u string) int64 {
-	switch strings.ToLower(u) {
-	case "nanoseconds", "nanosecond", "ns":
-		return 1
-	case "microseconds", "microsecond", "us", "µs":
-		return 1e3
-	case "milliseconds", "millisecond", "ms":
-		return 1e6
-	case "seconds", "second", "s":
-		return 1e9
-	}
-	return 0
-}
-
-// Functions computes self and total time per function of p. p is not modified.
+// Functions computes self and total time per function of p. p is not
+// modified. To compute several tables of one profile, build its Index once.
 func Functions(p *profile.Profile, opts ...Option) (*Table, error) {
-	var c config
-	for _, o := range opts {
-		o.apply(&c)
-	}
-	ti, ci, toNanos, err := ValueIndex(p, c.sampleType)
+	x, err := NewIndex(p)
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{
-		Exact:      pbuild.IsExact(p),
-		Duration:   time.Duration(p.DurationNanos),
-		SampleType: p.SampleType[ti].Type + "/" + p.SampleType[ti].Unit,
-		Warnings:   pbuild.Warnings(p),
-	}
-	if p.PeriodType != nil && !t.Exact {
-		if n := unitNanos(p.PeriodType.Unit); n > 0 {
-			t.Period = time.Duration(p.Period * n)
-		}
-	}
-
-	type acc struct {
-		row       *Function
-		lastCount int // index of the last sample that added to Total
-	}
-	rows := make(map[Key]*acc)
-	var order []*acc
-	var frames []frame
-	for si, s := range p.Sample {
-		if !c.selects(s) {
-			continue
-		}
-		frames = appendFrames(frames[:0], s)
-		if c.dropSynthetic {
-			if len(frames) > 0 && IsSynthetic(frames[0].key.Name) {
-				continue
-			}
-		}
-		if len(s.Value) <= ti {
-			return nil, fmt.Errorf("sample %d has %d values, want at least %d", si, len(s.Value), ti+1)
-		}
-		v := time.Duration(s.Value[ti] * toNanos)
-		var n int64
-		if ci >= 0 && ci < len(s.Value) {
-			n = s.Value[ci]
-		}
-		t.Total += v
-		t.TotalSamples += n
-		if !c.keeps(frames) {
-			continue
-		}
-		for fi, f := range frames {
-			a, ok := rows[f.key]
-			if !ok {
-				a = &acc{row: &Function{Name: f.key.Name, File: f.key.File, Line: f.key.StartLine, Column: f.column, Key: f.key}, lastCount: -1}
-				if a.row.Line == 0 {
-					a.row.Line = f.line
-				}
-				rows[f.key] = a
-				order = append(order, a)
-			}
-			if fi == 0 {
-				a.row.Self += v
-				a.row.SelfSamples += n
-			}
-			if fi == 0 || fi == 1 && f.key != frames[0].key {
-				a.row.Local += v
-				a.row.LocalSamples += n
-			}
-			if a.lastCount != si {
-				a.lastCount = si
-				a.row.Total += v
-				a.row.TotalSamples += n
-			}
-		}
-	}
-	t.Functions = make([]Function, 0, len(order))
-	for _, a := range order {
-		r := *a.row
-		if t.Total != 0 {
-			r.SelfShare = float64(r.Self) / float64(t.Total)
-			r.TotalShare = float64(r.Total) / float64(t.Total)
-		}
-		t.Functions = append(t.Functions, r)
-	}
-	sort.SliceStable(t.Functions, func(i, j int) bool {
-		a, b := &t.Functions[i], &t.Functions[j]
-		if a.Self != b.Self {
-			return a.Self > b.Self
-		}
-		if a.Total != b.Total {
-			return a.Total > b.Total
-		}
-		if a.Name != b.Name {
-			return a.Name < b.Name
-		}
-		return a.File < b.File
-	})
-	return t, nil
-}
-
-type frame struct {
-	key          Key
-	line, column int64
-}
-
-// appendFrames appends the frames of s, leaf first; every inlined Line is a frame.
-func appendFrames(dst []frame, s *profile.Sample) []frame {
-	for _, l := range s.Location {
-		if len(l.Line) == 0 {
-			dst = append(dst, frame{key: Key{Name: pbuild.UnsymbolizedName(l)}})
-			continue
-		}
-		for _, ln := range l.Line {
-			f := frame{line: ln.Line, column: ln.Column}
-			if fn := ln.Function; fn != nil {
-				f.key = Key{Name: fn.Name, SystemName: fn.SystemName, File: fn.Filename, StartLine: fn.StartLine}
-			}
-			if f.key.Name == "" {
-				f.key.Name = pbuild.UnsymbolizedName(l)
-			}
-			dst = append(dst, f)
-		}
-	}
-	return dst
-}
-
-// AppendFrameNames appends the function names of s's frames to dst, leaf
-// first, one per inlined line, named as Functions names them.
-func AppendFrameNames(dst []string, s *profile.Sample) []string {
-	for _, l := range s.Location {
-		if len(l.Line) == 0 {
-			dst = append(dst, pbuild.UnsymbolizedName(l))
-			continue
-		}
-		for _, ln := range l.Line {
-			name := ""
-			if ln.Function != nil {
-				name = ln.Function.Name
-			}
-			if name == "" {
-				name = pbuild.UnsymbolizedName(l)
-			}
-			dst = append(dst, name)
-		}
-	}
-	return dst
-}
-
-func (c *config) selects(s *profile.Sample) bool {
-	return pbuild.SelectsThreadProcess(s, c.threads, c.processes)
-}
-
-func (c *config) keeps(frames []frame) bool {
-	if c.focus != nil {
-		found := false
-		for _, f := range frames {
-			if c.focus.MatchString(f.key.Name) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	if c.ignore != nil {
-		for _, f := range frames {
-			if c.ignore.MatchString(f.key.Name) {
-				return false
-			}
-		}
-	}
-	return true
+	return x.Table(opts...)
 }
 
 // Find returns the rows whose Name is exactly name (several when functions of

@@ -19,7 +19,7 @@ import (
 
 // run is one run reduced to per-key measurements.
 type run struct {
-	prof   *profile.Profile
+	index  *analysis.Index
 	table  *analysis.Table
 	funcs  map[string]*runFunc
 	period float64 // nanoseconds one effective sample stands for
@@ -171,11 +171,15 @@ func (s *Settings) side(name string, ps []*profile.Profile, ops float64) (*side,
 
 // run measures one run.
 func (s *Settings) run(p *profile.Profile, ops float64) (*run, error) {
-	t, err := analysis.Functions(p, s.analysisOptions()...)
+	ix, err := analysis.NewIndex(p)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{prof: p, table: t, funcs: make(map[string]*runFunc, len(t.Functions)), cpu: float64(t.Total)}
+	t, err := ix.Table(s.analysisOptions()...)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{index: ix, table: t, funcs: make(map[string]*runFunc, len(t.Functions)), cpu: float64(t.Total)}
 	for j := range t.Functions {
 		f := &t.Functions[j]
 		k := s.key(f)
@@ -953,14 +957,10 @@ func directCallers(runs []*run, names map[string]bool) map[string]map[string]boo
 	for n := range names {
 		out[n] = map[string]bool{}
 	}
-	var frames []string
 	for _, r := range runs {
-		for _, smp := range r.prof.Sample {
-			frames = analysis.AppendFrameNames(frames[:0], smp)
-			for i := 0; i+1 < len(frames); i++ {
-				if names[frames[i]] && frames[i+1] != frames[i] {
-					out[frames[i]][frames[i+1]] = true
-				}
+		for n, callers := range r.index.DirectCallers(names) {
+			for c := range callers {
+				out[n][c] = true
 			}
 		}
 	}

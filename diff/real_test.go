@@ -23,6 +23,18 @@ import (
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
+// long skips a live experiment unless HOTBUDGET_LONG=1: each records real
+// profiles for a minute or more of CPU, and go test ./diff must stay fast.
+// The same questions are asked on every run of cmd/verdictbench's tests, of
+// real runs recorded once (testdata/verdict): these tests record anew, on
+// the machine at hand, when the engine or the runtime changes.
+func long(t *testing.T) {
+	t.Helper()
+	if os.Getenv("HOTBUDGET_LONG") != "1" {
+		t.Skip("a live experiment of a minute or more of CPU: run with HOTBUDGET_LONG=1 (the recorded runs of testdata/verdict are judged by go test ./cmd/verdictbench/...)")
+	}
+}
+
 // The tests in this file make real profiles (Go with runtime/pprof, Node
 // with --cpu-prof) and hold the default settings to what the diff must get
 // right: the same program compares as unchanged, one function made 20%
@@ -182,6 +194,7 @@ func goExperiment(t *testing.T) []string {
 // It runs in a child process that leaves out the runtime's line about the
 // profiling rate, printed for every profile.
 func TestGoAAandAB(t *testing.T) {
+	long(t)
 	if testchild.Rerun(t, testchild.RuntimeRateLine) {
 		return
 	}
@@ -289,6 +302,7 @@ func nodeExperiment(t *testing.T, dir string) []string {
 // interval comparison in none; a failed experiment is repeated once, and
 // the test fails only when both fail.
 func TestNodeAAandIntervals(t *testing.T) {
+	long(t)
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node is needed to record real V8 profiles (.ci/run installs it)")
 	}

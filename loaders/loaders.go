@@ -179,38 +179,10 @@ func read(r io.Reader, c *config) (*profile.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(r, peekSize)
-	head, err := peek(br)
+	br, head, f, done, err := sniff(r, c)
+	defer done()
 	if err != nil {
 		return nil, err
-	}
-	if len(head) == 0 {
-		return nil, errors.New("empty file")
-	}
-	// Detection looks at the decompressed stream: each gzip layer is
-	// unwrapped before anything is buffered.
-	for layers := 0; isGzip(head); layers++ {
-		if layers == maxGzipLayers {
-			return nil, fmt.Errorf("gzip nested more than %d deep: not a profile", maxGzipLayers)
-		}
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("gzip: %w", err)
-		}
-		defer zr.Close()
-		br = bufio.NewReaderSize(&gzipErrReader{zr}, peekSize)
-		if head, err = peek(br); err != nil {
-			return nil, err
-		}
-		if len(head) == 0 {
-			return nil, errors.New("empty file after gzip decompression")
-		}
-	}
-	f := c.format
-	if f == FormatUnknown {
-		if f = Detect(head); f == FormatUnknown {
-			return nil, errors.New(describe(head))
-		}
 	}
 	lr := &limitReader{r: br, left: limit, limit: limit}
 	o := pbuild.Options{Name: c.name, View: string(c.view)}
@@ -252,6 +224,74 @@ func peek(br *bufio.Reader) ([]byte, error) {
 }
 
 func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
+// sniff unwraps r's gzip layers and returns a reader of the decompressed
+// content, its first bytes, its format (as forced by c or detected: what is
+// no profile is an error naming what was found), and a function that
+// releases the decompressors. Nothing beyond the first bytes is buffered.
+func sniff(r io.Reader, c *config) (*bufio.Reader, []byte, Format, func(), error) {
+	var closers []io.Closer
+	done := func() {
+		for _, z := range closers {
+			z.Close()
+		}
+	}
+	br := bufio.NewReaderSize(r, peekSize)
+	head, err := peek(br)
+	if err != nil {
+		return nil, nil, "", done, err
+	}
+	if len(head) == 0 {
+		return nil, nil, "", done, errors.New("empty file")
+	}
+	// Detection looks at the decompressed stream: each gzip layer is
+	// unwrapped before anything is buffered.
+	for layers := 0; isGzip(head); layers++ {
+		if layers == maxGzipLayers {
+			return nil, nil, "", done, fmt.Errorf("gzip nested more than %d deep: not a profile", maxGzipLayers)
+		}
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, nil, "", done, fmt.Errorf("gzip: %w", err)
+		}
+		closers = append(closers, zr)
+		br = bufio.NewReaderSize(&gzipErrReader{zr}, peekSize)
+		if head, err = peek(br); err != nil {
+			return nil, nil, "", done, err
+		}
+		if len(head) == 0 {
+			return nil, nil, "", done, errors.New("empty file after gzip decompression")
+		}
+	}
+	f := c.format
+	if f == FormatUnknown {
+		if f = Detect(head); f == FormatUnknown {
+			return nil, nil, "", done, errors.New(describe(head))
+		}
+	}
+	return br, head, f, done, nil
+}
+
+
+// DetectFile returns the format Load would read the file at path as: the
+// one WithFormat forces, else the one Detect finds in its first bytes,
+// after gzip decompression.
+func DetectFile(path string, opts ...Option) (Format, error) {
+	var c config
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return FormatUnknown, err
+	}
+	defer file.Close()
+	_, _, f, done, err := sniff(file, &c)
+	done()
+	if err != nil {
+		return FormatUnknown, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
 
 // gzipErrReader names gzip errors so that a truncated file says so.
 type gzipErrReader struct{ r io.Reader }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -234,6 +235,37 @@ func (c *cli) load(cmd, path string, opts ...loaders.Option) (*profile.Profile, 
 		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s: %s\n", cmd, path, w)
 	}
 	return p, nil
+}
+
+// loadIndex reads and indexes a profile and prints its loader warnings to
+// stderr. Go profiles in pprof's protobuf encoding take the fast path of
+// analysis.ParseIndex; every other input, and any pprof file ParseIndex
+// refuses, goes through loaders.Load and analysis.NewIndex, so the result
+// and the errors are those of the slow path.
+func (c *cli) loadIndex(cmd, path string, opts ...loaders.Option) (*analysis.Index, error) {
+	x, err := loadIndex(path, opts...)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range x.Warnings() {
+		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s: %s\n", cmd, path, w)
+	}
+	return x, nil
+}
+
+func loadIndex(path string, opts ...loaders.Option) (*analysis.Index, error) {
+	if f, err := loaders.DetectFile(path, opts...); err == nil && f == loaders.FormatPprof {
+		if data, err := os.ReadFile(path); err == nil {
+			if x, err := analysis.ParseIndex(data); err == nil {
+				return x, nil
+			}
+		}
+	}
+	p, err := loaders.Load(path, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return analysis.NewIndex(p)
 }
 
 // loadAll expands globs and loads every profile. A warning that several

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/loaders"
 )
@@ -115,17 +114,17 @@ func (c *cli) top(args []string) int {
 		return c.usageErr("top", "%v", err)
 	}
 	path := pos[0]
-	p, err := c.load("top", path, sel.loadOptions()...)
+	x, err := c.loadIndex("top", path, sel.loadOptions()...)
 	if err != nil {
 		return c.inputErr("top", err)
 	}
-	t, err := analysis.Functions(p, aopts...)
+	t, err := x.Table(aopts...)
 	if err != nil {
 		return c.inputErr("top", fmt.Errorf("%s: %w", path, err))
 	}
-	if t.Total == 0 && len(p.Sample) > 0 && (len(sel.threads) > 0 || len(sel.pids) > 0) {
+	if t.Total == 0 && x.NumSamples() > 0 && (len(sel.threads) > 0 || len(sel.pids) > 0) {
 		return c.inputErr("top", fmt.Errorf("%s: no samples of --thread %s --pid %s; the file has %s",
-			path, orAny(sel.threads), orAny(sel.pids), threadList(p)))
+			path, orAny(sel.threads), orAny(sel.pids), threadList(x.LabelSets())))
 	}
 	shown := t.Functions
 	if *n > 0 && len(shown) > *n {
@@ -152,14 +151,15 @@ func orAny(l listFlag) string {
 	return strings.Join(l, ",")
 }
 
-// threadList describes the processes and threads that p's samples carry.
-func threadList(p *profile.Profile) string {
+// threadList describes the processes and threads that samples with the
+// given label sets carry.
+func threadList(sets []map[string][]string) string {
 	seen := map[string]bool{}
 	var out []string
-	for _, s := range p.Sample {
+	for _, labels := range sets {
 		var parts []string
 		for _, k := range []string{loaders.LabelProcess, loaders.LabelPID, loaders.LabelThread, loaders.LabelTID} {
-			if v := s.Label[k]; len(v) > 0 {
+			if v := labels[k]; len(v) > 0 {
 				parts = append(parts, k+" "+v[0])
 			}
 		}

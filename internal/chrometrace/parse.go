@@ -1,7 +1,6 @@
 package chrometrace
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/hotbudget/hotbudget/internal/jsonscan"
@@ -82,6 +81,7 @@ type parser struct {
 	durCount  int  // duration events read
 	dropDur   bool // samples will be shown: duration events are counted, not kept
 	rawNode   []byte
+	lastIDs   [3]struct{ text string } // the last pid, tid and id read as numbers
 }
 
 func newParser(r io.Reader) *parser {
@@ -110,7 +110,14 @@ func (p *parser) intern(b []byte) string {
 	if s, ok := p.strs[string(b)]; ok {
 		return s
 	}
-	s := string(b)
+	return p.internString(string(b))
+}
+
+// internString is intern for a string.
+func (p *parser) internString(s string) string {
+	if t, ok := p.strs[s]; ok {
+		return t
+	}
 	if len(p.strs) < 1<<20 {
 		p.strs[s] = s
 	}
@@ -293,7 +300,11 @@ func (p *parser) event() error {
 			if err != nil {
 				return err
 			}
-			e.ph = p.intern(b)
+			if len(b) == 1 && b[0] < 0x80 {
+				e.ph = phaseStrings[b[0]] // no map lookup for the usual phases
+			} else {
+				e.ph = p.intern(b)
+			}
 		case "name":
 			c, err := s.Peek()
 			if err != nil {
@@ -345,9 +356,38 @@ func (p *parser) event() error {
 	}
 }
 
+// phaseStrings holds every one-byte ASCII string, for phases.
+var phaseStrings = func() (t [128]string) {
+	for i := range t {
+		t[i] = string(rune(i))
+	}
+	return t
+}()
+
 // key reads the next key of an object, returning a view of its bytes.
 func (p *parser) key(first bool) (key []byte, end bool, err error) {
 	s := p.s
+	// Fast path: `,"key":` (or `"key":` first) compact in the buffer.
+	if i := s.Pos; i+1 < s.End {
+		if !first && s.Buf[i] == ',' {
+			i++
+		}
+		if s.Buf[i] == '"' && (i > s.Pos || first) {
+			for j := i + 1; j < s.End; j++ {
+				c := s.Buf[j]
+				if c == '"' {
+					if j+1 < s.End && s.Buf[j+1] == ':' {
+						s.Pos = j + 2
+						return s.Buf[i+1 : j], false, nil
+					}
+					break
+				}
+				if c == '\\' || c < 0x20 {
+					break
+				}
+			}
+		}
+	}
 	c, err := s.Next()
 	if err != nil {
 		return nil, false, err
@@ -412,18 +452,46 @@ func (p *parser) idValue(what string) (string, error) {
 		return "", fmt.Errorf("%s at offset %d: want a number or a string, got %q", what, s.Off(), c)
 	}
 	off := s.Off()
-	b, err := s.Value(s.Raw[:0], true)
-	s.Raw = b
+	b, err := s.ScalarBytes()
 	if err != nil {
 		return "", err
+	}
+	// Most events repeat the pid, tid or id of one a few before.
+	slot := 2
+	switch what {
+	case "pid":
+		slot = 0
+	case "tid":
+		slot = 1
+	}
+	cache := &p.lastIDs[slot]
+	if cache.text != "" && string(b) == cache.text {
+		return cache.text, nil
 	}
 	if string(b) == "null" {
 		return "", nil
 	}
-	if _, err := strconv.ParseFloat(string(b), 64); err != nil {
-		return "", fmt.Errorf("%s at offset %d: want a number or a string, got %.40s", what, off, b)
+	if !digits(b) {
+		if _, err := strconv.ParseFloat(string(b), 64); err != nil {
+			return "", fmt.Errorf("%s at offset %d: want a number or a string, got %.40s", what, off, b)
+		}
 	}
-	return p.intern(b), nil
+	cache.text = p.intern(b)
+	return cache.text, nil
+}
+
+// digits reports whether b is a plain decimal integer, which needs no
+// further check to be a number.
+func digits(b []byte) bool {
+	if len(b) == 0 || len(b) > 18 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // micros reads a time in µs (a number, or a number in a string) as ns.
@@ -444,10 +512,9 @@ func (p *parser) micros(what string) (int64, error) {
 	case '{', '[':
 		return 0, fmt.Errorf("%s at offset %d: want a number, got %q", what, off, c)
 	default:
-		if b, err = s.Value(s.Raw[:0], true); err != nil {
+		if b, err = s.ScalarBytes(); err != nil {
 			return 0, err
 		}
-		s.Raw = b
 	}
 	v, err := parseNanos(b)
 	if err != nil {
@@ -729,51 +796,6 @@ func (p *parser) ints(what string, dst []int64) ([]int64, error) {
 	}
 }
 
-type jsonNode struct {
-	ID        *int64        `json:"id"`
-	CallFrame jsonCallFrame `json:"callFrame"`
-	Parent    *int64        `json:"parent"`
-	Children  []int64       `json:"children"`
-	HitCount  int64         `json:"hitCount"`
-}
-
-type jsonCallFrame struct {
-	FunctionName string   `json:"functionName"`
-	ScriptID     scriptID `json:"scriptId"`
-	URL          string   `json:"url"`
-	LineNumber   *int64   `json:"lineNumber"`
-	ColumnNumber *int64   `json:"columnNumber"`
-}
-
-// scriptID accepts a string or a number.
-type scriptID string
-
-func (s *scriptID) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var v string
-		if err := json.Unmarshal(b, &v); err != nil {
-			return err
-		}
-		*s = scriptID(v)
-		return nil
-	}
-	if string(b) == "null" {
-		return nil
-	}
-	if _, err := strconv.ParseFloat(string(b), 64); err != nil {
-		return fmt.Errorf("scriptId %.20s is neither a string nor a number", b)
-	}
-	*s = scriptID(b)
-	return nil
-}
-
-func orMinus1(p *int64) int64 {
-	if p == nil {
-		return -1
-	}
-	return *p
-}
-
 // nodes reads cpuProfile.nodes, one node at a time.
 func (p *parser) nodes() error {
 	s := p.s
@@ -802,29 +824,13 @@ func (p *parser) nodes() error {
 		if p.rawNode, err = s.Value(p.rawNode[:0], true); err != nil {
 			return err
 		}
-		var jn jsonNode
-		if err := json.Unmarshal(p.rawNode, &jn); err != nil {
-			p.typeError(fmt.Errorf("cpuProfile.nodes[%d] (offset %d): %w", i, off, err))
-			continue
-		}
-		if jn.ID == nil {
+		n, err := v8.DecodeNode(p.rawNode, p.internString)
+		if errors.Is(err, v8.ErrNoID) {
 			p.typeError(fmt.Errorf("cpuProfile.nodes[%d] at offset %d has no id", i, off))
 			continue
-		}
-		n := v8.Node{
-			ID:       *jn.ID,
-			Children: jn.Children,
-			HitCount: jn.HitCount,
-			CallFrame: v8.CallFrame{
-				FunctionName: p.intern([]byte(jn.CallFrame.FunctionName)),
-				ScriptID:     p.intern([]byte(jn.CallFrame.ScriptID)),
-				URL:          p.intern([]byte(jn.CallFrame.URL)),
-				LineNumber:   orMinus1(jn.CallFrame.LineNumber),
-				ColumnNumber: orMinus1(jn.CallFrame.ColumnNumber),
-			},
-		}
-		if jn.Parent != nil {
-			n.Parent, n.HasParent = *jn.Parent, true
+		} else if err != nil {
+			p.typeError(fmt.Errorf("cpuProfile.nodes[%d] (offset %d): %w", i, off, err))
+			continue
 		}
 		e.nodes = append(e.nodes, n)
 	}

@@ -34,13 +34,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/google/pprof/profile"
-	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -147,7 +145,7 @@ func truncate(b []byte) string {
 // left out, since the format cannot hold them; so are negative counts.
 // p is not modified.
 func Write(w io.Writer, p *profile.Profile) error {
-	ti, ci, toNanos, err := analysis.ValueIndex(p, "")
+	ti, ci, toNanos, err := pbuild.ValueIndex(p, "")
 	if err != nil {
 		return err
 	}
@@ -173,7 +171,7 @@ func Write(w io.Writer, p *profile.Profile) error {
 		names = names[:0]
 		for _, l := range s.Location {
 			if len(l.Line) == 0 {
-				names = append(names, unsymbolized(l))
+				names = append(names, pbuild.UnsymbolizedName(l))
 				continue
 			}
 			for _, ln := range l.Line {
@@ -182,7 +180,7 @@ func Write(w io.Writer, p *profile.Profile) error {
 					name = ln.Function.Name
 				}
 				if name == "" {
-					name = unsymbolized(l)
+					name = pbuild.UnsymbolizedName(l)
 				}
 				names = append(names, name)
 			}
@@ -227,12 +225,4 @@ func clean(s string) string {
 		return cleaner.Replace(s)
 	}
 	return s
-}
-
-// unsymbolized names a location without a function as analysis does.
-func unsymbolized(l *profile.Location) string {
-	if l.Mapping != nil && l.Mapping.File != "" {
-		return "[" + filepath.Base(l.Mapping.File) + "]"
-	}
-	return "<unknown>"
 }

@@ -92,6 +92,11 @@ func (s *Scanner) Unread() { s.Pos-- }
 
 // Peek skips whitespace and returns the next byte without consuming it.
 func (s *Scanner) Peek() (byte, error) {
+	if s.Pos < s.End {
+		if c := s.Buf[s.Pos]; c > ' ' {
+			return c, nil
+		}
+	}
 	for {
 		c, err := s.ReadByte()
 		if err != nil {
@@ -296,6 +301,31 @@ func (s *Scanner) Value(dst []byte, keep bool) ([]byte, error) {
 // IsScalarByte reports whether c may appear in a JSON number or literal.
 func IsScalarByte(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '+' || c == '.'
+}
+
+// ScalarBytes reads a value that starts with a scalar byte (a number or a
+// literal) and returns its bytes, as Value(s.Raw[:0], true) does: a view
+// of the buffer when the scalar ends inside it (the common case, without a
+// copy), else s.Raw. Other values go to Value.
+func (s *Scanner) ScalarBytes() ([]byte, error) {
+	c, err := s.Peek()
+	if err != nil {
+		return nil, err
+	}
+	if IsScalarByte(c) {
+		i := s.Pos + 1
+		for i < s.End && IsScalarByte(s.Buf[i]) {
+			i++
+		}
+		if i < s.End {
+			b := s.Buf[s.Pos:i]
+			s.Pos = i
+			return b, nil
+		}
+	}
+	b, err := s.Value(s.Raw[:0], true)
+	s.Raw = b
+	return b, err
 }
 
 // Scalar reads a number or literal as raw text.
@@ -554,7 +584,7 @@ func (s *Scanner) Skip() error {
 			s.Pos++
 			return s.SkipString()
 		}
-		_, err := s.Value(nil, false)
+		_, err := s.ScalarBytes()
 		return err
 	}
 	depth := 0

@@ -318,10 +318,19 @@ const (
 
 // UnsymbolizedName names a location without function information the way
 // `go tool pprof -top` does at function granularity: by its binary, or
-// <unknown> when even that is missing.
+// <unknown> when even that is missing. A nil location is <unknown>.
 func UnsymbolizedName(l *profile.Location) string {
-	if l.Mapping != nil && l.Mapping.File != "" {
-		return "[" + filepath.Base(l.Mapping.File) + "]"
+	if l == nil || l.Mapping == nil {
+		return UnsymbolizedMappingName("")
+	}
+	return UnsymbolizedMappingName(l.Mapping.File)
+}
+
+// UnsymbolizedMappingName is UnsymbolizedName for a location whose mapping
+// has the given file name ("" for none): the one place the rule is written.
+func UnsymbolizedMappingName(file string) string {
+	if file != "" {
+		return "[" + filepath.Base(file) + "]"
 	}
 	return "<unknown>"
 }
@@ -330,18 +339,24 @@ func UnsymbolizedName(l *profile.Location) string {
 // (by thread name or tid) and one of processes (by process name or pid); an
 // empty list selects everything.
 func SelectsThreadProcess(s *profile.Sample, threads, processes []string) bool {
-	if len(threads) > 0 && !matchLabel(s, threads, LabelThread, LabelTID) {
+	return SelectsLabels(func(k string) []string { return s.Label[k] }, threads, processes)
+}
+
+// SelectsLabels is SelectsThreadProcess for a sample whose string labels
+// label returns by key.
+func SelectsLabels(label func(key string) []string, threads, processes []string) bool {
+	if len(threads) > 0 && !matchLabel(label, threads, LabelThread, LabelTID) {
 		return false
 	}
-	if len(processes) > 0 && !matchLabel(s, processes, LabelProcess, LabelPID) {
+	if len(processes) > 0 && !matchLabel(label, processes, LabelProcess, LabelPID) {
 		return false
 	}
 	return true
 }
 
-func matchLabel(s *profile.Sample, want []string, keys ...string) bool {
+func matchLabel(label func(string) []string, want []string, keys ...string) bool {
 	for _, k := range keys {
-		for _, v := range s.Label[k] {
+		for _, v := range label(k) {
 			for _, w := range want {
 				if v == w {
 					return true

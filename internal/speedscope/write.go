@@ -4,14 +4,12 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
-	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -54,7 +52,7 @@ type outProfile struct {
 // values, which speedscope cannot hold, and on profiles whose values are not
 // time. p is not modified.
 func Write(w io.Writer, p *profile.Profile) error {
-	ti, _, toNanos, err := analysis.ValueIndex(p, "")
+	ti, _, toNanos, err := pbuild.ValueIndex(p, "")
 	if err != nil {
 		return err
 	}
@@ -194,7 +192,7 @@ type locFrame struct {
 // frame carries its start line, else the line where it was first seen.
 func locationFrames(l *profile.Location) []locFrame {
 	if len(l.Line) == 0 {
-		n := unsymbolized(l)
+		n := pbuild.UnsymbolizedName(l)
 		return []locFrame{{fn: funcKey{name: n}, frame: frameKey{name: n}}}
 	}
 	out := make([]locFrame, 0, len(l.Line))
@@ -208,20 +206,12 @@ func locationFrames(l *profile.Location) []locFrame {
 			}
 		}
 		if f.fn.name == "" {
-			f.fn.name = unsymbolized(l)
+			f.fn.name = pbuild.UnsymbolizedName(l)
 		}
 		f.frame.name, f.frame.file = f.fn.name, f.fn.file
 		out = append(out, f)
 	}
 	return out
-}
-
-// unsymbolized names a location without a function as analysis does.
-func unsymbolized(l *profile.Location) string {
-	if l.Mapping != nil && l.Mapping.File != "" {
-		return "[" + filepath.Base(l.Mapping.File) + "]"
-	}
-	return "<unknown>"
 }
 
 // groupName names the speedscope profile a sample goes to.

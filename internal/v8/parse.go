@@ -1,7 +1,6 @@
 package v8
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/hotbudget/hotbudget/internal/jsonscan"
@@ -203,51 +202,6 @@ func (rd *reader) object(top bool) error {
 	}
 }
 
-type jsonNode struct {
-	ID        *int64        `json:"id"`
-	CallFrame jsonCallFrame `json:"callFrame"`
-	Parent    *int64        `json:"parent"`
-	Children  []int64       `json:"children"`
-	HitCount  int64         `json:"hitCount"`
-}
-
-type jsonCallFrame struct {
-	FunctionName string   `json:"functionName"`
-	ScriptID     scriptID `json:"scriptId"`
-	URL          string   `json:"url"`
-	LineNumber   *int64   `json:"lineNumber"`
-	ColumnNumber *int64   `json:"columnNumber"`
-}
-
-// scriptID accepts a string or a number.
-type scriptID string
-
-func (s *scriptID) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var v string
-		if err := json.Unmarshal(b, &v); err != nil {
-			return err
-		}
-		*s = scriptID(v)
-		return nil
-	}
-	if string(b) == "null" {
-		return nil
-	}
-	if _, err := strconv.ParseFloat(string(b), 64); err != nil {
-		return fmt.Errorf("scriptId %.20s is neither a string nor a number", b)
-	}
-	*s = scriptID(b)
-	return nil
-}
-
-func orMinus1(p *int64) int64 {
-	if p == nil {
-		return -1
-	}
-	return *p
-}
-
 // nodes reads the modern nodes array, one node at a time.
 func (rd *reader) nodes() error {
 	s := rd.s
@@ -270,27 +224,11 @@ func (rd *reader) nodes() error {
 		if raw, err = s.Value(raw[:0], true); err != nil {
 			return err
 		}
-		var jn jsonNode
-		if err := json.Unmarshal(raw, &jn); err != nil {
-			return fmt.Errorf("nodes[%d] (offset %d): %w", i, off, err)
-		}
-		if jn.ID == nil {
+		n, err := DecodeNode(raw, nil)
+		if errors.Is(err, ErrNoID) {
 			return fmt.Errorf("nodes[%d] at offset %d has no id", i, off)
-		}
-		n := Node{
-			ID:       *jn.ID,
-			Children: jn.Children,
-			HitCount: jn.HitCount,
-			CallFrame: CallFrame{
-				FunctionName: jn.CallFrame.FunctionName,
-				ScriptID:     string(jn.CallFrame.ScriptID),
-				URL:          jn.CallFrame.URL,
-				LineNumber:   orMinus1(jn.CallFrame.LineNumber),
-				ColumnNumber: orMinus1(jn.CallFrame.ColumnNumber),
-			},
-		}
-		if jn.Parent != nil {
-			n.Parent, n.HasParent = *jn.Parent, true
+		} else if err != nil {
+			return fmt.Errorf("nodes[%d] (offset %d): %w", i, off, err)
 		}
 		rd.p.Nodes = append(rd.p.Nodes, n)
 	}

@@ -1,0 +1,192 @@
+package analysis
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/index"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
+)
+
+// Index is a profile prepared once for any number of tables: functions and
+// stacks get dense integer ids, and each stack knows its distinct functions,
+// so a Table under any selection is one pass over integer arrays. Functions
+// builds one and throws it away; a caller that needs several tables of one
+// profile (several selections, several sample types, a diff and a report)
+// builds the Index once and asks it.
+//
+// An Index is read-only once built and safe for concurrent use.
+type Index struct {
+	x *index.Index
+}
+
+// NewIndex indexes p. p is not modified and may be dropped afterwards: the
+// Index keeps what it needs. The error is reserved for profiles too large
+// to index (more than 2^31 frames).
+func NewIndex(p *profile.Profile) (*Index, error) {
+	x, err := index.FromProfile(p)
+	if err != nil {
+		return nil, err
+	}
+	return &Index{x}, nil
+}
+
+// ParseIndex indexes a profile in pprof's protobuf encoding, gzip-compressed
+// or not, straight from its bytes: it never builds a *profile.Profile, and
+// is several times faster than profile.Parse alone. The Index equals
+// NewIndex's of the profile profile.ParseData returns. Input that
+// profile.ParseData would reject, and pprof's legacy text and binary
+// formats, give an error: read those with the loaders package and NewIndex.
+func ParseIndex(data []byte) (*Index, error) {
+	x, err := index.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	return &Index{x}, nil
+}
+
+// Warnings returns the loader's warnings kept in the profile.
+func (x *Index) Warnings() []string { return x.x.Warnings() }
+
+// NumSamples is the number of samples in the profile.
+func (x *Index) NumSamples() int { return x.x.NumSamples() }
+
+// LabelSets returns the distinct string label sets of the samples, each as
+// a map from key to values (an empty map for samples without labels). Use
+// it to say which threads or processes a profile has.
+func (x *Index) LabelSets() []map[string][]string {
+	used := make([]bool, len(x.x.LabelSets))
+	for _, id := range x.x.SampleLabels {
+		used[id] = true
+	}
+	var out []map[string][]string
+	for id, ls := range x.x.LabelSets {
+		if !used[id] {
+			continue
+		}
+		m := make(map[string][]string, len(ls))
+		for _, l := range ls {
+			m[l.Key] = slices.Clone(l.Values)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Table computes self and total time per function under opts, as Functions
+// does for the profile the Index was built from.
+func (x *Index) Table(opts ...Option) (*Table, error) {
+	var c config
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	sel := index.Selection{
+		SampleType: c.sampleType,
+		Threads:    c.threads,
+		Processes:  c.processes,
+		Focus:      c.focus,
+		Ignore:     c.ignore,
+	}
+	if c.dropSynthetic {
+		sel.Synthetic = IsSynthetic
+	}
+	s, err := x.x.Sum(sel)
+	if err != nil {
+		return nil, err
+	}
+	ix := x.x
+	st := ix.Types[s.TimeIdx]
+	t := &Table{
+		Total:        time.Duration(s.Total),
+		TotalSamples: s.TotalSamples,
+		Exact:        ix.Exact(),
+		Duration:     time.Duration(ix.DurationNanos),
+		SampleType:   st.Type + "/" + st.Unit,
+		Warnings:     ix.Warnings(),
+	}
+	if !t.Exact {
+		if n := pbuild.UnitNanos(ix.PeriodUnit); n > 0 {
+			t.Period = time.Duration(ix.Period * n)
+		}
+	}
+	// Sorted by Self, then Total (both descending), then Name and File;
+	// ties keep the order of first appearance, as a stable sort would. The
+	// positions are sorted, not the rows, which are large.
+	pos := make([]int32, len(s.Order))
+	for i := range pos {
+		pos[i] = int32(i)
+	}
+	slices.SortFunc(pos, func(i, j int32) int {
+		a, b := s.Order[i], s.Order[j]
+		if c := cmp.Compare(s.Self[b], s.Self[a]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(s.Tot[b], s.Tot[a]); c != 0 {
+			return c
+		}
+		fa, fb := &ix.Funcs[a], &ix.Funcs[b]
+		if c := strings.Compare(fa.Name, fb.Name); c != 0 {
+			return c
+		}
+		if c := strings.Compare(fa.File, fb.File); c != 0 {
+			return c
+		}
+		return cmp.Compare(i, j)
+	})
+	t.Functions = make([]Function, len(pos))
+	for i, p := range pos {
+		id := s.Order[p]
+		f := &ix.Funcs[id]
+		r := &t.Functions[i]
+		*r = Function{
+			Name: f.Name, File: f.File, Line: f.StartLine, Column: s.Col[id],
+			Self: time.Duration(s.Self[id]), Total: time.Duration(s.Tot[id]),
+			SelfSamples: s.SelfN[id], TotalSamples: s.TotN[id],
+			Local: time.Duration(s.Local[id]), LocalSamples: s.LocalN[id],
+			Key: Key{Name: f.Name, SystemName: f.SystemName, File: f.File, StartLine: f.StartLine},
+		}
+		if r.Line == 0 {
+			r.Line = s.Line[id]
+		}
+		if t.Total != 0 {
+			r.SelfShare = float64(r.Self) / float64(t.Total)
+			r.TotalShare = float64(r.Total) / float64(t.Total)
+		}
+	}
+	return t, nil
+}
+
+// DirectCallers returns, for each of names, the functions directly above
+// it in the profile's stacks: in each stack, the nearest function above an
+// occurrence of it that is not itself. Functions are named as Table names
+// them.
+func (x *Index) DirectCallers(names map[string]bool) map[string]map[string]bool {
+	ix := x.x
+	want := make([]bool, len(ix.Funcs))
+	out := make(map[string]map[string]bool, len(names))
+	for n := range names {
+		out[n] = map[string]bool{}
+	}
+	any := false
+	for i, f := range ix.Funcs {
+		if names[f.Name] {
+			want[i], any = true, true
+		}
+	}
+	if !any {
+		return out
+	}
+	ff := ix.FrameFunc
+	for st := 0; st+1 < len(ix.UniqOff); st++ {
+		u := ix.Uniq[ix.UniqOff[st]:ix.UniqOff[st+1]]
+		for i := 0; i+1 < len(u); i++ {
+			if f := ff[u[i]]; want[f] {
+				out[ix.Funcs[f].Name][ix.Funcs[ff[u[i+1]]].Name] = true
+			}
+		}
+	}
+	return out
+}

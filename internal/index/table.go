@@ -1,0 +1,161 @@
+package index
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/hotbudget/hotbudget/internal/pbuild"
+)
+
+// Selection says which samples count, and by which value.
+type Selection struct {
+	// SampleType picks the value by type name; "" is the default type.
+	SampleType string
+	// Threads and Processes keep samples whose thread name or tid (process
+	// name or pid) label is one of them; an empty list keeps all.
+	Threads, Processes []string
+	// Synthetic, when not nil, drops the samples whose leaf function it
+	// reports synthetic, from the sums and from the total.
+	Synthetic func(name string) bool
+	// Focus keeps only samples with a frame whose function name matches;
+	// Ignore drops samples with one. Neither changes the total.
+	Focus, Ignore *regexp.Regexp
+}
+
+// Sums are self and total time per function under a Selection.
+type Sums struct {
+	TimeIdx, CountIdx int   // value indexes (CountIdx -1 when none)
+	ToNanos           int64 // time value unit in nanoseconds
+	// Total and TotalSamples are the time (ns) and count of all selected samples.
+	Total, TotalSamples int64
+	// Per function id: self and total time (ns) and counts.
+	Self, Tot, SelfN, TotN []int64
+	// Per function id: local time (ns) and counts: samples whose leaf is
+	// the function, or whose nearest function above a leaf of another
+	// function is it (its self time and its direct callees' self time
+	// under it).
+	Local, LocalN []int64
+	// Per function id: line and column of the function's first frame in
+	// the first kept sample that has it (leaf first).
+	Line, Col []int64
+	// Order lists the functions of the kept samples in order of first appearance.
+	Order []int32
+}
+
+// Sum computes self and total time per function in one pass over the
+// samples; a sample adds to the total of each function of its stack once.
+func (x *Index) Sum(sel Selection) (*Sums, error) {
+	ti, ci, toNanos, err := pbuild.ValueIndexOf(x.Types, x.DefaultType, sel.SampleType)
+	if err != nil {
+		return nil, err
+	}
+	nf := len(x.Funcs)
+	s := &Sums{
+		TimeIdx: ti, CountIdx: ci, ToNanos: toNanos,
+		Self: make([]int64, nf), Tot: make([]int64, nf),
+		SelfN: make([]int64, nf), TotN: make([]int64, nf),
+		Local: make([]int64, nf), LocalN: make([]int64, nf),
+		Line: make([]int64, nf), Col: make([]int64, nf),
+	}
+
+	// Decisions per label set and per function, taken once.
+	var labelOK []bool
+	if len(sel.Threads) > 0 || len(sel.Processes) > 0 {
+		labelOK = make([]bool, len(x.LabelSets))
+		for i, ls := range x.LabelSets {
+			labelOK[i] = pbuild.SelectsLabels(func(k string) []string { return lookup(ls, k) }, sel.Threads, sel.Processes)
+		}
+	}
+	matches := func(re *regexp.Regexp) []bool {
+		if re == nil {
+			return nil
+		}
+		m := make([]bool, nf)
+		for i, f := range x.Funcs {
+			m[i] = re.MatchString(f.Name)
+		}
+		return m
+	}
+	synthetic := []bool(nil)
+	if sel.Synthetic != nil {
+		synthetic = make([]bool, nf)
+		for i, f := range x.Funcs {
+			synthetic[i] = sel.Synthetic(f.Name)
+		}
+	}
+	focus, ignore := matches(sel.Focus), matches(sel.Ignore)
+
+	seen := make([]bool, nf)
+	stride := len(x.Types)
+	ff := x.FrameFunc
+	for i, st := range x.SampleStack {
+		if labelOK != nil && !labelOK[x.SampleLabels[i]] {
+			continue
+		}
+		u := x.Uniq[x.UniqOff[st]:x.UniqOff[st+1]]
+		if synthetic != nil && len(u) > 0 && synthetic[ff[u[0]]] {
+			continue
+		}
+		if x.Short != nil {
+			if n, ok := x.Short[int32(i)]; ok && int(n) <= ti {
+				return nil, fmt.Errorf("sample %d has %d values, want at least %d", i, n, ti+1)
+			}
+		}
+		row := x.Values[i*stride : (i+1)*stride]
+		v := row[ti] * toNanos
+		var n int64
+		if ci >= 0 {
+			n = row[ci]
+		}
+		s.Total += v
+		s.TotalSamples += n
+		if focus != nil && !anyFunc(focus, ff, u) {
+			continue
+		}
+		if ignore != nil && anyFunc(ignore, ff, u) {
+			continue
+		}
+		if len(u) == 0 {
+			continue
+		}
+		leaf := ff[u[0]]
+		s.Self[leaf] += v
+		s.SelfN[leaf] += n
+		s.Local[leaf] += v
+		s.LocalN[leaf] += n
+		if len(u) > 1 {
+			up := ff[u[1]]
+			s.Local[up] += v
+			s.LocalN[up] += n
+		}
+		for _, fr := range u {
+			f := ff[fr]
+			s.Tot[f] += v
+			s.TotN[f] += n
+			if !seen[f] {
+				seen[f] = true
+				s.Order = append(s.Order, f)
+				s.Line[f], s.Col[f] = x.FrameLine[fr], x.FrameCol[fr]
+			}
+		}
+	}
+	return s, nil
+}
+
+func anyFunc(m []bool, ff, frames []int32) bool {
+	for _, fr := range frames {
+		if m[ff[fr]] {
+			return true
+		}
+	}
+	return false
+}
+
+func lookup(ls []Label, key string) []string {
+	for _, l := range ls {
+		if l.Key == key {
+			return l.Values
+		}
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+// Package layers holds the test that keeps the module's imports pointing
+// one way: internal <- loaders <- analysis <- diff <- perfassert, budget <-
+// cmd, examples. An internal package never imports a public one, so the
+// public packages can change without dragging the internals along.
+package layers
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/hotbudget/hotbudget/internal/srcdeps"
+)
+
+const module = "github.com/hotbudget/hotbudget"
+
+// rank orders the layers; a package may import only packages of its own
+// rank or a lower one (perfassert and budget share one).
+func rank(path string) (int, bool) {
+	rel, ok := strings.CutPrefix(path, module)
+	if !ok {
+		return 0, false
+	}
+	rel = strings.TrimPrefix(rel, "/")
+	top, _, _ := strings.Cut(rel, "/")
+	switch top {
+	case "internal":
+		return 0, true
+	case "loaders":
+		return 1, true
+	case "analysis":
+		return 2, true
+	case "diff":
+		return 3, true
+	case "perfassert", "budget":
+		return 4, true
+	case "cmd", "examples", "testdata":
+		return 5, true
+	}
+	return 6, true // a new top-level package: place it here
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func TestImportsPointOneWay(t *testing.T) {
+	srcdeps.Track(t, "../..")
+	cmd := exec.Command("go", "list", "-json", module+"/...")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	checked := 0
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		from, _ := rank(p.ImportPath)
+		for _, imp := range p.Imports {
+			to, ours := rank(imp)
+			if !ours {
+				continue
+			}
+			checked++
+			if from == 0 && to != 0 {
+				t.Errorf("internal package %s imports the public %s", p.ImportPath, imp)
+			} else if to > from {
+				t.Errorf("%s imports %s: imports must point down the layers", p.ImportPath, imp)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d imports inside the module checked", checked)
+	}
+}

@@ -1,0 +1,90 @@
+package v8
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// ErrNoID is DecodeNode's error for a node without an id.
+var ErrNoID = errors.New("node has no id")
+
+// DecodeNode decodes one element of a profile's nodes array (as written by
+// V8, Node, DevTools and Chrome's ProfileChunk events): raw is the JSON
+// object. Missing line and column numbers become -1, a numeric scriptId
+// its decimal text. intern, when not nil, may return a shared copy of each
+// string. The .cpuprofile and Chrome trace readers both decode nodes here.
+func DecodeNode(raw []byte, intern func(string) string) (Node, error) {
+	var jn jsonNode
+	if err := json.Unmarshal(raw, &jn); err != nil {
+		return Node{}, err
+	}
+	if jn.ID == nil {
+		return Node{}, ErrNoID
+	}
+	if intern == nil {
+		intern = func(s string) string { return s }
+	}
+	n := Node{
+		ID:       *jn.ID,
+		Children: jn.Children,
+		HitCount: jn.HitCount,
+		CallFrame: CallFrame{
+			FunctionName: intern(jn.CallFrame.FunctionName),
+			ScriptID:     intern(string(jn.CallFrame.ScriptID)),
+			URL:          intern(jn.CallFrame.URL),
+			LineNumber:   orMinus1(jn.CallFrame.LineNumber),
+			ColumnNumber: orMinus1(jn.CallFrame.ColumnNumber),
+		},
+	}
+	if jn.Parent != nil {
+		n.Parent, n.HasParent = *jn.Parent, true
+	}
+	return n, nil
+}
+
+type jsonNode struct {
+	ID        *int64        `json:"id"`
+	CallFrame jsonCallFrame `json:"callFrame"`
+	Parent    *int64        `json:"parent"`
+	Children  []int64       `json:"children"`
+	HitCount  int64         `json:"hitCount"`
+}
+
+type jsonCallFrame struct {
+	FunctionName string   `json:"functionName"`
+	ScriptID     scriptID `json:"scriptId"`
+	URL          string   `json:"url"`
+	LineNumber   *int64   `json:"lineNumber"`
+	ColumnNumber *int64   `json:"columnNumber"`
+}
+
+// scriptID accepts a string or a number.
+type scriptID string
+
+func (s *scriptID) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var v string
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*s = scriptID(v)
+		return nil
+	}
+	if string(b) == "null" {
+		return nil
+	}
+	if _, err := strconv.ParseFloat(string(b), 64); err != nil {
+		return fmt.Errorf("scriptId %.20s is neither a string nor a number", b)
+	}
+	*s = scriptID(b)
+	return nil
+}
+
+func orMinus1(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
