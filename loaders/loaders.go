@@ -224,6 +224,7 @@ func peek(br *bufio.Reader) ([]byte, error) {
 }
 
 func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
+
 // sniff unwraps r's gzip layers and returns a reader of the decompressed
 // content, its first bytes, its format (as forced by c or detected: what is
 // no profile is an error naming what was found), and a function that
@@ -270,7 +271,6 @@ func sniff(r io.Reader, c *config) (*bufio.Reader, []byte, Format, func(), error
 	}
 	return br, head, f, done, nil
 }
-
 
 // DetectFile returns the format Load would read the file at path as: the
 // one WithFormat forces, else the one Detect finds in its first bytes,
