@@ -111,6 +111,7 @@ type Option interface{ apply(*config) }
 
 type config struct {
 	focus, ignore *regexp.Regexp
+	toCaller      *regexp.Regexp
 	dropSynthetic bool
 	threads       []string
 	processes     []string
@@ -138,6 +139,16 @@ func Ignore(re *regexp.Regexp) Option {
 // time the program itself ran.
 func DropSynthetic() Option {
 	return optionFunc(func(c *config) { c.dropSynthetic = true })
+}
+
+// ToCaller charges the time of the functions whose names match re, when
+// they are a sample's leaf, to the function below them on the stack (their
+// caller). Go's runtime.asyncPreempt is the model: the scheduler's
+// preemption signal makes it the leaf of the interrupted function's stack,
+// and how often that happens follows how busy the machine is, not the
+// program; its time is the interrupted function's.
+func ToCaller(re *regexp.Regexp) Option {
+	return optionFunc(func(c *config) { c.toCaller = re })
 }
 
 // Thread keeps only samples of a thread, matched by thread name or tid label.

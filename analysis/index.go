@@ -93,6 +93,9 @@ func (x *Index) Table(opts ...Option) (*Table, error) {
 	if c.dropSynthetic {
 		sel.Synthetic = IsSynthetic
 	}
+	if c.toCaller != nil {
+		sel.ToCaller = c.toCaller.MatchString
+	}
 	s, err := x.x.Sum(sel)
 	if err != nil {
 		return nil, err

@@ -1291,6 +1291,9 @@ func CleanPath(file string) string {
 
 func (s *Settings) analysisOptions() []analysis.Option {
 	var o []analysis.Option
+	if s.ToCaller != nil {
+		o = append(o, analysis.ToCaller(s.ToCaller))
+	}
 	if s.Focus != nil {
 		o = append(o, analysis.Focus(s.Focus))
 	}

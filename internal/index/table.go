@@ -20,6 +20,10 @@ type Selection struct {
 	// Focus keeps only samples with a frame whose function name matches;
 	// Ignore drops samples with one. Neither changes the total.
 	Focus, Ignore *regexp.Regexp
+	// ToCaller, when not nil, names functions whose time is their
+	// caller's: a sample whose leaf is one of them counts as if its leaf
+	// were the next function up (nothing changes when there is none).
+	ToCaller func(name string) bool
 }
 
 // Sums are self and total time per function under a Selection.
@@ -84,6 +88,13 @@ func (x *Index) Sum(sel Selection) (*Sums, error) {
 		}
 	}
 	focus, ignore := matches(sel.Focus), matches(sel.Ignore)
+	var toCaller []bool
+	if sel.ToCaller != nil {
+		toCaller = make([]bool, nf)
+		for i, f := range x.Funcs {
+			toCaller[i] = sel.ToCaller(f.Name)
+		}
+	}
 
 	seen := make([]bool, nf)
 	stride := len(x.Types)
@@ -117,6 +128,9 @@ func (x *Index) Sum(sel Selection) (*Sums, error) {
 		}
 		if len(u) == 0 {
 			continue
+		}
+		if toCaller != nil && len(u) > 1 && toCaller[ff[u[0]]] {
+			u = u[1:]
 		}
 		leaf := ff[u[0]]
 		s.Self[leaf] += v
