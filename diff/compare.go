@@ -66,7 +66,12 @@ func Compare(base, head []*profile.Profile, opts ...Option) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.judge(b, h), nil
+	rep := s.judge(b, h)
+	rep.in.base, rep.in.head = base, head
+	if err := rep.explain(); err != nil {
+		return nil, err
+	}
+	return rep, nil
 }
 
 func (s *Settings) check() error {
@@ -284,8 +289,10 @@ func (s *Settings) judge(b, h *side) *Report {
 				"the shares of most functions moved by a factor of %.3g: the comparison assumes most functions did not change; are both sides the same program and build (one under -race, say)?", n.scale))
 		}
 	}
+	rep.in = &inputs{b: b, h: h, normFor: normFor, multi: multi, exact: exact}
 	for k := range keys {
 		row := s.row(k, b, h, multi, exact, normFor(k))
+		row.key = k
 		if s.Only != nil && !s.Only.MatchString(row.Name) {
 			continue
 		}

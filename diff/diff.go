@@ -177,8 +177,12 @@ type Row struct {
 	Scale    float64  `json:"scale"`
 	Verdict  Verdict  `json:"verdict"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Explain splits the change of a regressed or improved function over
+	// its call paths (Compare only; see Explanation).
+	Explain *Explanation `json:"explain,omitempty"`
 
 	poolP float64 // several sampled runs: sampling test on the pooled samples
+	key   string  // matching key (Settings.key)
 }
 
 // Report is the result of a comparison.
@@ -189,6 +193,7 @@ type Report struct {
 	Rows     []Row    `json:"functions"`
 	Warnings []string `json:"warnings,omitempty"`
 	bench    bool     // rows are benchmarks (CompareBench)
+	in       *inputs  // what Compare judged: explanations and flame graphs
 }
 
 // Regressions returns the rows whose verdict is Regressed.

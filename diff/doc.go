@@ -108,7 +108,10 @@
 //
 // WriteText prints a benchstat-like table, regressions first; WriteMarkdown
 // a pull-request comment; WriteJSON a stable schema (SchemaVersion), each
-// function's verdict, p, q and change. ToPprof exports the difference in
+// function's verdict, p, q and change. Each regressed or improved function
+// is explained (Row.Explain, Explanation): its change split over the call
+// paths it comes through, each path judged with the same test as the
+// function. ToPprof exports the difference in
 // pprof's -diff_base convention; CompareBench judges `go test -bench`
 // outputs with the same engine.
 package diff

@@ -42,7 +42,22 @@ const SchemaVersion = "hotbudget.diff/v1"
 //	    "test": "sampling" | "mann-whitney" | "welch-t" | "exact" | "none",
 //	    "scale": how much the rest of the profile's shares moved (share mode; else 1),
 //	    "verdict": "regressed" | "improved" | "unchanged" | "new" | "gone",
-//	    "warnings": [...]
+//	    "warnings": [...],
+//	    "explain": {             // regressed and improved functions only (Explanation)
+//	      "by": "callers" | "callees", // self time split over callers, total time over callees
+//	      "delta": the paths' deltas summed (means over runs),
+//	      "summary": "+21.0% of the +23.5% comes through A → B → f; the path C → f is unchanged",
+//	      "paths": [{            // largest change first; at most four
+//	        "path": ["A", "B", "f"] (callers: outermost first) | ["f", "g"] (callees); [] for others,
+//	        "end": true,         // the path is the whole stack on its open side (omitted when false)
+//	        "others": 3,         // this entry sums that many paths (omitted when 0)
+//	        "base", "head": the path's metric (medians over runs, as the function's),
+//	        "delta": head - scale*base of the means, "relative": as the function's,
+//	        "share": delta / explain.delta,
+//	        "p", "q": q adjusted over the function's paths, "test",
+//	        "verdict": "regressed" | "improved" | "unchanged"
+//	      }]
+//	    }
 //	  }],
 //	  "warnings": [...]
 //	}
@@ -108,7 +123,22 @@ func (r *Report) Counts() map[Verdict]int {
 //	    "test": "sampling" | "mann-whitney" | "welch-t" | "exact" | "none",
 //	    "scale": how much the rest of the profile's shares moved (share mode; else 1),
 //	    "verdict": "regressed" | "improved" | "unchanged" | "new" | "gone",
-//	    "warnings": [...]
+//	    "warnings": [...],
+//	    "explain": {             // regressed and improved functions only (Explanation)
+//	      "by": "callers" | "callees", // self time split over callers, total time over callees
+//	      "delta": the paths' deltas summed (means over runs),
+//	      "summary": "+21.0% of the +23.5% comes through A → B → f; the path C → f is unchanged",
+//	      "paths": [{            // largest change first; at most four
+//	        "path": ["A", "B", "f"] (callers: outermost first) | ["f", "g"] (callees); [] for others,
+//	        "end": true,         // the path is the whole stack on its open side (omitted when false)
+//	        "others": 3,         // this entry sums that many paths (omitted when 0)
+//	        "base", "head": the path's metric (medians over runs, as the function's),
+//	        "delta": head - scale*base of the means, "relative": as the function's,
+//	        "share": delta / explain.delta,
+//	        "p", "q": q adjusted over the function's paths, "test",
+//	        "verdict": "regressed" | "improved" | "unchanged"
+//	      }]
+//	    }
 //	  }],
 //	  "warnings": [...]
 //	}
@@ -123,6 +153,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		if row.Warnings == nil {
 			row.Warnings = []string{}
 		}
+		row.Explain = row.Explain.finite()
 		rows[i] = row
 	}
 	warn := r.Warnings
@@ -307,6 +338,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		}
 	}
+	if err := r.writeExplanations(&b); err != nil {
+		return err
+	}
 	fmt.Fprintln(&b)
 	fmt.Fprintln(&b, r.summary())
 	_, err := io.WriteString(w, b.String())
@@ -368,6 +402,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(changed) > 0 {
 		table(changed)
 		fmt.Fprintln(&b)
+		r.writeMarkdownExplanations(&b)
 	}
 	if len(same) > 0 {
 		const maxRows = 50
