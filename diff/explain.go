@@ -196,6 +196,23 @@ func (s *Settings) pathSignificance(in *inputs, pv pathValues, n norm) pathTest 
 	return pathTest{p: s.sampling(pv.bk, pv.hk, bw, hw, testScale, n), test: "sampling"}
 }
 
+// pathRelative is a path's relative change from its per-run values,
+// computed as row computes a function's, so that a path that is the whole
+// function shows the function's change.
+func (s *Settings) pathRelative(bvals, hvals []float64, n norm) float64 {
+	if n.rest {
+		return s.relative(median(bvals), median(hvals), n.scale)
+	}
+	nbv, nhv := make([]float64, len(bvals)), make([]float64, len(hvals))
+	for i := range bvals {
+		nbv[i] = bvals[i] / n.base[i]
+	}
+	for i := range hvals {
+		nhv[i] = hvals[i] / n.head[i]
+	}
+	return s.relative(median(nbv), median(nhv), 1)
+}
+
 func mean(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
@@ -458,20 +475,7 @@ func (r *Report) explainRow(row *Row, root *pnode) *Explanation {
 				}
 			}
 		}
-		// Relative as row has it, so that a path that is the whole
-		// function shows the function's change.
-		if n.rest {
-			pc.Relative = s.relative(pc.Base, pc.Head, scale)
-		} else {
-			nbv, nhv := make([]float64, nb), make([]float64, len(hvals))
-			for i := range bvals {
-				nbv[i] = bvals[i] / n.base[i]
-			}
-			for i := range hvals {
-				nhv[i] = hvals[i] / n.head[i]
-			}
-			pc.Relative = s.relative(median(nbv), median(nhv), 1)
-		}
+		pc.Relative = s.pathRelative(bvals, hvals, n)
 		var bk, hk int64
 		for j, c := range g.n {
 			if j < nb {
@@ -593,6 +597,21 @@ func (r *Report) explainSummary(row *Row, ex *Explanation) string {
 		default:
 			against = append(against, pc)
 		}
+	}
+	kind := strings.TrimSuffix(ex.By, "s")
+	for _, pc := range with {
+		if pc.Others == 0 || math.Abs(pc.Share) < 0.5 {
+			continue
+		}
+		// Most of it comes through paths too many to list: spread thin.
+		n, largest := 0, 0.0
+		for _, p := range ex.Paths {
+			n += max(p.Others, 1)
+			if p.Others == 0 && math.Abs(contribution(row, ex, p)) > math.Abs(largest) {
+				largest = contribution(row, ex, p)
+			}
+		}
+		return fmt.Sprintf("the %s is spread over %d %s paths, none of which carries more than %s of it", total, n, kind, pct(largest))
 	}
 	var parts []string
 	if len(with) == 0 {
