@@ -4,12 +4,20 @@ go 1.26.0
 
 require github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
 
-require gopkg.in/yaml.v3 v3.0.1
+require (
+	github.com/chromedp/chromedp v0.23.0
+	gopkg.in/yaml.v3 v3.0.1
+)
+
+require (
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+)
 
 require (
 	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 	golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e
-	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
+	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 )
 
 require (
