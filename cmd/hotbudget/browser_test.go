@@ -242,7 +242,8 @@ func runOK(t *testing.T, want int, args ...string) string {
 // side, main.renderReport doing 20% more work), the page shows
 // main.renderReport judged regressed in the table, red and marked in the
 // flame graph, with the explanation naming its caller path; zoom and
-// search work. Saves testdata/html/regress.png, the README's screenshot.
+// search work. Saves testdata/html/regress.png, the README's screenshot,
+// and regress-hover.png with the tooltip of main.renderReport.
 func TestHTMLRegressInBrowser(t *testing.T) {
 	inRepoRoot(t)
 	out := filepath.Join(t.TempDir(), "regress.html")
@@ -291,6 +292,8 @@ func TestHTMLRegressInBrowser(t *testing.T) {
 		t.Errorf("main.parseRecords (unchanged) has colour %v, want nearly grey", c)
 	}
 
+	p.screenshot("testdata/html/regress.png")
+
 	// Hover: the tooltip shows the frame's numbers.
 	p.do("hover", chromedp.MouseEvent(chromedp.MouseMoved, rr.X+rr.W/3, rr.Y+rr.H/2))
 	p.wait("the tooltip", `!document.getElementById('hb-tip').hidden`)
@@ -300,7 +303,7 @@ func TestHTMLRegressInBrowser(t *testing.T) {
 			t.Errorf("tooltip %q lacks %q", tip, want)
 		}
 	}
-	p.screenshot("testdata/html/regress.png")
+	p.screenshot("testdata/html/regress-hover.png")
 
 	// Click zooms: parseRecords fills the width.
 	p.do("click", chromedp.MouseClickXY(pr.X+pr.W/2, pr.Y+pr.H/2))

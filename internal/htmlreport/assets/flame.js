@@ -137,8 +137,9 @@
     const c = change[i];
     if (isNaN(c)) return '#e6e3dc';
     let a = c >= 1e8 ? 1 : Math.min(Math.abs(c) / 0.5, 1);
-    a = Math.sqrt(a);
-    if (!sig[i]) a *= 0.4;
+    // Beyond the noise: strong from small changes on; within it, a tint;
+    // too small to test, a trace of one.
+    a = sig[i] ? Math.sqrt(a) : (isNaN(pv[i]) ? 0.1 : 0.3) * a;
     const hue = c > 0 ? 2 : 212;
     return 'hsl(' + hue + ',' + (15 + 70 * a).toFixed(0) + '%,' + (90 - 32 * a).toFixed(0) + '%)';
   }
