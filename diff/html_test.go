@@ -15,11 +15,11 @@ import (
 
 // flameData is the flame graph's JSON in an HTML report.
 type flameData struct {
-	Diff   bool      `json:"diff"`
-	Metric string    `json:"metric"`
-	Scale  float64   `json:"scale"`
-	Mult   float64   `json:"mult"`
-	Names  []string  `json:"names"`
+	Diff   bool     `json:"diff"`
+	Metric string   `json:"metric"`
+	Scale  float64  `json:"scale"`
+	Mult   float64  `json:"mult"`
+	Names  []string `json:"names"`
 	Marks  map[string]string
 	Name   []int     `json:"name"`
 	Depth  []int     `json:"depth"`
