@@ -333,6 +333,47 @@ func TestHTMLRegressInBrowser(t *testing.T) {
 	p.noErrors()
 }
 
+// TestHTMLExplainInBrowser: parse is called through load and through
+// handler → render, and only the calls through render take longer. The
+// flame graph shows that call path red and the one through load not, both
+// frames marked as the regressed function's; the explanation says so.
+// Saves testdata/html/explain.png.
+func TestHTMLExplainInBrowser(t *testing.T) {
+	inRepoRoot(t)
+	out := filepath.Join(t.TempDir(), "explain.html")
+	runOK(t, exitFail, "diff", "--format", "html", "--out", out, "testdata/cli/explain-base.folded", "--", "testdata/cli/explain-head.folded")
+	p := newPage(t)
+	p.open(out)
+	summary := eval[string](p, `document.querySelector('tr.hb-explain summary').textContent`)
+	if want := "+25.0% of the +25.0% comes through main → handler → render → parse; the path main → load → parse is unchanged"; summary != want {
+		t.Errorf("explanation %q, want %q", summary, want)
+	}
+	if st := p.state(); fmt.Sprint(st.Marked) != "[parse]" {
+		t.Errorf("marked %q, want parse", st.Marked)
+	}
+	slow, same := p.frame("main;handler;render;parse"), p.frame("main;load;parse")
+	if c := p.pixel(slow.X+slow.W-8, slow.Y+slow.H/2); !(c[0] > c[2]+80 && c[0] > c[1]+80) {
+		t.Errorf("parse under render has colour %v, want red", c)
+	}
+	if c := p.pixel(same.X+same.W-8, same.Y+same.H/2); c[0]-c[2] > 30 || c[2]-c[0] > 30 {
+		t.Errorf("parse under load has colour %v, want grey", c)
+	}
+	// Each side's width: head by default, base on request.
+	canvasW := eval[float64](p, `document.getElementById('hb-canvas').getBoundingClientRect().width`)
+	if share := slow.W / canvasW; math.Abs(share-450.0/1150) > 0.01 {
+		t.Errorf("parse under render is %.3f of the width, want 450/1150 of head", share)
+	}
+	p.click(`input[name="hb-width"][value="base"]`)
+	p.wait("base widths", `window.__hotbudget.widthBy() === "base"`)
+	if share := p.frame("main;handler;render;parse").W / canvasW; math.Abs(share-0.3) > 0.01 {
+		t.Errorf("with base widths parse under render is %.3f of the width, want 300/1000", share)
+	}
+	p.click(`input[name="hb-width"][value="head"]`)
+	p.wait("head widths", `window.__hotbudget.widthBy() === "head"`)
+	p.screenshot("testdata/html/explain.png")
+	p.noErrors()
+}
+
 // TestHTMLTopInBrowser: the single-profile page of hotbudget top.
 func TestHTMLTopInBrowser(t *testing.T) {
 	inRepoRoot(t)

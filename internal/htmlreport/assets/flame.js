@@ -470,11 +470,22 @@
   // ---- for tests ----
   hb.nodes = N;
   hb.pruned = D.pruned;
+  // frameRect finds the widest drawn frame of a function ("pkg.F"), or of
+  // a call path ("main;handler;pkg.F": the frame and its callers above).
   hb.frameRect = function (name) {
+    const path = name.split(';');
+    const fits = function (i) {
+      if (others[i] || names[nameIx[i]] !== path[path.length - 1]) return false;
+      let a = parent[i];
+      for (let k = path.length - 2; k >= 0; k--, a = parent[a]) {
+        if (a < 0 || names[nameIx[a]] !== path[k]) return false;
+      }
+      return true;
+    };
     let best = -1;
     for (let k = 0; k < drawnList.length; k += 3) {
       const i = drawnList[k];
-      if (!others[i] && names[nameIx[i]] === name && (best < 0 || drawnList[k + 2] > drawnList[best + 2])) best = k;
+      if (fits(i) && (best < 0 || drawnList[k + 2] > drawnList[best + 2])) best = k;
     }
     if (best < 0) return null;
     const r = canvas.getBoundingClientRect();
