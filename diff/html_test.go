@@ -178,3 +178,23 @@ func BenchmarkWriteHTML50k(b *testing.B) {
 	}
 	b.ReportMetric(float64(size)/1e6, "MB")
 }
+
+// BenchmarkCompareExplain50k compares the large pair, whose one regressed
+// function (reached through about 4,000 call paths) is explained: the
+// explanation reads every stack of both profiles once more.
+func BenchmarkCompareExplain50k(b *testing.B) {
+	base, head, err := synth.Profiles(large)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		r, err := diff.Compare([]*profile.Profile{base}, []*profile.Profile{head})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(r.Regressions()) != 1 || r.Regressions()[0].Explain == nil {
+			b.Fatalf("want one explained regression, got %d", len(r.Regressions()))
+		}
+	}
+}
