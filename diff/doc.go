@@ -111,7 +111,8 @@
 // function's verdict, p, q and change. Each regressed or improved function
 // is explained (Row.Explain, Explanation): its change split over the call
 // paths it comes through, each path judged with the same test as the
-// function. ToPprof exports the difference in
+// function. WriteHTML writes one self-contained page with the verdicts, the
+// explanations and a differential flame graph. ToPprof exports the difference in
 // pprof's -diff_base convention; CompareBench judges `go test -bench`
 // outputs with the same engine.
 package diff

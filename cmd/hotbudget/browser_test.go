@@ -78,6 +78,15 @@ func newPage(t *testing.T) *page {
 	ctx, cancelC := chromedp.NewContext(actx)
 	t.Cleanup(cancelC)
 	p := &page{t: t, ctx: ctx}
+	// Start the browser and a renderer on a blank file:// page, so that
+	// the time a report takes to open is the report's.
+	blank := filepath.Join(t.TempDir(), "blank.html")
+	if err := os.WriteFile(blank, []byte("<!DOCTYPE html><title>blank</title>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+blank)); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
 	msgs := chromedp.Console(ctx)
 	go func() {
 		for m, err := range msgs {
@@ -105,7 +114,16 @@ func (p *page) open(path string) (readyMs float64, wall time.Duration) {
 	if err := chromedp.Do(p.ctx, chromedp.Navigate("file://"+abs)); err != nil {
 		p.t.Fatalf("opening %s: %v", path, err)
 	}
-	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool]("window.__hotbudget && window.__hotbudget.ready", chromedp.WithPollingTimeout(time.Minute))); err != nil {
+	// The poll may start in the blank page's context as it goes away:
+	// then it is retried in the report's.
+	for try := 0; ; try++ {
+		_, err := chromedp.Run(p.ctx, chromedp.Poll[bool]("window.__hotbudget && window.__hotbudget.ready", chromedp.WithPollingTimeout(time.Minute)))
+		if err == nil {
+			break
+		}
+		if try < 3 && strings.Contains(err.Error(), "Cannot find context") {
+			continue
+		}
 		p.t.Fatalf("%s: the page never became ready: %v", path, err)
 	}
 	wall = time.Since(start)
@@ -441,11 +459,19 @@ func TestHTMLLargeInBrowser(t *testing.T) {
 	t.Logf("hotbudget diff --format html: %v, %.1f MB", time.Since(start).Round(time.Millisecond), float64(fi.Size())/1e6)
 
 	p := newPage(t)
-	ms, wall := p.open(out)
-	t.Logf("page timings (ms): %v", eval[map[string]float64](p, "window.__hotbudget.timings"))
+	// Opened three times: the machine may be busy, and the fastest is the
+	// page's own cost.
+	var times []string
+	best := math.Inf(1)
+	for range 3 {
+		ms, wall := p.open(out)
+		times = append(times, fmt.Sprintf("%.0f ms (%v waited; %v)", ms, wall.Round(time.Millisecond),
+			eval[map[string]float64](p, "window.__hotbudget.timings")))
+		best = math.Min(best, ms)
+	}
 	st := p.state()
-	t.Logf("%d functions: interactive %.0f ms after navigation (%v waited); %d frames in the page (%d left out), %d drawn, %d blocks of narrow frames",
-		spec.Functions, ms, wall.Round(time.Millisecond), st.Nodes, st.Pruned, st.Drawn, st.Aggregated)
+	t.Logf("%d functions: interactive after %.0f ms at best; opened %s; %d frames in the page (%d left out), %d drawn, %d blocks of narrow frames",
+		spec.Functions, best, strings.Join(times, ", "), st.Nodes, st.Pruned, st.Drawn, st.Aggregated)
 	if st.Nodes < spec.Functions/5 || st.Aggregated == 0 {
 		t.Errorf("state %+v: want a large tree with narrow frames summed", st)
 	}
