@@ -198,3 +198,34 @@ func BenchmarkCompareExplain50k(b *testing.B) {
 		}
 	}
 }
+
+// In every mode the graph's root holds the whole profile in the report's
+// unit: a share of 1, the time of a run in nanoseconds, or multiples of
+// the anchor's time.
+func TestHTMLFlameModes(t *testing.T) {
+	base := one(loadGlob(t, "../testdata/cli/explain-base.folded")[0])
+	head := one(loadGlob(t, "../testdata/cli/explain-head.folded")[0])
+	for _, c := range []struct {
+		opts         []diff.Option
+		unit         string
+		bRoot, hRoot float64
+	}{
+		{nil, "share", 1, 1},
+		{[]diff.Option{diff.WithMode(diff.Absolute), diff.WithMetric(diff.Total)}, "ns", 1e9, 1.15e9},
+		{[]diff.Option{diff.WithAnchor("handler")}, "x", 1000.0 / 500, 1150.0 / 650},
+	} {
+		r := compare(t, base, head, c.opts...)
+		var b bytes.Buffer
+		if err := r.WriteHTML(&b); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		if !strings.Contains(page, `"unit":"`+c.unit+`"`) {
+			t.Errorf("%s: unit missing", c.unit)
+		}
+		_, v := readFlame(t, page)
+		if math.Abs(v["bt"][0]/c.bRoot-1) > 1e-6 || math.Abs(v["ht"][0]/c.hRoot-1) > 1e-6 {
+			t.Errorf("%s: root %v / %v, want %v / %v", c.unit, v["bt"][0], v["ht"][0], c.bRoot, c.hRoot)
+		}
+	}
+}
