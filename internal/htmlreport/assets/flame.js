@@ -350,7 +350,8 @@
     for (let a = i; a >= 0; a = parent[a]) path.push(a);
     path.reverse();
     if (path.length === 1) {
-      crumbs.textContent = 'Click a frame to zoom in, hover for its numbers, / to search, Esc to zoom out.';
+      crumbs.textContent = 'Click a frame to zoom in, hover for its numbers, / to search, Esc to zoom out.' +
+        (D.pruned ? ' (' + N.toLocaleString('en') + ' frames; ' + D.pruned.toLocaleString('en') + ' smaller ones left out.)' : '');
     } else {
       crumbs.innerHTML = path.map(function (a, k) {
         const n = esc(names[nameIx[a]]);
