@@ -79,9 +79,18 @@ func (x *Index) LabelSets() []map[string][]string {
 // Table computes self and total time per function under opts, as Functions
 // does for the profile the Index was built from.
 func (x *Index) Table(opts ...Option) (*Table, error) {
+	t, _, err := x.table(opts)
+	return t, err
+}
+
+// selection turns options into the index's selection: the one place they
+// are read.
+func selection(opts []Option) index.Selection {
 	var c config
 	for _, o := range opts {
-		o.apply(&c)
+		if o != nil {
+			o.apply(&c)
+		}
 	}
 	sel := index.Selection{
 		SampleType: c.sampleType,
@@ -96,9 +105,15 @@ func (x *Index) Table(opts ...Option) (*Table, error) {
 	if c.toCaller != nil {
 		sel.ToCaller = c.toCaller.MatchString
 	}
-	s, err := x.x.Sum(sel)
+	return sel
+}
+
+// table is Table, with the row of each function id (-1 for functions with
+// no row).
+func (x *Index) table(opts []Option) (*Table, []int32, error) {
+	s, err := x.x.Sum(selection(opts))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ix := x.x
 	st := ix.Types[s.TimeIdx]
@@ -140,8 +155,13 @@ func (x *Index) Table(opts ...Option) (*Table, error) {
 		return cmp.Compare(i, j)
 	})
 	t.Functions = make([]Function, len(pos))
+	rowOf := make([]int32, len(ix.Funcs))
+	for i := range rowOf {
+		rowOf[i] = -1
+	}
 	for i, p := range pos {
 		id := s.Order[p]
+		rowOf[id] = int32(i)
 		f := &ix.Funcs[id]
 		r := &t.Functions[i]
 		*r = Function{
@@ -159,7 +179,7 @@ func (x *Index) Table(opts ...Option) (*Table, error) {
 			r.TotalShare = float64(r.Total) / float64(t.Total)
 		}
 	}
-	return t, nil
+	return t, rowOf, nil
 }
 
 // DirectCallers returns, for each of names, the functions directly above

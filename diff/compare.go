@@ -85,7 +85,14 @@ func Compare(base, head []*profile.Profile, opts ...Option) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.judge(b, h)
+	rep, err := s.judge(b, h)
+	if err != nil {
+		return nil, err
+	}
+	if err := rep.explain(); err != nil {
+		return nil, err
+	}
+	return rep, nil
 }
 
 func (s *Settings) check() error {
@@ -216,6 +223,8 @@ func (s *Settings) run(p *profile.Profile, ops float64) (*run, error) {
 		r.work, r.workUnit = rec.Runs[0].Work, rec.WorkUnit
 	}
 	switch s.Mode {
+	case Share:
+		r.unit = float64(t.Total)
 	case Absolute:
 		r.unit = 1
 	case PerOp:
@@ -275,7 +284,7 @@ func (s *Settings) judge(b, h *side) (*Report, error) {
 	if err := overlap(ms, runs, head, rep, s.Key); err != nil {
 		return nil, err
 	}
-	expo, ev, display, scale := s.exposures(ms, runs, head, rep)
+	expo, ev, display, scale, general := s.exposures(ms, runs, head, rep)
 
 	// The model is fitted on every function present on both sides; the
 	// rest are new, gone or too small to say.
@@ -293,23 +302,26 @@ func (s *Settings) judge(b, h *side) (*Report, error) {
 	var calib []*feature
 	if s.Metric == Total && (len(b.runs) == 1 || len(h.runs) == 1) {
 		self := s.measure(runs, head, Self)
-		se, sev, _, _ := s.exposures(self, runs, head, &Report{})
+		se, sev, _, _, _ := s.exposures(self, runs, head, &Report{})
 		for i, m := range self {
 			if m.inBase && m.inHead {
 				calib = append(calib, &feature{k: m.k, e: se[i], ev: sev[i]})
 			}
 		}
 	}
-	fits, nz := fitModel(fs, head, calib)
+	fits, nz, mdl := fitModel(fs, head, calib)
 	rep.Noise = noiseReport(nz)
 	fitOf := map[int]*fit{}
 	for n, i := range both {
 		fitOf[i] = &fits[n]
 	}
 	multi := len(b.runs) >= 2 && len(h.runs) >= 2
+	rep.in = &inputs{b: b, h: h, runs: runs, head: head, multi: multi, exact: exact,
+		model: mdl, expo: expo, ev: ev, scale: scale, general: general, keyIdx: map[string]int{}}
 	for i, m := range ms {
+		rep.in.keyIdx[m.key] = i
 		row := s.row(m, runs, head, display[i], scale[i], fitOf[i], exact, multi, expo[i])
-		row.idx = i
+		row.idx, row.key = i, m.key
 		if s.Only != nil && !s.Only.MatchString(row.Name) {
 			continue
 		}
@@ -409,21 +421,22 @@ func overlap(ms []*measured, runs []*run, head []bool, rep *Report, key Key) err
 // counts by, the known variance of its logarithm, the factor that turns a
 // fitted rate into the displayed metric, and the scale (how the rest of
 // the profile moved, head over base; 1 outside Share mode).
-func (s *Settings) exposures(ms []*measured, runs []*run, head []bool, rep *Report) (e, ev [][]float64, display, scale []float64) {
+func (s *Settings) exposures(ms []*measured, runs []*run, head []bool, rep *Report) (e, ev [][]float64, display, scale, general []float64) {
 	n := len(runs)
 	e = make([][]float64, len(ms))
 	ev = make([][]float64, len(ms))
 	display = make([]float64, len(ms))
 	scale = make([]float64, len(ms))
+	general = make([]float64, n)
 	if s.Mode != Share {
+		for j, r := range runs {
+			general[j] = r.unit / r.period
+		}
 		for i := range ms {
-			e[i], ev[i] = make([]float64, n), make([]float64, n)
-			for j, r := range runs {
-				e[i][j] = r.unit / r.period
-			}
+			e[i], ev[i] = general, make([]float64, n)
 			display[i], scale[i] = 1, 1
 		}
-		return e, ev, display, scale
+		return e, ev, display, scale, general
 	}
 	// Share: each run's effective samples, corrected for how the rest of
 	// the profile moved (median of ratios over the reference functions).
@@ -431,6 +444,7 @@ func (s *Settings) exposures(ms []*measured, runs []*run, head []bool, rep *Repo
 	for j, r := range runs {
 		total[j] = float64(r.table.Total) / r.period
 	}
+	copy(general, total)
 	var refs []int
 	for i, m := range ms {
 		if isReference(m, total, head) {
@@ -463,7 +477,7 @@ func (s *Settings) exposures(ms []*measured, runs []*run, head []bool, rep *Repo
 			display[i] = math.Exp(lb / float64(nb))
 			scale[i] = math.Exp(lh/float64(nh) - lb/float64(nb))
 		}
-		return e, ev, display, scale
+		return e, ev, display, scale, general
 	}
 	// The yardstick: the majority of the reference functions whose ratio
 	// head/base is closest to the typical (median) ratio. A function is
@@ -591,6 +605,7 @@ func (s *Settings) exposures(ms []*measured, runs []*run, head []bool, rep *Repo
 		display[i], scale[i] = 1, math.Exp(lh/float64(nh)-lb/float64(nb))
 		if !majority[i] {
 			moved = scale[i]
+			copy(general, e[i]) // the whole yardstick, as any other function's
 		}
 	}
 	if len(majority) == len(ms) {
@@ -600,7 +615,7 @@ func (s *Settings) exposures(ms []*measured, runs []*run, head []bool, rep *Repo
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
 			"the shares of most functions moved by a factor of %.3g: the comparison assumes most functions did not change; are both sides the same program and build (one under -race, say)?", sc))
 	}
-	return e, ev, display, scale
+	return e, ev, display, scale, general
 }
 
 // isReference reports whether a function may stand for how the rest of
@@ -857,7 +872,7 @@ func (s *Settings) confirm(rep *Report, ms []*measured, runs []*run, head []bool
 			fs = append(fs, &feature{k: m.k, e: expo[i], ev: ev[i]})
 		}
 	}
-	fits, _ := fitModel(fs, head, nil)
+	fits, _, _ := fitModel(fs, head, nil)
 	done := map[*Row]bool{}
 	for n := 0; n < n0; n++ {
 		c, f := checks[n], fits[n]

@@ -213,6 +213,9 @@ type Row struct {
 	RunsNeeded    int      `json:"runs_needed"`
 	Verdict       Verdict  `json:"verdict"`
 	Warnings      []string `json:"warnings,omitempty"`
+	// Explain splits the change of a regressed or improved function over
+	// its call paths (Compare only; see Explanation).
+	Explain *Explanation `json:"explain,omitempty"`
 
 	// Config is a benchmark's file-level configuration (CompareBench):
 	// the "key: value" lines `go test` prints before it, such as pkg,
@@ -222,7 +225,8 @@ type Row struct {
 	tested     bool
 	pUp, pDown float64 // one-sided p-values, slower and faster
 	fit        *fit
-	idx        int // the function's index among the comparison's measures
+	idx        int    // the function's index among the comparison's measures
+	key        string // matching key (Settings.key)
 }
 
 // Noise describes the noise model a comparison learned (see the package
@@ -259,6 +263,7 @@ type Report struct {
 	Rows     []Row    `json:"functions"`
 	Warnings []string `json:"warnings,omitempty"`
 	bench    bool     // rows are benchmarks (CompareBench)
+	in       *inputs  // what Compare judged: explanations and flame graphs
 }
 
 // Failed reports whether the gate fails: a function regressed, or the

@@ -144,7 +144,11 @@
 //
 // WriteText prints a benchstat-like table, regressions first; WriteMarkdown
 // a pull-request comment; WriteJSON a stable schema (SchemaVersion), each
-// function's verdict, p, q and change. ToPprof exports the difference in
+// function's verdict, p, q and change. Each regressed or improved function
+// is explained (Row.Explain, Explanation): its change split over the call
+// paths it comes through, each path judged with the same test as the
+// function. WriteHTML writes one self-contained page with the verdicts, the
+// explanations and a differential flame graph. ToPprof exports the difference in
 // pprof's -diff_base convention; CompareBench judges `go test -bench`
 // outputs with the same engine, telling benchmarks apart by package and
 // configuration as benchstat does.

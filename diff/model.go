@@ -143,7 +143,8 @@ func eligibleFor(f *feature) bool {
 
 // fitModel fits every feature. head tells each run's side. calib, when not
 // nil, are the features one run a side learns the noise from instead of fs.
-func fitModel(fs []*feature, head []bool, calib []*feature) ([]fit, noise) {
+// The returned model judges further features (call paths) as it judged fs.
+func fitModel(fs []*feature, head []bool, calib []*feature) ([]fit, noise, *model) {
 	n := len(fs)
 	out := make([]fit, n)
 	ys := make([][]float64, n)
@@ -166,7 +167,7 @@ func fitModel(fs []*feature, head []bool, calib []*feature) ([]fit, noise) {
 		return fitRuns(fs, head, ys, cs, elig, df, out)
 	}
 	if calib == nil {
-		return fitPair(ys, cs, elig, out, nil)
+		return fitPair(ys, cs, elig, out, nil, head)
 	}
 	cy := make([][]float64, len(calib))
 	cc := make([][]float64, len(calib))
@@ -175,7 +176,91 @@ func fitModel(fs []*feature, head []bool, calib []*feature) ([]fit, noise) {
 		cy[i], cc[i], _ = logValues(f, head)
 		ce[i] = eligibleFor(f)
 	}
-	return fitPair(ys, cs, elig, out, &pairCalib{cy, cc, ce})
+	return fitPair(ys, cs, elig, out, &pairCalib{cy, cc, ce}, head)
+}
+
+// model is a fitted noise model: what judged the functions, kept to judge
+// call paths the same way.
+type model struct {
+	head  []bool
+	pair  bool
+	phi   float64
+	nu    float64     // pair: the t distribution's degrees of freedom
+	df    float64     // runs: residual degrees of freedom
+	prior stats.Prior // runs: the moderation's prior
+	used  int         // functions the noise was learned from
+}
+
+// judge fits one more feature with the model.
+func (m *model) judge(f *feature) fit {
+	y, c, rate := logValues(f, m.head)
+	if m.pair {
+		return pairFit(y, c, rate, m.phi, m.nu)
+	}
+	r := m.weighted(f, y, c)
+	r.out.rate = rate
+	return m.moderate(r, m.prior.ScaleAt(r.cov), m.prior.DF, eligibleFor(f))
+}
+
+// weightedFit is one feature's weighted fit before moderation.
+type weightedFit struct {
+	out      fit
+	unscaled float64 // variance of lfc per unit of residual variance
+	s2       float64 // residual variance in units of the model's
+	cov      float64 // ln(mean samples per run + 1), the prior's covariate
+}
+
+func (m *model) weighted(f *feature, y, c []float64) weightedFit {
+	w := make([]float64, len(m.head))
+	for j := range w {
+		w[j] = 1 / (c[j] + m.phi)
+	}
+	var r weightedFit
+	r.out.lfc, r.unscaled, r.s2, _ = stats.TwoGroup(y, w, m.head)
+	var sum float64
+	for _, k := range f.k {
+		sum += k
+	}
+	r.cov = math.Log(sum/float64(len(m.head)) + 1)
+	r.out.perRun = groupVar(c, m.head, m.phi)
+	return r
+}
+
+// moderate turns a weighted fit into the moderated test, given the prior's
+// scale and degrees of freedom for it.
+func (m *model) moderate(r weightedFit, scale, d0 float64, elig bool) fit {
+	post, postDF := r.s2, m.df
+	switch {
+	case math.IsInf(d0, 1):
+		post, postDF = scale, math.Inf(1)
+	case d0 > 0:
+		post, postDF = (m.df*r.s2+d0*scale)/(m.df+d0), m.df+d0
+	}
+	// Shrinkage only ever raises a function's variance: one whose own runs
+	// spread more than the prior's (a JIT that compiles it one way in some
+	// runs and another way in others) keeps its own variance, with its own
+	// degrees of freedom. Shrinking it toward the calm majority would call
+	// an unlucky draw of its modes a change.
+	if r.s2 > post {
+		post, postDF = r.s2, m.df
+	}
+	if !elig {
+		// The prior was learned on functions with many samples, whose
+		// counts can vary less than Poisson's (the profiler's timer is
+		// periodic). A function seen in a handful of samples a run varies
+		// at least by sampling and the learned dispersion.
+		post = math.Max(post, 1)
+	}
+	f := r.out
+	f.se = math.Sqrt(post * r.unscaled)
+	// Never more degrees of freedom than all the functions' residuals hold
+	// together (limma's cap): a prior fitted on a handful of functions is
+	// worth no more than they are.
+	f.df = math.Min(postDF, m.df*math.Max(float64(m.used), 1))
+	f.perRun[0] *= post
+	f.perRun[1] *= post
+	f.pUp, f.pDwn = stats.TailT(f.lfc/f.se, f.df)
+	return f
 }
 
 // pairCalib are the features one run a side learns its noise from when
@@ -186,7 +271,7 @@ type pairCalib struct {
 }
 
 // fitRuns is the model with residual degrees of freedom.
-func fitRuns(fs []*feature, head []bool, ys, cs [][]float64, elig []bool, df float64, out []fit) ([]fit, noise) {
+func fitRuns(fs []*feature, head []bool, ys, cs [][]float64, elig []bool, df float64, out []fit) ([]fit, noise, *model) {
 	n := len(fs)
 	ones := make([]float64, len(head))
 	for j := range ones {
@@ -206,23 +291,16 @@ func fitRuns(fs []*feature, head []bool, ys, cs [][]float64, elig []bool, df flo
 	}
 	nz := noise{resDF: df, used: len(r2), source: "runs"}
 	nz.phi = stats.CalibrateDispersion(r2, pois, mult, df, 0.5, floorRuns)
+	m := &model{head: head, phi: nz.phi, df: df, used: nz.used}
 
 	// Weighted fits: each run weighs by its precision under the model.
+	ws := make([]weightedFit, n)
 	s2 := make([]float64, n)
-	unscaled := make([]float64, n)
 	cov := make([]float64, n)
-	w := make([]float64, len(head))
 	for i := range fs {
-		for j := range w {
-			w[j] = 1 / (cs[i][j] + nz.phi)
-		}
-		out[i].lfc, unscaled[i], s2[i], _ = stats.TwoGroup(ys[i], w, head)
-		var sum float64
-		for _, k := range fs[i].k {
-			sum += k
-		}
-		cov[i] = math.Log(sum/float64(len(head)) + 1)
-		out[i].perRun = groupVar(cs[i], head, nz.phi)
+		ws[i] = m.weighted(fs[i], ys[i], cs[i])
+		ws[i].out.rate = out[i].rate
+		s2[i], cov[i] = ws[i].s2, ws[i].cov
 	}
 	// A trend of the noise over abundance is fitted only where the
 	// functions span enough of it to show one: fitted on a narrow range it
@@ -230,41 +308,17 @@ func fitRuns(fs []*feature, head []bool, ys, cs [][]float64, elig []bool, df flo
 	if !trendable(cov, elig) {
 		cov = nil
 	}
-	prior := stats.FitPrior(s2, df, cov, elig, outlierP)
-	post, postDF := prior.Squeeze(s2, df)
-	// Shrinkage only ever raises a function's variance: one whose own runs
-	// spread more than the prior's (a JIT that compiles it one way in some
-	// runs and another way in others) keeps its own variance, with its own
-	// degrees of freedom. Shrinking it toward the calm majority would call
-	// an unlucky draw of its modes a change.
-	for i := range post {
-		if s2[i] > post[i] {
-			post[i], postDF[i] = s2[i], df
-		}
-	}
-	nz.priorDF = prior.DF
+	m.prior = stats.FitPrior(s2, df, cov, elig, outlierP)
+	nz.priorDF = m.prior.DF
 	for i := range fs {
-		if prior.Outlier[i] {
+		if m.prior.Outlier[i] {
 			nz.outliers++
+			out[i] = m.moderate(ws[i], 0, 0, elig[i]) // its own variance
+			continue
 		}
-		if !elig[i] {
-			// The prior was learned on functions with many samples, whose
-			// counts can vary less than Poisson's (the profiler's timer is
-			// periodic). A function seen in a handful of samples a run
-			// varies at least by sampling and the learned dispersion.
-			post[i] = math.Max(post[i], 1)
-		}
-		f := &out[i]
-		f.se = math.Sqrt(post[i] * unscaled[i])
-		// Never more degrees of freedom than all the functions' residuals
-		// hold together (limma's cap): a prior fitted on a handful of
-		// functions is worth no more than they are.
-		f.df = math.Min(postDF[i], df*math.Max(float64(nz.used), 1))
-		f.perRun[0] *= post[i]
-		f.perRun[1] *= post[i]
-		f.pUp, f.pDwn = stats.TailT(f.lfc/f.se, f.df)
+		out[i] = m.moderate(ws[i], m.prior.Scale[i], m.prior.DF, elig[i])
 	}
-	return out, nz
+	return out, nz, m
 }
 
 // trendable reports whether the eligible functions are many enough, and
@@ -299,7 +353,7 @@ func groupVar(c []float64, head []bool, phi float64) [2]float64 {
 
 // fitPair is the model with one run a side: φ from the spread of the log
 // ratios of the eligible functions.
-func fitPair(ys, cs [][]float64, elig []bool, out []fit, other *pairCalib) ([]fit, noise) {
+func fitPair(ys, cs [][]float64, elig []bool, out []fit, other *pairCalib, head []bool) ([]fit, noise, *model) {
 	cy, cc, ce := ys, cs, elig
 	if other != nil {
 		cy, cc, ce = other.ys, other.cs, other.elig
@@ -334,23 +388,20 @@ func fitPair(ys, cs [][]float64, elig []bool, out []fit, other *pairCalib) ([]fi
 	}
 	nz.phi, nz.priorDF = phi, nu
 	for i := range ys {
-		f := &out[i]
-		f.lfc = ys[i][1] - ys[i][0]
-		f.perRun = [2]float64{cs[i][0] + phi, cs[i][1] + phi}
-		f.se = math.Sqrt(f.perRun[0] + f.perRun[1])
-		f.df = nu
-		f.pUp, f.pDwn = stats.TailT(f.lfc/f.se, f.df)
+		out[i] = pairFit(ys[i], cs[i], out[i].rate, phi, nu)
 	}
-	return out, nz
+	return out, nz, &model{head: head, pair: true, phi: phi, nu: nu, used: nz.used}
 }
 
-func mean(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
+// pairFit is one run a side's test of one feature.
+func pairFit(y, c []float64, rate [2]float64, phi, nu float64) fit {
+	f := fit{rate: rate, lfc: y[1] - y[0], df: nu}
+	f.perRun = [2]float64{c[0] + phi, c[1] + phi}
+	f.se = math.Sqrt(f.perRun[0] + f.perRun[1])
+	f.pUp, f.pDwn = stats.TailT(f.lfc/f.se, f.df)
+	return f
 }
+
 
 // detectable returns the smallest relative change (0.12 = +12%) that a
 // one-sided test at level a detects with probability power given the

@@ -92,7 +92,22 @@ func (r *Report) Counts() map[Verdict]int {
 //	    "min_detectable": smallest slowdown these runs detect (0.12 = +12%; 0 untested),
 //	    "runs_needed": runs a side that detect min_relative (0 untested),
 //	    "verdict": "regressed" | "improved" | "unchanged" | "new" | "gone",
-//	    "warnings": [...]
+//	    "warnings": [...],
+//	    "explain": {             // regressed and improved functions only (Explanation)
+//	      "by": "callers" | "callees", // self time split over callers, total time over callees
+//	      "delta": the paths' deltas summed (means over runs),
+//	      "summary": "+21.0% of the +23.5% comes through A → B → f; the path C → f is unchanged",
+//	      "paths": [{            // largest change first; at most four
+//	        "path": ["A", "B", "f"] (callers: outermost first) | ["f", "g"] (callees); [] for others,
+//	        "end": true,         // the path is the whole stack on its open side (omitted when false)
+//	        "others": 3,         // this entry sums that many paths (omitted when 0)
+//	        "base", "head": the path's metric (medians over runs, as the function's),
+//	        "delta": head - scale*base of the means, "relative": as the function's,
+//	        "share": delta / explain.delta,
+//	        "p", "q": q adjusted over the function's paths, "test",
+//	        "verdict": "regressed" | "improved" | "unchanged"
+//	      }]
+//	    }
 //	  }],
 //	  "warnings": [...]
 //	}
@@ -114,6 +129,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		if row.Warnings == nil {
 			row.Warnings = []string{}
 		}
+		row.Explain = row.Explain.finite()
 		rows[i] = row
 	}
 	warn := r.Warnings
@@ -388,6 +404,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		}
 	}
+	if err := r.writeExplanations(&b); err != nil {
+		return err
+	}
 	if lines := r.powerLines(); len(lines) > 0 {
 		fmt.Fprintln(&b)
 		fmt.Fprintln(&b, "power (80% chance of detection, were it the only change):")
@@ -466,6 +485,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(changed) > 0 {
 		table(changed)
 		fmt.Fprintln(&b)
+		r.writeMarkdownExplanations(&b)
 	}
 	if lines := r.powerLines(); len(lines) > 0 {
 		fmt.Fprintln(&b, "**Power** (80% chance of detection, were it the only change):")

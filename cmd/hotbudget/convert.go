@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -74,7 +76,11 @@ func (c *cli) convert(args []string) int {
 func writeFileAtomic(path string, write func(*os.File) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the temporary file's name means nothing to the user
+		}
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	tmp := f.Name()
 	if err := write(f); err != nil {

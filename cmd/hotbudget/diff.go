@@ -44,13 +44,26 @@ Examples:
 	hotbudget diff --anchor main.handleRequest base/*.pprof -- head/*.pprof
 	hotbudget diff --format markdown --pprof diff.pb.gz base.pb.gz -- head.pb.gz
 	go tool pprof -top diff.pb.gz
+	hotbudget diff --format html --out report.html 'base/*.pb.gz' -- 'head/*.pb.gz'
+
+Each regressed or improved function is explained: its change split over
+the call paths it comes through (callers for self time, callees for total
+time), each path judged like a function. --format html writes one
+self-contained page (no network needed to view it) with the verdicts, the
+explanations and a differential flame graph: width is time, colour the
+change, judged functions marked; click to zoom, type to search. With --out
+the report goes to the file and the text report to stdout; --html writes
+the HTML page besides any --format.
 `
 
 func (c *cli) diff(args []string) int {
 	fs := c.flagSet("diff", diffUsage)
 	d := addDiffFlags(fs.FlagSet)
-	format := newChoice("text", "text", "markdown", "json")
-	fs.Var(format, "format", "output `text|markdown|json`")
+	format := newChoice("text", "text", "markdown", "json", "html")
+	fs.Var(format, "format", "output `text|markdown|json|html`")
+	var out outputs
+	fs.StringVar(&out.out, "out", "", "write the report to `file` instead of stdout, which then shows the text report")
+	fs.StringVar(&out.html, "html", "", "also write the HTML report (flame graph, explanations) to `file`")
 	pprofOut := fs.String("pprof", "", "also write the difference as a pprof profile to `file` (go tool pprof shows it; base negated with pprof::base labels)")
 	var sel selection
 	addSelection(fs.FlagSet, &sel, false)
@@ -101,19 +114,44 @@ func (c *cli) diff(args []string) int {
 			return c.inputErr("diff", err)
 		}
 	}
-	return c.report("diff", rep, format.value)
+	return c.report("diff", rep, format.value, out)
 }
 
-// report prints a diff report and returns the exit code.
-func (c *cli) report(cmd string, rep *diff.Report, format string) int {
-	var err error
+// outputs are the files a report goes to besides stdout.
+type outputs struct {
+	out  string // the --format report, instead of stdout (which shows text)
+	html string // the HTML report, besides any format
+}
+
+// writeReport writes rep in format to w.
+func writeReport(w io.Writer, rep *diff.Report, format string) error {
 	switch format {
 	case "json":
-		err = rep.WriteJSON(c.stdout)
+		return rep.WriteJSON(w)
 	case "markdown":
-		err = rep.WriteMarkdown(c.stdout)
-	default:
-		err = rep.WriteText(c.stdout)
+		return rep.WriteMarkdown(w)
+	case "html":
+		return rep.WriteHTML(w)
+	}
+	return rep.WriteText(w)
+}
+
+// report prints a diff report, writes the files out names, and returns
+// the exit code.
+func (c *cli) report(cmd string, rep *diff.Report, format string, out outputs) int {
+	toFile := func(path, format string) error {
+		return writeFileAtomic(path, func(f *os.File) error { return writeReport(f, rep, format) })
+	}
+	var err error
+	if out.out != "" {
+		if err = toFile(out.out, format); err == nil {
+			err = writeReport(c.stdout, rep, "text")
+		}
+	} else {
+		err = writeReport(c.stdout, rep, format)
+	}
+	if err == nil && out.html != "" {
+		err = toFile(out.html, "html")
 	}
 	if err != nil {
 		return c.inputErr(cmd, err)
@@ -396,5 +434,5 @@ func (c *cli) bench(args []string) int {
 	if err != nil {
 		return c.inputErr("bench", fmt.Errorf("%s vs %s: %w", pos[0], pos[1], err))
 	}
-	return c.report("bench", rep, format.value)
+	return c.report("bench", rep, format.value, outputs{})
 }

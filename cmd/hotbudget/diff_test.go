@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,8 @@ func TestGoldenDiff(t *testing.T) {
 		{name: "diff-regression-github", why: "under GitHub Actions: summary appended and an ::error annotation naming the function", args: []string{"diff", "testdata/cli/base.folded", "--", "testdata/cli/head.folded"}, github: true},
 		{name: "diff-runs-glob", why: "five runs a side by glob: Mann-Whitney flags parse", args: []string{"diff", "testdata/cli/runs/base-*.folded", "--", "testdata/cli/runs/head-*.folded"}},
 		{name: "diff-absolute-total", why: "flags map to diff options", args: []string{"diff", "--metric", "total", "--mode", "absolute", "--min-change", "5%", "--min-time", "10ms", "testdata/cli/base.folded", "--", "testdata/cli/head.folded"}},
+		{name: "diff-explain", why: "parse grows only when called through render: the explanation names that path and calls the load path unchanged", args: []string{"diff", "testdata/cli/explain-base.folded", "--", "testdata/cli/explain-head.folded"}},
+		{name: "diff-explain-markdown", why: "the explanation folded under the table of the PR comment", args: []string{"diff", "--format", "markdown", "testdata/cli/explain-base.folded", "--", "testdata/cli/explain-head.folded"}},
 		{name: "check-regression", why: "max_regression rules against five baseline runs: parse regressed, exit 1", args: []string{"check", "--budget", "testdata/budget/runs.yaml", "--baseline", "testdata/cli/runs/base-*.folded", "testdata/cli/runs/head-*.folded"}},
 		{name: "check-regression-github", why: "under GitHub Actions the regression is annotated", args: []string{"check", "--budget", "testdata/budget/runs.yaml", "--baseline", "testdata/cli/runs/base-*.folded", "testdata/cli/runs/head-*.folded"}, github: true},
 		{name: "bench-pass", why: "identical benchmark outputs: exit 0", args: []string{"bench", "testdata/cli/old.bench.txt", "testdata/cli/old.bench.txt"}},
@@ -63,5 +66,55 @@ func TestDiffPprof(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("parse missing from go tool pprof -top:\n%s", top)
+	}
+}
+
+// TestHTMLFiles: --format html to stdout, --out FILE (stdout then shows the
+// text report), and --html FILE besides another format, for diff and top.
+func TestHTMLFiles(t *testing.T) {
+	inRepoRoot(t)
+	dir := t.TempDir()
+	sides := []string{"testdata/cli/explain-base.folded", "--", "testdata/cli/explain-head.folded"}
+	isPage := func(what, s string) {
+		t.Helper()
+		if !strings.HasPrefix(s, "<!DOCTYPE html>") || !strings.Contains(s, `id="hb-canvas"`) || !strings.HasSuffix(s, "</html>\n") {
+			t.Errorf("%s is not a complete HTML report with a flame graph: %.200q", what, s)
+		}
+	}
+	cases := []struct {
+		args      []string
+		code      int
+		stdout    string // a line stdout must hold; "page" for an HTML page
+		file      string // written as an HTML page
+		notStdout string
+	}{
+		{args: append([]string{"diff", "--format", "html"}, sides...), code: exitFail, stdout: "page"},
+		{args: append([]string{"diff", "--format", "html", "--out", filepath.Join(dir, "a.html")}, sides...), code: exitFail,
+			stdout: "parse: +25.0% of the +25.0% comes through main → handler → render → parse; the path main → load → parse is unchanged", file: "a.html"},
+		{args: append([]string{"diff", "--format", "json", "--html", filepath.Join(dir, "b.html")}, sides...), code: exitFail,
+			stdout: `  "schema": "hotbudget.diff/v2",`, file: "b.html"},
+		{args: []string{"top", "--format", "html", "testdata/pprof/busy.pb.gz"}, code: exitOK, stdout: "page"},
+		{args: []string{"top", "--format", "html", "--out", filepath.Join(dir, "c.html"), "testdata/pprof/busy.pb.gz"}, code: exitOK,
+			stdout: "File: testdata/pprof/busy.pb.gz", file: "c.html"},
+	}
+	for _, c := range cases {
+		var stdout, stderr bytes.Buffer
+		code := run(c.args, nil, &stdout, &stderr, func(string) string { return "" })
+		if code != c.code {
+			t.Errorf("%q: exit %d, want %d: %s", c.args, code, c.code, stderr.String())
+			continue
+		}
+		if c.stdout == "page" {
+			isPage(fmt.Sprintf("stdout of %q", c.args), stdout.String())
+		} else if !strings.Contains(stdout.String(), c.stdout+"\n") {
+			t.Errorf("%q: stdout lacks %q:\n%s", c.args, c.stdout, stdout.String())
+		}
+		if c.file != "" {
+			b, err := os.ReadFile(filepath.Join(dir, c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			isPage(c.file, string(b))
+		}
 	}
 }

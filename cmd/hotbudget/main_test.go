@@ -182,6 +182,7 @@ func TestGoldenDiffUsage(t *testing.T) {
 		{name: "diff-bad-assume", why: "--assume takes nothing or normal", args: []string{"diff", "--assume", "lognormal", busy, "--", busy}},
 		{name: "diff-unreadable-profile", why: "an unreadable profile: exit 2 naming the file", args: []string{"diff", busy, "--", "testdata/cli/truncated.pb.gz"}},
 		{name: "diff-unknown-flag", why: "an unknown flag is a usage error", args: []string{"diff", "--sigma", "3", busy, "--", busy}},
+		{name: "diff-html-unwritable", why: "an --html file that cannot be written: exit 2 naming it", args: []string{"diff", "--html", "testdata/cli/no-such-dir/report.html", "testdata/cli/base.folded", "--", "testdata/cli/base.folded"}},
 		{name: "bench-one-file", why: "bench wants OLD and NEW", args: []string{"bench", "old.txt"}},
 		{name: "bench-missing-file", why: "a missing file names the file", args: []string{"bench", "testdata/cli/no-old.txt", "testdata/cli/no-new.txt"}},
 		{name: "bench-bad-ignore", why: "--ignore takes configuration keys", args: []string{"bench", "--ignore", "cpu,Goos", "testdata/cli/old.bench.txt", "testdata/cli/new.bench.txt"}},

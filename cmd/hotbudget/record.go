@@ -88,6 +88,7 @@ type recordOpts struct {
 	fixedIters  int64         // --benchtime Nx
 	target      time.Duration // --benchtime DURATION
 	out         string
+	html        string // also write the functions' HTML report here
 	keep        bool
 	pkgs        []string
 	procs       int // -test.cpu: the GOMAXPROCS suffix of benchmark names
@@ -102,6 +103,7 @@ func (c *cli) record(args []string) int {
 	fs.StringVar(&o.benchtime, "benchtime", "1s", "calibrate each benchmark to run for this `duration` on the base revision, or Nx for N iterations")
 	fs.StringVar(&o.out, "out", "", "write base/ and head/ under this `directory` (default: a new temporary directory)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the worktrees and test binaries (their directory is printed)")
+	fs.StringVar(&o.html, "html", "", "also write the functions' HTML report (flame graph, explanations) to `file`")
 	format := newChoice("text", "text", "markdown", "json")
 	fs.Var(format, "format", "output `text|markdown|json`")
 	d := addDiffFlags(fs.FlagSet)
@@ -171,6 +173,11 @@ func (c *cli) record(args []string) int {
 	if err != nil {
 		return c.inputErr("record", err)
 	}
+	if o.html != "" {
+		if err := writeFileAtomic(o.html, func(f *os.File) error { return funcs.WriteHTML(f) }); err != nil {
+			return c.inputErr("record", err)
+		}
+	}
 	return c.recordReport(res, funcs, benches, format.value)
 }
 
@@ -231,7 +238,7 @@ func (c *cli) recordReport(res *recordResult, funcs, benches *diff.Report, forma
 	if err := c.reportGitHub(md, anns); err != nil {
 		return c.inputErr("record", err)
 	}
-	if len(funcs.Regressions()) > 0 || len(benches.Regressions()) > 0 {
+	if funcs.Failed() || len(benches.Regressions()) > 0 {
 		return exitFail
 	}
 	return exitOK

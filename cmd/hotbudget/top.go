@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -25,6 +26,12 @@ Examples:
 	hotbudget top -n 5 --format markdown testdata/cpuprofile/busy.cpuprofile
 	hotbudget top -n 0 --format json --thread CrRendererMain trace.json
 	hotbudget top --focus '^main\.' --drop-synthetic profile.cpuprofile
+	hotbudget top --format html --out busy.html testdata/pprof/busy.pb.gz
+
+--format html writes one self-contained page (no network needed to view
+it): the table and a flame graph of every selected sample (width is total
+time; click to zoom, type to search). With --out the report goes to the
+file and the text report to stdout.
 
 JSON output (stable; every function with -n 0):
 
@@ -94,8 +101,9 @@ func (s *selection) loadOptions() []loaders.Option {
 
 func (c *cli) top(args []string) int {
 	fs := c.flagSet("top", topUsage)
-	format := newChoice("text", "text", "markdown", "json")
-	fs.Var(format, "format", "output `text|markdown|json`")
+	format := newChoice("text", "text", "markdown", "json", "html")
+	fs.Var(format, "format", "output `text|markdown|json|html`")
+	out := fs.String("out", "", "write the report to `file` instead of stdout, which then shows the text report")
 	n := fs.Int("n", 20, "show the top `N` functions; 0 shows all")
 	var sel selection
 	addSelection(fs.FlagSet, &sel, true)
@@ -130,13 +138,26 @@ func (c *cli) top(args []string) int {
 	if *n > 0 && len(shown) > *n {
 		shown = shown[:*n]
 	}
-	switch format.value {
-	case "json":
-		err = writeTopJSON(c.stdout, t, shown)
-	case "markdown":
-		writeTopMarkdown(c.stdout, path, t, shown)
-	default:
-		writeTopText(c.stdout, path, t, shown)
+	write := func(w io.Writer, format string) error {
+		switch format {
+		case "json":
+			return writeTopJSON(w, t, shown)
+		case "markdown":
+			writeTopMarkdown(w, path, t, shown)
+		case "html":
+			return writeTopHTML(w, path, x, aopts, t, shown)
+		default:
+			writeTopText(w, path, t, shown)
+		}
+		return nil
+	}
+	if *out != "" {
+		err = writeFileAtomic(*out, func(f *os.File) error { return write(f, format.value) })
+		if err == nil {
+			err = write(c.stdout, "text")
+		}
+	} else {
+		err = write(c.stdout, format.value)
 	}
 	if err != nil {
 		return c.inputErr("top", err)

@@ -23,6 +23,7 @@ type workflow struct {
 		Env    map[string]string `yaml:"env"`
 		Steps  []struct {
 			Name string            `yaml:"name"`
+			If   string            `yaml:"if"`
 			Uses string            `yaml:"uses"`
 			With map[string]string `yaml:"with"`
 			Run  string            `yaml:"run"`
@@ -74,6 +75,9 @@ func TestWorkflowShape(t *testing.T) {
 			if s.Uses != "" && !pinned.MatchString(s.Uses) {
 				t.Errorf("job %s step %d: action %q is not pinned to a major version", id, i, s.Uses)
 			}
+			if s.If != "" && s.If != "always()" {
+				t.Errorf("job %s step %d: condition %q: this test runs every step, so only always() is known to hold", id, i, s.If)
+			}
 		}
 	}
 }
@@ -110,11 +114,15 @@ func TestWorkflowRuns(t *testing.T) {
 		exec.Command("git", "-C", root, "worktree", "prune").Run()
 	})
 	expr := regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
+	var uploads []string
 	for id, job := range wf.Jobs {
 		env := append(os.Environ(),
 			"RUNNER_TEMP="+runner,
 			"GITHUB_ACTIONS=true",
 			"GITHUB_STEP_SUMMARY="+summary,
+			"GITHUB_SERVER_URL=https://github.com",
+			"GITHUB_REPOSITORY=hotbudget/hotbudget",
+			"GITHUB_RUN_ID=1",
 		)
 		for k, v := range job.Env {
 			v = expr.ReplaceAllStringFunc(v, func(m string) string {
@@ -128,6 +136,10 @@ func TestWorkflowRuns(t *testing.T) {
 			env = append(env, k+"="+v)
 		}
 		for _, s := range job.Steps {
+			if strings.HasPrefix(s.Uses, "actions/upload-artifact@") {
+				// What it uploads must exist once the steps before it ran.
+				uploads = append(uploads, strings.ReplaceAll(s.With["path"], "${{ runner.temp }}", runner))
+			}
 			if s.Run == "" {
 				continue // actions/checkout and setup-go: this checkout and this Go
 			}
@@ -147,5 +159,18 @@ func TestWorkflowRuns(t *testing.T) {
 	b, err := os.ReadFile(summary)
 	if err != nil || len(b) == 0 {
 		t.Fatalf("the gate wrote no job summary to $GITHUB_STEP_SUMMARY (%v)", err)
+	}
+	// The HTML report is uploaded, and the summary says where to find it.
+	if len(uploads) == 0 {
+		t.Error("the workflow uploads no artifact: the HTML report is lost with the runner")
+	}
+	for _, path := range uploads {
+		page, err := os.ReadFile(path)
+		if err != nil || !strings.HasPrefix(string(page), "<!DOCTYPE html>") {
+			t.Errorf("artifact %s is not an HTML report (%v)", path, err)
+		}
+	}
+	if !strings.Contains(string(b), "**perf-report** artifact of this run (https://github.com/hotbudget/hotbudget/actions/runs/1#artifacts)") {
+		t.Errorf("the job summary does not say where the HTML report is:\n%s", b)
 	}
 }

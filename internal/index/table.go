@@ -61,7 +61,67 @@ func (x *Index) Sum(sel Selection) (*Sums, error) {
 		Local: make([]int64, nf), LocalN: make([]int64, nf),
 		Line: make([]int64, nf), Col: make([]int64, nf),
 	}
+	seen := make([]bool, nf)
+	ff := x.FrameFunc
+	err = x.Each(sel, func(k Kept) {
+		s.Total += k.Value
+		s.TotalSamples += k.Count
+		u := k.Uniq
+		if u == nil {
+			return
+		}
+		leaf := ff[u[0]]
+		s.Self[leaf] += k.Value
+		s.SelfN[leaf] += k.Count
+		s.Local[leaf] += k.Value
+		s.LocalN[leaf] += k.Count
+		if len(u) > 1 {
+			up := ff[u[1]]
+			s.Local[up] += k.Value
+			s.LocalN[up] += k.Count
+		}
+		for _, fr := range u {
+			f := ff[fr]
+			s.Tot[f] += k.Value
+			s.TotN[f] += k.Count
+			if !seen[f] {
+				seen[f] = true
+				s.Order = append(s.Order, f)
+				s.Line[f], s.Col[f] = x.FrameLine[fr], x.FrameCol[fr]
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
 
+// Kept is one sample a Selection selects.
+type Kept struct {
+	Sample int   // the sample's index
+	Stack  int32 // its stack
+	// Value (nanoseconds) and Count (samples or events, 0 without a
+	// count type) of the sample.
+	Value, Count int64
+	// Uniq are the frames of the stack with distinct functions, leaf first
+	// (UniqFrames), less the leaf's when Selection.ToCaller charged it to
+	// its caller; nil when Focus or Ignore leave the sample out of the
+	// functions (it still counts in the total) or it has no frame.
+	Uniq []int32
+	// Skip is how many frames at the leaf end of the full stack belong to
+	// a function ToCaller charged to its caller (0 otherwise).
+	Skip int
+}
+
+// Each calls fn for every sample sel selects, in the profile's order: the
+// one place that decides which samples count and where.
+func (x *Index) Each(sel Selection, fn func(Kept)) error {
+	ti, ci, toNanos, err := pbuild.ValueIndexOf(x.Types, x.DefaultType, sel.SampleType)
+	if err != nil {
+		return err
+	}
+	nf := len(x.Funcs)
 	// Decisions per label set and per function, taken once.
 	var labelOK []bool
 	if len(sel.Threads) > 0 || len(sel.Processes) > 0 {
@@ -70,33 +130,26 @@ func (x *Index) Sum(sel Selection) (*Sums, error) {
 			labelOK[i] = pbuild.SelectsLabels(func(k string) []string { return lookup(ls, k) }, sel.Threads, sel.Processes)
 		}
 	}
-	matches := func(re *regexp.Regexp) []bool {
-		if re == nil {
+	matches := func(pred func(string) bool) []bool {
+		if pred == nil {
 			return nil
 		}
 		m := make([]bool, nf)
 		for i, f := range x.Funcs {
-			m[i] = re.MatchString(f.Name)
+			m[i] = pred(f.Name)
 		}
 		return m
 	}
-	synthetic := []bool(nil)
-	if sel.Synthetic != nil {
-		synthetic = make([]bool, nf)
-		for i, f := range x.Funcs {
-			synthetic[i] = sel.Synthetic(f.Name)
+	reMatch := func(re *regexp.Regexp) func(string) bool {
+		if re == nil {
+			return nil
 		}
+		return re.MatchString
 	}
-	focus, ignore := matches(sel.Focus), matches(sel.Ignore)
-	var toCaller []bool
-	if sel.ToCaller != nil {
-		toCaller = make([]bool, nf)
-		for i, f := range x.Funcs {
-			toCaller[i] = sel.ToCaller(f.Name)
-		}
-	}
+	synthetic := matches(sel.Synthetic)
+	focus, ignore := matches(reMatch(sel.Focus)), matches(reMatch(sel.Ignore))
+	toCaller := matches(sel.ToCaller)
 
-	seen := make([]bool, nf)
 	stride := len(x.Types)
 	ff := x.FrameFunc
 	for i, st := range x.SampleStack {
@@ -109,51 +162,35 @@ func (x *Index) Sum(sel Selection) (*Sums, error) {
 		}
 		if x.Short != nil {
 			if n, ok := x.Short[int32(i)]; ok && int(n) <= ti {
-				return nil, fmt.Errorf("sample %d has %d values, want at least %d", i, n, ti+1)
+				return fmt.Errorf("sample %d has %d values, want at least %d", i, n, ti+1)
 			}
 		}
 		row := x.Values[i*stride : (i+1)*stride]
-		v := row[ti] * toNanos
-		var n int64
+		k := Kept{Sample: i, Stack: st, Value: row[ti] * toNanos}
 		if ci >= 0 {
-			n = row[ci]
+			k.Count = row[ci]
 		}
-		s.Total += v
-		s.TotalSamples += n
-		if focus != nil && !anyFunc(focus, ff, u) {
-			continue
-		}
-		if ignore != nil && anyFunc(ignore, ff, u) {
-			continue
-		}
-		if len(u) == 0 {
-			continue
-		}
-		if toCaller != nil && len(u) > 1 && toCaller[ff[u[0]]] {
-			u = u[1:]
-		}
-		leaf := ff[u[0]]
-		s.Self[leaf] += v
-		s.SelfN[leaf] += n
-		s.Local[leaf] += v
-		s.LocalN[leaf] += n
-		if len(u) > 1 {
-			up := ff[u[1]]
-			s.Local[up] += v
-			s.LocalN[up] += n
-		}
-		for _, fr := range u {
-			f := ff[fr]
-			s.Tot[f] += v
-			s.TotN[f] += n
-			if !seen[f] {
-				seen[f] = true
-				s.Order = append(s.Order, f)
-				s.Line[f], s.Col[f] = x.FrameLine[fr], x.FrameCol[fr]
+		switch {
+		case focus != nil && !anyFunc(focus, ff, u), ignore != nil && anyFunc(ignore, ff, u), len(u) == 0:
+		case toCaller != nil && len(u) > 1 && toCaller[ff[u[0]]]:
+			k.Uniq = u[1:]
+			leaf := ff[u[0]]
+		skip:
+			for _, l := range x.Stack(st) {
+				lo, hi := x.Frames(l)
+				for f := lo; f < hi; f++ {
+					if ff[f] != leaf {
+						break skip
+					}
+					k.Skip++
+				}
 			}
+		default:
+			k.Uniq = u
 		}
+		fn(k)
 	}
-	return s, nil
+	return nil
 }
 
 func anyFunc(m []bool, ff, frames []int32) bool {

@@ -58,6 +58,19 @@ type Prior struct {
 	// Outlier marks the features whose own variance is far above the
 	// prior (see FitPrior): they keep their own estimate.
 	Outlier []bool
+
+	// The fitted scale as a function of the covariate: exp(a + b·c + shift),
+	// c held within [lo, hi]; b is 0 without a trend.
+	a, b, lo, hi, shift float64
+}
+
+// ScaleAt is the prior's scale for a feature that was not among those
+// fitted, with covariate cov (ignored without a trend).
+func (p Prior) ScaleAt(cov float64) float64 {
+	if p.b == 0 {
+		return math.Exp(p.a + p.shift)
+	}
+	return math.Exp(p.a + p.b*math.Min(math.Max(cov, p.lo), p.hi) + p.shift)
 }
 
 // FitPrior estimates the prior of the variances s2 (each estimated with df
@@ -87,8 +100,9 @@ func FitPrior(s2 []float64, df float64, cov []float64, use []bool, outlierP floa
 		return pr
 	}
 	for round := 0; round < 2; round++ {
-		scale, d0 := fitFDist(s2, df, cov, in)
+		scale, d0, tr := fitFDist(s2, df, cov, in)
 		pr.Scale, pr.DF = scale, d0
+		pr.a, pr.b, pr.lo, pr.hi, pr.shift = tr.a, tr.b, tr.lo, tr.hi, tr.shift
 		if round == 1 || !(outlierP > 0) {
 			break
 		}
@@ -116,9 +130,12 @@ func upperF(f, d1, d2 float64) float64 {
 	return distuv.F{D1: d1, D2: d2}.Survival(f)
 }
 
+// trend is a fitted scale: exp(a + b·clamp(c, lo, hi) + shift).
+type trend struct{ a, b, lo, hi, shift float64 }
+
 // fitFDist is limma's moment estimator of a scaled F distribution on the
 // features marked in, with an optional linear trend of the scale over cov.
-func fitFDist(s2 []float64, df float64, cov []float64, in []bool) ([]float64, float64) {
+func fitFDist(s2 []float64, df float64, cov []float64, in []bool) ([]float64, float64, trend) {
 	var xs []float64
 	var cs []float64
 	for i, ok := range in {
@@ -131,7 +148,7 @@ func fitFDist(s2 []float64, df float64, cov []float64, in []bool) ([]float64, fl
 	}
 	out := make([]float64, len(s2))
 	if len(xs) == 0 {
-		return out, math.Inf(1)
+		return out, math.Inf(1), trend{}
 	}
 	m := median(xs)
 	if m <= 0 {
@@ -169,16 +186,20 @@ func fitFDist(s2 []float64, df float64, cov []float64, in []bool) ([]float64, fl
 		d0 = 2 * TrigammaInverse(evar)
 		shift = mathext.Digamma(d0/2) - math.Log(d0/2)
 	}
-	lo, hi := minOf(cs), maxOf(cs)
-	for i := range out {
-		em := a
-		if useTrend {
-			// Outside the fitted range the trend is held flat.
-			em = a + b*math.Min(math.Max(cov[i], lo), hi)
-		}
-		out[i] = math.Exp(em + shift)
+	tr := trend{a: a, shift: shift}
+	if useTrend {
+		// Outside the fitted range the trend is held flat.
+		tr.b, tr.lo, tr.hi = b, minOf(cs), maxOf(cs)
 	}
-	return out, d0
+	p := Prior{a: tr.a, b: tr.b, lo: tr.lo, hi: tr.hi, shift: tr.shift}
+	for i := range out {
+		c := 0.0
+		if cov != nil {
+			c = cov[i]
+		}
+		out[i] = p.ScaleAt(c)
+	}
+	return out, d0, tr
 }
 
 // Squeeze returns the posterior variances: (df·s2 + DF·Scale)/(df + DF),

@@ -1,0 +1,206 @@
+package diff
+
+import (
+	"math"
+	"sort"
+
+	"github.com/hotbudget/hotbudget/internal/htmlreport"
+	"github.com/hotbudget/hotbudget/internal/stats"
+)
+
+// flameMaxNodes bounds the frames of the HTML report's flame graph; the
+// smaller ones are summed per parent (htmlreport.TreeBuilder.Tree).
+const flameMaxNodes = 50000
+
+// flameMaxTested bounds the frames whose paths are tested, the largest
+// first: each test costs about what a function's does.
+const flameMaxTested = 5000
+
+// flameTree builds the differential flame graph of a Compare report: the
+// stacks of every run merged by the path of function names from the root,
+// each frame's values the means over the runs of its time normalised as the
+// report's metric is (a share of the profile by default), so that widths
+// add up. Its change is head/(scale*base) - 1 of those means, with the
+// yardstick's scale; for tested frames it is computed from the per-run
+// values as a function's (pathRelative). Frames whose
+// compared metric is large enough for a verdict (Settings.MinShare or
+// MinAbsolute) are tested as call paths with pathSignificance, with the
+// Benjamini–Hochberg adjustment over the tested frames (slower and faster
+// apart), and their change counts when it is beyond the noise and reaches
+// both minimum changes, as a function's must.
+func (r *Report) flameTree() (*htmlreport.Tree, error) {
+	in := r.in
+	s := &r.Settings
+	nb, nh := len(in.b.runs), len(in.h.runs)
+	b := htmlreport.NewTreeBuilder("all")
+	type runLeaves struct {
+		leaf []int // stack index in b, then its leaf node
+		rs   *runStacks
+	}
+	var runs [2][]runLeaves
+	var path []int32
+	for sd := 0; sd < 2; sd++ {
+		sdr := in.side(sd).runs
+		for i, run := range sdr {
+			rs, err := in.runStacks(s, sd, i)
+			if err != nil {
+				return nil, err
+			}
+			ids := make([]int32, len(rs.table.Functions))
+			for j := range rs.table.Functions {
+				ids[j] = b.Name(rs.table.Functions[j].Name)
+			}
+			leaf := make([]int, len(rs.stacks))
+			per := 1 / (run.unit * float64(len(sdr)))
+			for j, st := range rs.stacks {
+				path = path[:0]
+				for k := len(st.Frames) - 1; k >= 0; k-- {
+					path = append(path, ids[st.Frames[k]])
+				}
+				leaf[j] = b.Add(sd, path, float64(st.Value)*per)
+			}
+			runs[sd] = append(runs[sd], runLeaves{leaf, rs})
+		}
+	}
+	b.Build()
+	for sd := range runs {
+		for _, rl := range runs[sd] {
+			for j, e := range rl.leaf {
+				rl.leaf[j] = int(b.Leaf(e))
+			}
+		}
+	}
+	metric := func(id int32) (float64, float64) {
+		bv, hv := b.Values(id)
+		if s.Metric == Total {
+			return bv.Total, hv.Total
+		}
+		return bv.Self, hv.Self
+	}
+
+	// The frames large enough to test, the largest first.
+	var tested []int32
+	for id := int32(1); int(id) < b.Len(); id++ {
+		bv, hv := metric(id)
+		if s.sizeable(math.Max(bv, hv)) {
+			tested = append(tested, id)
+		}
+	}
+	sort.Slice(tested, func(x, y int) bool {
+		bx, hx := metric(tested[x])
+		by, hy := metric(tested[y])
+		return math.Max(bx, hx) > math.Max(by, hy)
+	})
+	if len(tested) > flameMaxTested {
+		tested = tested[:flameMaxTested]
+	}
+	slot := make(map[int32]int, len(tested))
+	for k, id := range tested {
+		slot[id] = k
+	}
+	vals := make([][]float64, len(tested))
+	counts := make([][]int64, len(tested))
+	for k := range tested {
+		vals[k] = make([]float64, nb+nh)
+		counts[k] = make([]int64, nb+nh)
+	}
+	for sd := 0; sd < 2; sd++ {
+		for i, rl := range runs[sd] {
+			col := i
+			if sd == 1 {
+				col = nb + i
+			}
+			unit := in.side(sd).runs[i].unit
+			for j, st := range rl.rs.stacks {
+				v := float64(st.Value) / unit
+				for id := int32(rl.leaf[j]); id > 0; id = b.Parent(id) {
+					if k, ok := slot[id]; ok {
+						vals[k][col] += v
+						counts[k][col] += st.Samples
+					}
+					if s.Metric == Self {
+						break // self time is the leaf's only
+					}
+				}
+			}
+		}
+	}
+	// The frames are measured against the yardstick of the functions at
+	// large (the one used for functions that are not part of it).
+	n := in.normFor("")
+	type stat struct {
+		p, q, poolP, delta, rel float64
+	}
+	judged := make([]stat, len(tested))
+	var up, down []int
+	for k := range tested {
+		var bk, hk int64
+		for j, c := range counts[k] {
+			if j < nb {
+				bk += c
+			} else {
+				hk += c
+			}
+		}
+		t := s.pathSignificance(in, pathValues{base: vals[k][:nb], head: vals[k][nb:], bk: bk, hk: hk}, n)
+		bv, hv := metric(tested[k])
+		st := stat{p: t.p, q: t.p, poolP: t.poolP, delta: hv - n.scale*bv, rel: s.pathRelative(vals[k][:nb], vals[k][nb:], n)}
+		if bv <= 0 {
+			st.rel = math.Inf(1)
+		}
+		judged[k] = st
+		if st.delta > 0 {
+			up = append(up, k)
+		} else {
+			down = append(down, k)
+		}
+	}
+	for _, g := range [][]int{up, down} {
+		ps := make([]float64, len(g))
+		for x, k := range g {
+			ps[x] = judged[k].p
+		}
+		for x, q := range stats.BH(ps) {
+			judged[g[x]].q = q
+		}
+	}
+	t := b.Tree(flameMaxNodes, func(id int32, node *htmlreport.Node) {
+		k, ok := slot[id]
+		if !ok {
+			return
+		}
+		st := judged[k]
+		node.Change, node.P, node.Q = st.rel, st.p, st.q
+		big := math.Abs(st.rel) >= s.MinRelative && s.sizeable(math.Abs(st.delta))
+		node.Significant = st.q < s.Alpha && st.poolP < s.Alpha && big && st.delta != 0
+	})
+	t.Diff = true
+	t.Scale = n.scale
+	t.Metric = string(s.Metric)
+	t.Unit = r.flameUnit()
+	t.MinChange = s.MinRelative
+	t.Runs = max(nb, nh)
+	t.Marks = map[string]string{}
+	for _, row := range r.Rows {
+		switch row.Verdict {
+		case Regressed, Improved, New, Gone:
+			// Several rows of one name (name+file keys): the first, as
+			// rows come regressions first.
+			if _, ok := t.Marks[row.Name]; !ok {
+				t.Marks[row.Name] = string(row.Verdict)
+			}
+		}
+	}
+	return t, nil
+}
+
+// flameUnit names the unit of the report's normalised values.
+func (r *Report) flameUnit() string {
+	switch {
+	case r.Settings.Mode == Share:
+		return "share"
+	case r.Settings.Mode == PerOp && r.Settings.Anchor != "":
+		return "x"
+	}
+	return "ns"
+}

@@ -1,0 +1,100 @@
+package diff
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/hotbudget/hotbudget/internal/htmlreport"
+)
+
+// htmlMaxUnchanged bounds the unchanged functions the HTML table lists.
+const htmlMaxUnchanged = 200
+
+// WriteHTML writes the report as one self-contained HTML page that works
+// offline: the headline verdict, the table of verdicts with each changed
+// function's explanation, and, for a Compare report, a differential flame
+// graph of the two sides (width = time, colour = change of the compared
+// metric, judged functions marked; click to zoom, search by name, hover for
+// self, total, change and p). Every asset is embedded; the page fetches
+// nothing.
+func (r *Report) WriteHTML(w io.Writer) error {
+	page := &htmlreport.Report{
+		Title:     "hotbudget diff",
+		Headline:  r.htmlHeadline(),
+		Status:    "pass",
+		Details:   []string{r.sideLine("base", r.Base), r.sideLine("head", r.Head), "compared: " + r.describe()},
+		Warnings:  r.Warnings,
+		Generator: "written by hotbudget diff",
+	}
+	if r.bench {
+		page.Title = "hotbudget bench"
+		page.Generator = "written by hotbudget bench"
+	} else {
+		if r.Noise.Source == "runs" {
+			page.Details = append(page.Details, "noise: "+r.noiseLine())
+		}
+		page.Details = append(page.Details, "whole program: "+r.Headline.text())
+		for _, l := range r.powerLines() {
+			page.Details = append(page.Details, "power: "+l)
+		}
+	}
+	if r.Failed() {
+		page.Status = "fail"
+	}
+	what := "function"
+	if r.bench {
+		what = "benchmark"
+	}
+	page.Table = htmlreport.Table{
+		Columns:    []string{what, "base", "head", "change", "p", "verdict"},
+		NameColumn: 0,
+		Numeric:    []bool{false, true, true, true, true, false},
+	}
+	if r.in == nil {
+		page.Table.NameColumn = -1 // no flame graph to search
+	}
+	hidden, unchanged := 0, 0
+	for _, row := range r.Rows {
+		if row.Verdict == Unchanged {
+			if r.hide(row) || unchanged >= htmlMaxUnchanged {
+				hidden++
+				continue
+			}
+			unchanged++
+		}
+		hr := htmlreport.Row{
+			Cells: []string{row.Name, r.formatMetric(row, row.Base.Metric), r.formatMetric(row, row.Head.Metric),
+				r.change(row), pString(row), string(row.Verdict)},
+			Verdict: string(row.Verdict),
+		}
+		if ex := row.Explain; ex != nil {
+			he := &htmlreport.Explain{Summary: ex.Summary,
+				Columns: []string{ex.By[:len(ex.By)-1] + " path", "base", "head", "path change", "of change", "p", "verdict"}}
+			for _, pc := range ex.Paths {
+				he.Paths = append(he.Paths, htmlreport.ExplainPath{
+					Cells: []string{ex.describePath(pc), r.formatMetric(row, pc.Base), r.formatMetric(row, pc.Head),
+						r.pathChange(pc), pct(contribution(&row, ex, pc)), fmt.Sprintf("p=%.3g", pc.P), string(pc.Verdict)},
+					Verdict: string(pc.Verdict),
+				})
+			}
+			hr.Explain = he
+		}
+		page.Table.Rows = append(page.Table.Rows, hr)
+	}
+	if hidden > 0 {
+		page.Table.Note = fmt.Sprintf("%d unchanged %ss not shown (below 0.1%% of both sides, absent from most runs, or beyond the largest %d)", hidden, what, htmlMaxUnchanged)
+	}
+	if r.in != nil {
+		t, err := r.flameTree()
+		if err != nil {
+			return err
+		}
+		page.Tree = t
+	}
+	return htmlreport.Write(w, page)
+}
+
+// htmlHeadline is the page's verdict in one sentence.
+func (r *Report) htmlHeadline() string {
+	return r.summary()
+}
