@@ -402,7 +402,6 @@ func pairFit(y, c []float64, rate [2]float64, phi, nu float64) fit {
 	return f
 }
 
-
 // detectable returns the smallest relative change (0.12 = +12%) that a
 // one-sided test at level a detects with probability power given the
 // standard error se on the log scale and df degrees of freedom, and the
