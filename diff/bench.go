@@ -41,16 +41,8 @@ const BenchSchemaVersion = "hotbudget.bench/v1"
 // an improvement. The report's writers word it for benchmarks (its JSON
 // schema is BenchSchemaVersion).
 func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
-	s := DefaultSettings
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o.apply(&s); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.check(); err != nil {
+	s, err := newEngine(opts)
+	if err != nil {
 		return nil, err
 	}
 	if s.Assume == AssumeModel {
@@ -71,7 +63,7 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Settings: s, Base: Side{Runs: bv.runs}, Head: Side{Runs: hv.runs}, bench: true}
+	rep := &Report{Settings: s.Settings, Base: Side{Runs: bv.runs}, Head: Side{Runs: hv.runs}, bench: true}
 	higher := func(unit string) bool {
 		return bh[unit] || hh[unit] || strings.HasSuffix(unit, "/s")
 	}
@@ -148,8 +140,8 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 	}
 	sort.SliceStable(rep.Rows, func(i, j int) bool {
 		a, b := &rep.Rows[i], &rep.Rows[j]
-		if verdictOrder[a.Verdict] != verdictOrder[b.Verdict] {
-			return verdictOrder[a.Verdict] < verdictOrder[b.Verdict]
+		if ra, rb := verdictRank(a.Verdict), verdictRank(b.Verdict); ra != rb {
+			return ra < rb
 		}
 		if ca, cb := configString(a.Config), configString(b.Config); ca != cb {
 			return ca < cb

@@ -225,8 +225,8 @@ type Row struct {
 	tested     bool
 	pUp, pDown float64 // one-sided p-values, slower and faster
 	fit        *fit
-	idx        int    // the function's index among the comparison's measures
-	key        string // matching key (Settings.key)
+	idx        int   // the function's index among the comparison's measures
+	id         int32 // its matching key's id
 }
 
 // Noise describes the noise model a comparison learned (see the package

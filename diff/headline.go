@@ -47,7 +47,7 @@ type Headline struct {
 const floorHeadline = 0.0025
 
 // headline judges the time per unit of work.
-func (s *Settings) headline(b, h *side) Headline {
+func (s *engine) headline(b, h *side) Headline {
 	hl := Headline{P: 1, Test: "none", Verdict: Unchanged}
 	runs := append(append([]*run(nil), b.runs...), h.runs...)
 	head := make([]bool, len(runs))

@@ -97,20 +97,18 @@ func (c *cli) diff(args []string) int {
 	if err != nil {
 		return c.usageErr("diff", "%v", err)
 	}
-	base, err := c.loadAll("diff", basePaths, sel)
+	sides, err := c.loadIndexes("diff", sel, basePaths, headPaths)
 	if err != nil {
 		return c.inputErr("diff", err)
 	}
-	head, err := c.loadAll("diff", headPaths, sel)
-	if err != nil {
-		return c.inputErr("diff", err)
-	}
-	rep, err := diff.Compare(base, head, opts...)
+	rep, err := diff.CompareIndex(sides[0], sides[1], opts...)
 	if err != nil {
 		return c.inputErr("diff", err)
 	}
 	if *pprofOut != "" {
-		if err := writeDiffPprof(*pprofOut, base, head); err != nil {
+		// Only the pprof output needs the profiles themselves: loaded
+		// again, their warnings printed with the indexes.
+		if err := writeDiffPprof(*pprofOut, basePaths, headPaths, sel.loadOptions()); err != nil {
 			return c.inputErr("diff", err)
 		}
 	}
@@ -321,8 +319,30 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 	return opts, nil
 }
 
-// writeDiffPprof merges each side's runs and writes diff.ToPprof's profile.
-func writeDiffPprof(path string, base, head []*profile.Profile) error {
+// writeDiffPprof loads each side's profiles, merges its runs and writes
+// diff.ToPprof's profile.
+func writeDiffPprof(path string, basePaths, headPaths []string, opts []loaders.Option) error {
+	load := func(paths []string) ([]*profile.Profile, error) {
+		files, err := expandGlobs(paths)
+		if err != nil {
+			return nil, err
+		}
+		ps := make([]*profile.Profile, len(files))
+		for i, f := range files {
+			if ps[i], err = loaders.Load(f, opts...); err != nil {
+				return nil, err
+			}
+		}
+		return ps, nil
+	}
+	base, err := load(basePaths)
+	if err != nil {
+		return err
+	}
+	head, err := load(headPaths)
+	if err != nil {
+		return err
+	}
 	b, err := mergeRuns(base)
 	if err != nil {
 		return fmt.Errorf("--pprof: merging baseline runs: %w", err)
