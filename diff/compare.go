@@ -22,7 +22,7 @@ import (
 // per-function work is done on arrays.
 type engine struct {
 	Settings
-	keys []keyInfo       // by key id, in order of first appearance
+	keys []keyInfo        // by key id, in order of first appearance
 	ids  map[string]int32 // matching key -> key id
 	// order is the key ids sorted by key (keyOrder).
 	order []int32

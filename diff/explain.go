@@ -89,10 +89,10 @@ type inputs struct {
 	runs         []*run // base runs, then head runs
 	head         []bool
 	multi, exact bool
-	model        *model      // the noise model the functions were judged with
-	expo, ev     [][]float64 // per function (index into the measures): exposures and their log variance
-	scale        []float64   // per function: how the rest of the profile moved
-	general      []float64   // exposures of a function outside the yardstick
+	model        *model          // the noise model the functions were judged with
+	expo, ev     [][]float64     // per function (index into the measures): exposures and their log variance
+	scale        []float64       // per function: how the rest of the profile moved
+	general      []float64       // exposures of a function outside the yardstick
 	stacks       [2][]*runStacks // by side, then run; filled on demand
 }
 
@@ -283,9 +283,9 @@ type pnode struct {
 	name     string
 	parent   *pnode
 	children map[int32]*pnode // by matching key id
-	val      []float64 // metric through this path, per run
-	n        []int64   // samples through it
-	term     []float64 // of which the stack ends here
+	val      []float64        // metric through this path, per run
+	n        []int64          // samples through it
+	term     []float64        // of which the stack ends here
 	termN    []int64
 }
 
