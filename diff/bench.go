@@ -34,7 +34,7 @@ const BenchSchemaVersion = "hotbudget.bench/v1"
 // Settings.BenchIgnore (WithBenchIgnore) drops keys from that, as
 // benchstat's -ignore does.
 //
-// Row.Name is the full name, Row.Config the configuration, Row.File the
+// Row.Name is the full name, Row.Config the configuration, Row.Unit the
 // unit (tidied as benchstat does: ns/op becomes sec/op), Base.Metric and
 // Head.Metric the medians. For units where higher is better (throughput:
 // a unit ending in "/s", or a unit declared "better=higher") an increase is
@@ -75,7 +75,7 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 		keys[k] = true
 	}
 	for k := range keys {
-		row := Row{Name: k.name, File: k.unit, Config: br.configMap(k.config), P: 1, Q: 1, Test: "none"}
+		row := Row{Name: k.name, Unit: k.unit, Config: br.configMap(k.config), P: 1, Q: 1, Test: "none"}
 		b, inB := bv.vals[k]
 		h, inH := hv.vals[k]
 		if inB {
@@ -149,7 +149,7 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 		if a.Name != b.Name {
 			return a.Name < b.Name
 		}
-		return br.units[a.File] < br.units[b.File] // as the input lists them
+		return br.units[a.Unit] < br.units[b.Unit] // as the input lists them
 	})
 	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "results")...)
 	rep.Warnings = append(rep.Warnings, configMismatch(rep.Rows)...)
@@ -284,7 +284,7 @@ func configMismatch(rows []Row) []string {
 	gone := map[string][]map[string]string{}
 	for _, row := range rows {
 		if row.Verdict == Gone {
-			gone[row.Name+" "+row.File] = append(gone[row.Name+" "+row.File], row.Config)
+			gone[row.Name+" "+row.Unit] = append(gone[row.Name+" "+row.Unit], row.Config)
 		}
 	}
 	n := 0
@@ -293,7 +293,7 @@ func configMismatch(rows []Row) []string {
 			continue
 		}
 		found := false
-		for _, bc := range gone[row.Name+" "+row.File] {
+		for _, bc := range gone[row.Name+" "+row.Unit] {
 			for _, k := range configKeys(bc, row.Config) {
 				if bc[k] == row.Config[k] || k == "pkg" && bc[k] != "" && row.Config[k] != "" {
 					continue // another package's benchmark of the same name
@@ -406,7 +406,7 @@ func benchLayout(rows []Row) (common, vary []string) {
 func benchName(row Row, vary []string, unit bool) string {
 	name := row.Name
 	if unit {
-		name += " " + row.File
+		name += " " + row.Unit
 	}
 	var extra []string
 	if p := row.Config["pkg"]; p != "" {
@@ -440,7 +440,7 @@ func benchRuns(n int) string {
 }
 
 func benchValue(row Row, v float64) string {
-	return benchunit.Scale(v, benchunit.ClassOf(row.File)) + " " + row.File
+	return benchunit.Scale(v, benchunit.ClassOf(row.Unit)) + " " + row.Unit
 }
 
 func (r *Report) benchSummary(vary []string) string {
@@ -667,7 +667,7 @@ func (r *Report) writeBenchJSON(w io.Writer) error {
 			cfg = map[string]string{}
 		}
 		out.Benchmarks = append(out.Benchmarks, benchJSONItem{
-			Name: row.Name, Package: row.Config["pkg"], Config: cfg, Unit: row.File,
+			Name: row.Name, Package: row.Config["pkg"], Config: cfg, Unit: row.Unit,
 			Base:  benchJSONValue{finite(row.Base.Metric), row.Base.Samples},
 			Head:  benchJSONValue{finite(row.Head.Metric), row.Head.Samples},
 			Delta: finite(row.Delta), Relative: finite(row.Relative), P: finite(row.P), Q: finite(row.Q),

@@ -221,6 +221,9 @@ type Row struct {
 	// the "key: value" lines `go test` prints before it, such as pkg,
 	// goos, goarch and cpu. Nil for functions.
 	Config map[string]string `json:"config,omitempty"`
+	// Unit is a benchmark's unit (CompareBench), tidied as benchstat
+	// tidies it: sec/op, B/op, B/s. Empty for functions.
+	Unit string `json:"unit,omitempty"`
 
 	tested     bool
 	pUp, pDown float64 // one-sided p-values, slower and faster

@@ -171,12 +171,12 @@ func reportAnnotations(cmd string, rep *diff.Report, bench bool) []annotation {
 	for _, r := range rep.Regressions() {
 		var msg, file string
 		name := r.Name
-		if bench { // Row.File holds the unit
+		if bench {
 			if pkg := r.Config["pkg"]; pkg != "" {
 				name += " (" + pkg + ")"
 			}
 			msg = fmt.Sprintf("%s regressed: %.4g -> %.4g %s (%+.1f%%, p=%.3g, q=%.3g)", name,
-				r.Base.Metric, r.Head.Metric, r.File, 100*r.Relative, r.P, r.Q)
+				r.Base.Metric, r.Head.Metric, r.Unit, 100*r.Relative, r.P, r.Q)
 		} else {
 			file = r.File
 			msg = fmt.Sprintf("%s regressed: %s %s -> %s (%+.1f%%, p=%.3g, q=%.3g)", r.Name, rep.Settings.Metric,
