@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchproc"
@@ -524,18 +525,18 @@ func (r *Report) writeBenchMarkdown(w io.Writer) error {
 	if len(r.Regressions()) > 0 {
 		icon = "❌"
 	}
-	fmt.Fprintf(&b, "### %s hotbudget bench: %s\n\n", icon, mdEscape(r.benchSummary(vary)))
+	fmt.Fprintf(&b, "### %s hotbudget bench: %s\n\n", icon, textfmt.MarkdownEscape(r.benchSummary(vary)))
 	fmt.Fprintf(&b, "Base: %s  \nHead: %s  \nCompared: %s.", benchRuns(r.Base.Runs), benchRuns(r.Head.Runs), r.benchDescribe())
 	if len(common) > 0 {
 		var cfg []string
 		for _, k := range common {
-			cfg = append(cfg, fmt.Sprintf("%s `%s`", k, mdCode(r.Rows[0].Config[k])))
+			cfg = append(cfg, fmt.Sprintf("%s %s", k, textfmt.MarkdownCode(r.Rows[0].Config[k])))
 		}
 		fmt.Fprintf(&b, "  \nConfiguration: %s.", strings.Join(cfg, ", "))
 	}
 	fmt.Fprint(&b, "\n\n")
 	for _, warn := range r.Warnings {
-		fmt.Fprintf(&b, "> ⚠️ %s\n", mdEscape(warn))
+		fmt.Fprintf(&b, "> ⚠️ %s\n", textfmt.MarkdownEscape(warn))
 	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintln(&b)
@@ -543,16 +544,16 @@ func (r *Report) writeBenchMarkdown(w io.Writer) error {
 	table := func(rows []Row) {
 		fmt.Fprint(&b, "|")
 		for _, k := range vary {
-			fmt.Fprintf(&b, " %s |", mdEscape(k))
+			fmt.Fprintf(&b, " %s |", textfmt.MarkdownEscape(k))
 		}
 		fmt.Fprintln(&b, " benchmark | base | head | change | p | verdict |")
 		fmt.Fprintln(&b, "|"+strings.Repeat(":--|", len(vary))+":--|--:|--:|--:|--:|:--|")
 		for _, row := range rows {
 			fmt.Fprint(&b, "|")
 			for _, k := range vary {
-				fmt.Fprintf(&b, " `%s` |", mdCode(row.Config[k]))
+				fmt.Fprintf(&b, " %s |", textfmt.MarkdownCode(row.Config[k]))
 			}
-			fmt.Fprintf(&b, " `%s` | %s | %s | %s | %s | %s |\n", mdCode(row.Name), benchValue(row, row.Base.Metric),
+			fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s |\n", textfmt.MarkdownCode(row.Name), benchValue(row, row.Base.Metric),
 				benchValue(row, row.Head.Metric), r.change(row), pString(row), row.Verdict)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/stats"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -363,7 +364,7 @@ func (s *engine) judge(b, h *side) (*Report, error) {
 	exact := b.sum.Exact && h.sum.Exact
 	if b.sum.Period > 0 && h.sum.Period > 0 && !samePeriod(b.sum.Period, h.sum.Period) {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-			"base sampled every %v, head every %v: compared as times, not sample counts", fmtDuration(b.sum.Period), fmtDuration(h.sum.Period)))
+			"base sampled every %v, head every %v: compared as times, not sample counts", textfmt.Duration(b.sum.Period), textfmt.Duration(h.sum.Period)))
 	}
 	if bt, ht := b.runs[0].table.SampleType, h.runs[0].table.SampleType; bt != ht {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("base measures %s, head %s", bt, ht))
@@ -1500,9 +1501,6 @@ func median(vals []float64) float64 {
 	}
 	return benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64(nil), vals...), &benchmath.DefaultThresholds), 0.95).Center
 }
-
-// durationOf rounds nanoseconds to a Duration.
-func durationOf(ns float64) time.Duration { return time.Duration(math.Round(ns)) }
 
 // yardMedian is the yardstick size above which its per-run factor is a
 // median rather than a sum.

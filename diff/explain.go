@@ -11,6 +11,7 @@ import (
 
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/stats"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // Explanation splits the change of one regressed or improved function
@@ -746,7 +747,7 @@ func (r *Report) writeMarkdownExplanations(w io.Writer) {
 		fmt.Fprintf(w, "<details><summary><code>%s</code>: %s</summary>\n\n", html.EscapeString(row.Name), html.EscapeString(ex.Summary))
 		fmt.Fprintf(w, "| %s path | base | head | path change | of change | p | verdict |\n|:--|--:|--:|--:|--:|--:|:--|\n", strings.TrimSuffix(ex.By, "s"))
 		for _, pc := range ex.Paths {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | p=%.3g | %s |\n", mdEscape(ex.describePath(pc)),
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | p=%.3g | %s |\n", textfmt.MarkdownEscape(ex.describePath(pc)),
 				r.formatMetric(*row, pc.Base), r.formatMetric(*row, pc.Head), r.pathChange(pc), pct(contribution(row, ex, pc)), pc.P, pc.Verdict)
 		}
 		fmt.Fprint(w, "\n</details>\n\n")

@@ -3,11 +3,11 @@ package diff
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"io"
 	"math"
 	"strings"
 	"text/tabwriter"
-	"time"
 )
 
 // SchemaVersion names the JSON report's schema. It changes only when a field
@@ -188,7 +188,7 @@ func (r *Report) describe() string {
 	}
 	minAbs := fmt.Sprintf("%.1f share points", s.MinShare*100)
 	if s.Mode == Absolute || (s.Mode == PerOp && s.Anchor == "") {
-		minAbs = s.MinAbsolute.String()
+		minAbs = textfmt.Duration(s.MinAbsolute)
 	}
 	if s.Assume != AssumeModel && r.Base.Runs >= 2 && r.Head.Runs >= 2 {
 		what += "; runs compared by " + test
@@ -202,13 +202,13 @@ func (r *Report) sideLine(name string, sd Side) string {
 	if sd.Exact {
 		kind = "exact"
 	} else if sd.Period > 0 {
-		kind = "sampled every " + sd.Period.String()
+		kind = "sampled every " + textfmt.Duration(sd.Period)
 	}
 	runs := "1 run"
 	if sd.Runs != 1 {
 		runs = fmt.Sprintf("%d runs", sd.Runs)
 	}
-	return fmt.Sprintf("%s: %s, %v total per run, %d samples (%s)", name, runs, sd.Total.Round(10*time.Microsecond), sd.Samples, kind)
+	return fmt.Sprintf("%s: %s, %s total per run, %d samples (%s)", name, runs, textfmt.Duration(sd.Total), sd.Samples, kind)
 }
 
 // formatMetric renders a normalised metric value of row in its unit.
@@ -216,23 +216,11 @@ func (r *Report) formatMetric(row Row, v float64) string {
 	s := r.Settings
 	switch {
 	case s.Mode == Share:
-		return fmt.Sprintf("%.2f%%", v*100)
+		return textfmt.Percent(v)
 	case s.Mode == PerOp && s.Anchor != "":
 		return fmt.Sprintf("%.3fx", v)
-	case s.Mode == PerOp:
-		return fmtDuration(time.Duration(v))
 	}
-	return fmtDuration(time.Duration(v))
-}
-
-func fmtDuration(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "0"
-	case d%time.Millisecond == 0 || d >= 10*time.Millisecond:
-		return d.Round(10 * time.Microsecond).String()
-	}
-	return d.Round(10 * time.Nanosecond).String()
+	return textfmt.Duration(roundNanos(v))
 }
 
 func (r *Report) change(row Row) string {
@@ -453,13 +441,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "%s  \n%s  \nCompared: %s.", r.sideLine("Base", r.Base), r.sideLine("Head", r.Head), r.describe())
 	if !r.bench {
 		if r.Noise.Source == "runs" {
-			fmt.Fprintf(&b, "  \nNoise: %s.", mdEscape(r.noiseLine()))
+			fmt.Fprintf(&b, "  \nNoise: %s.", textfmt.MarkdownEscape(r.noiseLine()))
 		}
-		fmt.Fprintf(&b, "  \n**Whole program:** %s", mdEscape(r.Headline.text()))
+		fmt.Fprintf(&b, "  \n**Whole program:** %s", textfmt.MarkdownEscape(r.Headline.text()))
 	}
 	fmt.Fprint(&b, "\n\n")
 	for _, warn := range r.Warnings {
-		fmt.Fprintf(&b, "> ⚠️ %s\n", mdEscape(warn))
+		fmt.Fprintf(&b, "> ⚠️ %s\n", textfmt.MarkdownEscape(warn))
 	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintln(&b)
@@ -468,7 +456,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintln(&b, "| function | base | head | change | p | verdict |")
 		fmt.Fprintln(&b, "|:--|--:|--:|--:|--:|:--|")
 		for _, row := range rows {
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", mdCode(row.Name), r.formatMetric(row, row.Base.Metric),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", textfmt.MarkdownCode(row.Name), r.formatMetric(row, row.Base.Metric),
 				r.formatMetric(row, row.Head.Metric), r.change(row), pString(row), row.Verdict)
 		}
 	}
@@ -491,7 +479,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintln(&b, "**Power** (80% chance of detection, were it the only change):")
 		fmt.Fprintln(&b)
 		for _, l := range lines {
-			fmt.Fprintf(&b, "- %s\n", mdEscape(l))
+			fmt.Fprintf(&b, "- %s\n", textfmt.MarkdownEscape(l))
 		}
 		fmt.Fprintln(&b)
 	}
@@ -508,12 +496,4 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-func mdCode(s string) string {
-	return strings.NewReplacer("`", "'", "|", `\|`).Replace(s)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -194,9 +195,9 @@ func reportAnnotations(cmd string, rep *diff.Report, bench bool) []annotation {
 
 func fmtMetric(v float64, m diff.Mode) string {
 	if m == diff.Share {
-		return fmtPct(v)
+		return textfmt.Percent(v)
 	}
-	return fmtDur(time.Duration(v))
+	return textfmt.Duration(time.Duration(v))
 }
 
 // diffFlags are the statistical flags shared by diff and bench.

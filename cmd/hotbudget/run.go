@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
@@ -452,37 +451,3 @@ func parsePercent(s string) (float64, error) {
 	}
 	return v / 100, nil
 }
-
-// fmtDur formats a time the way pprof does: the largest unit in which the
-// value is at least 1, two decimals without a trailing ".00".
-func fmtDur(d time.Duration) string {
-	if d == 0 {
-		return "0"
-	}
-	v := float64(d)
-	neg := v < 0
-	if neg {
-		v = -v
-	}
-	unit := "ns"
-	switch {
-	case v >= 3600e9:
-		v, unit = v/3600e9, "hrs"
-	case v >= 60e9:
-		v, unit = v/60e9, "mins"
-	case v >= 1e9:
-		v, unit = v/1e9, "s"
-	case v >= 1e6:
-		v, unit = v/1e6, "ms"
-	case v >= 1e3:
-		v, unit = v/1e3, "us"
-	}
-	s := strings.TrimSuffix(fmt.Sprintf("%.2f", v), ".00")
-	if neg {
-		s = "-" + s
-	}
-	return s + unit
-}
-
-// fmtPct formats a share in [0,1] as pprof does: "12.34%".
-func fmtPct(share float64) string { return fmt.Sprintf("%.2f%%", 100*share) }
