@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hotbudget/hotbudget/internal/stats"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
@@ -80,11 +81,11 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 		b, inB := bv.vals[k]
 		h, inH := hv.vals[k]
 		if inB {
-			row.Base.Metric = median(b)
+			row.Base.Metric = stats.Median(b)
 			row.Base.Samples = int64(len(b))
 		}
 		if inH {
-			row.Head.Metric = median(h)
+			row.Head.Metric = stats.Median(h)
 			row.Head.Samples = int64(len(h))
 		}
 		row.Delta = row.Head.Metric - row.Base.Metric

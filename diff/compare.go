@@ -1494,14 +1494,6 @@ func (s *Settings) analysisOptions() []analysis.Option {
 	return o
 }
 
-// median is benchmath's non-parametric centre.
-func median(vals []float64) float64 {
-	if len(vals) == 0 {
-		return 0
-	}
-	return benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64(nil), vals...), &benchmath.DefaultThresholds), 0.95).Center
-}
-
 // yardMedian is the yardstick size above which its per-run factor is a
 // median rather than a sum.
 const yardMedian = 5

@@ -255,7 +255,7 @@ func (s *engine) relative(b, h, scale float64) float64 {
 // function shows the function's change.
 func (s *engine) pathRelative(bvals, hvals []float64, n norm) float64 {
 	if n.rest {
-		return s.relative(median(bvals), median(hvals), n.scale)
+		return s.relative(stats.Median(bvals), stats.Median(hvals), n.scale)
 	}
 	nbv, nhv := make([]float64, len(bvals)), make([]float64, len(hvals))
 	for i := range bvals {
@@ -264,7 +264,7 @@ func (s *engine) pathRelative(bvals, hvals []float64, n norm) float64 {
 	for i := range hvals {
 		nhv[i] = hvals[i] / n.head[i]
 	}
-	return s.relative(median(nbv), median(nhv), 1)
+	return s.relative(stats.Median(nbv), stats.Median(nhv), 1)
 }
 
 func mean(v []float64) float64 {
@@ -519,7 +519,7 @@ func (r *Report) explainRow(row *Row, root *pnode) *Explanation {
 	poolP := make([]float64, len(groups))
 	for gi, g := range groups {
 		bvals, hvals := g.val[:nb], g.val[nb:]
-		pc := PathChange{Others: g.others, Base: median(bvals), Head: median(hvals), Delta: g.delta, End: g.end}
+		pc := PathChange{Others: g.others, Base: stats.Median(bvals), Head: stats.Median(hvals), Delta: g.delta, End: g.end}
 		if g.node != nil {
 			// Up the tree from the path's end: for callers that is the
 			// outermost caller first, for callees the deepest callee.

@@ -18,6 +18,7 @@ package pbuild
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -292,11 +293,19 @@ func MedianDelta(ts []int64) int64 {
 			d = append(d, x)
 		}
 	}
-	if len(d) == 0 {
+	return Median(d)
+}
+
+// Median returns the upper median of v, the value at index len(v)/2 in
+// sorted order: always one of the values, as a period must be; 0 for an
+// empty v. v is not modified. (Float medians: internal/stats.Median.)
+func Median(v []int64) int64 {
+	if len(v) == 0 {
 		return 0
 	}
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	return d[len(d)/2]
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // Options are what the public loaders package passes to a format parser.

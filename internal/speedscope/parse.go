@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"reflect"
-	"sort"
 	"strconv"
 
 	"github.com/google/pprof/profile"
@@ -706,7 +705,7 @@ func (f *file) build() (*profile.Profile, error) {
 	}
 	var period int64
 	if kind == pbuild.Sampled {
-		period = median(bd.weight)
+		period = pbuild.Median(bd.weight)
 	}
 	var dur int64
 	if bd.spans {
@@ -1001,12 +1000,4 @@ func (bd *builder) sampled(p *rawProfile, add bool) error {
 		bd.span(s, s+sum)
 	}
 	return nil
-}
-
-func median(v []int64) int64 {
-	if len(v) == 0 {
-		return 0
-	}
-	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
-	return v[len(v)/2]
 }
