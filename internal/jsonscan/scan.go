@@ -184,6 +184,29 @@ func (s *Scanner) ArrayNext(first bool) (end bool, err error) {
 	return false, nil
 }
 
+// Elements reads the elements of an array ('[' already read) one at a
+// time, calling fn with each one's index, offset and bytes, which stay
+// valid until fn returns. buf is reused for the bytes; the grown buffer is
+// returned for the next call.
+func (s *Scanner) Elements(buf []byte, fn func(i int, off int64, raw []byte) error) ([]byte, error) {
+	for i, first := 0, true; ; i, first = i+1, false {
+		end, err := s.ArrayNext(first)
+		if err != nil || end {
+			return buf, err
+		}
+		if _, err := s.Peek(); err != nil {
+			return buf, err
+		}
+		off := s.Off()
+		if buf, err = s.Value(buf[:0], true); err != nil {
+			return buf, err
+		}
+		if err := fn(i, off, buf); err != nil {
+			return buf, err
+		}
+	}
+}
+
 // StringBody reads a string whose opening quote was read.
 func (s *Scanner) StringBody() (string, error) {
 	b := s.Raw[:0]
