@@ -642,3 +642,24 @@ func (s *Scanner) Skip() error {
 		s.Pos = i
 	}
 }
+
+// SkipTokens skips the JSON value whose first token next returns, without
+// recursion: next is encoding/json's Decoder.Token or a wrapper of it.
+func SkipTokens(next func() (json.Token, error)) error {
+	depth := 0
+	for {
+		t, err := next()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/jsonscan"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -194,25 +195,8 @@ func (r *reader) decode(v any, what string, index int) error {
 	return nil
 }
 
-// skip skips the value whose first token is next, without recursion.
-func (r *reader) skip() error {
-	depth := 0
-	for {
-		t, err := r.token()
-		if err != nil {
-			return err
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
-}
+// skip skips the value whose first token is next.
+func (r *reader) skip() error { return jsonscan.SkipTokens(r.token) }
 
 func describe(t json.Token) string {
 	switch v := t.(type) {
