@@ -126,19 +126,10 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 	benjaminiHochberg(rep.Rows, up)
 	benjaminiHochberg(rep.Rows, down)
 	for _, i := range cand {
+		// As in Compare: the family is every result on both sides, the
+		// minimum effect applies after the adjustment.
 		row := &rep.Rows[i]
-		switch {
-		case math.Abs(row.Relative) < s.MinRelative:
-			// As in Compare: the family is every result on both
-			// sides, the minimum effect applies after the adjustment.
-			row.Verdict, row.Q = Unchanged, 1
-		case row.Q >= s.Alpha:
-			row.Verdict = Unchanged
-		case row.Delta > 0:
-			row.Verdict = Regressed
-		default:
-			row.Verdict = Improved
-		}
+		s.verdict(row, math.Abs(row.Relative) >= s.MinRelative)
 	}
 	sort.SliceStable(rep.Rows, func(i, j int) bool {
 		a, b := &rep.Rows[i], &rep.Rows[j]
@@ -536,12 +527,7 @@ func (r *Report) writeBenchMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "  \nConfiguration: %s.", strings.Join(cfg, ", "))
 	}
 	fmt.Fprint(&b, "\n\n")
-	for _, warn := range r.Warnings {
-		fmt.Fprintf(&b, "> ⚠️ %s\n", textfmt.MarkdownEscape(warn))
-	}
-	if len(r.Warnings) > 0 {
-		fmt.Fprintln(&b)
-	}
+	writeMarkdownWarnings(&b, r.Warnings)
 	table := func(rows []Row) {
 		fmt.Fprint(&b, "|")
 		for _, k := range vary {
@@ -570,17 +556,7 @@ func (r *Report) writeBenchMarkdown(w io.Writer) error {
 		table(changed)
 		fmt.Fprintln(&b)
 	}
-	if len(same) > 0 {
-		const maxRows = 50
-		more := ""
-		if len(same) > maxRows {
-			more = fmt.Sprintf(", first %d shown", maxRows)
-			same = same[:maxRows]
-		}
-		fmt.Fprintf(&b, "<details><summary>%d unchanged benchmark results%s</summary>\n\n", len(same), more)
-		table(same)
-		fmt.Fprintln(&b, "\n</details>")
-	}
+	writeFolded(&b, same, "unchanged benchmark results", "first", table)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -1229,18 +1229,23 @@ func (s *engine) decide(rep *Report, exactSingle bool) {
 		if f := row.fit; f != nil && !exactSingle {
 			row.MinDetectable, row.RunsNeeded = detectable(f.se, f.df, a, s.MinRelative, f.perRun)
 		}
-		switch {
-		case !s.bigEnough(row):
-			// Below the minimum effect a change is no discovery,
-			// however certain: Q says so.
-			row.Verdict, row.Q = Unchanged, 1
-		case row.Q >= s.Alpha:
-			row.Verdict = Unchanged
-		case row.Delta > 0:
-			row.Verdict = Regressed
-		default:
-			row.Verdict = Improved
-		}
+		s.verdict(row, s.bigEnough(row))
+	}
+}
+
+// verdict judges a tested row from its adjusted p-value, Q, once big says
+// whether its change reaches the minimum effect: below it a change is no
+// discovery, however certain, and Q says so.
+func (s *engine) verdict(row *Row, big bool) {
+	switch {
+	case !big:
+		row.Verdict, row.Q = Unchanged, 1
+	case row.Q >= s.Alpha:
+		row.Verdict = Unchanged
+	case row.Delta > 0:
+		row.Verdict = Regressed
+	default:
+		row.Verdict = Improved
 	}
 }
 

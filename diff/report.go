@@ -446,12 +446,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "  \n**Whole program:** %s", textfmt.MarkdownEscape(r.Headline.text()))
 	}
 	fmt.Fprint(&b, "\n\n")
-	for _, warn := range r.Warnings {
-		fmt.Fprintf(&b, "> ⚠️ %s\n", textfmt.MarkdownEscape(warn))
-	}
-	if len(r.Warnings) > 0 {
-		fmt.Fprintln(&b)
-	}
+	writeMarkdownWarnings(&b, r.Warnings)
 	table := func(rows []Row) {
 		fmt.Fprintln(&b, "| function | base | head | change | p | verdict |")
 		fmt.Fprintln(&b, "|:--|--:|--:|--:|--:|:--|")
@@ -483,17 +478,35 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintln(&b)
 	}
-	if len(same) > 0 {
-		const maxRows = 50
-		more := ""
-		if len(same) > maxRows {
-			more = fmt.Sprintf(", largest %d shown", maxRows)
-			same = same[:maxRows]
-		}
-		fmt.Fprintf(&b, "<details><summary>%d unchanged functions%s</summary>\n\n", len(same), more)
-		table(same)
-		fmt.Fprintln(&b, "\n</details>")
-	}
+	writeFolded(&b, same, "unchanged functions", "largest", table)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeFolded writes rows as a table folded away under a summary naming
+// how many there are ("12 unchanged functions"), at most 50 of them, the
+// first in order ("largest 50 shown").
+func writeFolded(b *strings.Builder, rows []Row, what, first string, table func([]Row)) {
+	if len(rows) == 0 {
+		return
+	}
+	const maxRows = 50
+	n, more := len(rows), ""
+	if n > maxRows {
+		more = fmt.Sprintf(", %s %d shown", first, maxRows)
+		rows = rows[:maxRows]
+	}
+	fmt.Fprintf(b, "<details><summary>%d %s%s</summary>\n\n", n, what, more)
+	table(rows)
+	fmt.Fprintln(b, "\n</details>")
+}
+
+// writeMarkdownWarnings writes the report's warnings as quotes.
+func writeMarkdownWarnings(b *strings.Builder, warnings []string) {
+	for _, warn := range warnings {
+		fmt.Fprintf(b, "> ⚠️ %s\n", textfmt.MarkdownEscape(warn))
+	}
+	if len(warnings) > 0 {
+		fmt.Fprintln(b)
+	}
 }
