@@ -367,11 +367,9 @@ func FromProfile(p *profile.Profile) (*Index, error) {
 		for _, ln := range l.Line {
 			var f Func
 			if fn := ln.Function; fn != nil {
-				f = Func{Name: fn.Name, SystemName: fn.SystemName, File: fn.Filename, StartLine: fn.StartLine}
+				f = Func{SystemName: fn.SystemName, File: fn.Filename, StartLine: fn.StartLine}
 			}
-			if f.Name == "" {
-				f.Name = pbuild.UnsymbolizedName(l)
-			}
+			f.Name = pbuild.LineName(l, ln)
 			b.frame(b.fn(f), ln.Line, ln.Column)
 		}
 		return b.endLocation()

@@ -335,6 +335,31 @@ func UnsymbolizedName(l *profile.Location) string {
 	return UnsymbolizedMappingName(l.Mapping.File)
 }
 
+// LineName names the function of line ln of location l as analysis
+// names it: its function's name, or UnsymbolizedName(l) when it has none.
+func LineName(l *profile.Location, ln profile.Line) string {
+	if ln.Function != nil && ln.Function.Name != "" {
+		return ln.Function.Name
+	}
+	return UnsymbolizedName(l)
+}
+
+// FrameNames appends the function names of s's frames to dst as analysis
+// counts frames: leaf first, one per line of a location (the inlined
+// callee first), one for a location without lines.
+func FrameNames(dst []string, s *profile.Sample) []string {
+	for _, l := range s.Location {
+		if l == nil || len(l.Line) == 0 {
+			dst = append(dst, UnsymbolizedName(l))
+			continue
+		}
+		for _, ln := range l.Line {
+			dst = append(dst, LineName(l, ln))
+		}
+	}
+	return dst
+}
+
 // UnsymbolizedMappingName is UnsymbolizedName for a location whose mapping
 // has the given file name ("" for none): the one place the rule is written.
 func UnsymbolizedMappingName(file string) string {
