@@ -544,14 +544,7 @@ func (r *Report) writeBenchMarkdown(w io.Writer) error {
 				benchValue(row, row.Head.Metric), r.change(row), pString(row), row.Verdict)
 		}
 	}
-	var changed, same []Row
-	for _, row := range r.Rows {
-		if row.Verdict == Unchanged {
-			same = append(same, row)
-		} else {
-			changed = append(changed, row)
-		}
-	}
+	changed, same := splitChanged(r.Rows, nil)
 	if len(changed) > 0 {
 		table(changed)
 		fmt.Fprintln(&b)

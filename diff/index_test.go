@@ -3,7 +3,6 @@ package diff_test
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -27,12 +26,8 @@ func reportJSON(t *testing.T, r *diff.Report) string {
 // bytes, as the CLI does.
 func parseIndexes(t *testing.T, pattern string) []*analysis.Index {
 	t.Helper()
-	files, _ := filepath.Glob(pattern)
-	if len(files) == 0 {
-		t.Fatalf("no files match %s", pattern)
-	}
 	var xs []*analysis.Index
-	for _, f := range files {
+	for _, f := range glob(t, pattern) {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

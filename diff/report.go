@@ -455,16 +455,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				r.formatMetric(row, row.Head.Metric), r.change(row), pString(row), row.Verdict)
 		}
 	}
-	var changed, same []Row
-	for _, row := range r.Rows {
-		if row.Verdict == Unchanged {
-			if !r.hide(row) {
-				same = append(same, row)
-			}
-		} else {
-			changed = append(changed, row)
-		}
-	}
+	changed, same := splitChanged(r.Rows, r.hide)
 	if len(changed) > 0 {
 		table(changed)
 		fmt.Fprintln(&b)
@@ -481,6 +472,20 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	writeFolded(&b, same, "unchanged functions", "largest", table)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// splitChanged splits rows into those with a verdict other than unchanged
+// and the unchanged ones, less those hide (when not nil) leaves out.
+func splitChanged(rows []Row, hide func(Row) bool) (changed, same []Row) {
+	for _, row := range rows {
+		switch {
+		case row.Verdict != Unchanged:
+			changed = append(changed, row)
+		case hide == nil || !hide(row):
+			same = append(same, row)
+		}
+	}
+	return changed, same
 }
 
 // writeFolded writes rows as a table folded away under a summary naming
