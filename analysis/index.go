@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/index"
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -46,6 +47,40 @@ func ParseIndex(data []byte) (*Index, error) {
 		return nil, err
 	}
 	return &Index{x}, nil
+}
+
+// Runs returns one Index per run of a profile that holds several runs of
+// one program (a baseline recorded by perfassert or hotbudget record, whose
+// samples are labelled with their run), in the order they were recorded;
+// the Index of a profile without runs is returned alone. Each run's tables
+// are those of the run's own profile. The error names metadata or run
+// labels that do not add up.
+func (x *Index) Runs() ([]*Index, error) {
+	parts, err := meta.SplitIndex(x.x)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 1 && parts[0] == x.x {
+		return []*Index{x}, nil
+	}
+	out := make([]*Index, len(parts))
+	for i, p := range parts {
+		out[i] = &Index{p}
+	}
+	return out, nil
+}
+
+// Work returns the units of work the profile's one run did and what they
+// count ("iteration" for perfassert.Capture, "op" for a benchmark), as
+// perfassert and hotbudget record store them in the profile; 0 and "" when
+// they are unknown or the profile holds several runs (see Runs). The error
+// says the stored record is malformed.
+func (x *Index) Work() (float64, string, error) {
+	rec, ok, err := meta.FromComments(x.x.Comments)
+	if err != nil || !ok || len(rec.Runs) != 1 || !(rec.Runs[0].Work > 0) {
+		return 0, "", err
+	}
+	return rec.Runs[0].Work, rec.WorkUnit, nil
 }
 
 // Warnings returns the loader's warnings kept in the profile.
@@ -203,7 +238,11 @@ func (x *Index) DirectCallers(names map[string]bool) map[string]map[string]bool 
 		return out
 	}
 	ff := ix.FrameFunc
+	used := ix.UsedStacks()
 	for st := 0; st+1 < len(ix.UniqOff); st++ {
+		if !used[st] {
+			continue
+		}
 		u := ix.Uniq[ix.UniqOff[st]:ix.UniqOff[st+1]]
 		for i := 0; i+1 < len(u); i++ {
 			if f := ff[u[i]]; want[f] {

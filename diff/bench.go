@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hotbudget/hotbudget/internal/stats"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchproc"
@@ -34,23 +36,15 @@ const BenchSchemaVersion = "hotbudget.bench/v1"
 // Settings.BenchIgnore (WithBenchIgnore) drops keys from that, as
 // benchstat's -ignore does.
 //
-// Row.Name is the full name, Row.Config the configuration, Row.File the
+// Row.Name is the full name, Row.Config the configuration, Row.Unit the
 // unit (tidied as benchstat does: ns/op becomes sec/op), Base.Metric and
 // Head.Metric the medians. For units where higher is better (throughput:
 // a unit ending in "/s", or a unit declared "better=higher") an increase is
 // an improvement. The report's writers word it for benchmarks (its JSON
 // schema is BenchSchemaVersion).
 func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
-	s := DefaultSettings
-	for _, o := range opts {
-		if o == nil {
-			continue
-		}
-		if err := o.apply(&s); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.check(); err != nil {
+	s, err := newEngine(opts)
+	if err != nil {
 		return nil, err
 	}
 	if s.Assume == AssumeModel {
@@ -71,7 +65,7 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Settings: s, Base: Side{Runs: bv.runs}, Head: Side{Runs: hv.runs}, bench: true}
+	rep := &Report{Settings: s.Settings, Base: Side{Runs: bv.runs}, Head: Side{Runs: hv.runs}, bench: true}
 	higher := func(unit string) bool {
 		return bh[unit] || hh[unit] || strings.HasSuffix(unit, "/s")
 	}
@@ -83,15 +77,15 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 		keys[k] = true
 	}
 	for k := range keys {
-		row := Row{Name: k.name, File: k.unit, Config: br.configMap(k.config), P: 1, Q: 1, Test: "none"}
+		row := Row{Name: k.name, Unit: k.unit, Config: br.configMap(k.config), P: 1, Q: 1, Test: "none"}
 		b, inB := bv.vals[k]
 		h, inH := hv.vals[k]
 		if inB {
-			row.Base.Metric = median(b)
+			row.Base.Metric = stats.Median(b)
 			row.Base.Samples = int64(len(b))
 		}
 		if inH {
-			row.Head.Metric = median(h)
+			row.Head.Metric = stats.Median(h)
 			row.Head.Samples = int64(len(h))
 		}
 		row.Delta = row.Head.Metric - row.Base.Metric
@@ -132,24 +126,15 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 	benjaminiHochberg(rep.Rows, up)
 	benjaminiHochberg(rep.Rows, down)
 	for _, i := range cand {
+		// As in Compare: the family is every result on both sides, the
+		// minimum effect applies after the adjustment.
 		row := &rep.Rows[i]
-		switch {
-		case math.Abs(row.Relative) < s.MinRelative:
-			// As in Compare: the family is every result on both
-			// sides, the minimum effect applies after the adjustment.
-			row.Verdict, row.Q = Unchanged, 1
-		case row.Q >= s.Alpha:
-			row.Verdict = Unchanged
-		case row.Delta > 0:
-			row.Verdict = Regressed
-		default:
-			row.Verdict = Improved
-		}
+		s.verdict(row, math.Abs(row.Relative) >= s.MinRelative)
 	}
 	sort.SliceStable(rep.Rows, func(i, j int) bool {
 		a, b := &rep.Rows[i], &rep.Rows[j]
-		if verdictOrder[a.Verdict] != verdictOrder[b.Verdict] {
-			return verdictOrder[a.Verdict] < verdictOrder[b.Verdict]
+		if ra, rb := verdictRank(a.Verdict), verdictRank(b.Verdict); ra != rb {
+			return ra < rb
 		}
 		if ca, cb := configString(a.Config), configString(b.Config); ca != cb {
 			return ca < cb
@@ -157,7 +142,7 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 		if a.Name != b.Name {
 			return a.Name < b.Name
 		}
-		return br.units[a.File] < br.units[b.File] // as the input lists them
+		return br.units[a.Unit] < br.units[b.Unit] // as the input lists them
 	})
 	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "results")...)
 	rep.Warnings = append(rep.Warnings, configMismatch(rep.Rows)...)
@@ -292,7 +277,7 @@ func configMismatch(rows []Row) []string {
 	gone := map[string][]map[string]string{}
 	for _, row := range rows {
 		if row.Verdict == Gone {
-			gone[row.Name+" "+row.File] = append(gone[row.Name+" "+row.File], row.Config)
+			gone[row.Name+" "+row.Unit] = append(gone[row.Name+" "+row.Unit], row.Config)
 		}
 	}
 	n := 0
@@ -301,7 +286,7 @@ func configMismatch(rows []Row) []string {
 			continue
 		}
 		found := false
-		for _, bc := range gone[row.Name+" "+row.File] {
+		for _, bc := range gone[row.Name+" "+row.Unit] {
 			for _, k := range configKeys(bc, row.Config) {
 				if bc[k] == row.Config[k] || k == "pkg" && bc[k] != "" && row.Config[k] != "" {
 					continue // another package's benchmark of the same name
@@ -414,7 +399,7 @@ func benchLayout(rows []Row) (common, vary []string) {
 func benchName(row Row, vary []string, unit bool) string {
 	name := row.Name
 	if unit {
-		name += " " + row.File
+		name += " " + row.Unit
 	}
 	var extra []string
 	if p := row.Config["pkg"]; p != "" {
@@ -448,7 +433,7 @@ func benchRuns(n int) string {
 }
 
 func benchValue(row Row, v float64) string {
-	return benchunit.Scale(v, benchunit.ClassOf(row.File)) + " " + row.File
+	return benchunit.Scale(v, benchunit.ClassOf(row.Unit)) + " " + row.Unit
 }
 
 func (r *Report) benchSummary(vary []string) string {
@@ -532,61 +517,39 @@ func (r *Report) writeBenchMarkdown(w io.Writer) error {
 	if len(r.Regressions()) > 0 {
 		icon = "❌"
 	}
-	fmt.Fprintf(&b, "### %s hotbudget bench: %s\n\n", icon, mdEscape(r.benchSummary(vary)))
+	fmt.Fprintf(&b, "### %s hotbudget bench: %s\n\n", icon, textfmt.MarkdownEscape(r.benchSummary(vary)))
 	fmt.Fprintf(&b, "Base: %s  \nHead: %s  \nCompared: %s.", benchRuns(r.Base.Runs), benchRuns(r.Head.Runs), r.benchDescribe())
 	if len(common) > 0 {
 		var cfg []string
 		for _, k := range common {
-			cfg = append(cfg, fmt.Sprintf("%s `%s`", k, mdCode(r.Rows[0].Config[k])))
+			cfg = append(cfg, fmt.Sprintf("%s %s", k, textfmt.MarkdownCode(r.Rows[0].Config[k])))
 		}
 		fmt.Fprintf(&b, "  \nConfiguration: %s.", strings.Join(cfg, ", "))
 	}
 	fmt.Fprint(&b, "\n\n")
-	for _, warn := range r.Warnings {
-		fmt.Fprintf(&b, "> ⚠️ %s\n", mdEscape(warn))
-	}
-	if len(r.Warnings) > 0 {
-		fmt.Fprintln(&b)
-	}
+	writeMarkdownWarnings(&b, r.Warnings)
 	table := func(rows []Row) {
 		fmt.Fprint(&b, "|")
 		for _, k := range vary {
-			fmt.Fprintf(&b, " %s |", mdEscape(k))
+			fmt.Fprintf(&b, " %s |", textfmt.MarkdownEscape(k))
 		}
 		fmt.Fprintln(&b, " benchmark | base | head | change | p | verdict |")
 		fmt.Fprintln(&b, "|"+strings.Repeat(":--|", len(vary))+":--|--:|--:|--:|--:|:--|")
 		for _, row := range rows {
 			fmt.Fprint(&b, "|")
 			for _, k := range vary {
-				fmt.Fprintf(&b, " `%s` |", mdCode(row.Config[k]))
+				fmt.Fprintf(&b, " %s |", textfmt.MarkdownCode(row.Config[k]))
 			}
-			fmt.Fprintf(&b, " `%s` | %s | %s | %s | %s | %s |\n", mdCode(row.Name), benchValue(row, row.Base.Metric),
+			fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s |\n", textfmt.MarkdownCode(row.Name), benchValue(row, row.Base.Metric),
 				benchValue(row, row.Head.Metric), r.change(row), pString(row), row.Verdict)
 		}
 	}
-	var changed, same []Row
-	for _, row := range r.Rows {
-		if row.Verdict == Unchanged {
-			same = append(same, row)
-		} else {
-			changed = append(changed, row)
-		}
-	}
+	changed, same := splitChanged(r.Rows, nil)
 	if len(changed) > 0 {
 		table(changed)
 		fmt.Fprintln(&b)
 	}
-	if len(same) > 0 {
-		const maxRows = 50
-		more := ""
-		if len(same) > maxRows {
-			more = fmt.Sprintf(", first %d shown", maxRows)
-			same = same[:maxRows]
-		}
-		fmt.Fprintf(&b, "<details><summary>%d unchanged benchmark results%s</summary>\n\n", len(same), more)
-		table(same)
-		fmt.Fprintln(&b, "\n</details>")
-	}
+	writeFolded(&b, same, "unchanged benchmark results", "first", table)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -675,7 +638,7 @@ func (r *Report) writeBenchJSON(w io.Writer) error {
 			cfg = map[string]string{}
 		}
 		out.Benchmarks = append(out.Benchmarks, benchJSONItem{
-			Name: row.Name, Package: row.Config["pkg"], Config: cfg, Unit: row.File,
+			Name: row.Name, Package: row.Config["pkg"], Config: cfg, Unit: row.Unit,
 			Base:  benchJSONValue{finite(row.Base.Metric), row.Base.Samples},
 			Head:  benchJSONValue{finite(row.Head.Metric), row.Head.Samples},
 			Delta: finite(row.Delta), Relative: finite(row.Relative), P: finite(row.P), Q: finite(row.Q),

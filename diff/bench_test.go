@@ -75,20 +75,20 @@ func TestCompareBenchPackages(t *testing.T) {
 		t.Fatal(err)
 	}
 	regs := rep.Regressions()
-	if len(regs) != 1 || regs[0].Config["pkg"] != "example.com/parsers/kv" || regs[0].Name != "Parse-2" || regs[0].File != "sec/op" {
+	if len(regs) != 1 || regs[0].Config["pkg"] != "example.com/parsers/kv" || regs[0].Name != "Parse-2" || regs[0].Unit != "sec/op" {
 		t.Fatalf("regressions %+v, want kv's Parse-2 sec/op alone", regs)
 	}
 	want := readBenchstat(t, "../testdata/benchpkg/benchstat.txt")
 	seen := 0
 	for _, row := range rep.Rows {
-		k := row.Config["pkg"] + " " + row.Name + " " + row.File
+		k := row.Config["pkg"] + " " + row.Name + " " + row.Unit
 		b, ok := want[k]
 		if !ok {
 			t.Errorf("%s: not in benchstat's output", k)
 			continue
 		}
 		seen++
-		cls := benchunit.ClassOf(row.File)
+		cls := benchunit.ClassOf(row.Unit)
 		if got := benchunit.Scale(row.Base.Metric, cls); got != b.base {
 			t.Errorf("%s: base median %s, benchstat %s", k, got, b.base)
 		}

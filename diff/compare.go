@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,31 +13,85 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
-	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/stats"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"golang.org/x/perf/benchmath"
 )
+
+// engine is one comparison under way: its settings, and the matching keys
+// of every function of its runs, interned to dense ids so that the
+// per-function work is done on arrays.
+type engine struct {
+	Settings
+	keys []keyInfo        // by key id, in order of first appearance
+	ids  map[string]int32 // matching key -> key id
+	// order is the key ids sorted by key (keyOrder).
+	order []int32
+}
+
+// keyInfo is one matching key and the name and file of the first function
+// seen with it.
+type keyInfo struct {
+	key, name, file string
+}
+
+// newEngine applies opts to the default settings and checks the result.
+func newEngine(opts []Option) (*engine, error) {
+	s := &engine{Settings: DefaultSettings, ids: map[string]int32{}}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o.apply(&s.Settings); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// intern returns the id of matching key k, given the function it came from.
+func (s *engine) intern(k string, f *analysis.Function) int32 {
+	if id, ok := s.ids[k]; ok {
+		return id
+	}
+	id := int32(len(s.keys))
+	s.keys = append(s.keys, keyInfo{key: k, name: f.Name, file: f.File})
+	s.ids[k] = id
+	return id
+}
 
 // run is one run reduced to per-key measurements.
 type run struct {
 	index  *analysis.Index
 	table  *analysis.Table
-	funcs  map[string]*runFunc
-	period float64 // nanoseconds one effective sample stands for
-	unit   float64 // Absolute: 1; PerOp: operations or the anchor's total (ns)
-	cpu    float64 // the run's time without (idle), ns: the headline's numerator
-	work   float64 // units of work the run did (0: unknown)
+	rowKey []int32   // key id of each row of table
+	fn     []runFunc // by key id; ids past its end are absent
+	period float64   // nanoseconds one effective sample stands for
+	unit   float64   // Absolute: 1; PerOp: operations or the anchor's total (ns)
+	cpu    float64   // the run's time without (idle), ns: the headline's numerator
+	work   float64   // units of work the run did (0: unknown)
 	// workUnit names what work counts ("iteration", "op", ...).
 	workUnit string
 }
 
 type runFunc struct {
-	name, file          string
+	present             bool
 	self, total         time.Duration
 	selfSamp, totalSamp int64
 	selfShare, totShare float64
 	local               time.Duration // analysis.Function.Local
 	localSamp           int64
+}
+
+// get returns the run's measurements of key id, nil when absent.
+func (r *run) get(id int32) *runFunc {
+	if int(id) >= len(r.fn) || !r.fn[id].present {
+		return nil
+	}
+	return &r.fn[id]
 }
 
 // local is a metric of its own: self time plus the direct callees' self
@@ -59,18 +114,59 @@ func (f *runFunc) metric(m Metric) (time.Duration, int64) {
 // recorded by perfassert or hotbudget record) counts as its runs. The
 // profiles are not modified.
 func Compare(base, head []*profile.Profile, opts ...Option) (*Report, error) {
-	s := DefaultSettings
-	for _, o := range opts {
-		if o == nil {
-			continue
+	index := func(name string, ps []*profile.Profile) ([]*analysis.Index, error) {
+		xs := make([]*analysis.Index, len(ps))
+		for i, p := range ps {
+			if p == nil {
+				return nil, fmt.Errorf("diff: %s profile %d is nil", name, i+1)
+			}
+			x, err := analysis.NewIndex(p)
+			if err != nil {
+				return nil, fmt.Errorf("diff: %s profile %d: %w", name, i+1, err)
+			}
+			xs[i] = x
 		}
-		if err := o.apply(&s); err != nil {
-			return nil, err
-		}
+		return xs, nil
 	}
-	if err := s.check(); err != nil {
+	s, err := newEngine(opts)
+	if err != nil {
 		return nil, err
 	}
+	bx, err := index("base", base)
+	if err != nil {
+		return nil, err
+	}
+	hx, err := index("head", head)
+	if err != nil {
+		return nil, err
+	}
+	return s.compare(bx, hx)
+}
+
+// CompareIndex is Compare for profiles already indexed (analysis.NewIndex,
+// or analysis.ParseIndex straight from a Go profile's bytes, which spares
+// building a *profile.Profile): the same verdicts, from the same tables.
+// An Index of a profile holding several labelled runs counts as its runs
+// (analysis.Index.Runs). The indexes are not modified.
+func CompareIndex(base, head []*analysis.Index, opts ...Option) (*Report, error) {
+	s, err := newEngine(opts)
+	if err != nil {
+		return nil, err
+	}
+	for i, x := range base {
+		if x == nil {
+			return nil, fmt.Errorf("diff: base profile %d is nil", i+1)
+		}
+	}
+	for i, x := range head {
+		if x == nil {
+			return nil, fmt.Errorf("diff: head profile %d is nil", i+1)
+		}
+	}
+	return s.compare(base, head)
+}
+
+func (s *engine) compare(base, head []*analysis.Index) (*Report, error) {
 	if len(base) == 0 {
 		return nil, errors.New("diff: no base profiles")
 	}
@@ -95,7 +191,7 @@ func Compare(base, head []*profile.Profile, opts ...Option) (*Report, error) {
 	return rep, nil
 }
 
-func (s *Settings) check() error {
+func (s *engine) check() error {
 	switch s.Metric {
 	case Self, Total:
 	default:
@@ -138,16 +234,13 @@ type side struct {
 }
 
 // side reduces one side's profiles to runs: a profile holding several
-// labelled runs (internal/meta) is split into them.
-func (s *Settings) side(name string, ps []*profile.Profile, ops float64) (*side, error) {
+// labelled runs is split into them.
+func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, error) {
 	sd := &side{name: name}
 	var total time.Duration
 	exact := true
-	for i, p := range ps {
-		if p == nil {
-			return nil, fmt.Errorf("diff: %s profile %d is nil", name, i+1)
-		}
-		parts, err := meta.Split(p)
+	for i, x := range xs {
+		parts, err := x.Runs()
 		if err != nil {
 			return nil, fmt.Errorf("diff: %s profile %d: %w", name, i+1, err)
 		}
@@ -177,24 +270,21 @@ func (s *Settings) side(name string, ps []*profile.Profile, ops float64) (*side,
 }
 
 // run measures one run.
-func (s *Settings) run(p *profile.Profile, ops float64) (*run, error) {
-	ix, err := analysis.NewIndex(p)
-	if err != nil {
-		return nil, err
-	}
+func (s *engine) run(ix *analysis.Index, ops float64) (*run, error) {
 	t, err := ix.Table(s.analysisOptions()...)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{index: ix, table: t, funcs: make(map[string]*runFunc, len(t.Functions)), cpu: float64(t.Total)}
+	r := &run{index: ix, table: t, rowKey: make([]int32, len(t.Functions)), cpu: float64(t.Total)}
 	for j := range t.Functions {
 		f := &t.Functions[j]
-		k := s.key(f)
-		rf := r.funcs[k]
-		if rf == nil {
-			rf = &runFunc{name: f.Name, file: f.File}
-			r.funcs[k] = rf
+		id := s.intern(s.key(f), f)
+		r.rowKey[j] = id
+		if int(id) >= len(r.fn) {
+			r.fn = slices.Grow(r.fn, len(s.keys)-len(r.fn))[:len(s.keys)]
 		}
+		rf := &r.fn[id]
+		rf.present = true
 		rf.self += f.Self
 		rf.total += f.Total
 		rf.selfSamp += f.SelfSamples
@@ -217,11 +307,11 @@ func (s *Settings) run(p *profile.Profile, ops float64) (*run, error) {
 	default:
 		r.period = float64(time.Millisecond)
 	}
-	if rec, ok, err := meta.Get(p); err != nil {
+	work, unit, err := ix.Work()
+	if err != nil {
 		return nil, err
-	} else if ok && len(rec.Runs) == 1 && rec.Runs[0].Work > 0 {
-		r.work, r.workUnit = rec.Runs[0].Work, rec.WorkUnit
 	}
+	r.work, r.workUnit = work, unit
 	switch s.Mode {
 	case Share:
 		r.unit = float64(t.Total)
@@ -254,7 +344,7 @@ func (s *Settings) run(p *profile.Profile, ops float64) (*run, error) {
 
 // measured is one key's raw measurements over all runs (base runs first).
 type measured struct {
-	key    string
+	id     int32 // key id
 	name   string
 	file   string
 	t      []float64 // the compared metric's time per run, ns
@@ -264,8 +354,8 @@ type measured struct {
 }
 
 // judge compares the two sides function by function, and as a whole.
-func (s *Settings) judge(b, h *side) (*Report, error) {
-	rep := &Report{Settings: *s, Base: b.sum, Head: h.sum}
+func (s *engine) judge(b, h *side) (*Report, error) {
+	rep := &Report{Settings: s.Settings, Base: b.sum, Head: h.sum}
 	runs := append(append([]*run(nil), b.runs...), h.runs...)
 	head := make([]bool, len(runs))
 	for j := len(b.runs); j < len(runs); j++ {
@@ -274,7 +364,7 @@ func (s *Settings) judge(b, h *side) (*Report, error) {
 	exact := b.sum.Exact && h.sum.Exact
 	if b.sum.Period > 0 && h.sum.Period > 0 && !samePeriod(b.sum.Period, h.sum.Period) {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-			"base sampled every %v, head every %v: compared as times, not sample counts", fmtDuration(b.sum.Period), fmtDuration(h.sum.Period)))
+			"base sampled every %v, head every %v: compared as times, not sample counts", textfmt.Duration(b.sum.Period), textfmt.Duration(h.sum.Period)))
 	}
 	if bt, ht := b.runs[0].table.SampleType, h.runs[0].table.SampleType; bt != ht {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("base measures %s, head %s", bt, ht))
@@ -288,13 +378,17 @@ func (s *Settings) judge(b, h *side) (*Report, error) {
 
 	// The model is fitted on every function present on both sides; the
 	// rest are new, gone or too small to say.
-	var fs []*feature
 	var both []int
 	for i, m := range ms {
 		if m.inBase && m.inHead {
-			fs = append(fs, &feature{k: m.k, e: expo[i], ev: ev[i]})
 			both = append(both, i)
 		}
+	}
+	fs := make([]*feature, len(both))
+	fb := make([]feature, len(both))
+	for n, i := range both {
+		fb[n] = feature{k: ms[i].k, e: expo[i], ev: ev[i]}
+		fs[n] = &fb[n]
 	}
 	// Total times nest (a caller's total holds its callees'), so one
 	// change moves several of them together; with one run a side the
@@ -311,21 +405,21 @@ func (s *Settings) judge(b, h *side) (*Report, error) {
 	}
 	fits, nz, mdl := fitModel(fs, head, calib)
 	rep.Noise = noiseReport(nz)
-	fitOf := map[int]*fit{}
+	fitOf := make([]*fit, len(ms))
 	for n, i := range both {
 		fitOf[i] = &fits[n]
 	}
 	multi := len(b.runs) >= 2 && len(h.runs) >= 2
 	rep.in = &inputs{b: b, h: h, runs: runs, head: head, multi: multi, exact: exact,
-		model: mdl, expo: expo, ev: ev, scale: scale, general: general, keyIdx: map[string]int{}}
+		model: mdl, expo: expo, ev: ev, scale: scale, general: general}
+	rep.Rows = make([]Row, 0, len(ms))
 	for i, m := range ms {
-		rep.in.keyIdx[m.key] = i
-		row := s.row(m, runs, head, display[i], scale[i], fitOf[i], exact, multi, expo[i])
-		row.idx, row.key = i, m.key
-		if s.Only != nil && !s.Only.MatchString(row.Name) {
+		if s.Only != nil && !s.Only.MatchString(m.name) {
 			continue
 		}
-		rep.Rows = append(rep.Rows, row)
+		rep.Rows = append(rep.Rows, s.row(m, runs, head, display[i], scale[i], fitOf[i], exact, multi, expo[i]))
+		row := &rep.Rows[len(rep.Rows)-1]
+		row.idx, row.id = i, m.id
 	}
 	s.decide(rep, exact && !multi)
 	if s.Metric == Self && s.Assume == AssumeModel && !exact {
@@ -357,19 +451,25 @@ func samePeriod(a, b time.Duration) bool {
 	return math.Abs(float64(a)-float64(b)) <= 0.05*math.Max(float64(a), float64(b))
 }
 
-// measure gathers every key's metric per run, base runs first, in a fixed
+// measure gathers every key's metric per run, base runs first, in key
 // order.
-func (s *Settings) measure(runs []*run, head []bool, metric Metric) []*measured {
-	index := map[string]*measured{}
-	var ms []*measured
+func (s *engine) measure(runs []*run, head []bool, metric Metric) []*measured {
+	n := len(runs)
+	all := make([]measured, len(s.keys))
+	buf := make([]float64, 2*n*len(s.keys))
+	for id := range all {
+		m := &all[id]
+		m.id, m.name, m.file = int32(id), s.keys[id].name, s.keys[id].file
+		m.t, buf = buf[:n:n], buf[n:]
+		m.k, buf = buf[:n:n], buf[n:]
+	}
 	for j, r := range runs {
-		for k, f := range r.funcs {
-			m := index[k]
-			if m == nil {
-				m = &measured{key: k, name: f.name, file: f.file, t: make([]float64, len(runs)), k: make([]float64, len(runs))}
-				index[k] = m
-				ms = append(ms, m)
+		for id := range r.fn {
+			f := &r.fn[id]
+			if !f.present {
+				continue
 			}
+			m := &all[id]
 			t, _ := f.metric(metric)
 			m.t[j] = float64(t)
 			m.k[j] = float64(t) / r.period
@@ -382,8 +482,23 @@ func (s *Settings) measure(runs []*run, head []bool, metric Metric) []*measured 
 			}
 		}
 	}
-	sort.Slice(ms, func(a, b int) bool { return ms[a].key < ms[b].key })
+	ms := make([]*measured, len(all))
+	for i, id := range s.keyOrder() {
+		ms[i] = &all[id]
+	}
 	return ms
+}
+
+// keyOrder returns the key ids sorted by key.
+func (s *engine) keyOrder() []int32 {
+	if len(s.order) != len(s.keys) {
+		s.order = make([]int32, len(s.keys))
+		for i := range s.order {
+			s.order[i] = int32(i)
+		}
+		slices.SortFunc(s.order, func(a, b int32) int { return strings.Compare(s.keys[a].key, s.keys[b].key) })
+	}
+	return s.order
 }
 
 // overlap refuses two sides that share almost nothing (two different
@@ -421,7 +536,7 @@ func overlap(ms []*measured, runs []*run, head []bool, rep *Report, key Key) err
 // counts by, the known variance of its logarithm, the factor that turns a
 // fitted rate into the displayed metric, and the scale (how the rest of
 // the profile moved, head over base; 1 outside Share mode).
-func (s *Settings) exposures(ms []*measured, runs []*run, head []bool, rep *Report) (e, ev [][]float64, display, scale, general []float64) {
+func (s *engine) exposures(ms []*measured, runs []*run, head []bool, rep *Report) (e, ev [][]float64, display, scale, general []float64) {
 	n := len(runs)
 	e = make([][]float64, len(ms))
 	ev = make([][]float64, len(ms))
@@ -432,8 +547,9 @@ func (s *Settings) exposures(ms []*measured, runs []*run, head []bool, rep *Repo
 		for j, r := range runs {
 			general[j] = r.unit / r.period
 		}
+		zero := make([]float64, n) // read-only, shared
 		for i := range ms {
-			e[i], ev[i] = general, make([]float64, n)
+			e[i], ev[i] = general, zero
 			display[i], scale[i] = 1, 1
 		}
 		return e, ev, display, scale, general
@@ -508,8 +624,13 @@ func (s *Settings) exposures(ms []*measured, runs []*run, head []bool, rep *Repo
 	for _, r := range order[:len(refs)/2+1] {
 		majority[refs[r]] = true
 	}
-	yard := make([]float64, n) // the whole yardstick's samples per run
+	var members []int
 	for i := range majority {
+		members = append(members, i)
+	}
+	sort.Ints(members)
+	yard := make([]float64, n) // the whole yardstick's samples per run
+	for _, i := range members {
 		for j := range runs {
 			yard[j] += ms[i].k[j]
 		}
@@ -518,11 +639,6 @@ func (s *Settings) exposures(ms []*measured, runs []*run, head []bool, rep *Repo
 	// log shares (each centred on its mean over the runs), as DESeq2's
 	// size factors: robust to the one member whose time a JIT moved in
 	// that run. With few, their summed samples.
-	var members []int
-	for i := range majority {
-		members = append(members, i)
-	}
-	sort.Ints(members)
 	centred := map[int][]float64{}
 	if len(members) > yardMedian {
 		for _, i := range members {
@@ -562,26 +678,27 @@ func (s *Settings) exposures(ms []*measured, runs []*run, head []bool, rep *Repo
 	if len(centred) > 0 {
 		allF, allV = medianFactor(-1)
 	}
-	var moved float64
-	for i, m := range ms {
-		e[i], ev[i] = make([]float64, n), make([]float64, n)
+	// exposure is the exposures of function i (-1: any function outside
+	// the yardstick, which all share them), and its scale.
+	exposure := func(i int) (e, ev []float64, scale float64) {
+		e, ev = make([]float64, n), make([]float64, n)
 		ys := make([]float64, n) // ln of the yardstick's share per run
 		if len(centred) > 0 {
 			f, v := allF, allV
-			if majority[i] {
+			if i >= 0 {
 				f, v = medianFactor(i)
 			}
 			for j := range runs {
-				e[i][j], ev[i][j] = total[j]*f[j], v[j]
+				e[j], ev[j] = total[j]*f[j], v[j]
 				ys[j] = math.Log(f[j])
 			}
 		} else {
 			for j := range runs {
 				y := yard[j]
-				if majority[i] {
-					y -= m.k[j]
+				if i >= 0 {
+					y -= ms[i].k[j]
 				}
-				e[i][j], ev[i][j] = y, 1/y
+				e[j], ev[j] = y, 1/y
 				ys[j] = math.Log(y / total[j])
 			}
 		}
@@ -600,13 +717,28 @@ func (s *Settings) exposures(ms []*measured, runs []*run, head []bool, rep *Repo
 		}
 		ref := math.Exp(lb / float64(nb))
 		for j := range runs {
-			e[i][j] /= ref
+			e[j] /= ref
 		}
-		display[i], scale[i] = 1, math.Exp(lh/float64(nh)-lb/float64(nb))
-		if !majority[i] {
-			moved = scale[i]
-			copy(general, e[i]) // the whole yardstick, as any other function's
+		return e, ev, math.Exp(lh/float64(nh) - lb/float64(nb))
+	}
+	var moved float64
+	var rest struct {
+		e, ev []float64
+		scale float64
+	}
+	for i := range ms {
+		display[i] = 1
+		if majority[i] {
+			e[i], ev[i], scale[i] = exposure(i)
+			continue
 		}
+		if rest.e == nil {
+			rest.e, rest.ev, rest.scale = exposure(-1)
+			copy(general, rest.e) // the whole yardstick, as any other function's
+			moved = rest.scale
+		}
+		// Read-only, shared by every function outside the yardstick.
+		e[i], ev[i], scale[i] = rest.e, rest.ev, rest.scale
 	}
 	if len(majority) == len(ms) {
 		moved = scale[0]
@@ -642,7 +774,7 @@ func isReference(m *measured, total []float64, head []bool) bool {
 
 // row measures one function on both sides and, when it can be decided
 // without a test, gives its verdict; tested rows are decided by decide.
-func (s *Settings) row(m *measured, runs []*run, head []bool, display, scale float64, f *fit, exact, multi bool, e []float64) Row {
+func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float64, f *fit, exact, multi bool, e []float64) Row {
 	row := Row{Name: m.name, File: m.file, P: 1, Q: 1, Test: "none", Scale: scale}
 	row.Base, row.Head = s.values(m, runs, head)
 	pooled := func(g int) float64 {
@@ -739,7 +871,7 @@ func (s *Settings) row(m *measured, runs []*run, head []bool, display, scale flo
 // Spreading the budget so keeps the many small functions of a real
 // profile, which seldom change by enough to count, from hiding a
 // regression of a large one.
-func (s *Settings) weight(row *Row) float64 {
+func (s *engine) weight(row *Row) float64 {
 	v := math.Max(row.Base.Metric, row.Head.Metric)
 	var floor float64
 	switch {
@@ -774,7 +906,7 @@ func (s *Settings) weight(row *Row) float64 {
 // With one run a side nothing shows coupling: a change is taken for a move
 // when a neighbour moved the other way, by at least half as much, and
 // significantly.
-func (s *Settings) confirm(rep *Report, ms []*measured, runs []*run, head []bool, expo, ev [][]float64, display []float64) {
+func (s *engine) confirm(rep *Report, ms []*measured, runs []*run, head []bool, expo, ev [][]float64, display []float64) {
 	var cand []*Row
 	names := map[string]bool{}
 	for i := range rep.Rows {
@@ -794,10 +926,17 @@ func (s *Settings) confirm(rep *Report, ms []*measured, runs []*run, head []bool
 	}
 	multi := nb >= 2 && len(head)-nb >= 2
 	callers := directCallers(runs, names)
-	lm := s.measure(runs, head, local)
-	byKey := map[string]*measured{}
-	for _, m := range lm {
-		byKey[m.key] = m
+	// The key ids of every caller's name (several under name+file keys).
+	keysOf := map[string][]int32{}
+	for _, cs := range callers {
+		for c := range cs {
+			keysOf[c] = nil
+		}
+	}
+	for id, k := range s.keys {
+		if ids, ok := keysOf[k.name]; ok {
+			keysOf[k.name] = append(ids, int32(id))
+		}
 	}
 	type neighbour struct {
 		what string
@@ -814,32 +953,33 @@ func (s *Settings) confirm(rep *Report, ms []*measured, runs []*run, head []bool
 		m := ms[row.idx]
 		e := expo[row.idx]
 		var nbs []neighbour
-		each := map[string][]float64{}
-		for j, r := range runs {
-			for _, f := range r.funcs {
-				if callers[m.name][f.name] {
-					if each[f.name] == nil {
-						each[f.name] = make([]float64, len(runs))
-					}
-					each[f.name][j] += float64(f.self) / r.period
-				}
+		cn := make([]string, 0, len(callers[m.name]))
+		for c := range callers[m.name] {
+			if len(keysOf[c]) > 0 {
+				cn = append(cn, c)
 			}
-		}
-		cn := make([]string, 0, len(each))
-		for n := range each {
-			cn = append(cn, n)
 		}
 		sort.Strings(cn)
-		for _, n := range cn {
-			nbs = append(nbs, neighbour{"its caller " + n, each[n]})
-		}
-		if l := byKey[m.key]; l != nil {
-			under := make([]float64, len(runs))
-			for j := range runs {
-				under[j] = math.Max(l.k[j]-m.k[j], 0)
+		for _, c := range cn {
+			each := make([]float64, len(runs))
+			for _, id := range keysOf[c] {
+				for j, r := range runs {
+					if f := r.get(id); f != nil {
+						each[j] += float64(f.self) / r.period
+					}
+				}
 			}
-			nbs = append(nbs, neighbour{"its direct callees under it", under})
+			nbs = append(nbs, neighbour{"its caller " + c, each})
 		}
+		under := make([]float64, len(runs))
+		for j, r := range runs {
+			var l float64
+			if f := r.get(m.id); f != nil {
+				l = float64(f.local) / r.period
+			}
+			under[j] = math.Max(l-m.k[j], 0)
+		}
+		nbs = append(nbs, neighbour{"its direct callees under it", under})
 		if multi {
 			sum := append([]float64(nil), m.k...)
 			var with []string
@@ -1021,13 +1161,13 @@ func perRunValues(m *measured, e []float64, head []bool, display float64) (b, h 
 }
 
 // values are one function's raw means over each side's runs.
-func (s *Settings) values(m *measured, runs []*run, head []bool) (Value, Value) {
+func (s *engine) values(m *measured, runs []*run, head []bool) (Value, Value) {
 	var v [2]Value
 	var n [2]int
 	for j, r := range runs {
 		g := grp(head[j])
 		n[g]++
-		f := r.funcs[m.key]
+		f := r.get(m.id)
 		if f == nil {
 			continue
 		}
@@ -1057,7 +1197,7 @@ func (s *Settings) values(m *measured, runs []*run, head []bool) (Value, Value) 
 // through. Benjamini–Hochberg runs over the whole family twice: on the
 // one-sided p-values for "slower" (the gate's question) and for "faster".
 // The minimum effect applies after the adjustment.
-func (s *Settings) decide(rep *Report, exactSingle bool) {
+func (s *engine) decide(rep *Report, exactSingle bool) {
 	var fam []int
 	for i := range rep.Rows {
 		row := &rep.Rows[i]
@@ -1089,18 +1229,23 @@ func (s *Settings) decide(rep *Report, exactSingle bool) {
 		if f := row.fit; f != nil && !exactSingle {
 			row.MinDetectable, row.RunsNeeded = detectable(f.se, f.df, a, s.MinRelative, f.perRun)
 		}
-		switch {
-		case !s.bigEnough(row):
-			// Below the minimum effect a change is no discovery,
-			// however certain: Q says so.
-			row.Verdict, row.Q = Unchanged, 1
-		case row.Q >= s.Alpha:
-			row.Verdict = Unchanged
-		case row.Delta > 0:
-			row.Verdict = Regressed
-		default:
-			row.Verdict = Improved
-		}
+		s.verdict(row, s.bigEnough(row))
+	}
+}
+
+// verdict judges a tested row from its adjusted p-value, Q, once big says
+// whether its change reaches the minimum effect: below it a change is no
+// discovery, however certain, and Q says so.
+func (s *engine) verdict(row *Row, big bool) {
+	switch {
+	case !big:
+		row.Verdict, row.Q = Unchanged, 1
+	case row.Q >= s.Alpha:
+		row.Verdict = Unchanged
+	case row.Delta > 0:
+		row.Verdict = Regressed
+	default:
+		row.Verdict = Improved
 	}
 }
 
@@ -1126,7 +1271,7 @@ func noiseReport(nz noise) Noise {
 }
 
 // compareRuns tests several runs a side under s.Assume and names the test.
-func (s *Settings) compareRuns(base, head []float64) (string, benchmath.Comparison) {
+func (s *engine) compareRuns(base, head []float64) (string, benchmath.Comparison) {
 	th := benchmath.DefaultThresholds
 	th.CompareAlpha = s.Alpha
 	b, h := benchmath.NewSample(base, &th), benchmath.NewSample(head, &th)
@@ -1199,36 +1344,63 @@ func benjaminiHochberg(rows []Row, idx []int) {
 	}
 }
 
-// verdictOrder puts what needs attention first.
-var verdictOrder = map[Verdict]int{Regressed: 0, Improved: 1, New: 2, Gone: 3, Unchanged: 4}
+// verdictRank puts what needs attention first.
+func verdictRank(v Verdict) int {
+	switch v {
+	case Regressed:
+		return 0
+	case Improved:
+		return 1
+	case New:
+		return 2
+	case Gone:
+		return 3
+	}
+	return 4
+}
 
 func sortRows(rows []Row) {
-	// Sorted as indices, then moved once: rows are large, and a stable
+	// Sorted as small keys, then moved once: rows are large, and a stable
 	// sort moves its elements O(n log n) times.
-	less := func(a, b *Row) bool {
-		if verdictOrder[a.Verdict] != verdictOrder[b.Verdict] {
-			return verdictOrder[a.Verdict] < verdictOrder[b.Verdict]
-		}
-		da, db := math.Abs(a.Delta), math.Abs(b.Delta)
+	type sortKey struct {
+		rank int
+		size float64 // |Delta|, or the larger metric when unchanged
+		row  *Row
+		at   int
+	}
+	keys := make([]sortKey, len(rows))
+	for i := range rows {
+		a := &rows[i]
+		k := sortKey{rank: verdictRank(a.Verdict), size: math.Abs(a.Delta), row: a, at: i}
 		if a.Verdict == Unchanged {
-			da, db = math.Max(a.Base.Metric, a.Head.Metric), math.Max(b.Base.Metric, b.Head.Metric)
+			k.size = math.Max(a.Base.Metric, a.Head.Metric)
 		}
-		if da != db {
-			return da > db
+		if math.IsNaN(k.size) {
+			k.size = math.Inf(-1) // last, and a consistent order
 		}
-		if a.Name != b.Name {
-			return a.Name < b.Name
-		}
-		return a.File < b.File
+		keys[i] = k
 	}
-	idx := make([]int, len(rows))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(i, j int) bool { return less(&rows[idx[i]], &rows[idx[j]]) })
+	slices.SortFunc(keys, func(a, b sortKey) int {
+		if a.rank != b.rank {
+			return a.rank - b.rank
+		}
+		if a.size != b.size {
+			if a.size > b.size {
+				return -1
+			}
+			return 1
+		}
+		if c := strings.Compare(a.row.Name, b.row.Name); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.row.File, b.row.File); c != 0 {
+			return c
+		}
+		return a.at - b.at // stable
+	})
 	sorted := make([]Row, len(rows))
-	for k, i := range idx {
-		sorted[k] = rows[i]
+	for k, key := range keys {
+		sorted[k] = *key.row
 	}
 	copy(rows, sorted)
 }
@@ -1236,7 +1408,7 @@ func sortRows(rows []Row) {
 // sizeable reports whether a normalised metric value reaches the minimum
 // absolute change, so that a function appearing or vanishing at that size
 // is worth a verdict of its own.
-func (s *Settings) sizeable(v float64) bool {
+func (s *engine) sizeable(v float64) bool {
 	switch {
 	case s.Mode == Share, s.Mode == PerOp && s.Anchor != "":
 		return v >= s.MinShare
@@ -1248,7 +1420,7 @@ func (s *Settings) sizeable(v float64) bool {
 
 // bigEnough applies the minimum effect: both the relative and the absolute
 // change must reach their minimum.
-func (s *Settings) bigEnough(row *Row) bool {
+func (s *engine) bigEnough(row *Row) bool {
 	if math.Abs(row.Relative) < s.MinRelative {
 		return false
 	}
@@ -1265,7 +1437,7 @@ func (s *Settings) bigEnough(row *Row) bool {
 }
 
 // key returns the matching key of a function under s.Key.
-func (s *Settings) key(f *analysis.Function) string {
+func (s *engine) key(f *analysis.Function) string {
 	switch s.Key {
 	case KeyNameFile:
 		return f.Name + "\x00" + CleanPath(f.File)
@@ -1326,17 +1498,6 @@ func (s *Settings) analysisOptions() []analysis.Option {
 	}
 	return o
 }
-
-// median is benchmath's non-parametric centre.
-func median(vals []float64) float64 {
-	if len(vals) == 0 {
-		return 0
-	}
-	return benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64(nil), vals...), &benchmath.DefaultThresholds), 0.95).Center
-}
-
-// durationOf rounds nanoseconds to a Duration.
-func durationOf(ns float64) time.Duration { return time.Duration(math.Round(ns)) }
 
 // yardMedian is the yardstick size above which its per-run factor is a
 // median rather than a sum.

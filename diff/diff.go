@@ -221,12 +221,15 @@ type Row struct {
 	// the "key: value" lines `go test` prints before it, such as pkg,
 	// goos, goarch and cpu. Nil for functions.
 	Config map[string]string `json:"config,omitempty"`
+	// Unit is a benchmark's unit (CompareBench), tidied as benchstat
+	// tidies it: sec/op, B/op, B/s. Empty for functions.
+	Unit string `json:"unit,omitempty"`
 
 	tested     bool
 	pUp, pDown float64 // one-sided p-values, slower and faster
 	fit        *fit
-	idx        int    // the function's index among the comparison's measures
-	key        string // matching key (Settings.key)
+	idx        int   // the function's index among the comparison's measures
+	id         int32 // its matching key's id
 }
 
 // Noise describes the noise model a comparison learned (see the package

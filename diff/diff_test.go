@@ -24,12 +24,8 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 func loadGlob(t testing.TB, pattern string) []*profile.Profile {
 	t.Helper()
-	files, _ := filepath.Glob(pattern)
-	if len(files) == 0 {
-		t.Fatalf("no files match %s", pattern)
-	}
 	var ps []*profile.Profile
-	for _, f := range files {
+	for _, f := range glob(t, pattern) {
 		p, err := loaders.Load(f)
 		if err != nil {
 			t.Fatal(err)
@@ -37,6 +33,16 @@ func loadGlob(t testing.TB, pattern string) []*profile.Profile {
 		ps = append(ps, p)
 	}
 	return ps
+}
+
+// glob returns the files matching pattern, in name order, at least one.
+func glob(t testing.TB, pattern string) []string {
+	t.Helper()
+	files, _ := filepath.Glob(pattern)
+	if len(files) == 0 {
+		t.Fatalf("no files match %s", pattern)
+	}
+	return files
 }
 
 // folded reads folded stacks (1 ms a sample).

@@ -32,7 +32,7 @@ func ExampleCompareBench() {
 		return
 	}
 	for _, row := range rep.Regressions() {
-		fmt.Printf("%s in %s: %+.0f%% %s\n", row.Name, row.Config["pkg"], 100*row.Relative, row.File)
+		fmt.Printf("%s in %s: %+.0f%% %s\n", row.Name, row.Config["pkg"], 100*row.Relative, row.Unit)
 	}
 	rep.WriteText(os.Stdout)
 	// Output:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/stats"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // Explanation splits the change of one regressed or improved function
@@ -89,11 +90,10 @@ type inputs struct {
 	runs         []*run // base runs, then head runs
 	head         []bool
 	multi, exact bool
-	model        *model      // the noise model the functions were judged with
-	expo, ev     [][]float64 // per function (keyIdx): exposures and their log variance
-	scale        []float64   // per function: how the rest of the profile moved
-	general      []float64   // exposures of a function outside the yardstick
-	keyIdx       map[string]int
+	model        *model          // the noise model the functions were judged with
+	expo, ev     [][]float64     // per function (index into the measures): exposures and their log variance
+	scale        []float64       // per function: how the rest of the profile moved
+	general      []float64       // exposures of a function outside the yardstick
 	stacks       [2][]*runStacks // by side, then run; filled on demand
 }
 
@@ -107,14 +107,14 @@ type norm struct {
 	rest       bool // never set: kept for the explanation's arithmetic
 }
 
-// normFor returns the normalisation of the function with matching key k,
-// or, for "" or a key the comparison did not measure, that of a function
+// normFor returns the normalisation of the function with index i among
+// the comparison's measures (Row.idx), or, for -1, that of a function
 // outside the yardstick.
-func (in *inputs) normFor(k string) norm {
+func (in *inputs) normFor(i int) norm {
 	n := len(in.runs)
 	e, ev := in.general, make([]float64, n)
 	sc := math.NaN()
-	if i, ok := in.keyIdx[k]; ok {
+	if i >= 0 {
 		e, ev, sc = in.expo[i], in.ev[i], in.scale[i]
 	}
 	f := make([]float64, n)
@@ -138,7 +138,7 @@ func (in *inputs) normFor(k string) norm {
 type runStacks struct {
 	table  *analysis.Table
 	stacks []analysis.Stack
-	keys   []string // matching key of each table row (Settings.key)
+	keys   []int32 // matching key id of each table row
 }
 
 // runs returns the runs of one side (0 base, 1 head).
@@ -151,7 +151,7 @@ func (in *inputs) side(sd int) *side {
 
 // runStacks returns the stacks of run i of side sd, under the report's
 // selection, from the run's index.
-func (in *inputs) runStacks(s *Settings, sd, i int) (*runStacks, error) {
+func (in *inputs) runStacks(s *engine, sd, i int) (*runStacks, error) {
 	if in.stacks[sd] == nil {
 		in.stacks[sd] = make([]*runStacks, len(in.side(sd).runs))
 	}
@@ -162,13 +162,15 @@ func (in *inputs) runStacks(s *Settings, sd, i int) (*runStacks, error) {
 	if sd == 1 {
 		name = "head"
 	}
-	t, st, err := in.side(sd).runs[i].index.Stacks(s.analysisOptions()...)
+	r := in.side(sd).runs[i]
+	t, st, err := r.index.Stacks(s.analysisOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("diff: %s run %d: %w", name, i+1, err)
 	}
-	rs := &runStacks{table: t, stacks: st, keys: make([]string, len(t.Functions))}
-	for j := range t.Functions {
-		rs.keys[j] = s.key(&t.Functions[j])
+	// The table is the run's own, row for row: the same index and options.
+	rs := &runStacks{table: t, stacks: st, keys: r.rowKey}
+	if len(t.Functions) != len(r.rowKey) {
+		return nil, fmt.Errorf("diff: %s run %d: the stacks' table differs from the run's", name, i+1)
 	}
 	in.stacks[sd][i] = rs
 	return rs, nil
@@ -201,7 +203,7 @@ type pathTest struct {
 // path's per-run values (its metric over the run's unit), n the
 // function's normalisation. p is one-sided in the direction of the
 // path's change, as Row.P is.
-func (s *Settings) pathSignificance(in *inputs, pv pathValues, n norm) pathTest {
+func (s *engine) pathSignificance(in *inputs, pv pathValues, n norm) pathTest {
 	vals := append(append([]float64(nil), pv.base...), pv.head...)
 	if in.exact && !in.multi {
 		t := pathTest{p: 1, test: "exact"}
@@ -241,7 +243,7 @@ func (s *Settings) pathSignificance(in *inputs, pv pathValues, n norm) pathTest 
 
 // relative is the change h/(scale*b) - 1, 0 when b or scale is not
 // positive.
-func (s *Settings) relative(b, h, scale float64) float64 {
+func (s *engine) relative(b, h, scale float64) float64 {
 	if b <= 0 || scale <= 0 {
 		return 0
 	}
@@ -251,9 +253,9 @@ func (s *Settings) relative(b, h, scale float64) float64 {
 // pathRelative is a path's relative change from its per-run values,
 // computed as row computes a function's, so that a path that is the whole
 // function shows the function's change.
-func (s *Settings) pathRelative(bvals, hvals []float64, n norm) float64 {
+func (s *engine) pathRelative(bvals, hvals []float64, n norm) float64 {
 	if n.rest {
-		return s.relative(median(bvals), median(hvals), n.scale)
+		return s.relative(stats.Median(bvals), stats.Median(hvals), n.scale)
 	}
 	nbv, nhv := make([]float64, len(bvals)), make([]float64, len(hvals))
 	for i := range bvals {
@@ -262,7 +264,7 @@ func (s *Settings) pathRelative(bvals, hvals []float64, n norm) float64 {
 	for i := range hvals {
 		nhv[i] = hvals[i] / n.head[i]
 	}
-	return s.relative(median(nbv), median(nhv), 1)
+	return s.relative(stats.Median(nbv), stats.Median(nhv), 1)
 }
 
 func mean(v []float64) float64 {
@@ -281,10 +283,10 @@ func mean(v []float64) float64 {
 type pnode struct {
 	name     string
 	parent   *pnode
-	children map[string]*pnode
-	val      []float64 // metric through this path, per run
-	n        []int64   // samples through it
-	term     []float64 // of which the stack ends here
+	children map[int32]*pnode // by matching key id
+	val      []float64        // metric through this path, per run
+	n        []int64          // samples through it
+	term     []float64        // of which the stack ends here
 	termN    []int64
 }
 
@@ -293,11 +295,11 @@ func newPnode(name string, parent *pnode, runs int) *pnode {
 		term: make([]float64, runs), termN: make([]int64, runs)}
 }
 
-func (p *pnode) child(key, name string) *pnode {
+func (p *pnode) child(key int32, name string) *pnode {
 	c := p.children[key]
 	if c == nil {
 		if p.children == nil {
-			p.children = map[string]*pnode{}
+			p.children = map[int32]*pnode{}
 		}
 		c = newPnode(name, p, len(p.val))
 		p.children[key] = c
@@ -329,24 +331,27 @@ func (p *pnode) sortedChildren() []*pnode {
 	return out
 }
 
+// engine is the engine of the comparison that made r, for its judgements.
+func (r *Report) engine() *engine { return &engine{Settings: r.Settings} }
+
 // explain fills Row.Explain of every regressed and improved row.
 func (r *Report) explain() error {
 	in := r.in
-	s := &r.Settings
+	s := r.engine()
 	nb, nh := len(in.b.runs), len(in.h.runs)
-	roots := map[string]*pnode{}
+	roots := map[int32]*pnode{}
 	for i := range r.Rows {
 		row := &r.Rows[i]
 		if row.Verdict == Regressed || row.Verdict == Improved {
-			roots[row.key] = newPnode(row.Name, nil, nb+nh)
+			roots[row.id] = newPnode(row.Name, nil, nb+nh)
 		}
 	}
 	if len(roots) == 0 {
 		return nil
 	}
-	var seen map[string]int
+	var seen map[int32]int
 	if s.Metric == Total {
-		seen = map[string]int{}
+		seen = map[int32]int{}
 	}
 	for sd := 0; sd < 2; sd++ {
 		for i, run := range in.side(sd).runs {
@@ -403,7 +408,7 @@ func (r *Report) explain() error {
 	}
 	for i := range r.Rows {
 		row := &r.Rows[i]
-		if root := roots[row.key]; root != nil {
+		if root := roots[row.id]; root != nil {
 			row.Explain = r.explainRow(row, root)
 		}
 	}
@@ -428,10 +433,10 @@ type group struct {
 
 // explainRow groups the paths of one function's tree and judges each.
 func (r *Report) explainRow(row *Row, root *pnode) *Explanation {
-	s := &r.Settings
+	s := r.engine()
 	in := r.in
 	nb := len(in.b.runs)
-	n := in.normFor(row.key)
+	n := in.normFor(row.idx)
 	scale := n.scale
 	mk := func(node *pnode, end bool) *group {
 		g := &group{node: node, end: end, val: node.val, n: node.n}
@@ -514,7 +519,7 @@ func (r *Report) explainRow(row *Row, root *pnode) *Explanation {
 	poolP := make([]float64, len(groups))
 	for gi, g := range groups {
 		bvals, hvals := g.val[:nb], g.val[nb:]
-		pc := PathChange{Others: g.others, Base: median(bvals), Head: median(hvals), Delta: g.delta, End: g.end}
+		pc := PathChange{Others: g.others, Base: stats.Median(bvals), Head: stats.Median(hvals), Delta: g.delta, End: g.end}
 		if g.node != nil {
 			// Up the tree from the path's end: for callers that is the
 			// outermost caller first, for callees the deepest callee.
@@ -742,7 +747,7 @@ func (r *Report) writeMarkdownExplanations(w io.Writer) {
 		fmt.Fprintf(w, "<details><summary><code>%s</code>: %s</summary>\n\n", html.EscapeString(row.Name), html.EscapeString(ex.Summary))
 		fmt.Fprintf(w, "| %s path | base | head | path change | of change | p | verdict |\n|:--|--:|--:|--:|--:|--:|:--|\n", strings.TrimSuffix(ex.By, "s"))
 		for _, pc := range ex.Paths {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | p=%.3g | %s |\n", mdEscape(ex.describePath(pc)),
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | p=%.3g | %s |\n", textfmt.MarkdownEscape(ex.describePath(pc)),
 				r.formatMetric(*row, pc.Base), r.formatMetric(*row, pc.Head), r.pathChange(pc), pct(contribution(row, ex, pc)), pc.P, pc.Verdict)
 		}
 		fmt.Fprint(w, "\n</details>\n\n")

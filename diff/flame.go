@@ -30,7 +30,7 @@ const flameMaxTested = 5000
 // both minimum changes, as a function's must.
 func (r *Report) flameTree() (*htmlreport.Tree, error) {
 	in := r.in
-	s := &r.Settings
+	s := r.engine()
 	nb, nh := len(in.b.runs), len(in.h.runs)
 	b := htmlreport.NewTreeBuilder("all")
 	type runLeaves struct {
@@ -127,7 +127,7 @@ func (r *Report) flameTree() (*htmlreport.Tree, error) {
 	}
 	// The frames are measured against the yardstick of the functions at
 	// large (the one used for functions that are not part of it).
-	n := in.normFor("")
+	n := in.normFor(-1)
 	type stat struct {
 		p, q, poolP, delta, rel float64
 	}

@@ -3,10 +3,10 @@ package diff
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/hotbudget/hotbudget/internal/stats"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // Headline is the verdict on the whole profile: the program's time per
@@ -47,7 +47,7 @@ type Headline struct {
 const floorHeadline = 0.0025
 
 // headline judges the time per unit of work.
-func (s *Settings) headline(b, h *side) Headline {
+func (s *engine) headline(b, h *side) Headline {
 	hl := Headline{P: 1, Test: "none", Verdict: Unchanged}
 	runs := append(append([]*run(nil), b.runs...), h.runs...)
 	head := make([]bool, len(runs))
@@ -152,29 +152,15 @@ func (hl Headline) text() string {
 	if hl.Per == "run" {
 		what = "time per run"
 	}
-	change := fmt.Sprintf("%s -> %s (%+.1f%%, %s)", fmtSig(durationOf(hl.Base)), fmtSig(durationOf(hl.Head)), 100*hl.Relative, fmtP(hl.P))
+	change := fmt.Sprintf("%s -> %s (%+.1f%%, %s)", textfmt.Duration(roundNanos(hl.Base)), textfmt.Duration(roundNanos(hl.Head)), 100*hl.Relative, fmtP(hl.P))
 	if !hl.Judged {
 		return fmt.Sprintf("%s %s, not judged: %s", what, change, hl.Reason)
 	}
 	return fmt.Sprintf("%s %s: %s", what, change, hl.Verdict)
 }
 
-// fmtSig formats a duration with four significant digits.
-func fmtSig(d time.Duration) string {
-	if d == 0 {
-		return "0s"
-	}
-	unit, div := "ns", 1.0
-	switch a := math.Abs(float64(d)); {
-	case a >= 1e9:
-		unit, div = "s", 1e9
-	case a >= 1e6:
-		unit, div = "ms", 1e6
-	case a >= 1e3:
-		unit, div = "µs", 1e3
-	}
-	return strconv.FormatFloat(float64(d)/div, 'g', 4, 64) + unit
-}
+// roundNanos rounds nanoseconds to a Duration.
+func roundNanos(ns float64) time.Duration { return time.Duration(math.Round(ns)) }
 
 // fmtP formats a p-value, saying "p<1e-15" below what a double resolves.
 func fmtP(p float64) string {

@@ -89,7 +89,7 @@ func TestCompareBench(t *testing.T) {
 	}
 	got := map[string]diff.Verdict{}
 	for _, row := range r.Rows {
-		got[row.Name+" "+row.File] = row.Verdict
+		got[row.Name+" "+row.Unit] = row.Verdict
 		if row.Test != "mann-whitney" && row.Verdict != diff.New && row.Verdict != diff.Gone {
 			t.Errorf("%s: test %s", row.Name, row.Test)
 		}
@@ -121,10 +121,10 @@ func TestCompareBench(t *testing.T) {
 	}
 	for _, row := range r.Rows {
 		if row.Test != "welch-t" {
-			t.Errorf("AssumeNormal: %s %s: test %s", row.Name, row.File, row.Test)
+			t.Errorf("AssumeNormal: %s %s: test %s", row.Name, row.Unit, row.Test)
 		}
-		if want := got[row.Name+" "+row.File]; row.Verdict != want {
-			t.Errorf("AssumeNormal: %s %s: %s, want %s as with Mann-Whitney", row.Name, row.File, row.Verdict, want)
+		if want := got[row.Name+" "+row.Unit]; row.Verdict != want {
+			t.Errorf("AssumeNormal: %s %s: %s, want %s as with Mann-Whitney", row.Name, row.Unit, row.Verdict, want)
 		}
 	}
 	b.Reset()
@@ -147,7 +147,7 @@ func TestCompareBenchThroughput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, row := range r.Rows {
-		if row.File == "B/s" && row.Verdict != diff.Regressed {
+		if row.Unit == "B/s" && row.Verdict != diff.Regressed {
 			t.Errorf("throughput 500 -> 300 MB/s: %s", row.Verdict)
 		}
 	}

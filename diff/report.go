@@ -3,11 +3,11 @@ package diff
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"io"
 	"math"
 	"strings"
 	"text/tabwriter"
-	"time"
 )
 
 // SchemaVersion names the JSON report's schema. It changes only when a field
@@ -188,7 +188,7 @@ func (r *Report) describe() string {
 	}
 	minAbs := fmt.Sprintf("%.1f share points", s.MinShare*100)
 	if s.Mode == Absolute || (s.Mode == PerOp && s.Anchor == "") {
-		minAbs = s.MinAbsolute.String()
+		minAbs = textfmt.Duration(s.MinAbsolute)
 	}
 	if s.Assume != AssumeModel && r.Base.Runs >= 2 && r.Head.Runs >= 2 {
 		what += "; runs compared by " + test
@@ -202,13 +202,13 @@ func (r *Report) sideLine(name string, sd Side) string {
 	if sd.Exact {
 		kind = "exact"
 	} else if sd.Period > 0 {
-		kind = "sampled every " + sd.Period.String()
+		kind = "sampled every " + textfmt.Duration(sd.Period)
 	}
 	runs := "1 run"
 	if sd.Runs != 1 {
 		runs = fmt.Sprintf("%d runs", sd.Runs)
 	}
-	return fmt.Sprintf("%s: %s, %v total per run, %d samples (%s)", name, runs, sd.Total.Round(10*time.Microsecond), sd.Samples, kind)
+	return fmt.Sprintf("%s: %s, %s total per run, %d samples (%s)", name, runs, textfmt.Duration(sd.Total), sd.Samples, kind)
 }
 
 // formatMetric renders a normalised metric value of row in its unit.
@@ -216,23 +216,11 @@ func (r *Report) formatMetric(row Row, v float64) string {
 	s := r.Settings
 	switch {
 	case s.Mode == Share:
-		return fmt.Sprintf("%.2f%%", v*100)
+		return textfmt.Percent(v)
 	case s.Mode == PerOp && s.Anchor != "":
 		return fmt.Sprintf("%.3fx", v)
-	case s.Mode == PerOp:
-		return fmtDuration(time.Duration(v))
 	}
-	return fmtDuration(time.Duration(v))
-}
-
-func fmtDuration(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "0"
-	case d%time.Millisecond == 0 || d >= 10*time.Millisecond:
-		return d.Round(10 * time.Microsecond).String()
-	}
-	return d.Round(10 * time.Nanosecond).String()
+	return textfmt.Duration(roundNanos(v))
 }
 
 func (r *Report) change(row Row) string {
@@ -453,35 +441,21 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "%s  \n%s  \nCompared: %s.", r.sideLine("Base", r.Base), r.sideLine("Head", r.Head), r.describe())
 	if !r.bench {
 		if r.Noise.Source == "runs" {
-			fmt.Fprintf(&b, "  \nNoise: %s.", mdEscape(r.noiseLine()))
+			fmt.Fprintf(&b, "  \nNoise: %s.", textfmt.MarkdownEscape(r.noiseLine()))
 		}
-		fmt.Fprintf(&b, "  \n**Whole program:** %s", mdEscape(r.Headline.text()))
+		fmt.Fprintf(&b, "  \n**Whole program:** %s", textfmt.MarkdownEscape(r.Headline.text()))
 	}
 	fmt.Fprint(&b, "\n\n")
-	for _, warn := range r.Warnings {
-		fmt.Fprintf(&b, "> ⚠️ %s\n", mdEscape(warn))
-	}
-	if len(r.Warnings) > 0 {
-		fmt.Fprintln(&b)
-	}
+	writeMarkdownWarnings(&b, r.Warnings)
 	table := func(rows []Row) {
 		fmt.Fprintln(&b, "| function | base | head | change | p | verdict |")
 		fmt.Fprintln(&b, "|:--|--:|--:|--:|--:|:--|")
 		for _, row := range rows {
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", mdCode(row.Name), r.formatMetric(row, row.Base.Metric),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", textfmt.MarkdownCode(row.Name), r.formatMetric(row, row.Base.Metric),
 				r.formatMetric(row, row.Head.Metric), r.change(row), pString(row), row.Verdict)
 		}
 	}
-	var changed, same []Row
-	for _, row := range r.Rows {
-		if row.Verdict == Unchanged {
-			if !r.hide(row) {
-				same = append(same, row)
-			}
-		} else {
-			changed = append(changed, row)
-		}
-	}
+	changed, same := splitChanged(r.Rows, r.hide)
 	if len(changed) > 0 {
 		table(changed)
 		fmt.Fprintln(&b)
@@ -491,29 +465,53 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintln(&b, "**Power** (80% chance of detection, were it the only change):")
 		fmt.Fprintln(&b)
 		for _, l := range lines {
-			fmt.Fprintf(&b, "- %s\n", mdEscape(l))
+			fmt.Fprintf(&b, "- %s\n", textfmt.MarkdownEscape(l))
 		}
 		fmt.Fprintln(&b)
 	}
-	if len(same) > 0 {
-		const maxRows = 50
-		more := ""
-		if len(same) > maxRows {
-			more = fmt.Sprintf(", largest %d shown", maxRows)
-			same = same[:maxRows]
-		}
-		fmt.Fprintf(&b, "<details><summary>%d unchanged functions%s</summary>\n\n", len(same), more)
-		table(same)
-		fmt.Fprintln(&b, "\n</details>")
-	}
+	writeFolded(&b, same, "unchanged functions", "largest", table)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;").Replace(s)
+// splitChanged splits rows into those with a verdict other than unchanged
+// and the unchanged ones, less those hide (when not nil) leaves out.
+func splitChanged(rows []Row, hide func(Row) bool) (changed, same []Row) {
+	for _, row := range rows {
+		switch {
+		case row.Verdict != Unchanged:
+			changed = append(changed, row)
+		case hide == nil || !hide(row):
+			same = append(same, row)
+		}
+	}
+	return changed, same
 }
 
-func mdCode(s string) string {
-	return strings.NewReplacer("`", "'", "|", `\|`).Replace(s)
+// writeFolded writes rows as a table folded away under a summary naming
+// how many there are ("12 unchanged functions"), at most 50 of them, the
+// first in order ("largest 50 shown").
+func writeFolded(b *strings.Builder, rows []Row, what, first string, table func([]Row)) {
+	if len(rows) == 0 {
+		return
+	}
+	const maxRows = 50
+	n, more := len(rows), ""
+	if n > maxRows {
+		more = fmt.Sprintf(", %s %d shown", first, maxRows)
+		rows = rows[:maxRows]
+	}
+	fmt.Fprintf(b, "<details><summary>%d %s%s</summary>\n\n", n, what, more)
+	table(rows)
+	fmt.Fprintln(b, "\n</details>")
+}
+
+// writeMarkdownWarnings writes the report's warnings as quotes.
+func writeMarkdownWarnings(b *strings.Builder, warnings []string) {
+	for _, warn := range warnings {
+		fmt.Fprintf(b, "> ⚠️ %s\n", textfmt.MarkdownEscape(warn))
+	}
+	if len(warnings) > 0 {
+		fmt.Fprintln(b)
+	}
 }

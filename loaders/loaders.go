@@ -62,6 +62,7 @@ import (
 	"github.com/hotbudget/hotbudget/internal/chrometrace"
 	"github.com/hotbudget/hotbudget/internal/folded"
 	"github.com/hotbudget/hotbudget/internal/gotrace"
+	"github.com/hotbudget/hotbudget/internal/jsonscan"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/speedscope"
 	"github.com/hotbudget/hotbudget/internal/v8"
@@ -420,7 +421,7 @@ func detectJSON(b []byte) Format {
 		case "samples":
 			sawSamples = true
 		}
-		if err := skipValue(d); err != nil {
+		if err := jsonscan.SkipTokens(d.Token); err != nil {
 			break
 		}
 	}
@@ -430,25 +431,6 @@ func detectJSON(b []byte) Format {
 	// A JSON object we cannot place within the window: the cpuprofile
 	// parser gives the most useful error for objects.
 	return FormatCPUProfile
-}
-
-func skipValue(d *json.Decoder) error {
-	depth := 0
-	for {
-		t, err := d.Token()
-		if err != nil {
-			return err
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
 }
 
 // looksFolded reports whether the first non-empty line is "stack count".

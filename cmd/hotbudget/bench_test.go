@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hotbudget/hotbudget/internal/synth"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // The speed goal of hotbudget top and diff is set against the tool a user
@@ -88,13 +89,13 @@ func pprofTool(b *testing.B) string {
 // work inflates less than it inflates wall time.
 
 func benchCLI(b *testing.B, want int, args ...string) {
-	start := selfCPU()
+	start := testutil.CPUTime()
 	for b.Loop() {
 		if code := run(args, strings.NewReader(""), io.Discard, io.Discard, func(string) string { return "" }); code != want {
 			b.Fatalf("hotbudget %s: exit %d, want %d", strings.Join(args, " "), code, want)
 		}
 	}
-	if used := selfCPU() - start; used > 0 {
+	if used := testutil.CPUTime() - start; used > 0 {
 		b.ReportMetric(float64(used)/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -97,20 +98,18 @@ func (c *cli) diff(args []string) int {
 	if err != nil {
 		return c.usageErr("diff", "%v", err)
 	}
-	base, err := c.loadAll("diff", basePaths, sel)
+	sides, err := c.loadIndexes("diff", sel, basePaths, headPaths)
 	if err != nil {
 		return c.inputErr("diff", err)
 	}
-	head, err := c.loadAll("diff", headPaths, sel)
-	if err != nil {
-		return c.inputErr("diff", err)
-	}
-	rep, err := diff.Compare(base, head, opts...)
+	rep, err := diff.CompareIndex(sides[0], sides[1], opts...)
 	if err != nil {
 		return c.inputErr("diff", err)
 	}
 	if *pprofOut != "" {
-		if err := writeDiffPprof(*pprofOut, base, head); err != nil {
+		// Only the pprof output needs the profiles themselves: loaded
+		// again, their warnings printed with the indexes.
+		if err := writeDiffPprof(*pprofOut, basePaths, headPaths, sel.loadOptions()); err != nil {
 			return c.inputErr("diff", err)
 		}
 	}
@@ -173,12 +172,12 @@ func reportAnnotations(cmd string, rep *diff.Report, bench bool) []annotation {
 	for _, r := range rep.Regressions() {
 		var msg, file string
 		name := r.Name
-		if bench { // Row.File holds the unit
+		if bench {
 			if pkg := r.Config["pkg"]; pkg != "" {
 				name += " (" + pkg + ")"
 			}
 			msg = fmt.Sprintf("%s regressed: %.4g -> %.4g %s (%+.1f%%, p=%.3g, q=%.3g)", name,
-				r.Base.Metric, r.Head.Metric, r.File, 100*r.Relative, r.P, r.Q)
+				r.Base.Metric, r.Head.Metric, r.Unit, 100*r.Relative, r.P, r.Q)
 		} else {
 			file = r.File
 			msg = fmt.Sprintf("%s regressed: %s %s -> %s (%+.1f%%, p=%.3g, q=%.3g)", r.Name, rep.Settings.Metric,
@@ -196,9 +195,9 @@ func reportAnnotations(cmd string, rep *diff.Report, bench bool) []annotation {
 
 func fmtMetric(v float64, m diff.Mode) string {
 	if m == diff.Share {
-		return fmtPct(v)
+		return textfmt.Percent(v)
 	}
-	return fmtDur(time.Duration(v))
+	return textfmt.Duration(time.Duration(v))
 }
 
 // diffFlags are the statistical flags shared by diff and bench.
@@ -321,8 +320,30 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 	return opts, nil
 }
 
-// writeDiffPprof merges each side's runs and writes diff.ToPprof's profile.
-func writeDiffPprof(path string, base, head []*profile.Profile) error {
+// writeDiffPprof loads each side's profiles, merges its runs and writes
+// diff.ToPprof's profile.
+func writeDiffPprof(path string, basePaths, headPaths []string, opts []loaders.Option) error {
+	load := func(paths []string) ([]*profile.Profile, error) {
+		files, err := expandGlobs(paths)
+		if err != nil {
+			return nil, err
+		}
+		ps := make([]*profile.Profile, len(files))
+		for i, f := range files {
+			if ps[i], err = loaders.Load(f, opts...); err != nil {
+				return nil, err
+			}
+		}
+		return ps, nil
+	}
+	base, err := load(basePaths)
+	if err != nil {
+		return err
+	}
+	head, err := load(headPaths)
+	if err != nil {
+		return err
+	}
 	b, err := mergeRuns(base)
 	if err != nil {
 		return fmt.Errorf("--pprof: merging baseline runs: %w", err)

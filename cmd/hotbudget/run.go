@@ -7,11 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
+	"sync"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
@@ -275,21 +276,99 @@ func (c *cli) loadAll(cmd string, paths []string, sel selection) ([]*profile.Pro
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*profile.Profile, 0, len(files))
-	var order []string
-	where := map[string][]string{}
-	for _, f := range files {
+	ps, warnings, err := loadFiles(files, func(f string) (*profile.Profile, []string, error) {
 		p, err := loaders.Load(f, sel.loadOptions()...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, loaders.Warnings(p), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.printWarnings(cmd, files, warnings)
+	return ps, nil
+}
+
+// loadIndexes expands the globs of each list of paths and indexes every
+// profile (loadIndex: Go profiles take the fast path that never builds a
+// *profile.Profile), all lists at once, then prints each list's warnings
+// as loadAll does.
+func (c *cli) loadIndexes(cmd string, sel selection, lists ...[]string) ([][]*analysis.Index, error) {
+	var files []string
+	var ends []int
+	for _, paths := range lists {
+		fs, err := expandGlobs(paths)
 		if err != nil {
 			return nil, err
 		}
-		for _, w := range loaders.Warnings(p) {
+		files = append(files, fs...)
+		ends = append(ends, len(files))
+	}
+	xs, warnings, err := loadFiles(files, func(f string) (*analysis.Index, []string, error) {
+		x, err := loadIndex(f, sel.loadOptions()...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return x, x.Warnings(), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]*analysis.Index, len(lists))
+	start := 0
+	for i, end := range ends {
+		out[i] = xs[start:end:end]
+		c.printWarnings(cmd, files[start:end], warnings[start:end])
+		start = end
+	}
+	return out, nil
+}
+
+// loadFiles loads every file with load, several at once (as many as there
+// are processors), and returns them in order with each file's loader
+// warnings; the error is the first file's in order.
+func loadFiles[T any](files []string, load func(string) (T, []string, error)) ([]T, [][]string, error) {
+	out := make([]T, len(files))
+	warnings := make([][]string, len(files))
+	errs := make([]error, len(files))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				out[i], warnings[i], errs[i] = load(files[i])
+			}
+		}()
+	}
+	for i := range files {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return out, warnings, nil
+}
+
+// printWarnings prints the loader warnings of files. A warning that
+// several files share is printed once, naming the first file and how many
+// more.
+func (c *cli) printWarnings(cmd string, files []string, warnings [][]string) {
+	var order []string
+	where := map[string][]string{}
+	for i, f := range files {
+		for _, w := range warnings[i] {
 			if where[w] == nil {
 				order = append(order, w)
 			}
 			where[w] = append(where[w], f)
 		}
-		out = append(out, p)
 	}
 	for _, w := range order {
 		fs := where[w]
@@ -299,7 +378,6 @@ func (c *cli) loadAll(cmd string, paths []string, sel selection) ([]*profile.Pro
 		}
 		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s: %s\n", cmd, name, w)
 	}
-	return out, nil
 }
 
 // expandGlobs expands shell patterns among paths (for shells and CI
@@ -373,37 +451,3 @@ func parsePercent(s string) (float64, error) {
 	}
 	return v / 100, nil
 }
-
-// fmtDur formats a time the way pprof does: the largest unit in which the
-// value is at least 1, two decimals without a trailing ".00".
-func fmtDur(d time.Duration) string {
-	if d == 0 {
-		return "0"
-	}
-	v := float64(d)
-	neg := v < 0
-	if neg {
-		v = -v
-	}
-	unit := "ns"
-	switch {
-	case v >= 3600e9:
-		v, unit = v/3600e9, "hrs"
-	case v >= 60e9:
-		v, unit = v/60e9, "mins"
-	case v >= 1e9:
-		v, unit = v/1e9, "s"
-	case v >= 1e6:
-		v, unit = v/1e6, "ms"
-	case v >= 1e3:
-		v, unit = v/1e3, "us"
-	}
-	s := strings.TrimSuffix(fmt.Sprintf("%.2f", v), ".00")
-	if neg {
-		s = "-" + s
-	}
-	return s + unit
-}
-
-// fmtPct formats a share in [0,1] as pprof does: "12.34%".
-func fmtPct(share float64) string { return fmt.Sprintf("%.2f%%", 100*share) }

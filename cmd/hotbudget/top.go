@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -264,11 +265,11 @@ func topHeader(path string, t *analysis.Table, shown []analysis.Function) []stri
 	if t.Exact {
 		kind = "exact durations"
 	} else if t.Period > 0 {
-		kind += ", period " + fmtDur(t.Period)
+		kind += ", period " + textfmt.Duration(t.Period)
 	}
-	total := fmt.Sprintf("Total: %s (%s)", fmtDur(t.Total), kind)
+	total := fmt.Sprintf("Total: %s (%s)", textfmt.Duration(t.Total), kind)
 	if t.Duration > 0 {
-		total = fmt.Sprintf("Duration: %s, %s", fmtDur(t.Duration), total)
+		total = fmt.Sprintf("Duration: %s, %s", textfmt.Duration(t.Duration), total)
 	}
 	lines = append(lines, total)
 	var sum float64
@@ -280,7 +281,7 @@ func topHeader(path string, t *analysis.Table, shown []analysis.Function) []stri
 		share = sum / float64(t.Total)
 	}
 	lines = append(lines, fmt.Sprintf("Showing top %d functions out of %d, accounting for %s of self time",
-		len(shown), len(t.Functions), fmtPct(share)))
+		len(shown), len(t.Functions), textfmt.Percent(share)))
 	return lines
 }
 
@@ -293,41 +294,22 @@ func writeTopText(w io.Writer, path string, t *analysis.Table, shown []analysis.
 	var sum float64
 	for i, f := range shown {
 		sum += f.SelfShare
-		fmt.Fprintf(w, "%10s %7s %7s %10s %7s  %s\n", fmtDur(f.Self), fmtPct(f.SelfShare), fmtPct(sum),
-			fmtDur(f.Total), fmtPct(f.TotalShare), names[i])
+		fmt.Fprintf(w, "%10s %7s %7s %10s %7s  %s\n", textfmt.Duration(f.Self), textfmt.Percent(f.SelfShare), textfmt.Percent(sum),
+			textfmt.Duration(f.Total), textfmt.Percent(f.TotalShare), names[i])
 	}
 }
 
 func writeTopMarkdown(w io.Writer, path string, t *analysis.Table, shown []analysis.Function) {
 	hdr := topHeader(path, t, shown)
-	fmt.Fprintf(w, "#### `%s`\n\n", mdEscape(path))
+	fmt.Fprintf(w, "#### `%s`\n\n", textfmt.MarkdownEscape(path))
 	for _, l := range hdr[1:] {
-		fmt.Fprintf(w, "%s  \n", mdEscape(l))
+		fmt.Fprintf(w, "%s  \n", textfmt.MarkdownEscape(l))
 	}
 	fmt.Fprint(w, "\n| flat | flat% | sum% | cum | cum% | function | location |\n|---:|---:|---:|---:|---:|---|---|\n")
 	var sum float64
 	for _, f := range shown {
 		sum += f.SelfShare
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", fmtDur(f.Self), fmtPct(f.SelfShare), fmtPct(sum),
-			fmtDur(f.Total), fmtPct(f.TotalShare), mdCode(f.Name), mdEscape(location(f.File, f.Line)))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", textfmt.Duration(f.Self), textfmt.Percent(f.SelfShare), textfmt.Percent(sum),
+			textfmt.Duration(f.Total), textfmt.Percent(f.TotalShare), textfmt.MarkdownCode(f.Name), textfmt.MarkdownEscape(location(f.File, f.Line)))
 	}
-}
-
-// mdEscape escapes text for a Markdown table cell.
-func mdEscape(s string) string {
-	r := strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`")
-	return r.Replace(s)
-}
-
-// mdCode puts s in a code span usable inside a table cell.
-func mdCode(s string) string {
-	s = strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ").Replace(s)
-	fence := "`"
-	for strings.Contains(s, fence) {
-		fence += "`"
-	}
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		return fence + " " + s + " " + fence
-	}
-	return fence + s + fence
 }

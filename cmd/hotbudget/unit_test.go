@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestVersionFromBuildInfo(t *testing.T) {
@@ -28,20 +27,6 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		readBuildInfo = func() (*debug.BuildInfo, bool) { return c.bi, c.ok }
 		if got := versionString(); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
-		}
-	}
-}
-
-func TestFmtDur(t *testing.T) {
-	for _, c := range []struct {
-		d    time.Duration
-		want string
-	}{
-		{0, "0"}, {999, "999ns"}, {1500, "1.50us"}, {10 * time.Millisecond, "10ms"},
-		{1050 * time.Millisecond, "1.05s"}, {90 * time.Second, "1.50mins"}, {-20 * time.Millisecond, "-20ms"},
-	} {
-		if got := fmtDur(c.d); got != c.want {
-			t.Errorf("fmtDur(%v) = %q, want %q", c.d, got, c.want)
 		}
 	}
 }

@@ -50,6 +50,6 @@ func Example() {
 	// render    17.8% ->  18.9% of the profile: unchanged
 	// checksum  16.9% ->  16.3% of the profile: unchanged
 	// regressions: 0
-	// warning: base sampled every 1.137ms, head every 208µs: compared as times, not sample counts
+	// warning: base sampled every 1.14ms, head every 208us: compared as times, not sample counts
 	// warning: 1 base and 1 head run(s): run-to-run noise is taken as a coefficient of variation of 5% per function (too few functions to learn it from the profiles); changes smaller than that cannot be told from noise: compare several runs a side (hotbudget record)
 }

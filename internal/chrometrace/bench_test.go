@@ -6,12 +6,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // writeBigTrace writes a Chrome trace of about size bytes, as DevTools
@@ -118,27 +117,7 @@ func BenchmarkParse300MB(b *testing.B) {
 	}
 	b.SetBytes(size)
 	b.ReportAllocs()
-	runtime.GC()
-	var base runtime.MemStats
-	runtime.ReadMemStats(&base)
-	stop := make(chan struct{})
-	peak := make(chan uint64)
-	go func() {
-		var ms runtime.MemStats
-		top := uint64(0)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				peak <- top
-				return
-			case <-tick.C:
-				runtime.ReadMemStats(&ms)
-				top = max(top, ms.HeapInuse)
-			}
-		}
-	}()
+	stop := testutil.PeakHeap()
 	b.ResetTimer()
 	var samples int64
 	for range b.N {
@@ -155,9 +134,8 @@ func BenchmarkParse300MB(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	close(stop)
-	top := <-peak
+	peak := stop()
 	b.ReportMetric(float64(size)/1e6, "MB-input")
 	b.ReportMetric(float64(samples)/1e6, "Msamples")
-	b.ReportMetric(float64(top-min(top, base.HeapInuse))/1e6, "MB-peak-heap")
+	b.ReportMetric(peak, "MB-peak-heap")
 }

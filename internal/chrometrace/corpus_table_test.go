@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // TestCorpusTable: every corpus trace loads (FORMATS.md refuses none of
@@ -45,23 +45,7 @@ func TestCorpusTable(t *testing.T) {
 				if err != nil {
 					t.Fatalf("view %q: %v", view, err)
 				}
-				if err := p.CheckValid(); err != nil {
-					t.Fatal(err)
-				}
-				tb, err := analysis.Functions(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var self int64
-				for _, fn := range tb.Functions {
-					self += int64(fn.Self)
-					if fn.Self < 0 || fn.Total < fn.Self {
-						t.Errorf("%s: self %v total %v", fn.Name, fn.Self, fn.Total)
-					}
-				}
-				if self != int64(tb.Total) {
-					t.Errorf("view %q: self times sum to %d, total %d", view, self, tb.Total)
-				}
+				testutil.CheckProfile(t, "view "+view, p)
 				if view != "" {
 					continue
 				}

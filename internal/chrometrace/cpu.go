@@ -164,14 +164,7 @@ func (s *store) Swap(i, j int) {
 
 // profile returns the profile for (pid, id), creating it.
 func (p *parser) profile(pid, id string) *cpuProf {
-	k := key2(pid, id)
-	cp, ok := p.profs[k]
-	if !ok {
-		cp = &cpuProf{pid: pid, id: id}
-		p.profs[k] = cp
-		p.porder = append(p.porder, cp)
-	}
-	return cp
+	return p.profs.get(pid, id, func() *cpuProf { return &cpuProf{pid: pid, id: id} })
 }
 
 // profileHead handles a Profile event.
@@ -239,7 +232,7 @@ func (p *parser) addParts(cp *cpuProf) error {
 	if len(e.samples) > 0 && p.view != pbuild.ViewDurations && !p.dropDur {
 		// The samples view will be shown: stop keeping duration events.
 		p.dropDur = true
-		for _, t := range p.order {
+		for _, t := range p.threads.order {
 			t.evs = nil
 		}
 	}

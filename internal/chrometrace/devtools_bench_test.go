@@ -13,14 +13,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
-	"runtime/metrics"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // The trace loading goal is set against DevTools' own engine: a real trace
@@ -98,49 +97,6 @@ func writeReplica(w io.Writer, events []json.RawMessage, n int) (int64, error) {
 	return size, bw.Flush()
 }
 
-// peakHeap samples the heap in use (objects and the free space of their
-// spans, HeapInuse) every 5 ms until stop is called, which returns the peak
-// above the heap at the start. runtime/metrics is read, not
-// runtime.ReadMemStats, which would stop the world at every sample.
-func peakHeap() (stop func() float64) {
-	runtime.GC()
-	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
-	inuse := func() uint64 {
-		metrics.Read(samples)
-		return samples[0].Value.Uint64() + samples[1].Value.Uint64()
-	}
-	base := inuse()
-	done := make(chan struct{})
-	peak := make(chan uint64)
-	go func() {
-		top := uint64(0)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				peak <- top
-				return
-			case <-tick.C:
-				top = max(top, inuse())
-			}
-		}
-	}()
-	return func() float64 {
-		close(done)
-		top := <-peak
-		return float64(top-min(top, base)) / 1e6
-	}
-}
-
-func cpuNow() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // traceEngine returns the directory of @paulirish/trace_engine: $TRACE_ENGINE,
 // else a fresh npm install into dir.
 func traceEngine(b *testing.B, dir string) string {
@@ -178,8 +134,8 @@ func BenchmarkLoadReplica(b *testing.B) {
 	b.Run("tool=hotbudget", func(b *testing.B) {
 		b.SetBytes(size)
 		b.ReportAllocs()
-		stop := peakHeap()
-		start := cpuNow()
+		stop := testutil.PeakHeap()
+		start := testutil.CPUTime()
 		var samples int64
 		for b.Loop() {
 			f, err := os.Open(path)
@@ -196,7 +152,7 @@ func BenchmarkLoadReplica(b *testing.B) {
 				samples += s.Value[0]
 			}
 		}
-		cpu := cpuNow() - start
+		cpu := testutil.CPUTime() - start
 		peak := stop()
 		b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 		b.ReportMetric(peak, "MB-peak-heap")
@@ -258,7 +214,7 @@ func BenchmarkLoad2GBStream(b *testing.B) {
 	copies := int((2<<30)/(24<<20)) + 1
 	b.ReportAllocs()
 	var size int64
-	stop := peakHeap()
+	stop := testutil.PeakHeap()
 	for b.Loop() {
 		pr, pw := io.Pipe()
 		go func() {

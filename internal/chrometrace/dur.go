@@ -28,14 +28,28 @@ type durEv struct {
 func key2(a, b string) string { return a + "\x00" + b }
 
 func (p *parser) thread(pid, tid string) *thread {
-	k := key2(pid, tid)
-	t, ok := p.threads[k]
-	if !ok {
-		t = &thread{pid: pid, tid: tid}
-		p.threads[k] = t
-		p.order = append(p.order, t)
+	return p.threads.get(pid, tid, func() *thread { return &thread{pid: pid, tid: tid} })
+}
+
+// registry keeps values by a two-part key, in the order they were made.
+type registry[T any] struct {
+	byKey map[string]*T
+	order []*T
+}
+
+// get returns the value of key (a, b), making it with mk if there is none.
+func (r *registry[T]) get(a, b string, mk func() *T) *T {
+	k := key2(a, b)
+	if v, ok := r.byKey[k]; ok {
+		return v
 	}
-	return t
+	if r.byKey == nil {
+		r.byKey = map[string]*T{}
+	}
+	v := mk()
+	r.byKey[k] = v
+	r.order = append(r.order, v)
+	return v
 }
 
 // dispatch files the event just read.

@@ -22,7 +22,7 @@ func (p *parser) labels(pid, tid, prof string) pbuild.Labels {
 // finish builds the profile of the chosen view.
 func (p *parser) finish(view string) (*profile.Profile, error) {
 	nSamples := 0
-	for _, cp := range p.porder {
+	for _, cp := range p.profs.order {
 		nSamples += cp.samples.n + len(cp.nodes)
 	}
 	if p.hermes != nil {
@@ -70,7 +70,7 @@ func (p *parser) finishSamples() (*profile.Profile, error) {
 	p.addWarnings(b)
 	var period, start, end int64
 	most, first := -1, true
-	for _, cp := range p.porder {
+	for _, cp := range p.profs.order {
 		if cp.samples.n == 0 && len(cp.nodes) == 0 {
 			b.Warnf("profile %s of pid %s has no samples", cp.id, cp.pid)
 			continue
@@ -124,7 +124,7 @@ func (p *parser) finishDurations() (*profile.Profile, error) {
 	p.addWarnings(b)
 	var start, end int64
 	first := true
-	for _, t := range p.order {
+	for _, t := range p.threads.order {
 		if len(t.evs) == 0 {
 			continue
 		}

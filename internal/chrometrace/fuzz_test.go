@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // FuzzParse: any input gives a valid profile or an error, never a panic
@@ -36,22 +36,6 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if err := p.CheckValid(); err != nil {
-			t.Fatal(err)
-		}
-		tb, err := analysis.Functions(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var self int64
-		for _, fn := range tb.Functions {
-			self += int64(fn.Self)
-			if fn.Self < 0 || fn.Total < fn.Self {
-				t.Fatalf("%s: self %v total %v", fn.Name, fn.Self, fn.Total)
-			}
-		}
-		if self != int64(tb.Total) {
-			t.Fatalf("self times sum to %d, total %d", self, tb.Total)
-		}
+		testutil.CheckProfile(t, "parsed profile", p)
 	})
 }

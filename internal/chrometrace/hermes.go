@@ -30,28 +30,6 @@ type hermesFrame struct {
 	hasPar bool
 }
 
-// flex accepts a JSON string or number and keeps its text.
-type flex string
-
-func (f *flex) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*f = flex(s)
-		return nil
-	}
-	if string(b) == "null" {
-		return nil
-	}
-	if _, err := strconv.ParseFloat(string(b), 64); err != nil {
-		return fmt.Errorf("want a number or a string, got %.20s", b)
-	}
-	*f = flex(b)
-	return nil
-}
-
 func (p *parser) hermesData() *hermes {
 	if p.hermes == nil {
 		p.hermes = &hermes{frames: map[string]hermesFrame{}}
@@ -66,24 +44,9 @@ func (p *parser) hermesSamples() error {
 	if err := s.Expect('[', "'[' to start samples"); err != nil {
 		return err
 	}
-	var raw []byte
-	for i, first := 0, true; ; i, first = i+1, false {
-		end, err := s.ArrayNext(first)
-		if err != nil {
-			return err
-		}
-		if end {
-			return nil
-		}
-		if _, err := s.Peek(); err != nil {
-			return err
-		}
-		off := s.Off()
-		if raw, err = s.Value(raw[:0], true); err != nil {
-			return err
-		}
+	_, err := s.Elements(nil, func(i int, off int64, raw []byte) error {
 		var js struct {
-			PID, TID, TS, SF, Weight flex
+			PID, TID, TS, SF, Weight v8.StringOrNumber
 		}
 		if err := json.Unmarshal(raw, &js); err != nil {
 			return fmt.Errorf("samples[%d] at offset %d: %w", i, off, err)
@@ -102,7 +65,9 @@ func (p *parser) hermesSamples() error {
 			pid: p.intern([]byte(js.PID)), tid: p.intern([]byte(js.TID)),
 			ts: ns / 1000, sf: p.intern([]byte(js.SF)), weight: w,
 		})
-	}
+		return nil
+	})
+	return err
 }
 
 // stackFrames reads the top-level stackFrames object.
@@ -127,7 +92,7 @@ func (p *parser) stackFrames() error {
 		}
 		var jf struct {
 			Name   string
-			Parent *flex
+			Parent *v8.StringOrNumber
 		}
 		if err := json.Unmarshal(raw, &jf); err != nil {
 			return fmt.Errorf("stackFrames[%q] at offset %d: %w", key, off, err)

@@ -66,14 +66,12 @@ type parser struct {
 	ev        event
 	n         int // events read
 	strs      map[string]string
-	warns     []string           // distinct warnings in order
-	warnN     map[string]int     // how often each
-	threads   map[string]*thread // by pid + "\x00" + tid
-	order     []*thread
+	warns     []string          // distinct warnings in order
+	warnN     map[string]int    // how often each
+	threads   registry[thread]  // by pid and tid
 	procs     map[string]string // pid → process name
-	profs     map[string]*cpuProf
-	porder    []*cpuProf
-	phases    map[string]bool // unknown phases warned about
+	profs     registry[cpuProf] // by pid and profile id
+	phases    map[string]bool   // unknown phases warned about
 	hermes    *hermes
 	names     map[string]string // pid+tid → thread name
 	truncated bool
@@ -86,14 +84,12 @@ type parser struct {
 
 func newParser(r io.Reader) *parser {
 	return &parser{
-		s:       jsonscan.New(r),
-		strs:    map[string]string{},
-		threads: map[string]*thread{},
-		procs:   map[string]string{},
-		profs:   map[string]*cpuProf{},
-		phases:  map[string]bool{},
-		names:   map[string]string{},
-		warnN:   map[string]int{},
+		s:      jsonscan.New(r),
+		strs:   map[string]string{},
+		procs:  map[string]string{},
+		phases: map[string]bool{},
+		names:  map[string]string{},
+		warnN:  map[string]int{},
 	}
 }
 
@@ -564,47 +560,57 @@ func parseNanos(b []byte) (int64, error) {
 func (p *parser) args() error {
 	s := p.s
 	e := &p.ev
-	c, err := s.Peek()
-	if err != nil {
-		return err
-	}
-	if c != '{' {
-		return s.Skip()
-	}
-	s.Pos++
-	for first := true; ; first = false {
-		key, end, err := p.key(first)
-		if err != nil {
-			return err
-		}
-		if end {
-			return nil
-		}
+	_, err := p.fields("", func(key []byte) (bool, error) {
 		switch string(key) {
 		case "name":
 			c, err := s.Peek()
-			if err != nil {
-				return err
-			}
-			if c != '"' {
-				if err := s.Skip(); err != nil {
-					return err
-				}
-				continue
+			if err != nil || c != '"' {
+				return false, err
 			}
 			s.Pos++
 			b, err := s.StrBytes()
 			if err != nil {
-				return err
+				return true, err
 			}
 			e.argName, e.hasArgName = p.intern(b), true
+			return true, nil
 		case "data":
-			if err := p.data(); err != nil {
-				return err
-			}
-		default:
+			return true, p.data()
+		}
+		return false, nil
+	})
+	return err
+}
+
+// fields reads an object value field by field: field reads the value of
+// each key it knows and reports whether it did; the other values are
+// skipped. A value that is not an object is skipped and, when what names
+// it, recorded as a type error. ok says it was an object.
+func (p *parser) fields(what string, field func(key []byte) (bool, error)) (ok bool, err error) {
+	s := p.s
+	c, err := s.Peek()
+	if err != nil {
+		return false, err
+	}
+	if c != '{' {
+		if what != "" {
+			p.typeError(fmt.Errorf("%s at offset %d: want an object, got %q", what, s.Off(), c))
+		}
+		return false, s.Skip()
+	}
+	s.Pos++
+	for first := true; ; first = false {
+		key, end, err := p.key(first)
+		if err != nil || end {
+			return true, err
+		}
+		done, err := field(key)
+		if err != nil {
+			return true, err
+		}
+		if !done {
 			if err := s.Skip(); err != nil {
-				return err
+				return true, err
 			}
 		}
 	}
@@ -612,45 +618,23 @@ func (p *parser) args() error {
 
 // data reads args.data.
 func (p *parser) data() error {
-	s := p.s
 	e := &p.ev
-	c, err := s.Peek()
-	if err != nil {
-		return err
-	}
-	if c != '{' {
-		return s.Skip()
-	}
-	s.Pos++
-	e.data = true
-	for first := true; ; first = false {
-		key, end, err := p.key(first)
-		if err != nil {
-			return err
-		}
-		if end {
-			return nil
-		}
+	ok, err := p.fields("", func(key []byte) (bool, error) {
+		var err error
 		switch string(key) {
 		case "cpuProfile":
-			if err := p.cpuProfile(); err != nil {
-				return err
-			}
+			return true, p.cpuProfile()
 		case "timeDeltas":
 			e.hasDeltas = true
-			if e.deltas, err = p.ints("args.data.timeDeltas", e.deltas); err != nil {
-				return err
-			}
+			e.deltas, err = p.ints("args.data.timeDeltas", e.deltas)
+			return true, err
 		case "startTime", "endTime":
-			if err := p.profileTime(string(key)); err != nil {
-				return err
-			}
-		default:
-			if err := s.Skip(); err != nil {
-				return err
-			}
+			return true, p.profileTime(string(key))
 		}
-	}
+		return false, nil
+	})
+	e.data = e.data || ok
+	return err
 }
 
 func (p *parser) profileTime(key string) error {
@@ -695,51 +679,27 @@ func (p *parser) typeError(err error) {
 
 // cpuProfile reads args.data.cpuProfile.
 func (p *parser) cpuProfile() error {
-	s := p.s
 	e := &p.ev
-	c, err := s.Peek()
-	if err != nil {
-		return err
-	}
-	if c != '{' {
-		p.typeError(fmt.Errorf("cpuProfile at offset %d: want an object, got %q", s.Off(), c))
-		return s.Skip()
-	}
-	s.Pos++
-	e.cpuProfile = true
-	for first := true; ; first = false {
-		key, end, err := p.key(first)
-		if err != nil {
-			return err
-		}
-		if end {
-			return nil
-		}
+	ok, err := p.fields("cpuProfile", func(key []byte) (bool, error) {
+		var err error
 		switch string(key) {
 		case "nodes":
-			if err := p.nodes(); err != nil {
-				return err
-			}
+			return true, p.nodes()
 		case "samples":
 			e.hasSamples = true
-			if e.samples, err = p.ints("cpuProfile.samples", e.samples); err != nil {
-				return err
-			}
+			e.samples, err = p.ints("cpuProfile.samples", e.samples)
+			return true, err
 		case "timeDeltas":
 			e.hasDeltas = true
-			if e.deltas, err = p.ints("cpuProfile.timeDeltas", e.deltas); err != nil {
-				return err
-			}
+			e.deltas, err = p.ints("cpuProfile.timeDeltas", e.deltas)
+			return true, err
 		case "startTime", "endTime":
-			if err := p.profileTime(string(key)); err != nil {
-				return err
-			}
-		default:
-			if err := s.Skip(); err != nil {
-				return err
-			}
+			return true, p.profileTime(string(key))
 		}
-	}
+		return false, nil
+	})
+	e.cpuProfile = e.cpuProfile || ok
+	return err
 }
 
 // ints appends an array of integers to dst. Malformed JSON is an error;
@@ -809,29 +769,16 @@ func (p *parser) nodes() error {
 		return s.Skip()
 	}
 	s.Pos++
-	for i, first := 0, true; ; i, first = i+1, false {
-		end, err := s.ArrayNext(first)
-		if err != nil {
-			return err
-		}
-		if end {
-			return nil
-		}
-		if _, err := s.Peek(); err != nil {
-			return err
-		}
-		off := s.Off()
-		if p.rawNode, err = s.Value(p.rawNode[:0], true); err != nil {
-			return err
-		}
-		n, err := v8.DecodeNode(p.rawNode, p.internString)
+	p.rawNode, err = s.Elements(p.rawNode, func(i int, off int64, raw []byte) error {
+		n, err := v8.DecodeNode(raw, p.internString)
 		if errors.Is(err, v8.ErrNoID) {
 			p.typeError(fmt.Errorf("cpuProfile.nodes[%d] at offset %d has no id", i, off))
-			continue
 		} else if err != nil {
 			p.typeError(fmt.Errorf("cpuProfile.nodes[%d] (offset %d): %w", i, off, err))
-			continue
+		} else {
+			e.nodes = append(e.nodes, n)
 		}
-		e.nodes = append(e.nodes, n)
-	}
+		return nil
+	})
+	return err
 }

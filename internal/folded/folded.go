@@ -168,23 +168,7 @@ func Write(w io.Writer, p *profile.Profile) error {
 		if n <= 0 {
 			continue
 		}
-		names = names[:0]
-		for _, l := range s.Location {
-			if len(l.Line) == 0 {
-				names = append(names, pbuild.UnsymbolizedName(l))
-				continue
-			}
-			for _, ln := range l.Line {
-				name := ""
-				if ln.Function != nil {
-					name = ln.Function.Name
-				}
-				if name == "" {
-					name = pbuild.UnsymbolizedName(l)
-				}
-				names = append(names, name)
-			}
-		}
+		names = pbuild.FrameNames(names[:0], s)
 		if len(names) == 0 {
 			continue
 		}

@@ -468,7 +468,7 @@ func (ps *parser) finish(view string) (*profile.Profile, error) {
 		// thread's samples are 10ms apart, so most gaps are 10ms or more;
 		// a median well below says the rate was higher.
 		if len(ps.gaps) >= 10 {
-			if med := median(ps.gaps); med < DefaultPeriod/2 {
+			if med := pbuild.Median(ps.gaps); med < DefaultPeriod/2 {
 				b.Warnf("CPU samples of a thread are typically %v apart: the profiling rate was likely above 100 Hz, but each sample is counted as 10ms", time.Duration(med))
 			}
 		}
@@ -480,10 +480,4 @@ func (ps *parser) finish(view string) (*profile.Profile, error) {
 		b.Profile().TimeNanos = ps.wallStart
 	}
 	return b.Finish(FormatName, period, span)
-}
-
-// median returns the median of s, which it sorts.
-func median(s []int64) int64 {
-	slices.Sort(s)
-	return s[len(s)/2]
 }

@@ -367,11 +367,9 @@ func FromProfile(p *profile.Profile) (*Index, error) {
 		for _, ln := range l.Line {
 			var f Func
 			if fn := ln.Function; fn != nil {
-				f = Func{Name: fn.Name, SystemName: fn.SystemName, File: fn.Filename, StartLine: fn.StartLine}
+				f = Func{SystemName: fn.SystemName, File: fn.Filename, StartLine: fn.StartLine}
 			}
-			if f.Name == "" {
-				f.Name = pbuild.UnsymbolizedName(l)
-			}
+			f.Name = pbuild.LineName(l, ln)
 			b.frame(b.fn(f), ln.Line, ln.Column)
 		}
 		return b.endLocation()
@@ -437,4 +435,47 @@ func FromProfile(p *profile.Profile) (*Index, error) {
 		}
 	}
 	return x, b.err
+}
+
+// Label returns the values of label key on sample i.
+func (x *Index) Label(i int32, key string) []string {
+	return lookup(x.LabelSets[x.SampleLabels[i]], key)
+}
+
+// Subset returns an index of the given samples of x (by index, in that
+// order) with the given comments, sharing x's functions, frames, stacks and
+// label sets, which are read-only, and without a duration. Its tables
+// equal those of the index of a profile holding only those samples, except
+// that stacks no sample uses may be listed: code that walks stacks rather than samples must skip them
+// (UsedStacks).
+func (x *Index) Subset(samples []int32, comments []string) *Index {
+	y := *x
+	stride := len(x.Types)
+	y.SampleStack = make([]int32, len(samples))
+	y.SampleLabels = make([]int32, len(samples))
+	y.Values = make([]int64, 0, len(samples)*stride)
+	y.Short = nil
+	for k, i := range samples {
+		y.SampleStack[k] = x.SampleStack[i]
+		y.SampleLabels[k] = x.SampleLabels[i]
+		y.Values = append(y.Values, x.Values[int(i)*stride:int(i+1)*stride]...)
+		if n, ok := x.Short[i]; ok {
+			if y.Short == nil {
+				y.Short = make(map[int32]int32)
+			}
+			y.Short[int32(k)] = n
+		}
+	}
+	y.Comments = comments
+	y.DurationNanos = 0 // the span of a part is unknown
+	return &y
+}
+
+// UsedStacks reports, per stack, whether a sample has it.
+func (x *Index) UsedStacks() []bool {
+	used := make([]bool, x.NumStacks())
+	for _, st := range x.SampleStack {
+		used[st] = true
+	}
+	return used
 }

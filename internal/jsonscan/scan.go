@@ -184,6 +184,29 @@ func (s *Scanner) ArrayNext(first bool) (end bool, err error) {
 	return false, nil
 }
 
+// Elements reads the elements of an array ('[' already read) one at a
+// time, calling fn with each one's index, offset and bytes, which stay
+// valid until fn returns. buf is reused for the bytes; the grown buffer is
+// returned for the next call.
+func (s *Scanner) Elements(buf []byte, fn func(i int, off int64, raw []byte) error) ([]byte, error) {
+	for i, first := 0, true; ; i, first = i+1, false {
+		end, err := s.ArrayNext(first)
+		if err != nil || end {
+			return buf, err
+		}
+		if _, err := s.Peek(); err != nil {
+			return buf, err
+		}
+		off := s.Off()
+		if buf, err = s.Value(buf[:0], true); err != nil {
+			return buf, err
+		}
+		if err := fn(i, off, buf); err != nil {
+			return buf, err
+		}
+	}
+}
+
 // StringBody reads a string whose opening quote was read.
 func (s *Scanner) StringBody() (string, error) {
 	b := s.Raw[:0]
@@ -617,5 +640,26 @@ func (s *Scanner) Skip() error {
 			}
 		}
 		s.Pos = i
+	}
+}
+
+// SkipTokens skips the JSON value whose first token next returns, without
+// recursion: next is encoding/json's Decoder.Token or a wrapper of it.
+func SkipTokens(next func() (json.Token, error)) error {
+	depth := 0
+	for {
+		t, err := next()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
 	}
 }

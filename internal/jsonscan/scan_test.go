@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -146,5 +147,18 @@ func TestIntsHint(t *testing.T) {
 		if hint == n && cap(got) != n {
 			t.Errorf("right hint: capacity %d, want %d (read in one piece)", cap(got), n)
 		}
+	}
+}
+
+func TestSkipTokens(t *testing.T) {
+	d := json.NewDecoder(strings.NewReader(`{"a":[1,{"b":[]}],"c":"d"} 7`))
+	if err := SkipTokens(d.Token); err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := d.Token(); err != nil || tok != json.Number("7") && tok != 7.0 {
+		t.Errorf("after the skipped value: %v, %v; want 7", tok, err)
+	}
+	if err := SkipTokens(json.NewDecoder(strings.NewReader(`[1,`)).Token); err == nil {
+		t.Error("a truncated array was skipped without error")
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/index"
 )
 
 // CommentPrefix starts the profile comment that holds the record as JSON.
@@ -78,7 +79,12 @@ func Get(p *profile.Profile) (r Record, ok bool, err error) {
 	if p == nil {
 		return Record{}, false, nil
 	}
-	for _, c := range p.Comments {
+	return FromComments(p.Comments)
+}
+
+// FromComments is Get for a profile's comments, as an index keeps them.
+func FromComments(comments []string) (r Record, ok bool, err error) {
+	for _, c := range comments {
 		if s, found := strings.CutPrefix(c, CommentPrefix); found {
 			var w wire
 			if err := json.Unmarshal([]byte(s), &w); err != nil {
@@ -90,14 +96,14 @@ func Get(p *profile.Profile) (r Record, ok bool, err error) {
 			return w.Record, true, nil
 		}
 	}
-	return legacy(p)
+	return legacy(comments)
 }
 
 // legacy reads the comments Capture wrote before the record existed.
-func legacy(p *profile.Profile) (Record, bool, error) {
+func legacy(comments []string) (Record, bool, error) {
 	var r Record
 	found := false
-	for _, c := range p.Comments {
+	for _, c := range comments {
 		switch {
 		case strings.HasPrefix(c, "hotbudget name: "):
 			r.Name, found = strings.TrimPrefix(c, "hotbudget name: "), true
@@ -117,8 +123,13 @@ func legacy(p *profile.Profile) (Record, bool, error) {
 
 // Set stores r in p, replacing any record (and legacy comments) p held.
 func Set(p *profile.Profile, r Record) {
-	kept := p.Comments[:0:0]
-	for _, c := range p.Comments {
+	p.Comments = withRecord(p.Comments, r)
+}
+
+// withRecord returns a copy of comments with r as the record.
+func withRecord(comments []string, r Record) []string {
+	kept := comments[:0:0]
+	for _, c := range comments {
 		if strings.HasPrefix(c, CommentPrefix) || strings.HasPrefix(c, "hotbudget name: ") ||
 			strings.HasPrefix(c, "hotbudget build: ") || strings.HasPrefix(c, "hotbudget iterations: ") {
 			continue
@@ -129,7 +140,7 @@ func Set(p *profile.Profile, r Record) {
 	if err != nil {
 		panic("meta: cannot marshal a Record: " + err.Error()) // only plain fields: cannot happen
 	}
-	p.Comments = append(kept, CommentPrefix+string(b))
+	return append(kept, CommentPrefix+string(b))
 }
 
 // Split returns one profile per run of p, in the order of the record's Runs,
@@ -142,15 +153,70 @@ func Split(p *profile.Profile) ([]*profile.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	groups, err := groupRuns(r, len(p.Sample), func(i int) []string { return p.Sample[i].Label[LabelRun] })
+	if err != nil || groups == nil {
+		return []*profile.Profile{p}, err
+	}
+	out := make([]*profile.Profile, len(groups))
+	for j, g := range groups {
+		// Locations, functions and mappings are shared with p: callers
+		// read them, and a deep copy per run would cost as much as p.
+		q := &profile.Profile{
+			SampleType: p.SampleType, DefaultSampleType: p.DefaultSampleType,
+			Mapping: p.Mapping, Location: p.Location, Function: p.Function,
+			Comments: runComments(p.Comments, r, j), DocURL: p.DocURL,
+			DropFrames: p.DropFrames, KeepFrames: p.KeepFrames,
+			TimeNanos:  p.TimeNanos, // DurationNanos: the span of one run is unknown
+			PeriodType: p.PeriodType, Period: p.Period,
+		}
+		q.Sample = make([]*profile.Sample, len(g))
+		for k, i := range g {
+			q.Sample[k] = p.Sample[i]
+		}
+		out[j] = q
+	}
+	return out, nil
+}
+
+// SplitIndex is Split for an index: one index per run, sharing x's
+// functions, frames and stacks, each with the samples of its run and a
+// record of its one run. An index without run labels is returned as it is,
+// alone. x is not modified.
+func SplitIndex(x *index.Index) ([]*index.Index, error) {
+	r, _, err := FromComments(x.Comments)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := groupRuns(r, x.NumSamples(), func(i int) []string { return x.Label(int32(i), LabelRun) })
+	if err != nil || groups == nil {
+		return []*index.Index{x}, err
+	}
+	out := make([]*index.Index, len(groups))
+	for j, g := range groups {
+		out[j] = x.Subset(g, runComments(x.Comments, r, j))
+	}
+	return out, nil
+}
+
+// runComments are the comments of run j of a profile with record r.
+func runComments(comments []string, r Record, j int) []string {
+	one := r
+	one.Runs = []Run{r.Runs[j]}
+	return withRecord(comments, one)
+}
+
+// groupRuns returns the samples (by index) of each run of r, given the
+// LabelRun values of each of n samples; nil when no sample has one.
+func groupRuns(r Record, n int, labels func(i int) []string) ([][]int32, error) {
 	labelled := false
-	for _, s := range p.Sample {
-		if len(s.Label[LabelRun]) > 0 {
+	for i := range n {
+		if len(labels(i)) > 0 {
 			labelled = true
 			break
 		}
 	}
 	if !labelled {
-		return []*profile.Profile{p}, nil
+		return nil, nil
 	}
 	index := make(map[string]int, len(r.Runs))
 	for i, run := range r.Runs {
@@ -162,9 +228,9 @@ func Split(p *profile.Profile) ([]*profile.Profile, error) {
 		}
 		index[run.Label] = i
 	}
-	groups := make([][]*profile.Sample, len(r.Runs))
-	for i, s := range p.Sample {
-		l := s.Label[LabelRun]
+	groups := make([][]int32, len(r.Runs))
+	for i := range n {
+		l := labels(i)
 		if len(l) != 1 {
 			return nil, fmt.Errorf("sample %d has %d %q labels, want 1: every sample of a profile with runs belongs to one", i, len(l), LabelRun)
 		}
@@ -172,24 +238,7 @@ func Split(p *profile.Profile) ([]*profile.Profile, error) {
 		if !ok {
 			return nil, fmt.Errorf("sample %d belongs to run %q, which the profile's hotbudget metadata does not list", i, l[0])
 		}
-		groups[j] = append(groups[j], s)
+		groups[j] = append(groups[j], int32(i))
 	}
-	out := make([]*profile.Profile, len(groups))
-	for j, g := range groups {
-		// Locations, functions and mappings are shared with p: callers
-		// read them, and a deep copy per run would cost as much as p.
-		q := &profile.Profile{
-			SampleType: p.SampleType, DefaultSampleType: p.DefaultSampleType,
-			Sample: g, Mapping: p.Mapping, Location: p.Location, Function: p.Function,
-			Comments: append([]string(nil), p.Comments...), DocURL: p.DocURL,
-			DropFrames: p.DropFrames, KeepFrames: p.KeepFrames,
-			TimeNanos:  p.TimeNanos, // DurationNanos: the span of one run is unknown
-			PeriodType: p.PeriodType, Period: p.Period,
-		}
-		one := r
-		one.Runs = []Run{r.Runs[j]}
-		Set(q, one)
-		out[j] = q
-	}
-	return out, nil
+	return groups, nil
 }

@@ -2,10 +2,12 @@ package meta
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/index"
 )
 
 func twoRunProfile() *profile.Profile {
@@ -146,5 +148,62 @@ func TestSplitErrors(t *testing.T) {
 		if _, err := Split(p); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// SplitIndex gives each run the index of the run Split gives: the same
+// samples, values and comments.
+func TestSplitIndex(t *testing.T) {
+	p := twoRunProfile()
+	runs, err := Split(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := index.FromProfile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := SplitIndex(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) != len(runs) {
+		t.Fatalf("%d parts, want %d", len(parts), len(runs))
+	}
+	for i, q := range runs {
+		want, err := index.FromProfile(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := parts[i]
+		if !slices.Equal(got.Values, want.Values) || !slices.Equal(got.Comments, want.Comments) || got.NumSamples() != want.NumSamples() {
+			t.Errorf("run %d: values %v comments %q, want %v %q", i, got.Values, got.Comments, want.Values, want.Comments)
+		}
+		for s := range got.NumSamples() {
+			if !slices.Equal(got.Stack(got.SampleStack[s]), want.Stack(want.SampleStack[s])) {
+				t.Errorf("run %d sample %d: another stack", i, s)
+			}
+		}
+	}
+	if x.NumSamples() != 3 {
+		t.Error("SplitIndex modified its input")
+	}
+	plain, err := index.FromProfile(&profile.Profile{SampleType: []*profile.ValueType{{Type: "cpu", Unit: "nanoseconds"}}, Sample: []*profile.Sample{{Value: []int64{1}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if xs, err := SplitIndex(plain); err != nil || len(xs) != 1 || xs[0] != plain {
+		t.Errorf("unlabelled index: %v, %v", xs, err)
+	}
+	// The errors are Split's.
+	unlisted := twoRunProfile()
+	unlisted.Sample[0].Label[LabelRun] = []string{"9"}
+	ux, err := index.FromProfile(unlisted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want := Split(unlisted)
+	if _, err := SplitIndex(ux); err == nil || want == nil || err.Error() != want.Error() {
+		t.Errorf("unlisted run: %v, want %v", err, want)
 	}
 }

@@ -18,6 +18,7 @@ package pbuild
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -292,11 +293,19 @@ func MedianDelta(ts []int64) int64 {
 			d = append(d, x)
 		}
 	}
-	if len(d) == 0 {
+	return Median(d)
+}
+
+// Median returns the upper median of v, the value at index len(v)/2 in
+// sorted order: always one of the values, as a period must be; 0 for an
+// empty v. v is not modified. (Float medians: internal/stats.Median.)
+func Median(v []int64) int64 {
+	if len(v) == 0 {
 		return 0
 	}
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	return d[len(d)/2]
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // Options are what the public loaders package passes to a format parser.
@@ -324,6 +333,31 @@ func UnsymbolizedName(l *profile.Location) string {
 		return UnsymbolizedMappingName("")
 	}
 	return UnsymbolizedMappingName(l.Mapping.File)
+}
+
+// LineName names the function of line ln of location l as analysis
+// names it: its function's name, or UnsymbolizedName(l) when it has none.
+func LineName(l *profile.Location, ln profile.Line) string {
+	if ln.Function != nil && ln.Function.Name != "" {
+		return ln.Function.Name
+	}
+	return UnsymbolizedName(l)
+}
+
+// FrameNames appends the function names of s's frames to dst as analysis
+// counts frames: leaf first, one per line of a location (the inlined
+// callee first), one for a location without lines.
+func FrameNames(dst []string, s *profile.Sample) []string {
+	for _, l := range s.Location {
+		if l == nil || len(l.Line) == 0 {
+			dst = append(dst, UnsymbolizedName(l))
+			continue
+		}
+		for _, ln := range l.Line {
+			dst = append(dst, LineName(l, ln))
+		}
+	}
+	return dst
 }
 
 // UnsymbolizedMappingName is UnsymbolizedName for a location whose mapping

@@ -82,3 +82,19 @@ func TestMedianDelta(t *testing.T) {
 		}
 	}
 }
+
+func TestMedian(t *testing.T) {
+	v := []int64{5, 1, 4, 2}
+	if got := Median(v); got != 4 {
+		t.Errorf("Median(5 1 4 2) = %d, want the upper median 4", got)
+	}
+	if v[0] != 5 || v[3] != 2 {
+		t.Errorf("Median sorted its input: %v", v)
+	}
+	if got := Median([]int64{3, 9, 7}); got != 7 {
+		t.Errorf("Median(3 9 7) = %d, want 7", got)
+	}
+	if got := Median(nil); got != 0 {
+		t.Errorf("Median(nil) = %d", got)
+	}
+}

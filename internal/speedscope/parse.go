@@ -7,10 +7,10 @@ import (
 	"io"
 	"math"
 	"reflect"
-	"sort"
 	"strconv"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/jsonscan"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -195,25 +195,8 @@ func (r *reader) decode(v any, what string, index int) error {
 	return nil
 }
 
-// skip skips the value whose first token is next, without recursion.
-func (r *reader) skip() error {
-	depth := 0
-	for {
-		t, err := r.token()
-		if err != nil {
-			return err
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
-}
+// skip skips the value whose first token is next.
+func (r *reader) skip() error { return jsonscan.SkipTokens(r.token) }
 
 func describe(t json.Token) string {
 	switch v := t.(type) {
@@ -706,7 +689,7 @@ func (f *file) build() (*profile.Profile, error) {
 	}
 	var period int64
 	if kind == pbuild.Sampled {
-		period = median(bd.weight)
+		period = pbuild.Median(bd.weight)
 	}
 	var dur int64
 	if bd.spans {
@@ -1001,12 +984,4 @@ func (bd *builder) sampled(p *rawProfile, add bool) error {
 		bd.span(s, s+sum)
 	}
 	return nil
-}
-
-func median(v []int64) int64 {
-	if len(v) == 0 {
-		return 0
-	}
-	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
-	return v[len(v)/2]
 }

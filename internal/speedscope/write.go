@@ -200,14 +200,12 @@ func locationFrames(l *profile.Location) []locFrame {
 		var f locFrame
 		f.frame.line, f.frame.col = ln.Line, ln.Column
 		if fn := ln.Function; fn != nil {
-			f.fn = funcKey{name: fn.Name, system: fn.SystemName, file: fn.Filename, start: fn.StartLine}
+			f.fn = funcKey{system: fn.SystemName, file: fn.Filename, start: fn.StartLine}
 			if fn.StartLine != 0 {
 				f.frame.line = fn.StartLine
 			}
 		}
-		if f.fn.name == "" {
-			f.fn.name = pbuild.UnsymbolizedName(l)
-		}
+		f.fn.name = pbuild.LineName(l, ln)
 		f.frame.name, f.frame.file = f.fn.name, f.fn.file
 		out = append(out, f)
 	}

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // genProfile writes a realistic modern .cpuprofile: nodes in a random tree
@@ -86,28 +85,9 @@ func BenchmarkParse50MB(b *testing.B) {
 	data := genProfile(20_000, 4_500_000)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
-	runtime.GC()
-	var base runtime.MemStats
-	runtime.ReadMemStats(&base)
-	// Sample the heap while parsing to report its peak.
-	stop := make(chan struct{})
-	peak := make(chan uint64)
-	go func() {
-		var ms runtime.MemStats
-		top := uint64(0)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				peak <- top
-				return
-			case <-tick.C:
-				runtime.ReadMemStats(&ms)
-				top = max(top, ms.HeapInuse)
-			}
-		}
-	}()
+	// Sample the heap while parsing to report its peak above what was
+	// live before (the input buffer is part of that).
+	stop := testutil.PeakHeap()
 	b.ResetTimer()
 	for range b.N {
 		p, err := Parse(bytes.NewReader(data), pbuild.Options{Name: "CPU.20250510.134625.51430.0.001.cpuprofile"})
@@ -119,9 +99,7 @@ func BenchmarkParse50MB(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	close(stop)
-	top := <-peak
+	peak := stop()
 	b.ReportMetric(float64(len(data))/1e6, "MB-input")
-	// Peak heap in use above what was live before (the input buffer is part of the base).
-	b.ReportMetric(float64(top-min(top, base.HeapInuse))/1e6, "MB-peak-heap")
+	b.ReportMetric(peak, "MB-peak-heap")
 }

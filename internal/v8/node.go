@@ -18,6 +18,9 @@ var ErrNoID = errors.New("node has no id")
 func DecodeNode(raw []byte, intern func(string) string) (Node, error) {
 	var jn jsonNode
 	if err := json.Unmarshal(raw, &jn); err != nil {
+		if errors.As(err, new(notStringOrNumber)) {
+			return Node{}, fmt.Errorf("scriptId: %w", err) // a node's only such field
+		}
 		return Node{}, err
 	}
 	if jn.ID == nil {
@@ -53,33 +56,43 @@ type jsonNode struct {
 }
 
 type jsonCallFrame struct {
-	FunctionName string   `json:"functionName"`
-	ScriptID     scriptID `json:"scriptId"`
-	URL          string   `json:"url"`
-	LineNumber   *int64   `json:"lineNumber"`
-	ColumnNumber *int64   `json:"columnNumber"`
+	FunctionName string         `json:"functionName"`
+	ScriptID     StringOrNumber `json:"scriptId"`
+	URL          string         `json:"url"`
+	LineNumber   *int64         `json:"lineNumber"`
+	ColumnNumber *int64         `json:"columnNumber"`
 }
 
-// scriptID accepts a string or a number.
-type scriptID string
+// StringOrNumber is a JSON value that may be a string or a number (V8's
+// scriptId, the fields of Hermes' samples), kept as its text: the string's
+// contents, or the number as written. null leaves it empty.
+type StringOrNumber string
 
-func (s *scriptID) UnmarshalJSON(b []byte) error {
+// UnmarshalJSON implements json.Unmarshaler.
+func (s *StringOrNumber) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		var v string
 		if err := json.Unmarshal(b, &v); err != nil {
 			return err
 		}
-		*s = scriptID(v)
+		*s = StringOrNumber(v)
 		return nil
 	}
 	if string(b) == "null" {
 		return nil
 	}
 	if _, err := strconv.ParseFloat(string(b), 64); err != nil {
-		return fmt.Errorf("scriptId %.20s is neither a string nor a number", b)
+		return notStringOrNumber(b)
 	}
-	*s = scriptID(b)
+	*s = StringOrNumber(b)
 	return nil
+}
+
+// notStringOrNumber is the error of a StringOrNumber given another value.
+type notStringOrNumber string
+
+func (e notStringOrNumber) Error() string {
+	return fmt.Sprintf("want a string or a number, got %.20s", string(e))
 }
 
 func orMinus1(p *int64) int64 {

@@ -208,22 +208,7 @@ func (rd *reader) nodes() error {
 	if err := s.Expect('[', "'[' to start nodes"); err != nil {
 		return err
 	}
-	var raw []byte
-	for i, first := 0, true; ; i, first = i+1, false {
-		end, err := s.ArrayNext(first)
-		if err != nil {
-			return err
-		}
-		if end {
-			return nil
-		}
-		if _, err := s.Peek(); err != nil {
-			return err
-		}
-		off := s.Off()
-		if raw, err = s.Value(raw[:0], true); err != nil {
-			return err
-		}
+	_, err := s.Elements(nil, func(i int, off int64, raw []byte) error {
 		n, err := DecodeNode(raw, nil)
 		if errors.Is(err, ErrNoID) {
 			return fmt.Errorf("nodes[%d] at offset %d has no id", i, off)
@@ -231,7 +216,9 @@ func (rd *reader) nodes() error {
 			return fmt.Errorf("nodes[%d] (offset %d): %w", i, off, err)
 		}
 		rd.p.Nodes = append(rd.p.Nodes, n)
-	}
+		return nil
+	})
+	return err
 }
 
 // head flattens the legacy nested tree without recursion: each node's
