@@ -79,39 +79,18 @@ func (x *Index) LabelSets() []map[string][]string {
 // Table computes self and total time per function under opts, as Functions
 // does for the profile the Index was built from.
 func (x *Index) Table(opts ...Option) (*Table, error) {
-	t, _, err := x.table(opts)
+	sel, err := selectionOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	t, _, err := x.table(sel)
 	return t, err
-}
-
-// selection turns options into the index's selection: the one place they
-// are read.
-func selection(opts []Option) index.Selection {
-	var c config
-	for _, o := range opts {
-		if o != nil {
-			o.apply(&c)
-		}
-	}
-	sel := index.Selection{
-		SampleType: c.sampleType,
-		Threads:    c.threads,
-		Processes:  c.processes,
-		Focus:      c.focus,
-		Ignore:     c.ignore,
-	}
-	if c.dropSynthetic {
-		sel.Synthetic = IsSynthetic
-	}
-	if c.toCaller != nil {
-		sel.ToCaller = c.toCaller.MatchString
-	}
-	return sel
 }
 
 // table is Table, with the row of each function id (-1 for functions with
 // no row).
-func (x *Index) table(opts []Option) (*Table, []int32, error) {
-	s, err := x.x.Sum(selection(opts))
+func (x *Index) table(sel Selection) (*Table, []int32, error) {
+	s, err := x.x.Sum(sel.index())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -35,19 +36,71 @@ func Stacks(p *profile.Profile, opts ...Option) (*Table, []Stack, error) {
 
 // Stacks is the package-level Stacks for the indexed profile.
 func (x *Index) Stacks(opts ...Option) (*Table, []Stack, error) {
-	t, rowOf, err := x.table(opts)
+	return x.stacks(opts, nil, false)
+}
+
+// Through returns the Table Table returns for opts, and the distinct
+// stacks of the samples (as Stacks counts them) that pass through a
+// function whose name match accepts, or whose leaf is one when leaf is
+// set: the samples of one stack are merged into one Stack holding their
+// summed value and samples, in the order the stacks first appear. The
+// values add up to the pooled self (leaf) or total time of the matching
+// functions, each sample counted once however many matching frames it
+// has; a function's own row holds the same numbers when it is the only
+// one that matches.
+func (x *Index) Through(match func(name string) bool, leaf bool, opts ...Option) (*Table, []Stack, error) {
+	if match == nil {
+		return nil, nil, errors.New("analysis: Through without a match function")
+	}
+	return x.stacks(opts, match, leaf)
+}
+
+// stacks is Stacks, or Through when match is not nil.
+func (x *Index) stacks(opts []Option, match func(string) bool, leaf bool) (*Table, []Stack, error) {
+	sel, err := selectionOf(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, rowOf, err := x.table(sel)
 	if err != nil {
 		return nil, nil, err
 	}
 	ix := x.x
+	ff := ix.FrameFunc
+	var (
+		hit   []bool  // per function id: match accepts its name
+		merge []int32 // per stack id: its Stack + 1, 0 before it is seen
+	)
+	if match != nil {
+		hit = make([]bool, len(ix.Funcs))
+		for i, f := range ix.Funcs {
+			hit[i] = match(f.Name)
+		}
+		merge = make([]int32, ix.NumStacks())
+	}
 	var (
 		stacks []Stack
 		depth  []int
 		buf    []int32
 	)
-	err = ix.Each(selection(opts), func(k index.Kept) {
+	err = ix.Each(sel.index(), func(k index.Kept) {
 		if k.Uniq == nil {
 			return
+		}
+		if match != nil {
+			through := hit[ff[k.Uniq[0]]]
+			for i := 1; !leaf && !through && i < len(k.Uniq); i++ {
+				through = hit[ff[k.Uniq[i]]]
+			}
+			if !through {
+				return
+			}
+			if i := merge[k.Stack]; i > 0 {
+				stacks[i-1].Value += time.Duration(k.Value)
+				stacks[i-1].Samples += k.Count
+				return
+			}
+			merge[k.Stack] = int32(len(stacks) + 1)
 		}
 		start := len(buf)
 		skip := k.Skip
@@ -58,7 +111,7 @@ func (x *Index) Stacks(opts ...Option) (*Table, []Stack, error) {
 					skip--
 					continue
 				}
-				buf = append(buf, rowOf[ix.FrameFunc[f]])
+				buf = append(buf, rowOf[ff[f]])
 			}
 		}
 		stacks = append(stacks, Stack{Value: time.Duration(k.Value), Samples: k.Count})
