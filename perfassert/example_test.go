@@ -35,15 +35,15 @@ func ExampleMaxSelfTime() {
 	ok := perfassert.MaxSelfTime(printT{}, p, "main.normalizeKey", 500*time.Millisecond, perfassert.Named("parse.folded"))
 	fmt.Println("passed:", ok)
 	// Output:
-	// perfassert.MaxSelfTime: parse.folded: main.normalizeKey self time 620ms (62.0% of 1s total, 620 samples), want at most 500ms
+	// perfassert.MaxSelfTime: parse.folded: main.normalizeKey self time 620ms (62.00% of 1s total, 620 samples), want at most 500ms
 	// top functions by self time:
-	//           self  self%      total total%  function
-	//          620ms  62.0%      620ms  62.0%  main.normalizeKey
-	//          200ms  20.0%      200ms  20.0%  main.render
-	//          180ms  18.0%      800ms  80.0%  main.parse
-	//             0s   0.0%         1s 100.0%  main.main
+	//           self   self%      total  total%  function
+	//          620ms  62.00%      620ms  62.00%  main.normalizeKey
+	//          200ms  20.00%      200ms  20.00%  main.render
+	//          180ms  18.00%      800ms  80.00%  main.parse
+	//              0   0.00%         1s 100.00%  main.main
 	// heaviest stacks (leaf first):
-	//          620ms  62.0%  main.normalizeKey <- main.parse <- main.main
+	//          620ms  62.00%  main.normalizeKey <- main.parse <- main.main
 	// warning: folded stacks hold sample counts only: each sample taken as 1ms
 	// passed: false
 }
@@ -65,11 +65,11 @@ func ExampleMaxTotalTime_didYouMean() {
 	// did you mean:
 	//     main.normalizeKey
 	// top functions by total time:
-	//           self  self%      total total%  function
-	//             0s   0.0%         1s 100.0%  main.main
-	//          180ms  18.0%      800ms  80.0%  main.parse
-	//          620ms  62.0%      620ms  62.0%  main.normalizeKey
-	//          200ms  20.0%      200ms  20.0%  main.render
+	//           self   self%      total  total%  function
+	//              0   0.00%         1s 100.00%  main.main
+	//          180ms  18.00%      800ms  80.00%  main.parse
+	//          620ms  62.00%      620ms  62.00%  main.normalizeKey
+	//          200ms  20.00%      200ms  20.00%  main.render
 	// warning: folded stacks hold sample counts only: each sample taken as 1ms
 }
 
