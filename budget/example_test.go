@@ -10,8 +10,10 @@ import (
 )
 
 // A budget in YAML, checked against a real Go CPU profile. Every limit gives
-// a result; the text report names the budget line, the function, got and
-// limit, and the share of the profile.
+// a result; the text report names the budget line, the check and the
+// result in perfassert's words (a budget limit is perfassert's check): the
+// function, got before want, and the share of the profile. A match rule
+// judges each matching function alone and reports the worst.
 func ExampleCheck() {
 	b, err := budget.Parse("perf-budget.yaml", []byte(`
 version: 1
@@ -39,9 +41,9 @@ rules:
 	res.WriteText(os.Stdout)
 	fmt.Println("passed:", res.Passed())
 	// Output:
-	// FAIL  perf-budget.yaml:5  max_self         main.parseRecords: self 150ms > 100ms (10.14% of 1.48s total)
-	// PASS  perf-budget.yaml:6  max_total_share  main.parseRecords: total share 66.89% <= 70% (990ms of 1.48s total)
-	// FAIL  perf-budget.yaml:8  max_self_share   main.parseRecords (worst of 4 matching /^main\./): self share 10.14% > 10% (150ms of 1.48s total)
+	// FAIL  perf-budget.yaml:5  max_self         main.parseRecords self time 150ms (10.14% of 1.48s total, 15 samples), want at most 100ms
+	// PASS  perf-budget.yaml:6  max_total_share  main.parseRecords total time 990ms (66.89% of 1.48s total, 99 samples), share 66.89%, within 70.00% (95.56% of the limit)
+	// FAIL  perf-budget.yaml:8  max_self_share   main.parseRecords (worst of 4 functions matching regexp "^main\\.") self time 150ms (10.14% of 1.48s total, 15 samples), share 10.14%, want at most 10.00%
 	// budget perf-budget.yaml: 2 of 3 checks failed (1 profile)
 	// passed: false
 }

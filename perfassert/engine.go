@@ -252,10 +252,10 @@ func (ck *Checker) work() (float64, string, error) {
 			u = "iteration" // Capture's, before records named it
 		}
 		if !(w > 0) {
-			return 0, "", fmt.Errorf("perfassert: PerIteration divides by the work a profile records, and %s records none: profiles written by perfassert.Capture (iterations) and hotbudget record (benchmark ops) do", ck.which(i))
+			return 0, "", fmt.Errorf("perfassert: time per unit of work (PerIteration, per-op budget limits) needs the work a profile records, and %s records none: perfassert.Capture (iterations) and hotbudget record (benchmark ops) write it", ck.which(i))
 		}
 		if unit != "" && u != unit {
-			return 0, "", fmt.Errorf("perfassert: PerIteration: %s counts its work in %ss, %s in %ss: time per unit of work needs one unit", ck.which(from), unit, ck.which(i), u)
+			return 0, "", fmt.Errorf("perfassert: time per unit of work (PerIteration, per-op budget limits) needs one unit, and %s counts its work in %ss, %s in %ss", ck.which(from), unit, ck.which(i), u)
 		}
 		if unit == "" {
 			unit, from = u, i

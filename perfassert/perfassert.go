@@ -61,6 +61,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"testing"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -74,6 +75,12 @@ import (
 type TestingT interface {
 	Errorf(format string, args ...any)
 }
+
+// testing.TB satisfies TestingT: a compile-time proof, kept in the package
+// rather than in a test so that every build of perfassert makes it. It
+// costs no import: perfassert imports package testing anyway, to register
+// -hotbudget.update only in test binaries (testing.Testing).
+var _ TestingT = testing.TB(nil)
 
 type helper interface{ Helper() }
 
