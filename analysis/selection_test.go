@@ -1,7 +1,6 @@
 package analysis_test
 
 import (
-	"fmt"
 	"reflect"
 	"regexp"
 	"strings"
@@ -133,17 +132,7 @@ func TestThroughHandWorked(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, s := range stacks {
-				var names []string
-				for _, f := range s.Frames {
-					names = append(names, tab.Functions[f].Name)
-				}
-				got = append(got, fmt.Sprintf("%s: %d (%d)", strings.Join(names, ";"), s.Value, s.Samples))
-			}
-			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
-				t.Errorf("stacks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
-			}
+			checkStacks(t, tab, stacks, true, tc.want)
 		})
 	}
 	if _, _, err := x.Through(nil, false); err == nil {

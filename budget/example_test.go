@@ -7,6 +7,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/budget"
 	"github.com/hotbudget/hotbudget/loaders"
+	"github.com/hotbudget/hotbudget/perfassert"
 )
 
 // A budget in YAML, checked against a real Go CPU profile. Every limit gives
@@ -61,4 +62,45 @@ rules:
 	// Output:
 	// perf-budget.yaml:4: max_self: 200 has no unit: write a duration such as 200ms
 	// perf-budget.yaml:6: max_self_share: 0.05 has no unit: write a percentage such as 0.05%
+}
+
+// Assertion turns a budget limit into the perfassert check it is: the
+// same result and the same words, so a budget line can move into a test.
+func ExampleAssertion() {
+	b, err := budget.Parse("perf-budget.yaml", []byte(`
+version: 1
+defaults:
+  drop_synthetic: true
+rules:
+  - function: main.parseRecords
+    max_self: 100ms
+`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, err := loaders.Load("../testdata/pprof/busy.pb.gz")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := budget.Check(b, []*profile.Profile{p}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rule := &b.Rules[0]
+	sel, limit, opts := budget.Assertion(rule, rule.Limits[0])
+	r, err := perfassert.Check(p, sel, limit, opts...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Checks[0].Message)
+	fmt.Println(r.Summary())
+	fmt.Println(r.Check, r.Selection.String())
+	// Output:
+	// main.parseRecords self time 150ms (10.14% of 1.48s total, 15 samples), want at most 100ms
+	// main.parseRecords self time 150ms (10.14% of 1.48s total, 15 samples), want at most 100ms
+	// MaxSelfTime without synthetic frames
 }

@@ -1,6 +1,7 @@
 package diff_test
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -77,4 +78,19 @@ func TestSelectionOptions(t *testing.T) {
 			t.Errorf("empty name: err %v", err)
 		}
 	}
+}
+
+// WithSelection compares only the samples an analysis.Selection keeps,
+// here two of a profile's three threads; WithThread would add a third.
+func ExampleWithSelection() {
+	p := threeThreads() // threads a (10ms), b (20ms) and c (40ms)
+	sel := diff.DefaultSettings.Selection // keeps diff's default ToCaller
+	sel.Threads = []string{"a", "b"}
+	r, err := diff.Compare([]*profile.Profile{p}, []*profile.Profile{p}, diff.WithSelection(sel))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Base.Total, r.Head.Total, len(r.Regressions()))
+	// Output:
+	// 30ms 30ms 0
 }

@@ -16,32 +16,36 @@ import (
 	"github.com/hotbudget/hotbudget/internal/suggest"
 )
 
-// A Checker checks limits on one or more profiles, each indexed once
+// A Checker checks limits on one or more profiles, indexed once
 // (analysis.Index), so that any number of checks under any selection cost
-// one pass over each profile's samples apiece. Budget files check all their
-// limits on one Checker; Check is a Checker of one profile.
+// one pass over the samples apiece. Budget files check all their limits on
+// one Checker; Check is a Checker of one profile.
 //
-// The profiles are runs of one program, as a budget's are: a time is the
-// mean per profile (a run without the function counts as zero), a share
-// is of the time of all profiles pooled (each profile weighs as much as it
-// lasted), and PerIteration divides the time of all profiles by the work
-// of all of them. Functions are matched by name across profiles.
+// Several profiles are runs of one program, as a budget's are, and are
+// pooled (profile.Merge) into one index: a time is the pooled time divided
+// by the number of profiles, i.e. the mean per profile (a run without the
+// function counts as zero); a share is of the time of all profiles pooled
+// (each profile weighs as much as it lasted); PerIteration divides the time
+// of all profiles by the work of all of them. Functions are matched across
+// profiles as analysis identifies them, so the profiles must have the same
+// sample types.
 //
 // A Checker does not modify its profiles, and is safe for concurrent use.
 type Checker struct {
-	profiles []*profile.Profile
-	indexes  []*analysis.Index
-	records  []meta.Record
-	known    []bool // the profile has a record
+	pooled  *profile.Profile // the profile, or the profiles merged
+	index   *analysis.Index  // of pooled
+	records []meta.Record    // of each profile
+	known   []bool           // the profile has a record
 }
 
 // NewChecker indexes profiles for checking. It fails on no profiles, a nil
-// one, or one too large to index.
+// one, profiles that cannot be pooled (different sample types), or one too
+// large to index.
 func NewChecker(profiles ...*profile.Profile) (*Checker, error) {
 	if len(profiles) == 0 {
 		return nil, errors.New("perfassert: no profiles to check")
 	}
-	ck := &Checker{profiles: profiles}
+	ck := &Checker{pooled: profiles[0]}
 	for i, p := range profiles {
 		if p == nil {
 			if len(profiles) == 1 {
@@ -49,22 +53,29 @@ func NewChecker(profiles ...*profile.Profile) (*Checker, error) {
 			}
 			return nil, fmt.Errorf("perfassert: profile %d is nil", i+1)
 		}
-		x, err := analysis.NewIndex(p)
-		if err != nil {
-			return nil, fmt.Errorf("perfassert: %s: %w", ck.which(i), err)
-		}
 		r, ok := record(p)
-		ck.indexes = append(ck.indexes, x)
 		ck.records = append(ck.records, r)
 		ck.known = append(ck.known, ok)
 	}
+	if len(profiles) > 1 {
+		merged, err := profile.Merge(profiles)
+		if err != nil {
+			return nil, fmt.Errorf("perfassert: the %d profiles cannot be pooled: %w", len(profiles), err)
+		}
+		ck.pooled = merged
+	}
+	x, err := analysis.NewIndex(ck.pooled)
+	if err != nil {
+		return nil, fmt.Errorf("perfassert: %w", err)
+	}
+	ck.index = x
 	return ck, nil
 }
 
 // which names profile i in messages.
 func (ck *Checker) which(i int) string {
 	s := "the profile"
-	if len(ck.profiles) > 1 {
+	if len(ck.records) > 1 {
 		s = fmt.Sprintf("profile %d", i+1)
 	}
 	if i < len(ck.records) && ck.records[i].Name != "" {
@@ -104,46 +115,31 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 		match = re.MatchString
 	}
 	self := limit.Quantity.isSelf()
-	n := len(ck.indexes)
-	runs := make([]run, n)
-	for i, x := range ck.indexes {
-		t, st, err := x.Through(match, self, c.sel)
-		if err != nil {
-			if n > 1 {
-				return nil, fmt.Errorf("perfassert: %s: %w", ck.which(i), err)
-			}
-			return nil, fmt.Errorf("perfassert: %w", err)
-		}
-		runs[i] = run{t, st}
+	t, stacks, err := ck.index.Through(match, self, c.sel)
+	if err != nil {
+		return nil, fmt.Errorf("perfassert: %w", err)
 	}
-	rows, total, totalSamples := pool(runs)
+	n := len(ck.records)
+	rows := perProfile(t.Functions, n)
 	r := &Result{
-		Check:        limit.Quantity.checkName(),
-		Profile:      c.profileName(ck),
-		Selector:     fn,
-		Regexp:       c.regexp,
-		Limit:        limit,
-		Selection:    c.sel,
-		Functions:    len(rows),
-		Total:        total,
-		TotalSamples: totalSamples,
-		Exact:        runs[0].t.Exact,
-		Profiles:     n,
+		Check:           limit.Quantity.checkName(),
+		Profile:         c.profileName(ck),
+		Selector:        fn,
+		Regexp:          c.regexp,
+		Limit:           limit,
+		Selection:       c.sel,
+		Functions:       len(rows),
+		Total:           t.Total,
+		TotalSamples:    t.TotalSamples,
+		Exact:           t.Exact,
+		Profiles:        n,
+		ProfileWarnings: t.Warnings,
 	}
-	for _, rn := range runs {
-		for _, w := range rn.t.Warnings {
-			if !slices.Contains(r.ProfileWarnings, w) {
-				r.ProfileWarnings = append(r.ProfileWarnings, w)
-			}
-		}
-	}
-	var names []string
+	names := map[string]bool{}
 	for _, f := range rows {
 		if match(f.Name) {
 			r.Matched = append(r.Matched, f)
-			if !slices.Contains(names, f.Name) {
-				names = append(names, f.Name)
-			}
+			names[f.Name] = true
 		}
 	}
 	r.Names = len(names)
@@ -154,7 +150,7 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 	sampled, used := ck.cpu()
 	r.LostSamples = samplesLost(sampled, used)
 
-	if len(rows) == 0 || (total == 0 && totalSamples == 0) {
+	if len(rows) == 0 || (t.Total == 0 && t.TotalSamples == 0) {
 		r.Warnings = append(r.Warnings, "the profile has no samples (after thread, process and synthetic-frame selection): nothing can be asserted")
 		r.Missing = len(r.Matched) == 0
 		return r, nil
@@ -172,15 +168,14 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 
 	judged := match
 	if c.eachMatch && len(names) > 1 {
-		worst := worstName(runs, match, self)
+		worst := worstName(t, stacks, match, self)
 		judged = func(name string) bool { return name == worst }
 		r.EachMatch = true
 		r.Matched = slices.DeleteFunc(r.Matched, func(f analysis.Function) bool { return f.Name != worst })
 	}
 	var pooled time.Duration
-	pooled, r.Samples, r.Stacks = measure(runs, judged, self)
-	mean := pooled / time.Duration(n)
-	r.Time = mean
+	pooled, r.Samples, r.Stacks = measure(t, stacks, judged, self)
+	r.Time = pooled / time.Duration(n) // the mean per profile
 	if r.Total > 0 {
 		r.Share = float64(pooled) / float64(r.Total)
 		for i := range r.Stacks {
@@ -292,84 +287,42 @@ func (ck *Checker) cpu() (sampled, used time.Duration) {
 // counted reports whether the profiles count samples besides their time
 // (a count value), so that too few of them can be told.
 func (ck *Checker) counted(sampleType string) bool {
-	_, ci, _, err := analysis.ValueIndex(ck.profiles[0], sampleType)
+	_, ci, _, err := analysis.ValueIndex(ck.pooled, sampleType)
 	return err == nil && ci >= 0
 }
 
-// run is one profile's table and its stacks through the selector.
-type run struct {
-	t      *analysis.Table
-	stacks []analysis.Stack
+// perProfile is the rows of the pooled table of n profiles as means per
+// profile: times divided by n; samples and shares stay those of the pool.
+func perProfile(rows []analysis.Function, n int) []analysis.Function {
+	if n == 1 {
+		return rows
+	}
+	out := slices.Clone(rows)
+	for i := range out {
+		f := &out[i]
+		f.Self, f.Total, f.Local = f.Self/time.Duration(n), f.Total/time.Duration(n), f.Local/time.Duration(n)
+	}
+	return out
 }
 
-// pool merges the rows of the runs by function (analysis.Key): times are
-// means per run, samples sums, shares of the pooled total. One run's rows
-// are returned as they are.
-func pool(runs []run) (rows []analysis.Function, total time.Duration, samples int64) {
-	for _, r := range runs {
-		total += r.t.Total
-		samples += r.t.TotalSamples
-	}
-	if len(runs) == 1 {
-		return runs[0].t.Functions, total, samples
-	}
-	at := map[analysis.Key]int{}
-	for _, r := range runs {
-		for _, f := range r.t.Functions {
-			i, ok := at[f.Key]
-			if !ok {
-				i = len(rows)
-				at[f.Key] = i
-				g := f
-				g.Self, g.Total, g.Local, g.SelfSamples, g.TotalSamples, g.LocalSamples = 0, 0, 0, 0, 0, 0
-				rows = append(rows, g)
-			}
-			g := &rows[i]
-			g.Self += f.Self
-			g.Total += f.Total
-			g.Local += f.Local
-			g.SelfSamples += f.SelfSamples
-			g.TotalSamples += f.TotalSamples
-			g.LocalSamples += f.LocalSamples
-		}
-	}
-	n := time.Duration(len(runs))
-	for i := range rows {
-		g := &rows[i]
-		if total > 0 {
-			g.SelfShare = float64(g.Self) / float64(total)
-			g.TotalShare = float64(g.Total) / float64(total)
-		}
-		g.Self, g.Total, g.Local = g.Self/n, g.Total/n, g.Local/n
-	}
-	slices.SortStableFunc(rows, func(a, b analysis.Function) int {
-		return cmp.Or(cmp.Compare(b.Self, a.Self), cmp.Compare(b.Total, a.Total),
-			strings.Compare(a.Name, b.Name), strings.Compare(a.File, b.File))
-	})
-	return rows, total, samples
-}
-
-// worstName returns the name match accepts with the most pooled time in
-// the runs' stacks (as the leaf when self), ties to the first name in
-// sorted order.
-func worstName(runs []run, match func(string) bool, self bool) string {
+// worstName returns the name match accepts with the most time in the
+// stacks (as the leaf when self), ties to the first name in sorted order.
+func worstName(t *analysis.Table, stacks []analysis.Stack, match func(string) bool, self bool) string {
 	sum := map[string]time.Duration{}
 	var seen []string
-	for _, r := range runs {
-		fs := r.t.Functions
-		for _, s := range r.stacks {
-			if self {
-				if name := fs[s.Frames[0]].Name; match(name) {
-					sum[name] += s.Value
-				}
-				continue
+	fs := t.Functions
+	for _, s := range stacks {
+		if self {
+			if name := fs[s.Frames[0]].Name; match(name) {
+				sum[name] += s.Value
 			}
-			seen = seen[:0]
-			for _, f := range s.Frames {
-				if name := fs[f].Name; match(name) && !slices.Contains(seen, name) {
-					seen = append(seen, name)
-					sum[name] += s.Value
-				}
+			continue
+		}
+		seen = seen[:0]
+		for _, f := range s.Frames {
+			if name := fs[f].Name; match(name) && !slices.Contains(seen, name) {
+				seen = append(seen, name)
+				sum[name] += s.Value
 			}
 		}
 	}
@@ -382,11 +335,11 @@ func worstName(runs []run, match func(string) bool, self bool) string {
 	return worst
 }
 
-// measure pools the runs' stacks through a function judged accepts (as
-// the leaf when self): their time and samples, each stack counted once,
-// and the heaviest of them merged by function names, harness frames at the
-// root end left out.
-func measure(runs []run, judged func(string) bool, self bool) (time.Duration, int64, []Stack) {
+// measure sums the stacks through a function judged accepts (as the leaf
+// when self): their time and samples, each stack counted once, and the
+// heaviest of them merged by function names, harness frames at the root
+// end left out.
+func measure(t *analysis.Table, stacks []analysis.Stack, judged func(string) bool, self bool) (time.Duration, int64, []Stack) {
 	var (
 		pooled  time.Duration
 		samples int64
@@ -394,45 +347,43 @@ func measure(runs []run, judged func(string) bool, self bool) (time.Duration, in
 		out     []Stack
 		names   []string
 	)
-	for _, r := range runs {
-		fs := r.t.Functions
-		for _, s := range r.stacks {
-			names = names[:0]
-			for _, f := range s.Frames {
-				names = append(names, fs[f].Name)
-			}
-			through := -1
-			if self {
-				if judged(names[0]) {
-					through = 0
-				}
-			} else {
-				for i, name := range names {
-					if judged(name) {
-						through = i
-					}
-				}
-			}
-			if through < 0 {
-				continue
-			}
-			pooled += s.Value
-			samples += s.Samples
-			// Harness frames (testing.tRunner, ...) at the root end say
-			// nothing about the code: leave them out.
-			cut := len(names)
-			for cut > through+1 && isHarness(names[cut-1]) {
-				cut--
-			}
-			k := strings.Join(names[:cut], "\x00")
-			i, ok := byNames[k]
-			if !ok {
-				i = len(out)
-				byNames[k] = i
-				out = append(out, Stack{Frames: slices.Clone(names[:cut]), Through: through})
-			}
-			out[i].Time += s.Value
+	fs := t.Functions
+	for _, s := range stacks {
+		names = names[:0]
+		for _, f := range s.Frames {
+			names = append(names, fs[f].Name)
 		}
+		through := -1
+		if self {
+			if judged(names[0]) {
+				through = 0
+			}
+		} else {
+			for i, name := range names {
+				if judged(name) {
+					through = i
+				}
+			}
+		}
+		if through < 0 {
+			continue
+		}
+		pooled += s.Value
+		samples += s.Samples
+		// Harness frames (testing.tRunner, ...) at the root end say
+		// nothing about the code: leave them out.
+		cut := len(names)
+		for cut > through+1 && isHarness(names[cut-1]) {
+			cut--
+		}
+		k := strings.Join(names[:cut], "\x00")
+		i, ok := byNames[k]
+		if !ok {
+			i = len(out)
+			byNames[k] = i
+			out = append(out, Stack{Frames: slices.Clone(names[:cut]), Through: through})
+		}
+		out[i].Time += s.Value
 	}
 	slices.SortFunc(out, func(a, b Stack) int {
 		return cmp.Or(cmp.Compare(b.Time, a.Time), slices.Compare(a.Frames, b.Frames))
