@@ -83,7 +83,7 @@ func TestSelectionOptions(t *testing.T) {
 // WithSelection compares only the samples an analysis.Selection keeps,
 // here two of a profile's three threads; WithThread would add a third.
 func ExampleWithSelection() {
-	p := threeThreads() // threads a (10ms), b (20ms) and c (40ms)
+	p := threeThreads()                   // threads a (10ms), b (20ms) and c (40ms)
 	sel := diff.DefaultSettings.Selection // keeps diff's default ToCaller
 	sel.Threads = []string{"a", "b"}
 	r, err := diff.Compare([]*profile.Profile{p}, []*profile.Profile{p}, diff.WithSelection(sel))
