@@ -137,8 +137,12 @@ main;render 50
 	if err != nil {
 		log.Fatal(err)
 	}
+	t, err := x.Table()
+	if err != nil {
+		log.Fatal(err)
+	}
 	either := regexp.MustCompile(`^(lex|parse)$`).MatchString
-	t, stacks, err := x.Through(either, false)
+	stacks, err := x.Through(t, either, false)
 	if err != nil {
 		log.Fatal(err)
 	}

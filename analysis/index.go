@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -21,6 +22,14 @@ import (
 // An Index is read-only once built and safe for concurrent use.
 type Index struct {
 	x *index.Index
+	// last is the last table built and its rows by function id, so that
+	// Through on it need not map the rows again (a hint: any table works).
+	last atomic.Pointer[tableRows]
+}
+
+type tableRows struct {
+	t     *Table
+	rowOf []int32
 }
 
 // NewIndex indexes p. p is not modified and may be dropped afterwards: the
@@ -31,7 +40,7 @@ func NewIndex(p *profile.Profile) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Index{x}, nil
+	return &Index{x: x}, nil
 }
 
 // ParseIndex indexes a profile in pprof's protobuf encoding, gzip-compressed
@@ -45,7 +54,7 @@ func ParseIndex(data []byte) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Index{x}, nil
+	return &Index{x: x}, nil
 }
 
 // Warnings returns the loader's warnings kept in the profile.
@@ -83,7 +92,10 @@ func (x *Index) Table(opts ...Option) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, _, err := x.table(sel)
+	t, rowOf, err := x.table(sel)
+	if err == nil {
+		x.last.Store(&tableRows{t, rowOf})
+	}
 	return t, err
 }
 

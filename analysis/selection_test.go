@@ -128,15 +128,31 @@ func TestThroughHandWorked(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tab, stacks, err := x.Through(tc.match, tc.leaf, tc.opts...)
+			tab, err := x.Table(tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stacks, err := x.Through(tab, tc.match, tc.leaf, tc.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			checkStacks(t, tab, stacks, true, tc.want)
 		})
 	}
-	if _, _, err := x.Through(nil, false); err == nil {
-		t.Error("Through(nil): no error")
+	all, err := x.Table()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Through(all, nil, false); err == nil {
+		t.Error("Through without a match function: no error")
+	}
+	// A table of another selection lacks rows the stacks need.
+	worker, err := x.Table(analysis.Thread("worker"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Through(worker, name(`^main$`), false); err == nil {
+		t.Error("Through with a table of another selection: no error")
 	}
 }
 
@@ -169,11 +185,11 @@ func TestThroughSumsToRows(t *testing.T) {
 				continue
 			}
 			is := func(n string) bool { return n == f.Name }
-			_, total, err := x.Through(is, false)
+			total, err := x.Through(tab, is, false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, self, err := x.Through(is, true)
+			self, err := x.Through(tab, is, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,7 +212,7 @@ func TestThroughSumsToRows(t *testing.T) {
 				}
 			}
 		}
-		_, st, err := x.Through(either, false)
+		st, err := x.Through(tab, either, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -36,6 +37,28 @@ type Checker struct {
 	index   *analysis.Index  // of pooled
 	records []meta.Record    // of each profile
 	known   []bool           // the profile has a record
+
+	mu     sync.Mutex
+	tables map[string]*analysis.Table // by selection, in words; read-only
+}
+
+// table is the index's table under sel, made once per selection.
+func (ck *Checker) table(sel analysis.Selection) (*analysis.Table, error) {
+	ck.mu.Lock()
+	defer ck.mu.Unlock()
+	k := sel.String()
+	if t, ok := ck.tables[k]; ok {
+		return t, nil
+	}
+	t, err := ck.index.Table(sel)
+	if err != nil {
+		return nil, fmt.Errorf("perfassert: %w", err)
+	}
+	if ck.tables == nil {
+		ck.tables = map[string]*analysis.Table{}
+	}
+	ck.tables[k] = t
+	return t, nil
 }
 
 // NewChecker indexes profiles for checking. It fails on no profiles, a nil
@@ -115,7 +138,11 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 		match = re.MatchString
 	}
 	self := limit.Quantity.isSelf()
-	t, stacks, err := ck.index.Through(match, self, c.sel)
+	t, err := ck.table(c.sel)
+	if err != nil {
+		return nil, err
+	}
+	stacks, err := ck.index.Through(t, match, self, c.sel)
 	if err != nil {
 		return nil, fmt.Errorf("perfassert: %w", err)
 	}
@@ -392,10 +419,4 @@ func measure(t *analysis.Table, stacks []analysis.Stack, judged func(string) boo
 		out = out[:stacksN]
 	}
 	return pooled, samples, out
-}
-
-func sortByTotal(fs []analysis.Function) {
-	slices.SortStableFunc(fs, func(a, b analysis.Function) int {
-		return cmp.Or(cmp.Compare(b.Total, a.Total), cmp.Compare(b.Self, a.Self), strings.Compare(a.Name, b.Name))
-	})
 }

@@ -57,10 +57,12 @@
 package perfassert
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -406,20 +408,39 @@ func relErr(n int64) float64 {
 	return 1 / math.Sqrt(float64(n))
 }
 
+// topFunctions returns the n functions of fs, but the harness's, with the
+// most self time (fs's order: analysis sorts tables by self time) or the
+// most total time (ties by self time, then name), without sorting all of
+// fs.
 func topFunctions(fs []analysis.Function, self bool, n int) []analysis.Function {
-	out := make([]analysis.Function, 0, len(fs))
-	for _, f := range fs {
-		if !isHarness(f.Name) {
-			out = append(out, f)
+	var out []analysis.Function
+	for i := range fs {
+		f := &fs[i]
+		if isHarness(f.Name) {
+			continue
+		}
+		if self {
+			if out = append(out, *f); len(out) == n {
+				break
+			}
+			continue
+		}
+		at := len(out) // after the functions that come before or tie with f
+		for at > 0 && byTotal(f, &out[at-1]) < 0 {
+			at--
+		}
+		if at < n {
+			out = slices.Insert(out, at, *f)
+			out = out[:min(len(out), n)]
 		}
 	}
-	if !self {
-		sortByTotal(out)
-	}
-	if len(out) > n {
-		out = out[:n]
-	}
 	return out
+}
+
+// byTotal orders functions by total time, then self time (both
+// descending), then name.
+func byTotal(a, b *analysis.Function) int {
+	return cmp.Or(cmp.Compare(b.Total, a.Total), cmp.Compare(b.Self, a.Self), strings.Compare(a.Name, b.Name))
 }
 
 // report checks and reports to t; it is the body of every Max... adapter.

@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // Candidate is a name that may be suggested, with a weight (its time, say)
@@ -43,26 +44,27 @@ func Closest(sel string, isRegexp bool, cands []Candidate, n int) []string {
 		class  int
 		dist   int
 		weight int64
+		at     int // index in cands: the first of a name wins
 	}
-	seen := make(map[string]bool)
-	var cs []cand
-	for _, f := range cands {
-		if seen[f.Name] {
-			continue
-		}
-		seen[f.Name] = true
-		name := strings.ToLower(f.Name)
+	var (
+		cs    []cand
+		lower []byte // the name in lower case, reused
+		rows  [2][]int
+	)
+	for i, f := range cands {
+		lower = appendLower(lower[:0], f.Name)
+		name := unsafeString(lower) // valid until lower is next written
 		short := ShortName(name)
-		c := cand{name: f.Name, weight: f.Weight}
+		c := cand{name: f.Name, weight: f.Weight, at: i}
 		switch {
 		case name == want:
 			c.class = 0
 		case strings.Contains(name, want) || (len(short) >= 3 && strings.Contains(want, short)) || strings.Contains(short, wantShort):
 			c.class, c.dist = 1, abs(len(name)-len(want))
-		case abs(len(short)-len(wantShort)) > maxDist:
+		case abs(min(len(short), limit)-min(len(wantShort), limit)) > maxDist:
 			continue // the distance is at least the difference in length
 		default:
-			d := editDistance(wantShort, short)
+			d := editDistance(wantShort, short, &rows)
 			if d > maxDist {
 				continue
 			}
@@ -70,6 +72,9 @@ func Closest(sel string, isRegexp bool, cands []Candidate, n int) []string {
 		}
 		cs = append(cs, c)
 	}
+	// A name given several times keeps its first weight.
+	slices.SortFunc(cs, func(a, b cand) int { return cmp.Or(strings.Compare(a.name, b.name), cmp.Compare(a.at, b.at)) })
+	cs = slices.CompactFunc(cs, func(a, b cand) bool { return a.name == b.name })
 	slices.SortFunc(cs, func(a, b cand) int {
 		return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.dist, b.dist),
 			cmp.Compare(b.weight, a.weight), strings.Compare(a.name, b.name))
@@ -97,13 +102,20 @@ func abs(x int) int {
 	return x
 }
 
+// limit bounds the bytes of each string editDistance compares.
+const limit = 128
+
 // editDistance is the Levenshtein distance of a and b in bytes, over at most
-// the first 128 bytes of each so that its cost stays bounded.
-func editDistance(a, b string) int {
-	const limit = 128
+// the first 128 bytes of each so that its cost stays bounded; rows is
+// scratch space kept between calls.
+func editDistance(a, b string, rows *[2][]int) int {
 	a, b = a[:min(len(a), limit)], b[:min(len(b), limit)]
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	for i := range rows {
+		if cap(rows[i]) < len(b)+1 {
+			rows[i] = make([]int, limit+1)
+		}
+	}
+	prev, cur := rows[0][:len(b)+1], rows[1][:len(b)+1]
 	for j := range prev {
 		prev[j] = j
 	}
@@ -120,3 +132,20 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// appendLower appends s in lower case (as strings.ToLower does for ASCII;
+// other runes are kept, which only makes fewer names alike).
+func appendLower(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// unsafeString is b as a string without a copy; b must not change while
+// the string is used.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

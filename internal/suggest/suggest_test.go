@@ -51,7 +51,8 @@ func TestEditDistance(t *testing.T) {
 		{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"flaw", "lawn", 2},
 		{strings.Repeat("a", 500), strings.Repeat("b", 500), 128}, // bounded
 	} {
-		if got := editDistance(tc.a, tc.b); got != tc.want {
+		var rows [2][]int
+		if got := editDistance(tc.a, tc.b, &rows); got != tc.want {
 			t.Errorf("editDistance(%.10q, %.10q) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
 	}
