@@ -92,14 +92,10 @@ func ExampleParseIndex() {
 	// main.renderReport total 480ms
 }
 
-// A Selection says which samples count; passed to Table it is an Option.
-// Here only the thread "worker" counts, without its idle time.
-func ExampleSelection() {
-	p, err := loaders.Read(strings.NewReader(`{"$schema":"https://www.speedscope.app/file-format-schema.json",
-"shared":{"frames":[{"name":"main"},{"name":"work"},{"name":"(idle)"}]},
-"profiles":[
- {"type":"sampled","name":"main","unit":"milliseconds","startValue":0,"endValue":30,"samples":[[0,1],[0]],"weights":[20,10]},
- {"type":"sampled","name":"worker","unit":"milliseconds","startValue":0,"endValue":60,"samples":[[1],[2]],"weights":[40,20]}]}`))
+// mustIndex reads a profile in one of the text formats the loaders know
+// and indexes it.
+func mustIndex(text string) *analysis.Index {
+	p, err := loaders.Read(strings.NewReader(text))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -107,6 +103,17 @@ func ExampleSelection() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	return x
+}
+
+// A Selection says which samples count; passed to Table it is an Option.
+// Here only the thread "worker" counts, without its idle time.
+func ExampleSelection() {
+	x := mustIndex(`{"$schema":"https://www.speedscope.app/file-format-schema.json",
+"shared":{"frames":[{"name":"main"},{"name":"work"},{"name":"(idle)"}]},
+"profiles":[
+ {"type":"sampled","name":"main","unit":"milliseconds","startValue":0,"endValue":30,"samples":[[0,1],[0]],"weights":[20,10]},
+ {"type":"sampled","name":"worker","unit":"milliseconds","startValue":0,"endValue":60,"samples":[[1],[2]],"weights":[40,20]}]}`)
 	sel := analysis.Selection{Threads: []string{"worker"}, DropSynthetic: true}
 	t, err := x.Table(sel)
 	if err != nil {
@@ -125,24 +132,12 @@ func ExampleSelection() {
 // each sample counted once. lex and parse together are 60ms, not their
 // totals' 40ms + 60ms.
 func ExampleIndex_Through() {
-	p, err := loaders.Read(strings.NewReader(`main;parse;lex 30
-main;render;parse;lex 10
-main;parse 20
-main;render 50
-`))
-	if err != nil {
-		log.Fatal(err)
-	}
-	x, err := analysis.NewIndex(p)
-	if err != nil {
-		log.Fatal(err)
-	}
+	x := mustIndex("main;parse;lex 30\nmain;render;parse;lex 10\nmain;parse 20\nmain;render 50\n")
 	t, err := x.Table()
 	if err != nil {
 		log.Fatal(err)
 	}
-	either := regexp.MustCompile(`^(lex|parse)$`).MatchString
-	stacks, err := x.Through(t, either, false)
+	stacks, err := x.Through(t, regexp.MustCompile(`^(lex|parse)$`).MatchString, false)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -13,24 +13,21 @@ import (
 	"github.com/hotbudget/hotbudget/perfassert"
 )
 
-// recT records what an assertion reports.
-type recT struct{ errs, logs []string }
+// reports holds what an assertion reported, failures and logs alike.
+type reports []string
 
-func (r *recT) Errorf(format string, args ...any) {
-	r.errs = append(r.errs, fmt.Sprintf(format, args...))
-}
-func (r *recT) Logf(format string, args ...any) {
-	r.logs = append(r.logs, fmt.Sprintf(format, args...))
-}
+func (r *reports) Errorf(format string, args ...any) { r.add(format, args) }
+func (r *reports) Logf(format string, args ...any)   { r.add(format, args) }
+func (r *reports) add(format string, args []any)     { *r = append(*r, fmt.Sprintf(format, args...)) }
 
-// text is the first line of what the assertion reported, failed or passed.
-func (r *recT) text() string {
-	all := append(append([]string(nil), r.errs...), r.logs...)
-	if len(all) != 1 {
-		return strings.Join(all, "\n---\n")
+// first is the first line of the one report, or all of them when there
+// are several.
+func (r reports) first() string {
+	if len(r) != 1 {
+		return strings.Join(r, "\n---\n")
 	}
-	first, _, _ := strings.Cut(all[0], "\n")
-	return first
+	line, _, _ := strings.Cut(r[0], "\n")
+	return line
 }
 
 func loadAll(t *testing.T, paths ...string) []*profile.Profile {
@@ -136,7 +133,7 @@ func TestBudgetLineIsTheAssertion(t *testing.T) {
 			t.Fatal(err)
 		}
 		same(t, c, r)
-		rt := &recT{}
+		rt := &reports{}
 		if passed := tc.assert(rt); passed != c.Pass {
 			t.Errorf("line %d: assertion passed %v, budget line %v", c.Line, passed, c.Pass)
 		}
@@ -144,8 +141,8 @@ func TestBudgetLineIsTheAssertion(t *testing.T) {
 		// message, named; a missing function's hints follow on lines of
 		// their own.
 		head, _, _ := strings.Cut(c.Message, "; did you mean")
-		if want := "perfassert." + tc.check + ": profile: " + head; rt.text() != want {
-			t.Errorf("line %d: assertion reported %q\nwant the budget line's message %q", c.Line, rt.text(), want)
+		if want := "perfassert." + tc.check + ": profile: " + head; rt.first() != want {
+			t.Errorf("line %d: assertion reported %q\nwant the budget line's message %q", c.Line, rt.first(), want)
 		}
 	}
 	// The numbers, worked by hand from go tool pprof -top on busy.pb.gz.

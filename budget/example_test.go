@@ -29,12 +29,7 @@ rules:
 		fmt.Println(err)
 		return
 	}
-	p, err := loaders.Load("../testdata/pprof/busy.pb.gz")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	res, err := budget.Check(b, []*profile.Profile{p}, nil)
+	res, err := budget.Check(b, []*profile.Profile{loadBusy()}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -67,40 +62,36 @@ rules:
 // Assertion turns a budget limit into the perfassert check it is: the
 // same result and the same words, so a budget line can move into a test.
 func ExampleAssertion() {
-	b, err := budget.Parse("perf-budget.yaml", []byte(`
-version: 1
-defaults:
-  drop_synthetic: true
-rules:
-  - function: main.parseRecords
-    max_self: 100ms
-`))
+	b, err := budget.Parse("perf-budget.yaml", []byte("version: 1\nrules:\n  - function: main.parseRecords\n    max_self: 100ms\n    drop_synthetic: true\n"))
 	if err != nil {
-		fmt.Println(err)
-		return
+		panic(err)
 	}
-	p, err := loaders.Load("../testdata/pprof/busy.pb.gz")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	p := loadBusy()
 	res, err := budget.Check(b, []*profile.Profile{p}, nil)
 	if err != nil {
-		fmt.Println(err)
-		return
+		panic(err)
 	}
 	rule := &b.Rules[0]
 	sel, limit, opts := budget.Assertion(rule, rule.Limits[0])
+	fmt.Printf("%s, %s of %s, %s\n", limit.Quantity, limit, sel, rule.Selection)
+	// In a test: perfassert.MaxSelfTime(t, p, sel, limit.Time, opts...).
 	r, err := perfassert.Check(p, sel, limit, opts...)
 	if err != nil {
-		fmt.Println(err)
-		return
+		panic(err)
 	}
 	fmt.Println(res.Checks[0].Message)
 	fmt.Println(r.Summary())
-	fmt.Println(r.Check, r.Selection.String())
 	// Output:
+	// self time, 100ms of main.parseRecords, without synthetic frames
 	// main.parseRecords self time 150ms (10.14% of 1.48s total, 15 samples), want at most 100ms
 	// main.parseRecords self time 150ms (10.14% of 1.48s total, 15 samples), want at most 100ms
-	// MaxSelfTime without synthetic frames
+}
+
+// loadBusy loads the Go CPU profile the examples check.
+func loadBusy() *profile.Profile {
+	p, err := loaders.Load("../testdata/pprof/busy.pb.gz")
+	if err != nil {
+		panic(err)
+	}
+	return p
 }
