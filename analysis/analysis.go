@@ -24,6 +24,13 @@
 // is one pass over integer arrays. Build an Index with NewIndex, or with
 // ParseIndex straight from a Go profile's bytes without a
 // *profile.Profile, when one profile is asked for several tables.
+//
+// Which samples count is a Selection (threads, processes, synthetic
+// frames, focus and ignore patterns, functions charged to their callers,
+// the sample type): the one selection type of the module, which diff,
+// perfassert, budget and the command line hold too. Index.Through gives
+// the stacks through a set of functions, from which the pooled time of
+// several functions is read with each sample counted once.
 package analysis
 
 import (
@@ -106,67 +113,54 @@ func IsSynthetic(name string) bool {
 	return false
 }
 
-// An Option changes how Functions selects and counts samples.
-type Option interface{ apply(*config) }
+// An Option changes how Functions selects and counts samples. A Selection
+// is an Option, and so is each of the functions below, which sets one of
+// its fields.
+type Option interface{ apply(*Selection) }
 
-type config struct {
-	focus, ignore *regexp.Regexp
-	toCaller      *regexp.Regexp
-	dropSynthetic bool
-	threads       []string
-	processes     []string
-	sampleType    string
-}
+type optionFunc func(*Selection)
 
-type optionFunc func(*config)
-
-func (f optionFunc) apply(c *config) { f(c) }
+func (f optionFunc) apply(s *Selection) { f(s) }
 
 // Focus keeps only the samples with a frame whose function name matches re,
-// as pprof's -focus does. Shares stay relative to all selected samples.
+// as pprof's -focus does (Selection.Focus).
 func Focus(re *regexp.Regexp) Option {
-	return optionFunc(func(c *config) { c.focus = re })
+	return optionFunc(func(s *Selection) { s.Focus = re })
 }
 
 // Ignore drops the samples with a frame whose function name matches re, as
-// pprof's -ignore does. Shares stay relative to all selected samples.
+// pprof's -ignore does (Selection.Ignore).
 func Ignore(re *regexp.Regexp) Option {
-	return optionFunc(func(c *config) { c.ignore = re })
+	return optionFunc(func(s *Selection) { s.Ignore = re })
 }
 
-// DropSynthetic removes the samples whose leaf frame is synthetic (see
-// Synthetic), from the rows and from the total: shares become shares of the
-// time the program itself ran.
+// DropSynthetic removes the samples whose leaf frame is synthetic
+// (Selection.DropSynthetic).
 func DropSynthetic() Option {
-	return optionFunc(func(c *config) { c.dropSynthetic = true })
+	return optionFunc(func(s *Selection) { s.DropSynthetic = true })
 }
 
 // ToCaller charges the time of the functions whose names match re, when
-// they are a sample's leaf, to the function below them on the stack (their
-// caller). Go's runtime.asyncPreempt is the model: the scheduler's
-// preemption signal makes it the leaf of the interrupted function's stack,
-// and how often that happens follows how busy the machine is, not the
-// program; its time is the interrupted function's.
+// they are a sample's leaf, to their caller (Selection.ToCaller).
 func ToCaller(re *regexp.Regexp) Option {
-	return optionFunc(func(c *config) { c.toCaller = re })
+	return optionFunc(func(s *Selection) { s.ToCaller = re })
 }
 
-// Thread keeps only samples of a thread, matched by thread name or tid label.
-// Several Thread options select the union.
+// Thread adds a thread, by name or tid, to Selection.Threads: several
+// Thread options select the union.
 func Thread(nameOrTID string) Option {
-	return optionFunc(func(c *config) { c.threads = append(c.threads, nameOrTID) })
+	return optionFunc(func(s *Selection) { s.Threads = append(s.Threads, nameOrTID) })
 }
 
-// Process keeps only samples of a process, matched by process name or pid label.
-// Several Process options select the union.
+// Process adds a process, by name or pid, to Selection.Processes: several
+// Process options select the union.
 func Process(nameOrPID string) Option {
-	return optionFunc(func(c *config) { c.processes = append(c.processes, nameOrPID) })
+	return optionFunc(func(s *Selection) { s.Processes = append(s.Processes, nameOrPID) })
 }
 
-// SampleType picks the sample value by type name (e.g. "cpu", "wall"). By
-// default it is the profile's DefaultSampleType, else its last type, as pprof does.
+// SampleType picks the sample value by type name (Selection.SampleType).
 func SampleType(name string) Option {
-	return optionFunc(func(c *config) { c.sampleType = name })
+	return optionFunc(func(s *Selection) { s.SampleType = name })
 }
 
 // ErrNotTime is returned when the selected value is not a time.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/loaders"
@@ -89,4 +90,62 @@ func ExampleParseIndex() {
 	// cpu/nanoseconds every 10ms
 	// main.parseRecords total 990ms
 	// main.renderReport total 480ms
+}
+
+// mustIndex reads a profile in one of the text formats the loaders know
+// and indexes it.
+func mustIndex(text string) *analysis.Index {
+	p, err := loaders.Read(strings.NewReader(text))
+	if err != nil {
+		log.Fatal(err)
+	}
+	x, err := analysis.NewIndex(p)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return x
+}
+
+// A Selection says which samples count; passed to Table it is an Option.
+// Here only the thread "worker" counts, without its idle time.
+func ExampleSelection() {
+	x := mustIndex(`{"$schema":"https://www.speedscope.app/file-format-schema.json",
+"shared":{"frames":[{"name":"main"},{"name":"work"},{"name":"(idle)"}]},
+"profiles":[
+ {"type":"sampled","name":"main","unit":"milliseconds","startValue":0,"endValue":30,"samples":[[0,1],[0]],"weights":[20,10]},
+ {"type":"sampled","name":"worker","unit":"milliseconds","startValue":0,"endValue":60,"samples":[[1],[2]],"weights":[40,20]}]}`)
+	sel := analysis.Selection{Threads: []string{"worker"}, DropSynthetic: true}
+	t, err := x.Table(sel)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s: %v in all\n", sel, t.Total)
+	for _, f := range t.Functions {
+		fmt.Println(f.Name, f.Self)
+	}
+	// Output:
+	// thread "worker", without synthetic frames: 40ms in all
+	// work 40ms
+}
+
+// Through gives the stacks through a set of functions: their pooled time,
+// each sample counted once. lex and parse together are 60ms, not their
+// totals' 40ms + 60ms.
+func ExampleIndex_Through() {
+	x := mustIndex("main;parse;lex 30\nmain;render;parse;lex 10\nmain;parse 20\nmain;render 50\n")
+	t, err := x.Table()
+	if err != nil {
+		log.Fatal(err)
+	}
+	stacks, err := x.Through(t, regexp.MustCompile(`^(lex|parse)$`).MatchString, false)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var pooled time.Duration
+	for _, s := range stacks {
+		pooled += s.Value
+	}
+	fmt.Println("lex or parse:", pooled, "of", t.Total)
+	// Output:
+	// lex or parse: 60ms of 110ms
 }

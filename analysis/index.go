@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -22,6 +23,14 @@ import (
 // An Index is read-only once built and safe for concurrent use.
 type Index struct {
 	x *index.Index
+	// last is the last table built and its rows by function id, so that
+	// Through on it need not map the rows again (a hint: any table works).
+	last atomic.Pointer[tableRows]
+}
+
+type tableRows struct {
+	t     *Table
+	rowOf []int32
 }
 
 // NewIndex indexes p. p is not modified and may be dropped afterwards: the
@@ -32,7 +41,7 @@ func NewIndex(p *profile.Profile) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Index{x}, nil
+	return &Index{x: x}, nil
 }
 
 // ParseIndex indexes a profile in pprof's protobuf encoding, gzip-compressed
@@ -46,7 +55,7 @@ func ParseIndex(data []byte) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Index{x}, nil
+	return &Index{x: x}, nil
 }
 
 // Runs returns one Index per run of a profile that holds several runs of
@@ -65,7 +74,7 @@ func (x *Index) Runs() ([]*Index, error) {
 	}
 	out := make([]*Index, len(parts))
 	for i, p := range parts {
-		out[i] = &Index{p}
+		out[i] = &Index{x: p}
 	}
 	return out, nil
 }
@@ -114,39 +123,21 @@ func (x *Index) LabelSets() []map[string][]string {
 // Table computes self and total time per function under opts, as Functions
 // does for the profile the Index was built from.
 func (x *Index) Table(opts ...Option) (*Table, error) {
-	t, _, err := x.table(opts)
+	sel, err := selectionOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	t, rowOf, err := x.table(sel)
+	if err == nil {
+		x.last.Store(&tableRows{t, rowOf})
+	}
 	return t, err
-}
-
-// selection turns options into the index's selection: the one place they
-// are read.
-func selection(opts []Option) index.Selection {
-	var c config
-	for _, o := range opts {
-		if o != nil {
-			o.apply(&c)
-		}
-	}
-	sel := index.Selection{
-		SampleType: c.sampleType,
-		Threads:    c.threads,
-		Processes:  c.processes,
-		Focus:      c.focus,
-		Ignore:     c.ignore,
-	}
-	if c.dropSynthetic {
-		sel.Synthetic = IsSynthetic
-	}
-	if c.toCaller != nil {
-		sel.ToCaller = c.toCaller.MatchString
-	}
-	return sel
 }
 
 // table is Table, with the row of each function id (-1 for functions with
 // no row).
-func (x *Index) table(opts []Option) (*Table, []int32, error) {
-	s, err := x.x.Sum(selection(opts))
+func (x *Index) table(sel Selection) (*Table, []int32, error) {
+	s, err := x.x.Sum(sel.index())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,11 +13,11 @@ import (
 )
 
 func referenceFunctions(p *profile.Profile, opts ...Option) (*Table, error) {
-	var c config
+	var c Selection
 	for _, o := range opts {
 		o.apply(&c)
 	}
-	ti, ci, toNanos, err := ValueIndex(p, c.sampleType)
+	ti, ci, toNanos, err := ValueIndex(p, c.SampleType)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func referenceFunctions(p *profile.Profile, opts ...Option) (*Table, error) {
 			continue
 		}
 		frames = refAppendFrames(frames[:0], s)
-		if c.dropSynthetic {
+		if c.DropSynthetic {
 			if len(frames) > 0 && IsSynthetic(frames[0].key.Name) {
 				continue
 			}
@@ -148,15 +148,15 @@ func refAppendFrames(dst []refFrame, s *profile.Sample) []refFrame {
 	return dst
 }
 
-func (c *config) refSelects(s *profile.Sample) bool {
-	return pbuild.SelectsThreadProcess(s, c.threads, c.processes)
+func (c *Selection) refSelects(s *profile.Sample) bool {
+	return pbuild.SelectsThreadProcess(s, c.Threads, c.Processes)
 }
 
-func (c *config) refKeeps(frames []refFrame) bool {
-	if c.focus != nil {
+func (c *Selection) refKeeps(frames []refFrame) bool {
+	if c.Focus != nil {
 		found := false
 		for _, f := range frames {
-			if c.focus.MatchString(f.key.Name) {
+			if c.Focus.MatchString(f.key.Name) {
 				found = true
 				break
 			}
@@ -165,9 +165,9 @@ func (c *config) refKeeps(frames []refFrame) bool {
 			return false
 		}
 	}
-	if c.ignore != nil {
+	if c.Ignore != nil {
 		for _, f := range frames {
-			if c.ignore.MatchString(f.key.Name) {
+			if c.Ignore.MatchString(f.key.Name) {
 				return false
 			}
 		}

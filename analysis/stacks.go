@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -35,19 +36,103 @@ func Stacks(p *profile.Profile, opts ...Option) (*Table, []Stack, error) {
 
 // Stacks is the package-level Stacks for the indexed profile.
 func (x *Index) Stacks(opts ...Option) (*Table, []Stack, error) {
-	t, rowOf, err := x.table(opts)
+	sel, err := selectionOf(opts)
 	if err != nil {
 		return nil, nil, err
 	}
+	t, rowOf, err := x.table(sel)
+	if err != nil {
+		return nil, nil, err
+	}
+	stacks, err := x.stacks(sel, rowOf, nil, false)
+	return t, stacks, err
+}
+
+// Through returns the distinct stacks of the samples opts select (as
+// Stacks counts them) that pass through a function whose name match
+// accepts, or whose leaf is one when leaf is set: the samples of one stack
+// are merged into one Stack holding their summed value and samples, in
+// the order the stacks first appear. The values add up to the pooled self
+// (leaf) or total time of the matching functions, each sample counted once
+// however many matching frames it has; a function's own row holds the
+// same numbers when it is the only one that matches.
+//
+// The frames index t.Functions, where t must be the Table x.Table(opts...)
+// returned, unmodified: build it once, and ask Through for as many sets
+// of functions as needed. A frame without a row in t (t is another
+// index's, or of another selection) makes it an error.
+func (x *Index) Through(t *Table, match func(name string) bool, leaf bool, opts ...Option) ([]Stack, error) {
+	if t == nil || match == nil {
+		return nil, errors.New("analysis: Through needs a table and a match function")
+	}
+	sel, err := selectionOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	rowOf := x.rows(t)
+	return x.stacks(sel, rowOf, match, leaf)
+}
+
+// rows maps the function ids of x to the rows of t (-1 without one).
+func (x *Index) rows(t *Table) []int32 {
+	if l := x.last.Load(); l != nil && l.t == t {
+		return l.rowOf
+	}
+	at := make(map[Key]int32, len(t.Functions))
+	for i := range t.Functions {
+		at[t.Functions[i].Key] = int32(i)
+	}
+	rowOf := make([]int32, len(x.x.Funcs))
+	for id, f := range x.x.Funcs {
+		r, ok := at[Key(f)]
+		if !ok {
+			r = -1
+		}
+		rowOf[id] = r
+	}
+	return rowOf
+}
+
+// stacks is Stacks, or Through when match is not nil. Frames of functions
+// without a row make it an error.
+func (x *Index) stacks(sel Selection, rowOf []int32, match func(string) bool, leaf bool) ([]Stack, error) {
 	ix := x.x
+	ff := ix.FrameFunc
 	var (
-		stacks []Stack
-		depth  []int
-		buf    []int32
+		hit   []bool  // per function id: match accepts its name
+		merge []int32 // per stack id: its Stack + 1, 0 before it is seen
 	)
-	err = ix.Each(selection(opts), func(k index.Kept) {
+	if match != nil {
+		hit = make([]bool, len(ix.Funcs))
+		for i, f := range ix.Funcs {
+			hit[i] = match(f.Name)
+		}
+		merge = make([]int32, ix.NumStacks())
+	}
+	var (
+		stacks  []Stack
+		depth   []int
+		buf     []int32
+		missing bool
+	)
+	err := ix.Each(sel.index(), func(k index.Kept) {
 		if k.Uniq == nil {
 			return
+		}
+		if match != nil {
+			through := hit[ff[k.Uniq[0]]]
+			for i := 1; !leaf && !through && i < len(k.Uniq); i++ {
+				through = hit[ff[k.Uniq[i]]]
+			}
+			if !through {
+				return
+			}
+			if i := merge[k.Stack]; i > 0 {
+				stacks[i-1].Value += time.Duration(k.Value)
+				stacks[i-1].Samples += k.Count
+				return
+			}
+			merge[k.Stack] = int32(len(stacks) + 1)
 		}
 		start := len(buf)
 		skip := k.Skip
@@ -58,14 +143,21 @@ func (x *Index) Stacks(opts ...Option) (*Table, []Stack, error) {
 					skip--
 					continue
 				}
-				buf = append(buf, rowOf[ix.FrameFunc[f]])
+				r := rowOf[ff[f]]
+				if r < 0 {
+					missing = true
+				}
+				buf = append(buf, r)
 			}
 		}
 		stacks = append(stacks, Stack{Value: time.Duration(k.Value), Samples: k.Count})
 		depth = append(depth, len(buf)-start)
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	if missing {
+		return nil, errors.New("analysis: Through with a table that is not this index's under these options")
 	}
 	// Slices of buf only once it has stopped moving.
 	off := 0
@@ -74,5 +166,5 @@ func (x *Index) Stacks(opts ...Option) (*Table, []Stack, error) {
 		stacks[i].Frames = buf[off : off+n : off+n]
 		off += n
 	}
-	return t, stacks, nil
+	return stacks, nil
 }

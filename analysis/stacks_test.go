@@ -31,18 +31,29 @@ func TestStacksHandWorked(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, s := range stacks {
-				var names []string
-				for _, f := range s.Frames {
-					names = append(names, tab.Functions[f].Name)
-				}
-				got = append(got, fmt.Sprintf("%s: %d", strings.Join(names, ";"), s.Value))
-			}
-			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
-				t.Errorf("stacks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
-			}
+			checkStacks(t, tab, stacks, false, tc.want)
 		})
+	}
+}
+
+// checkStacks compares stacks with want, each "frames leaf first: value"
+// and, with samples, " (samples)".
+func checkStacks(t *testing.T, tab *analysis.Table, stacks []analysis.Stack, samples bool, want []string) {
+	t.Helper()
+	var got []string
+	for _, s := range stacks {
+		var names []string
+		for _, f := range s.Frames {
+			names = append(names, tab.Functions[f].Name)
+		}
+		line := fmt.Sprintf("%s: %d", strings.Join(names, ";"), s.Value)
+		if samples {
+			line += fmt.Sprintf(" (%d)", s.Samples)
+		}
+		got = append(got, line)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("stacks:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

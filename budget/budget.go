@@ -44,14 +44,28 @@
 // by go test -cpuprofile, say) makes the check an error, and so do profiles
 // that count different units.
 //
-// Semantics, decided here and pinned by tests:
+// Semantics, decided once and pinned by tests:
 //
-//   - Several profiles are runs of the same program: a limit applies to the
-//     mean over runs of the function's time (or share); a run without the
-//     function counts as zero.
-//   - Functions are named as pprof names them (pkg.(*T).Method). Where
-//     several functions share a name (anonymous JavaScript functions in
-//     different files), a function rule sums their self and total times.
+//   - A limit is perfassert's check (a perfassert.Checker of the profiles),
+//     so that a budget line and the assertion that bounds the same
+//     quantity are one check by construction, with one result and one
+//     text: max_self is MaxSelfTime, max_total_share MaxTotalShare, the
+//     per-op limits add PerIteration, and thread, process and
+//     drop_synthetic are the rule's analysis.Selection (perfassert's
+//     WithSelection). Assertion gives the check a limit makes; the
+//     message of a result is perfassert.Result.Summary.
+//   - Several profiles are runs of the same program: a time limit applies
+//     to the mean time per run (a run without the function counts as
+//     zero), a share limit to the share of all runs pooled, a per-op
+//     limit to the time of all runs over the work of all runs.
+//   - Functions are named as pprof names them (pkg.(*T).Method). A
+//     function rule measures every function of that name (anonymous
+//     JavaScript functions in different files share one), their samples
+//     pooled: a sample through two of them counts once.
+//   - A match rule judges each function name it matches on its own, as a
+//     function rule would, and reports the worst (perfassert.EachMatch):
+//     every matching function must keep the limit. (An assertion with a
+//     regular expression, without EachMatch, pools the matches instead.)
 //   - A selector that matches no function fails, naming the closest
 //     functions, unless allow_missing is true. A rule never passes vacuously.
 //   - max_regression uses package diff with its default statistics, the
@@ -80,6 +94,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
 	"go.yaml.in/yaml/v3"
 )
@@ -101,9 +116,14 @@ type Rule struct {
 	Function string
 	Match    *regexp.Regexp
 
-	Thread, Process string
-	DropSynthetic   bool
-	AllowMissing    bool
+	// Selection says which samples the rule's limits count: the file's
+	// thread, process and drop_synthetic keys set Threads, Processes and
+	// DropSynthetic. It is the analysis.Selection perfassert and diff
+	// take. ToCaller, which a file cannot set, is used as it is by the
+	// limits; max_regression charges runtime.asyncPreempt to its caller
+	// when it is nil, as hotbudget diff does.
+	Selection    analysis.Selection
+	AllowMissing bool
 
 	// Metric and Mode are what max_regression compares; Assume picks its
 	// test for several runs a side.
@@ -467,13 +487,13 @@ func (v *validator) budget(root *yaml.Node) *Budget {
 // common reads the keys rules share with defaults.
 func (v *validator) common(f map[string]*yaml.Node, r *Rule) {
 	if n, ok := f["thread"]; ok {
-		r.Thread = v.ident(n, "thread")
+		r.Selection.Threads = []string{v.ident(n, "thread")}
 	}
 	if n, ok := f["process"]; ok {
-		r.Process = v.ident(n, "process")
+		r.Selection.Processes = []string{v.ident(n, "process")}
 	}
 	if n, ok := f["drop_synthetic"]; ok {
-		r.DropSynthetic = v.boolean(n, "drop_synthetic")
+		r.Selection.DropSynthetic = v.boolean(n, "drop_synthetic")
 	}
 	if n, ok := f["metric"]; ok {
 		r.Metric = diff.Metric(v.oneOf(n, "metric", string(r.Metric), string(diff.Self), string(diff.Total)))
@@ -503,6 +523,8 @@ func (v *validator) rule(n *yaml.Node, index int, def Rule) (Rule, bool) {
 	r := def
 	r.Line = n.Line
 	r.Limits = nil
+	r.Selection.Threads = slices.Clone(def.Selection.Threads)
+	r.Selection.Processes = slices.Clone(def.Selection.Processes)
 	what := fmt.Sprintf("rule %d", index)
 	f, order := v.fields(n, what, "name", "function", "match", "thread", "process", "drop_synthetic",
 		"allow_missing", "metric", "mode", "assume",

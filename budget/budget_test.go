@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/loaders"
 )
@@ -78,11 +79,11 @@ rules:
 	if !reflect.DeepEqual(r0.Limits, want0) {
 		t.Errorf("limits %+v, want %+v", r0.Limits, want0)
 	}
-	if r0.Line != 10 || r0.Function != "main.f" || r0.Thread != "main" || r0.Process != "4242" || !r0.DropSynthetic || r0.Metric != "total" || r0.Mode != "absolute" || r0.Assume != diff.AssumeNormal {
+	if r0.Line != 10 || r0.Function != "main.f" || !reflect.DeepEqual(r0.Selection, analysis.Selection{Threads: []string{"main"}, Processes: []string{"4242"}, DropSynthetic: true}) || r0.Metric != "total" || r0.Mode != "absolute" || r0.Assume != diff.AssumeNormal {
 		t.Errorf("rule 1 with defaults: %+v", r0)
 	}
 	if r1.Match == nil || r1.Match.String() != `^main\.` || r1.Selector() != `/^main\./` || r1.Name != "no regressions" ||
-		!r1.AllowMissing || r1.Thread != "7" || r1.Metric != "self" || r1.Mode != "absolute" || r1.Assume != diff.AssumeNothing {
+		!r1.AllowMissing || !reflect.DeepEqual(r1.Selection, analysis.Selection{Threads: []string{"7"}, Processes: []string{"4242"}, DropSynthetic: true}) || r1.Metric != "self" || r1.Mode != "absolute" || r1.Assume != diff.AssumeNothing {
 		t.Errorf("rule 2: %+v", r1)
 	}
 	if len(r1.Limits) != 1 || r1.Limits[0].Kind != MaxRegression || r1.Limits[0].Value != 0.10 {
@@ -213,16 +214,16 @@ func TestCheckBusy(t *testing.T) {
 			t.Errorf("check %d: got %+v\nwant %+v", i, c, w)
 		}
 	}
-	if m := res.Checks[0].Message; m != "main.parseRecords: self 150ms > 100ms (10.14% of 1.48s total)" {
+	if m := res.Checks[0].Message; m != "main.parseRecords self time 150ms (10.14% of 1.48s total, 15 samples), want at most 100ms" {
 		t.Errorf("message %q", m)
 	}
-	if m := res.Checks[3].Message; !strings.Contains(m, "no function main.parseRecord in the profiles; did you mean main.parseRecords?") {
+	if m := res.Checks[3].Message; !strings.Contains(m, `no function named "main.parseRecord" among 26 functions (1.48s total, 148 samples; without synthetic frames); did you mean main.parseRecords?`) {
 		t.Errorf("missing-function message %q", m)
 	}
 	if !res.Checks[3].Missing || res.Passed() || len(res.Failures()) != 3 {
 		t.Errorf("missing %v, passed %v, failures %d", res.Checks[3].Missing, res.Passed(), len(res.Failures()))
 	}
-	if c := res.Checks[2]; c.Matched < 5 || !strings.Contains(c.Message, "worst of") || !strings.HasSuffix(c.File, "sha256block_amd64.s") {
+	if c := res.Checks[2]; c.Matched != 10 || !strings.Contains(c.Message, `crypto/internal/fips140/sha256.blockSHANI (worst of 10 functions matching regexp "^crypto/") self time 1.05s`) || !strings.HasSuffix(c.File, "sha256block_amd64.s") {
 		t.Errorf("pattern rule: %+v", c)
 	}
 
@@ -237,8 +238,8 @@ func TestCheckBusy(t *testing.T) {
 
 func abs(f float64) float64 { return max(f, -f) }
 
-// TestCheckRunsAreAveraged: a limit applies to the mean over runs; a run
-// without the function counts as zero.
+// TestCheckRunsAreAveraged: a time limit applies to the mean over runs; a
+// run without the function counts as zero.
 func TestCheckRunsAreAveraged(t *testing.T) {
 	p := busy(t)
 	empty := p.Copy()
@@ -248,7 +249,7 @@ func TestCheckRunsAreAveraged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := res.Checks[0]; c.Got != 75e6 || !c.Pass || !strings.Contains(c.Message, "mean of 2 runs") {
+	if c := res.Checks[0]; c.Got != 75e6 || !c.Pass || !strings.Contains(c.Message, "self time 75ms (mean of 2 profiles: 10.14% of 740ms total, 15 samples in all)") {
 		t.Errorf("got %+v, want 75ms (150ms and 0) passing", c)
 	}
 	if len(p.Sample) == 0 {
@@ -271,7 +272,7 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := res.Checks[0]; !c.Pass || !c.Missing || !strings.Contains(c.Message, "allowed by allow_missing") {
+	if c := res.Checks[0]; !c.Pass || !c.Missing || !strings.Contains(c.Message, "allowed by AllowMissing") {
 		t.Errorf("allow_missing: %+v", c)
 	}
 	if c := res.Checks[1]; c.Pass || !c.Missing || !strings.Contains(c.Message, `thread "no-such-thread"`) {
@@ -333,23 +334,6 @@ func TestWriters(t *testing.T) {
 	}
 }
 
-func TestClosest(t *testing.T) {
-	all := []string{"main.parseRecords", "main.renderReport", "runtime.main", "main.main"}
-	for _, c := range []struct {
-		want string
-		hint []string
-	}{
-		{"main.parseRecord", []string{"main.parseRecords"}},
-		{"pkg.parseRecords", []string{"main.parseRecords"}},
-		{"main.renderReprot", []string{"main.renderReport"}},
-		{"zzzzzzzzzzzzzzzzzzzzzz", nil},
-	} {
-		if got := closest(c.want, all, 3); !reflect.DeepEqual(got, c.hint) {
-			t.Errorf("closest(%q) = %q, want %q", c.want, got, c.hint)
-		}
-	}
-}
-
 func FuzzParse(f *testing.F) {
 	for _, p := range []string{"budget/busy.yaml", "budget/busy.json", "budget/busy-fail.yaml", "budget/malformed.yaml"} {
 		data, err := os.ReadFile(testdata + p)
@@ -403,7 +387,7 @@ func TestDocExampleParses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the package doc's example does not parse: %v", err)
 	}
-	if len(b.Rules) != 4 || b.Rules[3].Thread != "worker" || b.Rules[0].Thread != "main" || !b.Rules[3].AllowMissing ||
+	if len(b.Rules) != 4 || b.Rules[3].Selection.Threads[0] != "worker" || b.Rules[0].Selection.Threads[0] != "main" || !b.Rules[3].AllowMissing ||
 		b.Rules[2].Limits[0] != (Limit{Kind: MaxSelfPerOp, Value: 20e3, Line: b.Rules[2].Limits[0].Line}) {
 		t.Errorf("doc example parsed as %+v", b.Rules)
 	}

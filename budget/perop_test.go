@@ -41,14 +41,14 @@ rules:
 	if total.Kind != MaxTotalPerOp || total.Pass || abs(total.Got-990e3) > 1e-6 {
 		t.Errorf("total per op: %+v, want 990µs failing", total)
 	}
-	if want := "main.parseRecords: total 990µs per op > 900µs (990ms of 1.48s total over 1000 ops)"; total.Message != want {
+	if want := "main.parseRecords total time 990us per op (66.89% of 1.48s total over 1000 ops, 99 samples), want at most 900us"; total.Message != want {
 		t.Errorf("message %q\nwant    %q", total.Message, want)
 	}
 	var text bytes.Buffer
 	if err := res.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "max_total_per_op") || !strings.Contains(text.String(), "990µs per op") {
+	if !strings.Contains(text.String(), "max_total_per_op") || !strings.Contains(text.String(), "990us per op") {
 		t.Errorf("text report:\n%s", text.String())
 	}
 
@@ -60,7 +60,7 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := res.Checks[0]; abs(c.Got-100e3) > 1e-6 || !strings.Contains(c.Message, "over 1500 ops") {
+	if c := res.Checks[0]; abs(c.Got-100e3) > 1e-6 || !strings.Contains(c.Message, "100us per op (10.14% of 1.48s total over 1500 ops in 2 profiles, 15 samples)") {
 		t.Errorf("two runs: %+v, want 100µs per op over 1500 ops", c)
 	}
 	// The unit of work is the record's word.
@@ -68,7 +68,7 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := res.Checks[0]; abs(c.Got-50e6) > 1e-3 || !strings.Contains(c.Message, "self 50ms per iteration > 200µs") {
+	if c := res.Checks[0]; abs(c.Got-50e6) > 1e-3 || !strings.Contains(c.Message, "self time 50ms per run (10.14% of 1.48s total over 3 runs, 15 samples), want at most 200us") {
 		t.Errorf("per iteration: %+v", c)
 	}
 	// A capture written by perfassert.Capture before the typed record
@@ -91,9 +91,9 @@ func TestCheckPerOpErrors(t *testing.T) {
 		profiles []*profile.Profile
 		want     string
 	}{
-		{"no record", []*profile.Profile{busy(t)}, "b.yaml:6: profile 1 records no work count, so time per op is unknown: per-op limits need profiles written by hotbudget record"},
-		{"no work", []*profile.Profile{withWork(t, "op", 1000), withWork(t, "op", 0)}, "b.yaml:6: profile 2 (busy) records no work count"},
-		{"two units", []*profile.Profile{withWork(t, "op", 1000), withWork(t, "iteration", 10)}, "b.yaml:6: profile 1 counts its work in op, profile 2 in iteration"},
+		{"no record", []*profile.Profile{busy(t)}, "b.yaml:6: perfassert: time per unit of work (PerIteration, per-op budget limits) needs the work a profile records, and the profile records none: perfassert.Capture (iterations) and hotbudget record (benchmark ops) write it"},
+		{"no work", []*profile.Profile{withWork(t, "op", 1000), withWork(t, "op", 0)}, "b.yaml:6: perfassert: time per unit of work (PerIteration, per-op budget limits) needs the work a profile records, and profile 2 (busy) records none"},
+		{"two units", []*profile.Profile{withWork(t, "op", 1000), withWork(t, "iteration", 10)}, "needs one unit, and profile 1 (busy) counts its work in ops, profile 2 (busy) in iterations"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Check(b, c.profiles, nil)

@@ -66,7 +66,7 @@ rules:
 			t.Errorf("check %d (line %d): %+v, want pass=%v function=%q verdict=%q", i, c.Line, c, w.pass, w.function, w.verdict)
 		}
 	}
-	if c := res.Checks[0]; c.Got < 0.10 || !strings.Contains(c.Message, "regressed by more than 10%") {
+	if c := res.Checks[0]; c.Got < 0.10 || !strings.Contains(c.Message, "regressed by more than 10.00%") {
 		t.Errorf("parse: got %v, message %q", c.Got, c.Message)
 	}
 	if c := res.Checks[4]; !c.Missing {

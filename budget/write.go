@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
+
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 func (r *Result) summary() string {
@@ -54,7 +55,7 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 	if !r.Passed() {
 		icon = ":x:"
 	}
-	fmt.Fprintf(w, "### %s %s\n\n", icon, mdEscape(r.summary()))
+	fmt.Fprintf(w, "### %s %s\n\n", icon, textfmt.MarkdownEscape(r.summary()))
 	fmt.Fprint(w, "| | rule | check | function | got | limit | details |\n|---|---|---|---|---:|---:|---|\n")
 	for _, c := range r.Checks {
 		mark := ":white_check_mark:"
@@ -63,7 +64,7 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		}
 		fn := ""
 		if c.Function != "" {
-			fn = "`" + strings.ReplaceAll(c.Function, "|", `\|`) + "`"
+			fn = textfmt.MarkdownCode(c.Function)
 		}
 		got := "—"
 		if !c.Missing {
@@ -73,8 +74,8 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		for _, w := range c.Warnings {
 			details += "; warning: " + w
 		}
-		fmt.Fprintf(w, "| %s | %s (line %d) | %s | %s | %s | %s | %s |\n", mark, mdEscape(c.Rule), c.Line, c.Kind, fn,
-			got, format(c.Limit, c.Unit), mdEscape(details))
+		fmt.Fprintf(w, "| %s | %s (line %d) | %s | %s | %s | %s | %s |\n", mark, textfmt.MarkdownEscape(c.Rule), c.Line, c.Kind, fn,
+			got, format(c.Limit, c.Unit), textfmt.MarkdownEscape(details))
 	}
 	_, err := fmt.Fprintln(w)
 	return err
@@ -83,17 +84,13 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 func format(v float64, unit string) string {
 	switch unit {
 	case "ns":
-		return fmtNS(v)
+		return textfmt.Nanos(v)
 	case "ns/op":
-		return fmtNS(v) + "/op"
+		return textfmt.Nanos(v) + "/op"
 	case "share":
-		return fmtPct(v)
+		return textfmt.Percent(v)
 	}
 	return fmt.Sprintf("%+.1f%%", 100*v)
-}
-
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`").Replace(s)
 }
 
 // jsonResult is the stable JSON schema: the Result fields plus "passed".

@@ -1476,27 +1476,9 @@ func CleanPath(file string) string {
 	return strings.Join(elems, "/")
 }
 
+// analysisOptions is the selection both sides are read with.
 func (s *Settings) analysisOptions() []analysis.Option {
-	var o []analysis.Option
-	if s.ToCaller != nil {
-		o = append(o, analysis.ToCaller(s.ToCaller))
-	}
-	if s.Focus != nil {
-		o = append(o, analysis.Focus(s.Focus))
-	}
-	if s.Ignore != nil {
-		o = append(o, analysis.Ignore(s.Ignore))
-	}
-	if s.DropSynthetic {
-		o = append(o, analysis.DropSynthetic())
-	}
-	if s.Thread != "" {
-		o = append(o, analysis.Thread(s.Thread))
-	}
-	if s.Process != "" {
-		o = append(o, analysis.Process(s.Process))
-	}
-	return o
+	return []analysis.Option{s.Selection}
 }
 
 // yardMedian is the yardstick size above which its per-run factor is a

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
+
+	"github.com/hotbudget/hotbudget/analysis"
 )
 
 // Verdict is the judgement on one function.
@@ -113,22 +116,23 @@ type Settings struct {
 	MinAbsolute time.Duration
 	MinShare    float64
 
-	// ToCaller names functions whose time, when they are a sample's leaf,
-	// is charged to their caller (analysis.ToCaller). By default Go's
-	// runtime.asyncPreempt, the landing place of the scheduler's
-	// preemption signal, whose share follows machine load: on identical
-	// Go runs it alone made one profile a side fail the gate in 10-15% of
-	// pairs. Nil charges nothing.
-	ToCaller *regexp.Regexp
-
-	// Filters applied to both sides before comparing.
-	Focus, Ignore   *regexp.Regexp
-	DropSynthetic   bool
-	Thread, Process string
+	// Selection says which samples of both sides count: threads,
+	// processes, synthetic frames, focus and ignore patterns, the
+	// functions whose time is their caller's, the sample type
+	// (analysis.Selection, the module's one selection type). By default
+	// Selection.ToCaller is Go's runtime.asyncPreempt, the landing place
+	// of the scheduler's preemption signal, whose share follows machine
+	// load: on identical Go runs it alone made one profile a side fail the
+	// gate in 10-15% of pairs. WithSelection replaces it all; WithFocus,
+	// WithIgnore, WithoutSynthetic, WithThread, WithProcess and
+	// WithToCaller change one field.
+	Selection analysis.Selection
 
 	// Only, when set, limits the verdicts to the functions whose names
 	// match it. The others still count in every total and yardstick, but
-	// get no row: they are neither tested nor reported.
+	// get no row: they are neither tested nor reported. It is a filter of
+	// judging, not a selection of samples: unlike Selection.Focus it
+	// removes no sample from any total.
 	Only *regexp.Regexp
 
 	// BenchIgnore lists the configuration keys CompareBench does not tell
@@ -147,7 +151,7 @@ var DefaultSettings = Settings{
 	MinRelative: 0.10,
 	MinAbsolute: time.Millisecond,
 	MinShare:    0.005,
-	ToCaller:    regexp.MustCompile(`^runtime\.asyncPreempt$`),
+	Selection:   analysis.Selection{ToCaller: regexp.MustCompile(`^runtime\.asyncPreempt$`)},
 }
 
 // Option changes Settings. Options are checked when built: an invalid one
@@ -406,39 +410,73 @@ func WithMinChange(relative float64, absolute time.Duration) Option {
 
 // WithOnly judges only the functions whose names match re (Settings.Only):
 // "did my package get slower?", while the runtime's share moves with the
-// machine and the garbage collector. Unlike WithFocus it removes no
-// samples.
+// machine and the garbage collector. It is a filter of judging, not of
+// samples: unlike WithFocus it removes no sample from any total.
 func WithOnly(re *regexp.Regexp) Option {
 	return optionFunc(func(s *Settings) error { s.Only = re; return nil })
 }
 
+// WithSelection sets which samples both sides count (Settings.Selection),
+// replacing the whole selection, diff's default ToCaller included: start
+// from DefaultSettings.Selection to keep it. The options below change one
+// field each and may follow it.
+func WithSelection(sel analysis.Selection) Option {
+	return optionFunc(func(s *Settings) error {
+		if err := sel.Validate(); err != nil {
+			return fmt.Errorf("diff: %w", err)
+		}
+		s.Selection = sel
+		s.Selection.Threads = slices.Clone(sel.Threads)
+		s.Selection.Processes = slices.Clone(sel.Processes)
+		return nil
+	})
+}
+
 // WithToCaller charges the time of functions matching re, when they are a
-// sample's leaf, to their caller (Settings.ToCaller); nil charges nothing.
+// sample's leaf, to their caller (Selection.ToCaller); nil charges nothing.
 func WithToCaller(re *regexp.Regexp) Option {
-	return optionFunc(func(s *Settings) error { s.ToCaller = re; return nil })
+	return optionFunc(func(s *Settings) error { s.Selection.ToCaller = re; return nil })
 }
 
-// WithFocus keeps only samples through functions matching re (pprof -focus).
+// WithFocus keeps only samples through functions matching re (pprof -focus,
+// Selection.Focus).
 func WithFocus(re *regexp.Regexp) Option {
-	return optionFunc(func(s *Settings) error { s.Focus = re; return nil })
+	return optionFunc(func(s *Settings) error { s.Selection.Focus = re; return nil })
 }
 
-// WithIgnore drops samples through functions matching re (pprof -ignore).
+// WithIgnore drops samples through functions matching re (pprof -ignore,
+// Selection.Ignore).
 func WithIgnore(re *regexp.Regexp) Option {
-	return optionFunc(func(s *Settings) error { s.Ignore = re; return nil })
+	return optionFunc(func(s *Settings) error { s.Selection.Ignore = re; return nil })
 }
 
-// WithoutSynthetic drops synthetic frames such as (idle) and (program).
+// WithoutSynthetic drops the samples whose leaf is a synthetic frame such
+// as (idle) and (program) (Selection.DropSynthetic).
 func WithoutSynthetic() Option {
-	return optionFunc(func(s *Settings) error { s.DropSynthetic = true; return nil })
+	return optionFunc(func(s *Settings) error { s.Selection.DropSynthetic = true; return nil })
 }
 
-// WithThread keeps only samples of the thread with this name or tid.
+// WithThread adds the thread with this name or tid to Selection.Threads:
+// several WithThread options select the union, as perfassert.Thread and
+// analysis.Thread do.
 func WithThread(nameOrTID string) Option {
-	return optionFunc(func(s *Settings) error { s.Thread = nameOrTID; return nil })
+	return optionFunc(func(s *Settings) error {
+		if nameOrTID == "" {
+			return errors.New("diff: empty WithThread selector")
+		}
+		s.Selection.Threads = append(slices.Clip(s.Selection.Threads), nameOrTID)
+		return nil
+	})
 }
 
-// WithProcess keeps only samples of the process with this name or pid.
+// WithProcess adds the process with this name or pid to
+// Selection.Processes: several WithProcess options select the union.
 func WithProcess(nameOrPID string) Option {
-	return optionFunc(func(s *Settings) error { s.Process = nameOrPID; return nil })
+	return optionFunc(func(s *Settings) error {
+		if nameOrPID == "" {
+			return errors.New("diff: empty WithProcess selector")
+		}
+		s.Selection.Processes = append(slices.Clip(s.Selection.Processes), nameOrPID)
+		return nil
+	})
 }

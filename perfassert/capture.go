@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/meta"
-	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/suggest"
 )
 
 // ErrProfilerBusy is returned by CaptureProfile when the process's CPU
@@ -64,7 +65,7 @@ func MinSamples(n int) CaptureOption {
 func MaxDuration(d time.Duration) CaptureOption {
 	return captureFunc(func(c *captureConfig) {
 		if d <= 0 {
-			c.err = fmt.Errorf("perfassert: MaxDuration(%s): want a positive duration", fmtDur(d))
+			c.err = fmt.Errorf("perfassert: MaxDuration(%s): want a positive duration", dur(d))
 		}
 		c.maxDuration = d
 	})
@@ -163,6 +164,7 @@ type captureStats struct {
 	reason     string
 	top        string
 	rse        float64
+	lost       string // the lost-samples warning, if samples were lost
 }
 
 func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *captureStats, error) {
@@ -200,26 +202,38 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	if err != nil {
 		return nil, nil, err
 	}
-	st := &captureStats{samples: countSamples(p), wall: time.Duration(p.DurationNanos),
-		cpu: sampledTime(p), reason: s.reason, top: s.top, rse: s.rse}
+	// The samples and the CPU time they stand for: the whole profile's
+	// table, as every check reads it.
+	t, err := analysis.Functions(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("perfassert: the capture's profile: %w", err)
+	}
+	st := &captureStats{samples: t.TotalSamples, wall: time.Duration(p.DurationNanos),
+		cpu: t.Total, reason: s.reason, top: s.top, rse: s.rse}
 	rec, _, _ := meta.Get(p)
 	for _, r := range rec.Runs {
 		st.iterations += r.Work
 	}
 	st.runs = len(rec.Runs)
+	if sampled, used := time.Duration(rec.SampledNanos), time.Duration(rec.UsedNanos); samplesLost(sampled, used) {
+		st.lost = lostSamplesWarning(sampled, used)
+	}
 	return p, st, nil
 }
 
 // String is Capture's log line: what the capture holds and what it cost.
 func (st *captureStats) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d samples in %d runs, %s wall, %s CPU, %.0f iterations", st.samples, st.runs, fmtDur(st.wall), fmtDur(st.cpu), st.iterations)
+	fmt.Fprintf(&b, "%d samples in %d runs, %s wall, %s CPU, %.0f iterations", st.samples, st.runs, dur(st.wall), dur(st.cpu), st.iterations)
 	if st.iterations > 0 {
-		fmt.Fprintf(&b, " (%s CPU each)", fmtDur(time.Duration(float64(st.cpu)/st.iterations)))
+		fmt.Fprintf(&b, " (%s CPU each)", dur(time.Duration(float64(st.cpu)/st.iterations)))
 	}
 	fmt.Fprintf(&b, "; stopped: %s", st.reason)
 	if st.top != "" && !math.IsInf(st.rse, 0) {
-		fmt.Fprintf(&b, ", share of %s known to ±%.1f%%", shortName(st.top), st.rse*100)
+		fmt.Fprintf(&b, ", share of %s known to ±%.1f%%", suggest.ShortName(st.top), st.rse*100)
+	}
+	if st.lost != "" {
+		fmt.Fprintf(&b, "; warning: %s", st.lost)
 	}
 	return b.String()
 }
@@ -248,46 +262,30 @@ func iterations(p *profile.Profile) (float64, bool) {
 	return w, true
 }
 
-// warningPrefix marks a warning comment; the loaders and the analysis
-// package read it back (internal/pbuild.WarningPrefix).
-const warningPrefix = pbuild.WarningPrefix
-
-// lostSamples returns a warning when a capture's samples account for much
-// less CPU time than the process used: the kernel delivered fewer profiling
+// samplesLost reports whether a capture's samples account for much less
+// CPU time than the process used: the kernel delivered fewer profiling
 // signals than asked, as happens at rates above its timer frequency (often
 // 250 Hz on Linux). Absolute times then read low; shares are unaffected.
-func lostSamples(sampled, used time.Duration) string {
-	if used < 50*time.Millisecond || float64(sampled) >= 0.7*float64(used) {
-		return ""
-	}
-	return fmt.Sprintf(lostSamplesText+" %s of CPU time but the process used %s while capturing: samples were lost (a Rate above the kernel's timer frequency?), so absolute times read low; shares are unaffected",
-		fmtDur(sampled), fmtDur(used))
+// Captures record both times (meta.Record.SampledNanos, UsedNanos), and
+// checks decide on them, never on the warning's words.
+func samplesLost(sampled, used time.Duration) bool {
+	return used >= 50*time.Millisecond && float64(sampled) < 0.7*float64(used)
 }
 
-// lostSamplesText starts the lost-samples warning; Check recognises it.
-const lostSamplesText = "the samples account for"
-
-// sampledTime is the CPU time the samples of a Go CPU profile stand for.
-func sampledTime(p *profile.Profile) time.Duration {
-	var d time.Duration
-	for _, s := range p.Sample {
-		if len(s.Value) > 1 {
-			d += time.Duration(s.Value[1])
-		}
-	}
-	return d
+// lostSamplesWarning says what samplesLost found.
+func lostSamplesWarning(sampled, used time.Duration) string {
+	return fmt.Sprintf("the samples account for %s of CPU time but the process used %s while capturing: samples were lost (a Rate above the kernel's timer frequency?), so absolute times read low; shares are unaffected",
+		dur(sampled), dur(used))
 }
 
-// countSamples sums the sample counts of p (its first value, samples/count
-// in Go CPU profiles).
+// countSamples is the number of samples of p, as its table counts them (0
+// when p has no time value).
 func countSamples(p *profile.Profile) int64 {
-	var n int64
-	for _, s := range p.Sample {
-		if len(s.Value) > 0 {
-			n += s.Value[0]
-		}
+	t, err := analysis.Functions(p)
+	if err != nil {
+		return 0
 	}
-	return n
+	return t.TotalSamples
 }
 
 // Capture is CaptureProfile for tests: it names the profile after the test

@@ -88,7 +88,7 @@ func TestCaptureBusyFunction(t *testing.T) {
 	}
 	for _, want := range []string{
 		"perfassert.MaxSelfShare: capture of TestCaptureBusyFunction: " + spinName + " self time ",
-		"want at most 1.0%",
+		"want at most 1.00%",
 		"top functions by self time:",
 		"heaviest stacks (leaf first):\n",
 		spinName + " <- ",

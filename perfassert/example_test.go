@@ -35,15 +35,15 @@ func ExampleMaxSelfTime() {
 	ok := perfassert.MaxSelfTime(printT{}, p, "main.normalizeKey", 500*time.Millisecond, perfassert.Named("parse.folded"))
 	fmt.Println("passed:", ok)
 	// Output:
-	// perfassert.MaxSelfTime: parse.folded: main.normalizeKey self time 620ms (62.0% of 1s total, 620 samples), want at most 500ms
+	// perfassert.MaxSelfTime: parse.folded: main.normalizeKey self time 620ms (62.00% of 1s total, 620 samples), want at most 500ms
 	// top functions by self time:
-	//           self  self%      total total%  function
-	//          620ms  62.0%      620ms  62.0%  main.normalizeKey
-	//          200ms  20.0%      200ms  20.0%  main.render
-	//          180ms  18.0%      800ms  80.0%  main.parse
-	//             0s   0.0%         1s 100.0%  main.main
+	//           self   self%      total  total%  function
+	//          620ms  62.00%      620ms  62.00%  main.normalizeKey
+	//          200ms  20.00%      200ms  20.00%  main.render
+	//          180ms  18.00%      800ms  80.00%  main.parse
+	//              0   0.00%         1s 100.00%  main.main
 	// heaviest stacks (leaf first):
-	//          620ms  62.0%  main.normalizeKey <- main.parse <- main.main
+	//          620ms  62.00%  main.normalizeKey <- main.parse <- main.main
 	// warning: folded stacks hold sample counts only: each sample taken as 1ms
 	// passed: false
 }
@@ -65,11 +65,11 @@ func ExampleMaxTotalTime_didYouMean() {
 	// did you mean:
 	//     main.normalizeKey
 	// top functions by total time:
-	//           self  self%      total total%  function
-	//             0s   0.0%         1s 100.0%  main.main
-	//          180ms  18.0%      800ms  80.0%  main.parse
-	//          620ms  62.0%      620ms  62.0%  main.normalizeKey
-	//          200ms  20.0%      200ms  20.0%  main.render
+	//           self   self%      total  total%  function
+	//              0   0.00%         1s 100.00%  main.main
+	//          180ms  18.00%      800ms  80.00%  main.parse
+	//          620ms  62.00%      620ms  62.00%  main.normalizeKey
+	//          200ms  20.00%      200ms  20.00%  main.render
 	// warning: folded stacks hold sample counts only: each sample taken as 1ms
 }
 
@@ -137,4 +137,46 @@ func ExampleCheckRegression() {
 	}
 	// Output:
 	// main.parse regressed
+}
+
+// A Checker indexes its profiles once for any number of checks. Several
+// profiles are runs of one program: times are means per profile, shares of
+// all of them pooled. EachMatch judges each function a regexp matches on
+// its own and reports the worst, as budget files' match rules do; without
+// it the matches are pooled.
+func ExampleChecker() {
+	read := func(folded string) *profile.Profile {
+		p, err := loaders.Read(strings.NewReader(folded), loaders.WithFormat(loaders.FormatFolded))
+		if err != nil {
+			panic(err)
+		}
+		return p
+	}
+	ck, err := perfassert.NewChecker(
+		read("main;main.parse 300\nmain;main.render 500\nmain;main.render;main.parse 200\n"),
+		read("main;main.parse 500\nmain;main.render 500\n"),
+	)
+	if err != nil {
+		panic(err)
+	}
+	limit := perfassert.Limit{Quantity: perfassert.TotalTime, Time: 600 * time.Millisecond}
+	for _, opts := range [][]perfassert.Option{
+		nil,
+		{perfassert.Regexp()},
+		{perfassert.Regexp(), perfassert.EachMatch()},
+	} {
+		sel := "main.parse"
+		if len(opts) > 0 {
+			sel = `^main\.(parse|render)$`
+		}
+		r, err := ck.Check(sel, limit, opts...)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(r.Summary())
+	}
+	// Output:
+	// main.parse total time 500ms (mean of 2 profiles: 50.00% of 1s total, 1000 samples in all), within 600ms (83.33% of the limit)
+	// 2 functions matching regexp "^main\\.(parse|render)$" total time 1s (mean of 2 profiles: 100.00% of 1s total, 2000 samples in all), want at most 600ms
+	// main.render (worst of 2 functions matching regexp "^main\\.(parse|render)$") total time 600ms (mean of 2 profiles: 60.00% of 1s total, 1200 samples in all), within 600ms (100.00% of the limit)
 }

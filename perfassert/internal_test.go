@@ -8,9 +8,6 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-
-	"github.com/hotbudget/hotbudget/analysis"
-
 	"github.com/hotbudget/hotbudget/diff"
 )
 
@@ -70,47 +67,6 @@ func TestReportReport(t *testing.T) {
 	}
 }
 
-func TestSuggest(t *testing.T) {
-	for _, tc := range []struct {
-		sel, want string
-	}{
-		{"main.parseRecord", "main.parseRecords"}, // edit distance
-		{"parseRecords", "main.parseRecords"},     // missing package
-		{"example.com/m/main.parseRecords", "main.parseRecords"},
-		{"MAIN.PARSERECORDS", "main.parseRecords"},
-	} {
-		got := suggest(tc.sel, false, fns("main.parseRecords", "main.renderReport", "runtime.main"), 3)
-		if len(got) == 0 || got[0] != tc.want {
-			t.Errorf("suggest(%q) = %q, want %q first", tc.sel, got, tc.want)
-		}
-	}
-	if got := suggest("zzzzzzzz", false, fns("main.parseRecords"), 3); len(got) != 0 {
-		t.Errorf("unrelated selector got suggestions %q", got)
-	}
-	if got := suggest(`^main\.render$`, true, fns("main.parseRecords", "main.renderReport"), 3); len(got) == 0 || got[0] != "main.renderReport" {
-		t.Errorf("regexp suggestions %q", got)
-	}
-}
-
-func TestFmtDur(t *testing.T) {
-	for _, tc := range []struct {
-		in   int64
-		want string
-	}{{0, "0s"}, {999, "999ns"}, {1234567, "1.23ms"}, {1235000000, "1.24s"}, {-1500000, "-1.5ms"}, {60e9, "1m0s"}} {
-		if got := fmtDur(time.Duration(tc.in)); got != tc.want {
-			t.Errorf("fmtDur(%d) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-func fns(names ...string) []analysis.Function {
-	var out []analysis.Function
-	for _, n := range names {
-		out = append(out, analysis.Function{Name: n})
-	}
-	return out
-}
-
 func TestLostSamples(t *testing.T) {
 	ms := time.Millisecond
 	for _, tc := range []struct {
@@ -122,12 +78,11 @@ func TestLostSamples(t *testing.T) {
 		{10 * ms, 40 * ms, false},   // too little CPU to judge
 		{500 * ms, 400 * ms, false}, // more samples than CPU time: timer jitter
 	} {
-		w := lostSamples(tc.sampled, tc.used)
-		if (w != "") != tc.warn {
-			t.Errorf("lostSamples(%v, %v) = %q, want warning %v", tc.sampled, tc.used, w, tc.warn)
+		if got := samplesLost(tc.sampled, tc.used); got != tc.warn {
+			t.Errorf("samplesLost(%v, %v) = %v, want %v", tc.sampled, tc.used, got, tc.warn)
 		}
 	}
-	if w := lostSamples(105*ms, 437*ms); !strings.Contains(w, "the samples account for 105ms of CPU time but the process used 437ms while capturing") {
+	if w := lostSamplesWarning(105*ms, 437*ms); !strings.Contains(w, "the samples account for 105ms of CPU time but the process used 437ms while capturing") {
 		t.Errorf("warning text: %q", w)
 	}
 }

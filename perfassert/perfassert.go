@@ -41,20 +41,34 @@
 // sample), as the analysis package computes them; shares are of the time of
 // all selected samples. When a selector matches several functions, their
 // samples are pooled: a sample counts once in the total even if it passes
-// through several of them.
+// through several of them. EachMatch judges each matched function alone
+// instead and reports the worst, which is how budget files read their
+// match rules. Which samples count is an analysis.Selection
+// (WithSelection, or DropSynthetic, Thread, Process and SampleType for
+// one field each), the selection diff and budget files use too.
+//
+// A Checker indexes one or more profiles once and checks any number of
+// limits on them; Check is a Checker of one profile. Several profiles are
+// runs of one program: times are means per profile, shares are of all of
+// them pooled, and PerIteration divides the time of all by the work of
+// all. Budget files check their limits with a Checker, so that a budget
+// line and the assertion that bounds the same quantity are one check with
+// one result text.
 package perfassert
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // TestingT is the part of *testing.T the assertions use. It has the shape of
@@ -63,6 +77,12 @@ import (
 type TestingT interface {
 	Errorf(format string, args ...any)
 }
+
+// testing.TB satisfies TestingT: a compile-time proof, kept in the package
+// rather than in a test so that every build of perfassert makes it. It
+// costs no import: perfassert imports package testing anyway, to register
+// -hotbudget.update only in test binaries (testing.Testing).
+var _ TestingT = testing.TB(nil)
 
 type helper interface{ Helper() }
 
@@ -124,7 +144,7 @@ func (l Limit) validate() error {
 	switch l.Quantity {
 	case SelfTime, TotalTime:
 		if l.Time < 0 {
-			return fmt.Errorf("perfassert: negative %s limit %s", l.Quantity, fmtDur(l.Time))
+			return fmt.Errorf("perfassert: negative %s limit %s", l.Quantity, textfmt.Duration(l.Time))
 		}
 	case SelfShare, TotalShare:
 		if !(l.Share >= 0 && l.Share <= 1) {
@@ -136,12 +156,12 @@ func (l Limit) validate() error {
 	return nil
 }
 
-// String is the bound with its unit: "50ms" or "30.0%".
+// String is the bound with its unit: "50ms" or "30.00%".
 func (l Limit) String() string {
 	if l.Quantity.isShare() {
-		return fmtShare(l.Share)
+		return textfmt.Percent(l.Share)
 	}
-	return fmtDur(l.Time)
+	return textfmt.Duration(l.Time)
 }
 
 // An Option changes how a check selects functions and samples. Options are
@@ -149,16 +169,14 @@ func (l Limit) String() string {
 type Option interface{ apply(*config) }
 
 type config struct {
-	regexp        bool
-	allowMissing  bool
-	perIteration  bool
-	skipRace      bool
-	dropSynthetic bool
-	threads       []string
-	processes     []string
-	sampleType    string
-	name          string
-	err           error
+	regexp       bool
+	allowMissing bool
+	perIteration bool
+	skipRace     bool
+	eachMatch    bool
+	sel          analysis.Selection
+	name         string
+	err          error
 }
 
 type optionFunc func(*config)
@@ -167,54 +185,87 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 // Regexp makes the selector an RE2 regular expression, matched anywhere in
 // the function name (anchor it with ^ and $ to match whole names), instead
-// of an exact pprof function name.
+// of an exact pprof function name. The functions it matches are pooled:
+// their samples are measured together, each counted once (see EachMatch
+// for the other reading).
 func Regexp() Option { return optionFunc(func(c *config) { c.regexp = true }) }
+
+// EachMatch judges each function name a Regexp selector matches on its
+// own, as if it had been named alone, and reports the worst one: the name
+// with the most of the bounded quantity (ties go to the first name in
+// sorted order). A limit then says "no function under ^crypto/ above 1s",
+// rather than "all of them together under 1s", which is what a Regexp
+// selector says without it. Budget files check their match rules this way.
+// On an exact selector it changes nothing.
+func EachMatch() Option { return optionFunc(func(c *config) { c.eachMatch = true }) }
 
 // AllowMissing lets a check pass when the selector matches no function
 // (the code was not reached or was inlined away). Without it such a check
 // fails, so that a renamed function cannot make a budget pass vacuously.
 func AllowMissing() Option { return optionFunc(func(c *config) { c.allowMissing = true }) }
 
+// WithSelection sets which samples count (analysis.Selection: threads,
+// processes, synthetic frames, focus and ignore patterns, functions
+// charged to their callers, the sample type), replacing the whole
+// selection the options before it set. DropSynthetic, Thread, Process and
+// SampleType change one field each, and may follow it. diff.WithSelection
+// and budget rules take the same value.
+func WithSelection(sel analysis.Selection) Option {
+	return optionFunc(func(c *config) {
+		if err := sel.Validate(); err != nil {
+			c.err = fmt.Errorf("perfassert: %w", err)
+		}
+		c.sel = sel
+		c.sel.Threads = slices.Clone(sel.Threads)
+		c.sel.Processes = slices.Clone(sel.Processes)
+	})
+}
+
 // DropSynthetic removes samples whose leaf is a synthetic frame such as
 // (idle), (program) or (garbage collector) (see analysis.Synthetic), so
-// shares are of the time the program's own code ran.
-func DropSynthetic() Option { return optionFunc(func(c *config) { c.dropSynthetic = true }) }
+// shares are of the time the program's own code ran
+// (Selection.DropSynthetic).
+func DropSynthetic() Option { return optionFunc(func(c *config) { c.sel.DropSynthetic = true }) }
 
 // Thread keeps only samples of the thread with this name or tid (labels set
-// by the loaders). Several Thread options select the union.
+// by the loaders). Several Thread options select the union
+// (Selection.Threads).
 func Thread(nameOrTID string) Option {
 	return optionFunc(func(c *config) {
 		if nameOrTID == "" {
 			c.err = errors.New("perfassert: empty Thread selector")
 		}
-		c.threads = append(c.threads, nameOrTID)
+		c.sel.Threads = append(slices.Clip(c.sel.Threads), nameOrTID)
 	})
 }
 
 // Process keeps only samples of the process with this name or pid. Several
-// Process options select the union.
+// Process options select the union (Selection.Processes).
 func Process(nameOrPID string) Option {
 	return optionFunc(func(c *config) {
 		if nameOrPID == "" {
 			c.err = errors.New("perfassert: empty Process selector")
 		}
-		c.processes = append(c.processes, nameOrPID)
+		c.sel.Processes = append(slices.Clip(c.sel.Processes), nameOrPID)
 	})
 }
 
 // SampleType picks the profile value by type name ("cpu", "wall"); by
-// default the profile's default sample type, as pprof does.
-func SampleType(name string) Option { return optionFunc(func(c *config) { c.sampleType = name }) }
+// default the profile's default sample type, as pprof does
+// (Selection.SampleType).
+func SampleType(name string) Option { return optionFunc(func(c *config) { c.sel.SampleType = name }) }
 
 // Named names the profile in failure text (for example its file name).
 // Without it the name recorded by Capture is used, else "profile".
 func Named(name string) Option { return optionFunc(func(c *config) { c.name = name }) }
 
-// PerIteration makes time limits bound the time per run of the function
-// Capture ran: the measured time divided by Iterations. A capture runs its
-// function until it has enough samples, so its total times say more about
-// MinSamples than about the code; per run they are comparable. It is an
-// error on a profile without an iteration count; shares are unaffected.
+// PerIteration makes time limits bound the time per unit of work the
+// profile records: per run of the function Capture ran (its iterations),
+// or per benchmark op in a profile `hotbudget record` wrote. A capture
+// runs its function until it has enough samples, so its total times say
+// more about MinSamples than about the code; per run they are comparable.
+// It is an error on a profile that records no work; shares are
+// unaffected.
 func PerIteration() Option { return optionFunc(func(c *config) { c.perIteration = true }) }
 
 // SkipUnderRace makes a time limit pass, logging what it measured, when the
@@ -235,33 +286,6 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-func (c *config) analysisOptions() []analysis.Option {
-	var out []analysis.Option
-	if c.dropSynthetic {
-		out = append(out, analysis.DropSynthetic())
-	}
-	for _, th := range c.threads {
-		out = append(out, analysis.Thread(th))
-	}
-	for _, pr := range c.processes {
-		out = append(out, analysis.Process(pr))
-	}
-	if c.sampleType != "" {
-		out = append(out, analysis.SampleType(c.sampleType))
-	}
-	return out
-}
-
-func (c *config) profileName(p *profile.Profile) string {
-	if c.name != "" {
-		return c.name
-	}
-	if n := ProfileName(p); n != "" {
-		return n
-	}
-	return "profile"
-}
-
 // Stack is one call stack through the selected functions.
 type Stack struct {
 	Frames []string // function names, leaf first
@@ -272,31 +296,43 @@ type Stack struct {
 }
 
 // Result is the outcome of one check. Its String method is the failure
-// text; the fields are for programs (the CLI and budget files).
+// text, Summary the same in one line; the fields are for programs (the
+// CLI and budget files).
 type Result struct {
 	Check    string // assertion name, e.g. "MaxSelfTime"
 	Profile  string // profile name (Named, or the name Capture recorded)
 	Selector string
 	Regexp   bool // Selector is a regular expression
 	Limit    Limit
+	// Selection is the selection of samples the check used.
+	Selection analysis.Selection
 
 	Passed  bool
 	Missing bool // the selector matched no function
 
 	// Matched lists the functions the selector matched, as the analysis
 	// package computes them (several when a regexp or a name in several
-	// files matches).
+	// files matches); with EachMatch, the functions of the judged name.
 	Matched []analysis.Function
+	// Names is the number of distinct function names the selector matched.
+	Names int
+	// EachMatch is set when the check judged the worst matched name alone
+	// (the EachMatch option, with more than one name matched).
+	EachMatch bool
 	// Time is the measured self or total time of the selection, Share its
 	// share of Total, Samples the samples (events, for exact data) behind it.
+	// Over several profiles (a Checker's) Time is the mean per profile,
+	// Share the share of all of them pooled, Samples their sum.
 	Time    time.Duration
 	Share   float64
 	Samples int64
 
-	Functions    int           // functions in the profile (after selection)
-	Total        time.Duration // time of all selected samples
+	Functions    int           // functions in the profiles (after selection)
+	Total        time.Duration // time of all selected samples, of all profiles
 	TotalSamples int64
 	Exact        bool // values are measured durations, not samples
+	// Profiles is the number of profiles checked: 1 for Check.
+	Profiles int
 
 	// Suggestions are the closest function names when nothing matched.
 	Suggestions []string
@@ -304,18 +340,24 @@ type Result struct {
 	// total), for context; Stacks the heaviest stacks through the selection.
 	Top    []analysis.Function
 	Stacks []Stack
-	// Warnings are notes on the measurement (too few samples, loader
-	// warnings); they are printed with the result.
-	Warnings []string
+	// Warnings are notes on the measurement (too few samples, lost
+	// samples, the race detector); ProfileWarnings the loaders' warnings
+	// about the profiles. Both are printed with the result.
+	Warnings        []string
+	ProfileWarnings []string
 	// FewSamples is set when the measurement rests on fewer than 10
 	// samples of sampled data (a relative error above 30%).
 	FewSamples bool
 	// LostSamples is set when Capture found that the samples account for
 	// much less CPU time than the process used: absolute times read low.
 	LostSamples bool
-	// Iterations is the number of runs Time is divided by (PerIteration),
-	// 0 when Time is the profile's whole time.
+	// Iterations is the number of units of work (WorkUnit) Time is divided
+	// by (PerIteration), 0 when Time is the profiles' whole time.
 	Iterations int64
+	// WorkUnit names what Iterations counts: "iteration" (a run of the
+	// function Capture ran) or "op" (a benchmark op); "" without
+	// PerIteration.
+	WorkUnit string
 	// Race is set when the profile was captured with the race detector on.
 	Race bool
 	// SkippedRace is set when a time limit passed only because of
@@ -337,7 +379,9 @@ const (
 // It returns an error only for a programming error or an unusable profile
 // (nil, no time-valued sample type, an invalid option or regexp); a
 // selector that matches nothing is a failed Result (Missing), or a passing
-// one with AllowMissing. p is not modified.
+// one with AllowMissing. p is not modified. It is NewChecker(p).Check: a
+// budget line that bounds the same quantity of the same function is the
+// same check, with the same result.
 func Check(p *profile.Profile, fn string, limit Limit, opts ...Option) (*Result, error) {
 	c := newConfig(opts)
 	if c.err != nil {
@@ -349,107 +393,11 @@ func Check(p *profile.Profile, fn string, limit Limit, opts ...Option) (*Result,
 	if p == nil {
 		return nil, errors.New("perfassert: nil profile")
 	}
-	if fn == "" {
-		return nil, errors.New("perfassert: empty function selector")
-	}
-	if _, ok := Iterations(p); c.perIteration && !ok {
-		return nil, errors.New("perfassert: PerIteration on a profile without an iteration count (only Capture records one)")
-	}
-	match := func(name string) bool { return name == fn }
-	if c.regexp {
-		re, err := regexp.Compile(fn)
-		if err != nil {
-			return nil, fmt.Errorf("perfassert: selector: %w", err)
-		}
-		match = re.MatchString
-	}
-	table, err := analysis.Functions(p, c.analysisOptions()...)
+	ck, err := NewChecker(p)
 	if err != nil {
-		return nil, fmt.Errorf("perfassert: %w", err)
+		return nil, err
 	}
-	r := &Result{
-		Check:        limit.Quantity.checkName(),
-		Profile:      c.profileName(p),
-		Selector:     fn,
-		Regexp:       c.regexp,
-		Limit:        limit,
-		Functions:    len(table.Functions),
-		Total:        table.Total,
-		TotalSamples: table.TotalSamples,
-		Exact:        table.Exact,
-		Warnings:     append([]string(nil), table.Warnings...),
-	}
-	for i, w := range r.Warnings {
-		if strings.HasPrefix(w, lostSamplesText) {
-			r.LostSamples = true
-			if limit.Quantity.isShare() { // lost samples leave shares alone
-				r.Warnings = slices.Delete(r.Warnings, i, i+1)
-				break
-			}
-		}
-	}
-	for _, f := range table.Functions {
-		if match(f.Name) {
-			r.Matched = append(r.Matched, f)
-		}
-	}
-	r.Top = topFunctions(table.Functions, limit.Quantity.isSelf(), topN)
-	race, known := capturedUnderRace(p)
-	r.Race = race
-	skipRace := c.skipRace && (race || !known && raceEnabled)
-
-	if len(table.Functions) == 0 || (table.Total == 0 && table.TotalSamples == 0) {
-		r.Warnings = append(r.Warnings, "the profile has no samples (after thread, process and synthetic-frame selection): nothing can be asserted")
-		r.Missing = len(r.Matched) == 0
-		return r, nil
-	}
-	if len(r.Matched) == 0 {
-		r.Missing = true
-		r.Passed = c.allowMissing
-		r.Suggestions = suggest(fn, c.regexp, table.Functions, 5)
-		return r, nil
-	}
-
-	m, err := measure(p, match, &c, limit.Quantity.isSelf())
-	if err != nil {
-		return nil, fmt.Errorf("perfassert: %w", err)
-	}
-	r.Time, r.Samples, r.Stacks = m.time, m.samples, m.stacks
-	if r.Total > 0 {
-		r.Share = float64(m.time) / float64(r.Total)
-		for i := range r.Stacks {
-			r.Stacks[i].Share = float64(r.Stacks[i].Time) / float64(r.Total)
-		}
-	}
-	if !r.Exact && m.hasCount && r.Samples < minSamples {
-		r.FewSamples = true
-		r.Warnings = append(r.Warnings, fmt.Sprintf(
-			"only %d samples in the measured %s: a sampled measurement this small is noise (±%.0f%%); profile for longer (Capture: MinSamples)",
-			r.Samples, limit.Quantity, relErr(r.Samples)*100))
-	}
-	if w, ok := iterations(p); ok && w > 0 && !limit.Quantity.isShare() {
-		if c.perIteration {
-			r.Iterations = int64(math.Round(w))
-			r.Time = time.Duration(float64(m.time) / w)
-		} else {
-			n := int64(math.Round(w))
-			r.Warnings = append(r.Warnings, fmt.Sprintf(
-				"the profile holds %d runs of a captured function: the time is their sum, which depends on how long the capture ran; PerIteration() bounds the time per run", n))
-		}
-	}
-	if limit.Quantity.isShare() {
-		r.Passed = r.Share <= limit.Share
-	} else {
-		r.Passed = r.Time <= limit.Time
-		switch {
-		case skipRace:
-			r.SkippedRace = !r.Passed
-			r.Passed = true
-		case r.Race && !r.Passed:
-			r.Warnings = append(r.Warnings, "the profile was captured with the race detector on (go test -race), which slows code several times over: a time limit chosen without it rarely holds; perfassert.SkipUnderRace() checks it only without -race")
-		}
-	}
-	return r, nil
+	return ck.Check(fn, limit, opts...)
 }
 
 // relErr is the relative standard error of a Poisson count of n samples.
@@ -460,20 +408,39 @@ func relErr(n int64) float64 {
 	return 1 / math.Sqrt(float64(n))
 }
 
+// topFunctions returns the n functions of fs, but the harness's, with the
+// most self time (fs's order: analysis sorts tables by self time) or the
+// most total time (ties by self time, then name), without sorting all of
+// fs.
 func topFunctions(fs []analysis.Function, self bool, n int) []analysis.Function {
-	out := make([]analysis.Function, 0, len(fs))
-	for _, f := range fs {
-		if !isHarness(f.Name) {
-			out = append(out, f)
+	var out []analysis.Function
+	for i := range fs {
+		f := &fs[i]
+		if isHarness(f.Name) {
+			continue
+		}
+		if self {
+			if out = append(out, *f); len(out) == n {
+				break
+			}
+			continue
+		}
+		at := len(out) // after the functions that come before or tie with f
+		for at > 0 && byTotal(f, &out[at-1]) < 0 {
+			at--
+		}
+		if at < n {
+			out = slices.Insert(out, at, *f)
+			out = out[:min(len(out), n)]
 		}
 	}
-	if !self {
-		sortByTotal(out)
-	}
-	if len(out) > n {
-		out = out[:n]
-	}
 	return out
+}
+
+// byTotal orders functions by total time, then self time (both
+// descending), then name.
+func byTotal(a, b *analysis.Function) int {
+	return cmp.Or(cmp.Compare(b.Total, a.Total), cmp.Compare(b.Self, a.Self), strings.Compare(a.Name, b.Name))
 }
 
 // report checks and reports to t; it is the body of every Max... adapter.

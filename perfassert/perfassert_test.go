@@ -19,9 +19,9 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// Compile-time proof that the standard and testify test types fit TestingT.
+// Compile-time proof that the standard and testify test types fit TestingT
+// (testing.TB's is in perfassert.go, built with the package itself).
 var (
-	_ perfassert.TestingT = testing.TB(nil)
 	_ perfassert.TestingT = (*testing.T)(nil)
 	_ perfassert.TestingT = (*testing.B)(nil)
 	_ perfassert.TestingT = assert.TestingT(nil)
@@ -133,11 +133,11 @@ func TestAdaptersReportFailureText(t *testing.T) {
 				return perfassert.MaxSelfTime(t, p, "main.busy", 50*ms, perfassert.Named("hand.folded"))
 			},
 			wants: []string{
-				"perfassert.MaxSelfTime: hand.folded: main.busy self time 60ms (60.0% of 100ms total, 60 samples), want at most 50ms\n",
+				"perfassert.MaxSelfTime: hand.folded: main.busy self time 60ms (60.00% of 100ms total, 60 samples), want at most 50ms\n",
 				"top functions by self time:\n",
-				"      60ms  60.0%       70ms  70.0%  main.busy\n",
-				"      35ms  35.0%       35ms  35.0%  main.helper\n",
-				"heaviest stacks (leaf first):\n          60ms  60.0%  main.busy <- main.run <- main.main\n",
+				"      60ms  60.00%       70ms  70.00%  main.busy\n",
+				"      35ms  35.00%       35ms  35.00%  main.helper\n",
+				"heaviest stacks (leaf first):\n          60ms  60.00%  main.busy <- main.run <- main.main\n",
 				"warning: folded stacks hold sample counts only", // the loader's warning
 			},
 			absent: []string{"warning: only"},
@@ -148,9 +148,9 @@ func TestAdaptersReportFailureText(t *testing.T) {
 				return perfassert.MaxTotalTime(t, p, "main.busy", 65*ms)
 			},
 			wants: []string{
-				"perfassert.MaxTotalTime: profile: main.busy total time 70ms (70.0% of 100ms total, 70 samples), want at most 65ms",
-				"top functions by total time:\n          self  self%      total total%  function\n            0s   0.0%      100ms 100.0%  main.main\n",
-				"      10ms  10.0%  main.helper <- main.busy <- main.run <- main.main",
+				"perfassert.MaxTotalTime: profile: main.busy total time 70ms (70.00% of 100ms total, 70 samples), want at most 65ms",
+				"top functions by total time:\n          self   self%      total  total%  function\n             0   0.00%      100ms 100.00%  main.main\n",
+				"      10ms  10.00%  main.helper <- main.busy <- main.run <- main.main",
 			},
 		},
 		{
@@ -158,7 +158,7 @@ func TestAdaptersReportFailureText(t *testing.T) {
 			run: func(t perfassert.TestingT) bool {
 				return perfassert.MaxSelfShare(t, p, "main.helper", 0.30)
 			},
-			wants: []string{"main.helper self time 35ms (35.0% of 100ms total, 35 samples), share 35.0%, want at most 30.0%"},
+			wants: []string{"main.helper self time 35ms (35.00% of 100ms total, 35 samples), share 35.00%, want at most 30.00%"},
 		},
 		{
 			name: "MaxTotalShare with a regexp lists what matched",
@@ -166,7 +166,7 @@ func TestAdaptersReportFailureText(t *testing.T) {
 				return perfassert.MaxTotalShare(t, p, `^main\.(busy|helper)$`, 0.5, perfassert.Regexp())
 			},
 			wants: []string{
-				`2 functions matching regexp "^main\\.(busy|helper)$" total time 95ms (95.0% of 100ms total, 95 samples), share 95.0%, want at most 50.0%`,
+				`2 functions matching regexp "^main\\.(busy|helper)$" total time 95ms (95.00% of 100ms total, 95 samples), share 95.00%, want at most 50.00%`,
 				"matched:\n    main.busy (self 60ms, total 70ms)\n    main.helper (self 35ms, total 35ms)\n",
 			},
 		},
@@ -277,10 +277,10 @@ func TestPassingAssertionsLogWhatTheyMeasured(t *testing.T) {
 		t.Fatalf("passing assertions: ok=%v errors=%q logs=%q", ok, ft.errors, ft.logs)
 	}
 	for i, want := range []string{
-		"perfassert.MaxSelfTime: profile: main.busy self time 60ms (60.0% of 100ms total, 60 samples), within 60ms (100.0% of the limit)\n",
-		"perfassert.MaxTotalTime: profile: main.main total time 100ms (100.0% of 100ms total, 100 samples), within 200ms (50.0% of the limit)\n",
-		"perfassert.MaxSelfShare: profile: main.helper self time 35ms (35.0% of 100ms total, 35 samples), share 35.0%, within 35.0% (100.0% of the limit)\n",
-		"perfassert.MaxTotalShare: profile: main.run total time 95ms (95.0% of 100ms total, 95 samples), share 95.0%, within 100.0% (95.0% of the limit)\n",
+		"perfassert.MaxSelfTime: profile: main.busy self time 60ms (60.00% of 100ms total, 60 samples), within 60ms (100.00% of the limit)\n",
+		"perfassert.MaxTotalTime: profile: main.main total time 100ms (100.00% of 100ms total, 100 samples), within 200ms (50.00% of the limit)\n",
+		"perfassert.MaxSelfShare: profile: main.helper self time 35ms (35.00% of 100ms total, 35 samples), share 35.00%, within 35.00% (100.00% of the limit)\n",
+		"perfassert.MaxTotalShare: profile: main.run total time 95ms (95.00% of 100ms total, 95 samples), share 95.00%, within 100.00% (95.00% of the limit)\n",
 	} {
 		if !strings.HasPrefix(ft.logs[i], want) {
 			t.Errorf("log %d:\n got %q\nwant prefix %q", i, ft.logs[i], want)
@@ -455,7 +455,7 @@ func TestBusyGoProfile(t *testing.T) {
 	if perfassert.MaxTotalTime(ft, p, "main.parseRecords", 980*time.Millisecond) {
 		t.Fatal("980ms bound passed")
 	}
-	if want := "main.parseRecords total time 990ms (66.9% of 1.48s total, 99 samples), want at most 980ms"; !strings.Contains(ft.text(), want) {
+	if want := "main.parseRecords total time 990ms (66.89% of 1.48s total, 99 samples), want at most 980ms"; !strings.Contains(ft.text(), want) {
 		t.Errorf("text lacks %q:\n%s", want, ft.text())
 	}
 	// The V8 profile of the same kind of program, by regexp on its busy function.
@@ -521,7 +521,7 @@ func TestExactProfilesAreNotSampled(t *testing.T) {
 		t.Fatal("passed")
 	}
 	text := ft.text()
-	if want := "region.run total time 10ms (100.0% of 10ms total, exact), want at most 9ms"; !strings.Contains(text, want) {
+	if want := "region.run total time 10ms (100.00% of 10ms total, exact), want at most 9ms"; !strings.Contains(text, want) {
 		t.Errorf("text lacks %q:\n%s", want, text)
 	}
 	if strings.Contains(text, "samples") {
@@ -595,7 +595,7 @@ func TestPerIteration(t *testing.T) {
 	if perfassert.MaxTotalTime(ft, p, "main.busy", 6*ms, perfassert.PerIteration()) {
 		t.Fatal("70ms over 10 runs passed a 6ms bound")
 	}
-	if want := "main.busy total time 7ms per run (70.0% of 100ms total over 10 runs, 70 samples), want at most 6ms"; !strings.Contains(ft.text(), want) {
+	if want := "main.busy total time 7ms per run (70.00% of 100ms total over 10 runs, 70 samples), want at most 6ms"; !strings.Contains(ft.text(), want) {
 		t.Errorf("text lacks %q:\n%s", want, ft.text())
 	}
 	if strings.Contains(ft.text(), "PerIteration() bounds") {
@@ -605,7 +605,7 @@ func TestPerIteration(t *testing.T) {
 	// Without the option the time is the sum, and the text says how to bound a run.
 	ft = &fakeT{}
 	perfassert.MaxSelfTime(ft, p, "main.busy", 6*ms)
-	for _, want := range []string{"main.busy self time 60ms (60.0% of 100ms total, 60 samples), want at most 6ms", "warning: the profile holds 10 runs of a captured function"} {
+	for _, want := range []string{"main.busy self time 60ms (60.00% of 100ms total, 60 samples), want at most 6ms", "warning: the profile holds 10 runs of a captured function"} {
 		if !strings.Contains(ft.text(), want) {
 			t.Errorf("text lacks %q:\n%s", want, ft.text())
 		}
@@ -616,25 +616,40 @@ func TestPerIteration(t *testing.T) {
 		t.Errorf("share check per iteration: %v %v", err, r)
 	}
 	// A profile without an iteration count cannot be divided.
-	if _, err := perfassert.Check(load(t, handFolded), "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime}, perfassert.PerIteration()); err == nil || !strings.Contains(err.Error(), "without an iteration count") {
+	if _, err := perfassert.Check(load(t, handFolded), "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime}, perfassert.PerIteration()); err == nil || !strings.Contains(err.Error(), "needs the work a profile records, and the profile records none") {
 		t.Errorf("err = %v", err)
 	}
 }
 
+// TestLostSamplesAreLoggedOnPass: a capture records the CPU time its
+// samples stand for and the CPU time the process used; when samples were
+// lost, a time check says so even when it passes, and a share check,
+// which lost samples leave alone, does not. The decision is the record's
+// numbers: a warning of the same words in the comments decides nothing.
 func TestLostSamplesAreLoggedOnPass(t *testing.T) {
 	p := load(t, handFolded)
-	p.Comments = append(p.Comments, "hotbudget warning: the samples account for 100ms of CPU time but the process used 400ms while capturing: samples were lost")
+	meta.Set(p, meta.Record{SampledNanos: 100e6, UsedNanos: 400e6})
 	ft := &fakeT{}
 	if !perfassert.MaxSelfTime(ft, p, "main.busy", time.Second) {
 		t.Fatal(ft.text())
 	}
-	if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], "samples were lost") {
+	if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], "warning: the samples account for 100ms of CPU time but the process used 400ms while capturing: samples were lost") {
 		t.Errorf("time check on a profile that lost samples: logs %q", ft.logs)
 	}
-	ft = &fakeT{}
-	perfassert.MaxSelfShare(ft, p, "main.busy", 1)
-	if len(ft.logs) != 1 || strings.Contains(ft.logs[0], "samples were lost") {
-		t.Errorf("share check logged %q; shares are unaffected by lost samples", ft.logs)
+	r, err := perfassert.Check(p, "main.busy", perfassert.Limit{Quantity: perfassert.SelfShare, Share: 1})
+	if err != nil || !r.LostSamples || len(r.Warnings) != 0 {
+		t.Errorf("share check: err %v, LostSamples %v, warnings %q; shares are unaffected by lost samples", err, r.LostSamples, r.Warnings)
+	}
+	// Enough samples: nothing to say.
+	meta.Set(p, meta.Record{SampledNanos: 390e6, UsedNanos: 400e6})
+	if r, err := perfassert.Check(p, "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}); err != nil || r.LostSamples || strings.Contains(r.String(), "lost") {
+		t.Errorf("no samples lost: err %v, %v", err, r)
+	}
+	// Words decide nothing.
+	q := load(t, handFolded)
+	q.Comments = append(q.Comments, "hotbudget warning: the samples account for 100ms of CPU time but the process used 400ms while capturing: samples were lost")
+	if r, err := perfassert.Check(q, "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}); err != nil || r.LostSamples {
+		t.Errorf("a warning comment set LostSamples: err %v, %+v", err, r)
 	}
 }
 
@@ -662,7 +677,7 @@ func TestRaceDetectorIsNamed(t *testing.T) {
 	if !perfassert.MaxSelfTime(ft, p, "main.busy", time.Millisecond, perfassert.PerIteration(), perfassert.SkipUnderRace()) {
 		t.Fatalf("SkipUnderRace did not skip:\n%s", ft.text())
 	}
-	if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], "main.busy self time 6ms per run (60.0% of 100ms total over 10 runs, 60 samples), over 1ms but not checked: the race detector is on (SkipUnderRace)") {
+	if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], "main.busy self time 6ms per run (60.00% of 100ms total over 10 runs, 60 samples), over 1ms but not checked: the race detector is on (SkipUnderRace)") {
 		t.Errorf("skip log %q", ft.logs)
 	}
 	if perfassert.MaxSelfShare(&fakeT{}, p, "main.busy", 0.1, perfassert.SkipUnderRace()) {
@@ -689,7 +704,7 @@ func TestHarnessFramesHidden(t *testing.T) {
 	if strings.Contains(text, "tRunner") || strings.Contains(text, "goexit") {
 		t.Errorf("harness frames in the failure:\n%s", text)
 	}
-	if !strings.Contains(text, "main.busy <- main.TestX\n") || !strings.Contains(text, "100.0%  main.TestX\n") {
+	if !strings.Contains(text, "main.busy <- main.TestX\n") || !strings.Contains(text, "100.00%  main.TestX\n") {
 		t.Errorf("failure lacks the stack or the top function:\n%s", text)
 	}
 }

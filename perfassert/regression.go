@@ -122,7 +122,7 @@ func CheckRegression(base, current []*profile.Profile, opts ...diff.Option) (*di
 	}
 	if rep.Base.Total == 0 && rep.Base.Samples == 0 || rep.Head.Total == 0 && rep.Head.Samples == 0 || len(rep.Rows) == 0 {
 		return rep, fmt.Errorf("nothing to compare: base has %d samples (%s), current %d samples (%s)",
-			rep.Base.Samples, fmtDur(rep.Base.Total), rep.Head.Samples, fmtDur(rep.Head.Total))
+			rep.Base.Samples, dur(rep.Base.Total), rep.Head.Samples, dur(rep.Head.Total))
 	}
 	return rep, nil
 }

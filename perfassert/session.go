@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/meta"
 )
 
@@ -394,6 +395,15 @@ func (c *coordinator) loop() {
 			}
 			splitRound(p, active)
 		}
+		// The CPU time the round's samples stand for, to tell lost samples.
+		var sampled time.Duration
+		if err == nil && cpuOK {
+			if t, terr := analysis.Functions(p); terr == nil {
+				sampled = t.Total
+			} else {
+				cpuOK = false
+			}
+		}
 
 		c.mu.Lock()
 		var finished []*session
@@ -403,7 +413,7 @@ func (c *coordinator) loop() {
 				continue // left: its function panicked
 			}
 			if err == nil && cpuOK {
-				s.sampled += sampledTime(p)
+				s.sampled += sampled
 				s.used += used
 				s.cpuOK = true
 			}
@@ -411,7 +421,7 @@ func (c *coordinator) loop() {
 			case err != nil:
 				s.err = err
 			case ready[i] && s.exited.Load():
-				s.reason = "time limit (MaxDuration " + fmtDur(s.cfg.maxDuration) + ")"
+				s.reason = "time limit (MaxDuration " + dur(s.cfg.maxDuration) + ")"
 				s.top, s.rse = s.precision(s.finishedRuns())
 			case ready[i] && s.enough():
 			default:
@@ -814,11 +824,9 @@ func (s *session) assemble() (*profile.Profile, error) {
 	merged.TimeNanos = s.start.UnixNano()
 	merged.DurationNanos = time.Since(s.start).Nanoseconds()
 	merged.Comments = nil
-	meta.Set(merged, rec)
 	if s.cpuOK {
-		if w := lostSamples(s.sampled, s.used); w != "" {
-			merged.Comments = append(merged.Comments, warningPrefix+w)
-		}
+		rec.SampledNanos, rec.UsedNanos = s.sampled.Nanoseconds(), s.used.Nanoseconds()
 	}
+	meta.Set(merged, rec)
 	return merged, nil
 }

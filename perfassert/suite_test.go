@@ -29,7 +29,7 @@ func (s *budgetSuite) TestOverBudgetFails() {
 	ft := &fakeT{}
 	s.False(perfassert.MaxSelfShare(ft, s.p, "main.busy", 0.5))
 	s.Require().Len(ft.errors, 1)
-	s.Contains(ft.errors[0], "main.busy self time 60ms (60.0% of 100ms total, 60 samples), share 60.0%, want at most 50.0%")
+	s.Contains(ft.errors[0], "main.busy self time 60ms (60.00% of 100ms total, 60 samples), share 60.00%, want at most 50.00%")
 }
 
 func TestTestifySuite(t *testing.T) { suite.Run(t, new(budgetSuite)) }

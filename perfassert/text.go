@@ -2,80 +2,34 @@ package perfassert
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // String is the result as a test failure (or log) message: the check, the
-// profile and the function, got before want with units, the share of the
-// total, then the top functions and the heaviest stacks for context. The
-// text is for people and may change between versions; it is deterministic.
+// profile and Summary's sentence (got before want, with units, and the
+// share of the total), then the matched functions, the top functions and
+// the heaviest stacks for context, and the warnings. The text is for
+// people and may change between versions; it is deterministic.
 func (r *Result) String() string {
 	var b strings.Builder
-	what := fmt.Sprintf("%q", r.Selector)
-	if r.Regexp {
-		what = "regexp " + what
+	fmt.Fprintf(&b, "perfassert.%s: %s: %s\n", r.Check, r.Profile, r.headline())
+	if r.Missing && len(r.Suggestions) > 0 {
+		b.WriteString("did you mean:\n")
+		for _, s := range r.Suggestions {
+			fmt.Fprintf(&b, "    %s\n", s)
+		}
 	}
-	fmt.Fprintf(&b, "perfassert.%s: %s: ", r.Check, r.Profile)
-	if r.Missing {
-		if r.Regexp {
-			fmt.Fprintf(&b, "no function matches %s", what)
-		} else {
-			fmt.Fprintf(&b, "no function named %s", what)
-		}
-		fmt.Fprintf(&b, " among %d functions (%s total, %d samples)", r.Functions, fmtDur(r.Total), r.TotalSamples)
-		if r.Passed {
-			b.WriteString("; allowed by AllowMissing")
-		}
-		b.WriteString("\n")
-		if len(r.Suggestions) > 0 {
-			b.WriteString("did you mean:\n")
-			for _, s := range r.Suggestions {
-				fmt.Fprintf(&b, "    %s\n", s)
+	if !r.Missing && len(r.Matched) > 1 {
+		b.WriteString("matched:\n")
+		for i, f := range r.Matched {
+			if i == topN {
+				fmt.Fprintf(&b, "    ... and %d more\n", len(r.Matched)-topN)
+				break
 			}
-		}
-	} else {
-		name := r.Selector
-		if r.Regexp || len(r.Matched) > 1 {
-			name = fmt.Sprintf("%d functions matching %s", len(r.Matched), what)
-		}
-		perRun := ""
-		if r.Iterations > 0 {
-			perRun = " per run"
-		}
-		fmt.Fprintf(&b, "%s %s %s%s (%s of %s total", name, r.Limit.Quantity.metric(), fmtDur(r.Time), perRun, fmtShare(r.Share), fmtDur(r.Total))
-		if r.Iterations > 0 {
-			fmt.Fprintf(&b, " over %d runs", r.Iterations)
-		}
-		if r.Exact {
-			b.WriteString(", exact")
-		} else {
-			fmt.Fprintf(&b, ", %d samples", r.Samples)
-		}
-		b.WriteString(")")
-		if r.Limit.Quantity.isShare() {
-			fmt.Fprintf(&b, ", share %s", fmtShare(r.Share))
-		}
-		switch {
-		case r.SkippedRace:
-			fmt.Fprintf(&b, ", over %s but not checked: the race detector is on (SkipUnderRace)\n", r.Limit)
-		case r.Passed:
-			fmt.Fprintf(&b, ", within %s (%s of the limit)\n", r.Limit, fmtShare(r.used()))
-		default:
-			fmt.Fprintf(&b, ", want at most %s\n", r.Limit)
-		}
-		if len(r.Matched) > 1 {
-			b.WriteString("matched:\n")
-			for i, f := range r.Matched {
-				if i == topN {
-					fmt.Fprintf(&b, "    ... and %d more\n", len(r.Matched)-topN)
-					break
-				}
-				fmt.Fprintf(&b, "    %s (self %s, total %s)\n", f.Name, fmtDur(f.Self), fmtDur(f.Total))
-			}
+			fmt.Fprintf(&b, "    %s (self %s, total %s)\n", f.Name, dur(f.Self), dur(f.Total))
 		}
 	}
 	if len(r.Top) > 0 && !r.Passed {
@@ -84,22 +38,123 @@ func (r *Result) String() string {
 			metric = "total"
 		}
 		fmt.Fprintf(&b, "top functions by %s time:\n", metric)
-		fmt.Fprintf(&b, "    %10s %6s %10s %6s  %s\n", "self", "self%", "total", "total%", "function")
+		fmt.Fprintf(&b, "    %10s %7s %10s %7s  %s\n", "self", "self%", "total", "total%", "function")
 		for _, f := range r.Top {
-			fmt.Fprintf(&b, "    %10s %6s %10s %6s  %s\n", fmtDur(f.Self), fmtShare(f.SelfShare), fmtDur(f.Total), fmtShare(f.TotalShare), f.Name)
+			fmt.Fprintf(&b, "    %10s %7s %10s %7s  %s\n", dur(f.Self), textfmt.Percent(f.SelfShare), dur(f.Total), textfmt.Percent(f.TotalShare), f.Name)
 		}
 	}
 	if len(r.Stacks) > 0 && !r.Passed {
 		b.WriteString("heaviest stacks (leaf first):\n")
 		for _, s := range r.Stacks {
-			fmt.Fprintf(&b, "    %10s %6s  %s\n", fmtDur(s.Time), fmtShare(s.Share), fmtStack(s.Frames, max(s.Through+3, 4)))
+			fmt.Fprintf(&b, "    %10s %7s  %s\n", dur(s.Time), textfmt.Percent(s.Share), fmtStack(s.Frames, max(s.Through+3, 4)))
 		}
+	}
+	for _, w := range r.ProfileWarnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
+
+// Summary is the result in one line, without the check's and the
+// profile's names: what was measured against what limit, or that nothing
+// matched and the closest names. A budget line prints it as its message,
+// so a budget line and the assertion that bounds the same quantity read
+// the same.
+func (r *Result) Summary() string {
+	s := r.headline()
+	if r.Missing && len(r.Suggestions) > 0 {
+		s += "; did you mean " + strings.Join(r.Suggestions, ", ") + "?"
+	}
+	return s
+}
+
+// headline is the sentence String and Summary share.
+func (r *Result) headline() string {
+	var b strings.Builder
+	what := fmt.Sprintf("%q", r.Selector)
+	if r.Regexp {
+		what = "regexp " + what
+	}
+	n := time.Duration(max(r.Profiles, 1))
+	if r.Missing {
+		if r.Regexp {
+			fmt.Fprintf(&b, "no function matches %s", what)
+		} else {
+			fmt.Fprintf(&b, "no function named %s", what)
+		}
+		fmt.Fprintf(&b, " among %d functions (%s total, %d samples", r.Functions, dur(r.Total), r.TotalSamples)
+		if r.Profiles > 1 {
+			fmt.Fprintf(&b, " in %d profiles", r.Profiles)
+		}
+		if sel := r.Selection.String(); sel != "" {
+			fmt.Fprintf(&b, "; %s", sel)
+		}
+		b.WriteString(")")
+		if r.Passed {
+			b.WriteString("; allowed by AllowMissing")
+		}
+		return b.String()
+	}
+	name := r.Selector
+	switch {
+	case r.EachMatch:
+		name = fmt.Sprintf("%s (worst of %d functions matching %s)", r.Matched[0].Name, r.Names, what)
+	case r.Regexp || len(r.Matched) > 1:
+		name = fmt.Sprintf("%d functions matching %s", len(r.Matched), what)
+	}
+	perWork := ""
+	if r.Iterations > 0 {
+		perWork = " per " + r.workWord()
+	}
+	fmt.Fprintf(&b, "%s %s %s%s (", name, r.Limit.Quantity.metric(), dur(r.Time), perWork)
+	switch {
+	case r.Iterations > 0:
+		fmt.Fprintf(&b, "%s of %s total over %d %ss", textfmt.Percent(r.Share), dur(r.Total), r.Iterations, r.workWord())
+		if r.Profiles > 1 {
+			fmt.Fprintf(&b, " in %d profiles", r.Profiles)
+		}
+	case r.Profiles > 1:
+		fmt.Fprintf(&b, "mean of %d profiles: %s of %s total", r.Profiles, textfmt.Percent(r.Share), dur(r.Total/n))
+	default:
+		fmt.Fprintf(&b, "%s of %s total", textfmt.Percent(r.Share), dur(r.Total))
+	}
+	switch {
+	case r.Exact:
+		b.WriteString(", exact")
+	case r.Profiles > 1 && r.Iterations == 0:
+		fmt.Fprintf(&b, ", %d samples in all", r.Samples)
+	default:
+		fmt.Fprintf(&b, ", %d samples", r.Samples)
+	}
+	b.WriteString(")")
+	if r.Limit.Quantity.isShare() {
+		fmt.Fprintf(&b, ", share %s", textfmt.Percent(r.Share))
+	}
+	switch {
+	case r.SkippedRace:
+		fmt.Fprintf(&b, ", over %s but not checked: the race detector is on (SkipUnderRace)", r.Limit)
+	case r.Passed:
+		fmt.Fprintf(&b, ", within %s (%s of the limit)", r.Limit, textfmt.Percent(r.used()))
+	default:
+		fmt.Fprintf(&b, ", want at most %s", r.Limit)
+	}
+	return b.String()
+}
+
+// workWord is the unit of work in text: a Capture's iteration is one run
+// of its function.
+func (r *Result) workWord() string {
+	if r.WorkUnit == "" || r.WorkUnit == "iteration" {
+		return "run"
+	}
+	return r.WorkUnit
+}
+
+// dur is the module's one duration format (pprof's).
+func dur(d time.Duration) string { return textfmt.Duration(d) }
 
 // used is the measured value as a fraction of the limit.
 func (r *Result) used() float64 {
@@ -128,133 +183,4 @@ func fmtStack(frames []string, max int) string {
 		return strings.Join(frames, " <- ")
 	}
 	return strings.Join(frames[:max], " <- ") + fmt.Sprintf(" <- ... (%d more)", len(frames)-max)
-}
-
-// fmtDur prints d with three significant digits: 1.23s, 45.6ms, 500µs.
-func fmtDur(d time.Duration) string {
-	if d == 0 {
-		return "0s"
-	}
-	a := d
-	if a < 0 {
-		a = -a
-	}
-	unit := time.Duration(1)
-	for a/unit >= 1000 {
-		unit *= 10
-	}
-	return d.Round(unit).String()
-}
-
-func fmtShare(s float64) string { return fmt.Sprintf("%.1f%%", s*100) }
-
-// suggest returns up to n function names close to the selector: names that
-// contain it (or whose last element it contains), ignoring case, then names
-// within a small edit distance of it, heaviest first within each group.
-func suggest(sel string, isRegexp bool, fs []analysis.Function, n int) []string {
-	if isRegexp {
-		sel = strings.Map(func(r rune) rune {
-			if strings.ContainsRune(`\^$*+?()[]{}|`, r) {
-				return -1
-			}
-			return r
-		}, sel)
-	}
-	want := strings.ToLower(sel)
-	wantShort := shortName(want)
-	type cand struct {
-		name  string
-		class int
-		dist  int
-		self  time.Duration
-	}
-	seen := make(map[string]bool)
-	var cs []cand
-	for _, f := range fs {
-		if seen[f.Name] {
-			continue
-		}
-		seen[f.Name] = true
-		name := strings.ToLower(f.Name)
-		short := shortName(name)
-		c := cand{name: f.Name, self: f.Self}
-		switch {
-		case want == "":
-			continue
-		case name == want:
-			c.class = 0
-		case strings.Contains(name, want) || (len(short) >= 3 && strings.Contains(want, short)) || strings.Contains(short, wantShort):
-			c.class, c.dist = 1, abs(len(name)-len(want))
-		default:
-			d := editDistance(wantShort, short)
-			if d > max(2, len(wantShort)/3) {
-				continue
-			}
-			c.class, c.dist = 2, d
-		}
-		cs = append(cs, c)
-	}
-	sort.Slice(cs, func(i, j int) bool {
-		a, b := cs[i], cs[j]
-		if a.class != b.class {
-			return a.class < b.class
-		}
-		if a.dist != b.dist {
-			return a.dist < b.dist
-		}
-		if a.self != b.self {
-			return a.self > b.self
-		}
-		return a.name < b.name
-	})
-	var out []string
-	for i := 0; i < len(cs) && i < n; i++ {
-		out = append(out, cs[i].name)
-	}
-	return out
-}
-
-// shortName is a function name without its package path: the part after the
-// last slash ("example.com/m/pkg.(*T).Run" -> "pkg.(*T).Run").
-func shortName(name string) string {
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		return name[i+1:]
-	}
-	return name
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-// editDistance is the Levenshtein distance of a and b in bytes, over at most
-// the first 128 bytes of each so that its cost stays bounded.
-func editDistance(a, b string) int {
-	const limit = 128
-	if len(a) > limit {
-		a = a[:limit]
-	}
-	if len(b) > limit {
-		b = b[:limit]
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -67,7 +67,7 @@ func (c *cli) diff(args []string) int {
 	fs.StringVar(&out.html, "html", "", "also write the HTML report (flame graph, explanations) to `file`")
 	pprofOut := fs.String("pprof", "", "also write the difference as a pprof profile to `file` (go tool pprof shows it; base negated with pprof::base labels)")
 	var sel selection
-	addSelection(fs.FlagSet, &sel, false)
+	addSelection(fs.FlagSet, &sel)
 
 	// Split at the first "--": flags may appear on either side.
 	sep := -1
@@ -291,33 +291,11 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 	if sel == nil {
 		return opts, nil
 	}
-	if sel.focus != "" {
-		re, err := regexp.Compile(sel.focus)
-		if err != nil {
-			return nil, fmt.Errorf("--focus: %w", err)
-		}
-		opts = append(opts, diff.WithFocus(re))
+	selected, err := sel.compile(diff.DefaultSettings.Selection)
+	if err != nil {
+		return nil, err
 	}
-	if sel.ignore != "" {
-		re, err := regexp.Compile(sel.ignore)
-		if err != nil {
-			return nil, fmt.Errorf("--ignore: %w", err)
-		}
-		opts = append(opts, diff.WithIgnore(re))
-	}
-	if sel.dropSynthetic {
-		opts = append(opts, diff.WithoutSynthetic())
-	}
-	if len(sel.threads) > 1 || len(sel.pids) > 1 {
-		return nil, errors.New("diff selects one --thread and one --pid")
-	}
-	if len(sel.threads) == 1 {
-		opts = append(opts, diff.WithThread(sel.threads[0]))
-	}
-	if len(sel.pids) == 1 {
-		opts = append(opts, diff.WithProcess(sel.pids[0]))
-	}
-	return opts, nil
+	return append(opts, diff.WithSelection(selected)), nil
 }
 
 // writeDiffPprof loads each side's profiles, merges its runs and writes

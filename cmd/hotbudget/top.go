@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -50,11 +51,8 @@ type selection struct {
 	dropSynthetic bool
 }
 
-func addSelection(fs *flag.FlagSet, s *selection, repeatable bool) {
-	rep := ""
-	if repeatable {
-		rep = " (repeatable)"
-	}
+func addSelection(fs *flag.FlagSet, s *selection) {
+	const rep = " (repeatable)"
 	s.view = newChoice("", "samples", "durations")
 	fs.StringVar(&s.focus, "focus", "", "keep only samples with a function matching this `regexp` (pprof -focus)")
 	fs.StringVar(&s.ignore, "ignore", "", "drop samples with a function matching this `regexp` (pprof -ignore)")
@@ -64,33 +62,30 @@ func addSelection(fs *flag.FlagSet, s *selection, repeatable bool) {
 	fs.BoolVar(&s.dropSynthetic, "drop-synthetic", false, "drop samples whose leaf is (idle), (program), (garbage collector) or (root)")
 }
 
-// analysisOptions compiles the selection for analysis.Functions.
-func (s *selection) analysisOptions() ([]analysis.Option, error) {
-	var opts []analysis.Option
-	if s.focus != "" {
-		re, err := regexp.Compile(s.focus)
-		if err != nil {
-			return nil, fmt.Errorf("--focus: %w", err)
+// compile turns the flags into the selection of samples they say, on top
+// of base (diff's default charges runtime.asyncPreempt to its caller).
+func (s *selection) compile(base analysis.Selection) (analysis.Selection, error) {
+	sel := base
+	for _, f := range []struct {
+		flag, re string
+		to       **regexp.Regexp
+	}{{"--focus", s.focus, &sel.Focus}, {"--ignore", s.ignore, &sel.Ignore}} {
+		if f.re == "" {
+			continue
 		}
-		opts = append(opts, analysis.Focus(re))
-	}
-	if s.ignore != "" {
-		re, err := regexp.Compile(s.ignore)
+		re, err := regexp.Compile(f.re)
 		if err != nil {
-			return nil, fmt.Errorf("--ignore: %w", err)
+			return sel, fmt.Errorf("%s: %w", f.flag, err)
 		}
-		opts = append(opts, analysis.Ignore(re))
+		*f.to = re
 	}
-	for _, t := range s.threads {
-		opts = append(opts, analysis.Thread(t))
+	sel.Threads = append(slices.Clip(base.Threads), s.threads...)
+	sel.Processes = append(slices.Clip(base.Processes), s.pids...)
+	sel.DropSynthetic = base.DropSynthetic || s.dropSynthetic
+	if err := sel.Validate(); err != nil {
+		return sel, fmt.Errorf("--thread, --pid: %w", err)
 	}
-	for _, p := range s.pids {
-		opts = append(opts, analysis.Process(p))
-	}
-	if s.dropSynthetic {
-		opts = append(opts, analysis.DropSynthetic())
-	}
-	return opts, nil
+	return sel, nil
 }
 
 func (s *selection) loadOptions() []loaders.Option {
@@ -107,7 +102,7 @@ func (c *cli) top(args []string) int {
 	out := fs.String("out", "", "write the report to `file` instead of stdout, which then shows the text report")
 	n := fs.Int("n", 20, "show the top `N` functions; 0 shows all")
 	var sel selection
-	addSelection(fs.FlagSet, &sel, true)
+	addSelection(fs.FlagSet, &sel)
 	pos, code := c.parse(fs, args)
 	if code >= 0 {
 		return code
@@ -118,7 +113,7 @@ func (c *cli) top(args []string) int {
 	if *n < 0 {
 		return c.usageErr("top", "-n must not be negative")
 	}
-	aopts, err := sel.analysisOptions()
+	selected, err := sel.compile(analysis.Selection{})
 	if err != nil {
 		return c.usageErr("top", "%v", err)
 	}
@@ -127,7 +122,7 @@ func (c *cli) top(args []string) int {
 	if err != nil {
 		return c.inputErr("top", err)
 	}
-	t, err := x.Table(aopts...)
+	t, err := x.Table(selected)
 	if err != nil {
 		return c.inputErr("top", fmt.Errorf("%s: %w", path, err))
 	}
@@ -146,7 +141,7 @@ func (c *cli) top(args []string) int {
 		case "markdown":
 			writeTopMarkdown(w, path, t, shown)
 		case "html":
-			return writeTopHTML(w, path, x, aopts, t, shown)
+			return writeTopHTML(w, path, x, []analysis.Option{selected}, t, shown)
 		default:
 			writeTopText(w, path, t, shown)
 		}

@@ -39,9 +39,10 @@ func Example() {
 	res.WriteText(os.Stdout)
 	fmt.Println("passed:", res.Passed())
 	// Output:
-	// PASS  budget.yaml:9   max_self         busyLoop: self 299.04ms <= 400ms (94.87% of 315.22ms total)
-	// PASS  budget.yaml:12  max_total_share  lightWork: total share 0.35% <= 10% (1.10ms of 315.22ms total)
-	// PASS  budget.yaml:15  max_self         busyLoop (worst of 26 matching /./): self 299.04ms <= 350ms (94.87% of 315.22ms total)
+	// PASS  budget.yaml:9   max_self         busyLoop self time 299.04ms (94.87% of 315.22ms total, 257 samples), within 400ms (74.76% of the limit)
+	// PASS  budget.yaml:12  max_total_share  lightWork total time 1.10ms (0.35% of 315.22ms total, 1 samples), share 0.35%, within 10.00% (3.51% of the limit)
+	//                                        warning: only 1 samples in the measured total share: a sampled measurement this small is noise (±100%); profile for longer (Capture: MinSamples)
+	// PASS  budget.yaml:15  max_self         busyLoop (worst of 26 functions matching regexp ".") self time 299.04ms (94.87% of 315.22ms total, 257 samples), within 350ms (85.44% of the limit)
 	// budget budget.yaml: 3 of 3 checks passed (1 profile)
 	// passed: true
 }

@@ -49,6 +49,13 @@ type Record struct {
 	// WorkUnit names what Run.Work counts: "iteration" (Capture), "op" (a
 	// benchmark's b.N), or a caller's own word.
 	WorkUnit string `json:"work_unit,omitempty"`
+	// SampledNanos and UsedNanos are, when a capture measured both, the
+	// CPU time its samples stand for and the CPU time the process used
+	// while it captured (0: unknown). Samples well short of the CPU used
+	// were lost (the kernel delivered fewer profiling signals than asked):
+	// absolute times read low, shares are unaffected.
+	SampledNanos int64 `json:"sampled_ns,omitempty"`
+	UsedNanos    int64 `json:"used_ns,omitempty"`
 	// Runs are the runs the profile holds, in order. A profile with one run
 	// may leave Label empty; with several, every sample carries LabelRun
 	// with one of the labels.
@@ -202,6 +209,7 @@ func SplitIndex(x *index.Index) ([]*index.Index, error) {
 func runComments(comments []string, r Record, j int) []string {
 	one := r
 	one.Runs = []Run{r.Runs[j]}
+	one.SampledNanos, one.UsedNanos = 0, 0 // the capture's, not the run's
 	return withRecord(comments, one)
 }
 

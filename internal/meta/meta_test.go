@@ -27,7 +27,7 @@ func twoRunProfile() *profile.Profile {
 		})
 	}
 	Set(p, Record{Name: "capture of TestX", Build: "go1.26.8 linux/amd64", WorkUnit: "iteration",
-		Runs: []Run{{Label: "1", Work: 100}, {Label: "2", Work: 50, CPUNanos: 7}}})
+		SampledNanos: 60e6, UsedNanos: 250e6, Runs: []Run{{Label: "1", Work: 100}, {Label: "2", Work: 50, CPUNanos: 7}}})
 	return p
 }
 
@@ -45,7 +45,8 @@ func TestRoundTripThroughPprof(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("Get: ok %v, err %v", ok, err)
 	}
-	if r.Name != "capture of TestX" || r.Build != "go1.26.8 linux/amd64" || r.Race || len(r.Runs) != 2 || r.Runs[1].Work != 50 || r.Runs[1].CPUNanos != 7 {
+	if r.Name != "capture of TestX" || r.Build != "go1.26.8 linux/amd64" || r.Race || len(r.Runs) != 2 || r.Runs[1].Work != 50 || r.Runs[1].CPUNanos != 7 ||
+		r.SampledNanos != 60e6 || r.UsedNanos != 250e6 {
 		t.Errorf("record after a round trip: %+v", r)
 	}
 	if q.Comments[0] != "kept by the user" || len(q.Comments) != 2 {
@@ -121,8 +122,8 @@ func TestSplit(t *testing.T) {
 			t.Errorf("run %d: %v", i, err)
 		}
 		r, _, _ := Get(q)
-		if len(r.Runs) != 1 || r.Runs[0].Label != []string{"1", "2"}[i] {
-			t.Errorf("run %d record: %+v", i, r)
+		if len(r.Runs) != 1 || r.Runs[0].Label != []string{"1", "2"}[i] || r.SampledNanos != 0 || r.UsedNanos != 0 {
+			t.Errorf("run %d record: %+v (the capture's CPU times are not a run's)", i, r)
 		}
 	}
 	if len(p.Sample) != 3 {

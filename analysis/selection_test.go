@@ -1,0 +1,223 @@
+package analysis_test
+
+import (
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+// TestSelectionIsItsOptions: a Selection passed as an Option gives the
+// table its fields' options give, one by one; it replaces what options
+// before it set, and options after it change it.
+func TestSelectionIsItsOptions(t *testing.T) {
+	x, err := analysis.NewIndex(handProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile
+	tests := []struct {
+		sel  analysis.Selection
+		opts []analysis.Option
+	}{
+		{analysis.Selection{}, nil},
+		{analysis.Selection{Threads: []string{"worker", "1"}}, []analysis.Option{analysis.Thread("worker"), analysis.Thread("1")}},
+		{analysis.Selection{Processes: []string{"7"}}, []analysis.Option{analysis.Process("7")}},
+		{analysis.Selection{DropSynthetic: true, Focus: re(`^a$`)}, []analysis.Option{analysis.DropSynthetic(), analysis.Focus(re(`^a$`))}},
+		{analysis.Selection{Ignore: re(`^c$`), ToCaller: re(`^d$`)}, []analysis.Option{analysis.Ignore(re(`^c$`)), analysis.ToCaller(re(`^d$`))}},
+		{analysis.Selection{SampleType: "cpu"}, []analysis.Option{analysis.SampleType("cpu")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.sel.String(), func(t *testing.T) {
+			got, err := x.Table(tc.sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := x.Table(tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("Table(%+v) = %v, want %v", tc.sel, rowsOf(got), rowsOf(want))
+			}
+			// A Selection replaces the options before it.
+			replaced, err := x.Table(analysis.Thread("nobody"), analysis.Focus(re(`^nothing$`)), tc.sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(replaced, want) {
+				t.Errorf("after other options: %v, want %v", rowsOf(replaced), rowsOf(want))
+			}
+		})
+	}
+	// Options after a Selection change its fields; the Selection given is
+	// not modified.
+	sel := analysis.Selection{Threads: []string{"worker"}}
+	got, err := x.Table(sel, analysis.Thread("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Total != 100 || len(sel.Threads) != 1 {
+		t.Errorf("Selection then Thread: total %v (want 100ns: both threads), selection now %v", got.Total, sel.Threads)
+	}
+}
+
+func TestSelectionValidate(t *testing.T) {
+	x, err := analysis.NewIndex(handProfile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sel := range []analysis.Selection{{Threads: []string{""}}, {Processes: []string{"7", ""}}} {
+		if err := sel.Validate(); err == nil {
+			t.Errorf("%+v: no error", sel)
+		}
+		if _, err := x.Table(sel); err == nil || !strings.Contains(err.Error(), "empty") {
+			t.Errorf("Table(%+v): err %v", sel, err)
+		}
+	}
+	if _, err := x.Table(analysis.Thread("")); err == nil {
+		t.Error("Thread(\"\"): no error")
+	}
+	if err := (analysis.Selection{Threads: []string{"main"}}).Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestSelectionString(t *testing.T) {
+	sel := analysis.Selection{Threads: []string{"main", "7"}, DropSynthetic: true, Focus: regexp.MustCompile(`^app\.`)}
+	if got, want := sel.String(), `thread "main" or "7", without synthetic frames, focus /^app\./`; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if s := (analysis.Selection{}).String(); s != "" || !(analysis.Selection{}).IsZero() || sel.IsZero() {
+		t.Errorf("zero selection: %q", s)
+	}
+}
+
+// TestThroughHandWorked: the stacks through a set of functions of the
+// hand-made profile (see handProfile), worked by hand: a sample counts
+// once however many matching frames it has, and the samples of one stack
+// are merged.
+func TestThroughHandWorked(t *testing.T) {
+	p := handProfile()
+	// A second sample of the stack a;main: merged with the first.
+	p.Sample = append(p.Sample, &profile.Sample{Location: p.Sample[1].Location, Value: []int64{5, 50}, Label: p.Sample[1].Label})
+	x, err := analysis.NewIndex(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := func(re string) func(string) bool { return regexp.MustCompile(re).MatchString }
+	tests := []struct {
+		name  string
+		match func(string) bool
+		leaf  bool
+		opts  []analysis.Option
+		want  []string
+	}{
+		{"a anywhere", name(`^a$`), false, nil, []string{"a;b;a;main: 20 (2)", "a;main: 60 (6)"}},
+		{"a or b anywhere: once per sample", name(`^(a|b)$`), false, nil, []string{"a;b;a;main: 20 (2)", "a;main: 60 (6)"}},
+		{"a as the leaf", name(`^a$`), true, nil, []string{"a;b;a;main: 20 (2)", "a;main: 60 (6)"}},
+		{"b as the leaf", name(`^b$`), true, nil, nil},
+		{"c (d inlined in it)", name(`^c$`), false, nil, []string{"d;c;main: 30 (3)"}},
+		{"c charged d's time", name(`^c$`), true, []analysis.Option{analysis.ToCaller(regexp.MustCompile(`^d$`))}, []string{"c;main: 30 (3)"}},
+		{"main, one thread", name(`^main$`), false, []analysis.Option{analysis.Selection{Threads: []string{"worker"}}}, nil},
+		{"idle", name(`idle`), true, nil, []string{"(idle): 40 (4)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tab, err := x.Table(tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stacks, err := x.Through(tab, tc.match, tc.leaf, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkStacks(t, tab, stacks, true, tc.want)
+		})
+	}
+	all, err := x.Table()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Through(all, nil, false); err == nil {
+		t.Error("Through without a match function: no error")
+	}
+	// A table of another selection lacks rows the stacks need.
+	worker, err := x.Table(analysis.Thread("worker"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Through(worker, name(`^main$`), false); err == nil {
+		t.Error("Through with a table of another selection: no error")
+	}
+}
+
+// TestThroughSumsToRows: on real profiles, the stacks through each
+// function add up to its row, self and total, time and samples; the
+// stacks through two functions add up to the union of their samples.
+func TestThroughSumsToRows(t *testing.T) {
+	for _, path := range []string{"../testdata/pprof/busy.pb.gz", "../testdata/cpuprofile/busy.cpuprofile"} {
+		p, err := loaders.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := analysis.NewIndex(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab, all, err := x.Stacks()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := func(stacks []analysis.Stack) (v int64, n int64) {
+			for _, s := range stacks {
+				v += int64(s.Value)
+				n += s.Samples
+			}
+			return v, n
+		}
+		for _, f := range tab.Functions {
+			if len(tab.Find(f.Name)) > 1 {
+				continue
+			}
+			is := func(n string) bool { return n == f.Name }
+			total, err := x.Through(tab, is, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			self, err := x.Through(tab, is, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tv, tn := sum(total)
+			sv, sn := sum(self)
+			if tv != int64(f.Total) || tn != f.TotalSamples || sv != int64(f.Self) || sn != f.SelfSamples {
+				t.Errorf("%s: %s: through %d (%d) leaf %d (%d), row total %d (%d) self %d (%d)",
+					path, f.Name, tv, tn, sv, sn, f.Total, f.TotalSamples, f.Self, f.SelfSamples)
+			}
+		}
+		// Two functions: the samples through either, from all the stacks.
+		a, b := tab.Functions[0].Name, tab.Functions[len(tab.Functions)/2].Name
+		either := func(n string) bool { return n == a || n == b }
+		var want int64
+		for _, s := range all {
+			for _, fr := range s.Frames {
+				if either(tab.Functions[fr].Name) {
+					want += int64(s.Value)
+					break
+				}
+			}
+		}
+		st, err := x.Through(tab, either, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := sum(st); got != want {
+			t.Errorf("%s: through %s or %s: %d, want %d", path, a, b, got, want)
+		}
+	}
+}

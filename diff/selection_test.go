@@ -1,0 +1,96 @@
+package diff_test
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/diff"
+)
+
+// threeThreads is a profile of three threads, a (10ms), b (20ms) and c
+// (40ms), each with one function of its own.
+func threeThreads() *profile.Profile {
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},
+		Period:     int64(time.Millisecond),
+	}
+	for i, th := range []string{"a", "b", "c"} {
+		f := &profile.Function{ID: uint64(i + 1), Name: "work_" + th}
+		l := &profile.Location{ID: uint64(i + 1), Line: []profile.Line{{Function: f}}}
+		p.Function = append(p.Function, f)
+		p.Location = append(p.Location, l)
+		n := int64(10 << i)
+		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{l}, Value: []int64{n, n * int64(time.Millisecond)},
+			Label: map[string][]string{"thread": {th}}})
+	}
+	return p
+}
+
+// TestSelectionOptions: diff's selection options mean what analysis's and
+// perfassert's do: WithThread adds a thread (several select the union),
+// WithSelection replaces the whole selection, and an empty name is an
+// error.
+func TestSelectionOptions(t *testing.T) {
+	p := threeThreads()
+	ms := time.Millisecond
+	tests := []struct {
+		name  string
+		opts  []diff.Option
+		total time.Duration
+	}{
+		{"everything", nil, 70 * ms},
+		{"one thread", []diff.Option{diff.WithThread("b")}, 20 * ms},
+		{"threads add up", []diff.Option{diff.WithThread("a"), diff.WithThread("c")}, 50 * ms},
+		{"WithSelection", []diff.Option{diff.WithSelection(analysis.Selection{Threads: []string{"a", "b"}})}, 30 * ms},
+		{"WithSelection replaces", []diff.Option{diff.WithThread("c"), diff.WithSelection(analysis.Selection{Threads: []string{"a"}})}, 10 * ms},
+		{"then WithThread adds", []diff.Option{diff.WithSelection(analysis.Selection{Threads: []string{"a"}}), diff.WithThread("b")}, 30 * ms},
+		{"ignore", []diff.Option{diff.WithIgnore(regexp.MustCompile(`_c$`))}, 70 * ms},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := compare(t, one(p), one(p), tc.opts...)
+			if r.Base.Total != tc.total || r.Head.Total != tc.total {
+				t.Errorf("totals %v and %v, want %v", r.Base.Total, r.Head.Total, tc.total)
+			}
+		})
+	}
+	// Options set fields of the default selection, which keeps charging
+	// runtime.asyncPreempt to its caller; WithSelection replaces it.
+	r := compare(t, one(p), one(p), diff.WithThread("a"))
+	if r.Settings.Selection.ToCaller == nil || r.Settings.Selection.ToCaller.String() != diff.DefaultSettings.Selection.ToCaller.String() {
+		t.Errorf("WithThread lost the default ToCaller: %+v", r.Settings.Selection)
+	}
+	r = compare(t, one(p), one(p), diff.WithSelection(analysis.Selection{Threads: []string{"a"}}))
+	if r.Settings.Selection.ToCaller != nil {
+		t.Errorf("WithSelection kept ToCaller %v", r.Settings.Selection.ToCaller)
+	}
+	if len(diff.DefaultSettings.Selection.Threads) != 0 {
+		t.Errorf("options changed DefaultSettings: %+v", diff.DefaultSettings.Selection)
+	}
+	for _, o := range []diff.Option{diff.WithThread(""), diff.WithProcess(""), diff.WithSelection(analysis.Selection{Threads: []string{""}})} {
+		if _, err := diff.Compare(one(p), one(p), o); err == nil || !strings.Contains(err.Error(), "empty") {
+			t.Errorf("empty name: err %v", err)
+		}
+	}
+}
+
+// WithSelection compares only the samples an analysis.Selection keeps,
+// here two of a profile's three threads; WithThread would add a third.
+func ExampleWithSelection() {
+	p := threeThreads()                   // threads a (10ms), b (20ms) and c (40ms)
+	sel := diff.DefaultSettings.Selection // keeps diff's default ToCaller
+	sel.Threads = []string{"a", "b"}
+	r, err := diff.Compare([]*profile.Profile{p}, []*profile.Profile{p}, diff.WithSelection(sel))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Base.Total, r.Head.Total, len(r.Regressions()))
+	// Output:
+	// 30ms 30ms 0
+}

@@ -1,0 +1,40 @@
+package perfassert_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hotbudget/hotbudget/internal/synth"
+	"github.com/hotbudget/hotbudget/perfassert"
+)
+
+// BenchmarkCheck50k checks one function's total time, a regexp over a
+// hundredth of the functions and a misspelt name (with its did-you-mean
+// search) on a profile of 50,000 functions and 200,000 stacks of depth
+// 8-24, the size issue 11 measures with.
+func BenchmarkCheck50k(b *testing.B) {
+	p, _, err := synth.Profiles(synth.PairSpec{Seed: 1, Functions: 50000, Stacks: 200000, MinDepth: 8, MaxDepth: 24, Slower: 4242, Factor: 1.5})
+	if err != nil {
+		b.Fatal(err)
+	}
+	limit := perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Hour}
+	for _, bc := range []struct {
+		name, sel string
+		opts      []perfassert.Option
+		missing   bool
+	}{
+		{"exact", synth.Name(4242), nil, false},
+		{"regexp", `^example\.com/app/pkg07\.`, []perfassert.Option{perfassert.Regexp()}, false},
+		{"missing", synth.Name(4242) + "x", nil, true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r, err := perfassert.Check(p, bc.sel, limit, bc.opts...)
+				if err != nil || r.Missing != bc.missing {
+					b.Fatal(err, r.Missing)
+				}
+			}
+		})
+	}
+}
