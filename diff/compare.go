@@ -27,6 +27,9 @@ type engine struct {
 	ids  map[string]int32 // matching key -> key id
 	// order is the key ids sorted by key (keyOrder).
 	order []int32
+	// runOps is the most operations one run did (WithOps), which turns
+	// a time per operation back into time per run for MinAbsolute.
+	runOps float64
 }
 
 // keyInfo is one matching key and the name and file of the first function
@@ -181,6 +184,11 @@ func (s *engine) compare(base, head []*analysis.Index) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, r := range append(append([]*run(nil), b.runs...), h.runs...) {
+		if s.Mode == PerOp && s.Anchor == "" {
+			s.runOps = math.Max(s.runOps, r.unit)
+		}
+	}
 	rep, err := s.judge(b, h)
 	if err != nil {
 		return nil, err
@@ -244,8 +252,9 @@ func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, er
 		if err != nil {
 			return nil, fmt.Errorf("diff: %s profile %d: %w", name, i+1, err)
 		}
-		for _, q := range parts {
-			r, err := s.run(q, ops)
+		share := runShares(parts)
+		for k, q := range parts {
+			r, err := s.run(q, ops*share[k])
 			if err != nil {
 				where := fmt.Sprintf("%s profile %d", name, i+1)
 				if len(parts) > 1 {
@@ -267,6 +276,31 @@ func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, er
 	sd.sum.Total = total / time.Duration(len(sd.runs))
 	sd.sum.Exact = exact
 	return sd, nil
+}
+
+// runShares is the part of a profile's operations (WithOps) each of its
+// runs did: in proportion to the work each run records, evenly when a run
+// records none. A profile of one run does all of them.
+func runShares(parts []*analysis.Index) []float64 {
+	share := make([]float64, len(parts))
+	var sum float64
+	for i, q := range parts {
+		w, _, err := q.Work()
+		if err != nil || !(w > 0) {
+			sum = 0
+			break
+		}
+		share[i] = w
+		sum += w
+	}
+	for i := range share {
+		if sum > 0 {
+			share[i] /= sum
+		} else {
+			share[i] = 1 / float64(len(parts))
+		}
+	}
+	return share
 }
 
 // run measures one run.
@@ -878,7 +912,7 @@ func (s *engine) weight(row *Row) float64 {
 	case s.Mode == Share, s.Mode == PerOp && s.Anchor != "":
 		floor = s.MinShare
 	case s.Mode == PerOp:
-		floor = float64(s.MinAbsolute) / math.Max(s.BaseOps, s.HeadOps)
+		floor = float64(s.MinAbsolute) / s.runOps
 	default:
 		floor = float64(s.MinAbsolute)
 	}
@@ -1413,7 +1447,7 @@ func (s *engine) sizeable(v float64) bool {
 	case s.Mode == Share, s.Mode == PerOp && s.Anchor != "":
 		return v >= s.MinShare
 	case s.Mode == PerOp:
-		return v*math.Max(s.BaseOps, s.HeadOps) >= float64(s.MinAbsolute)
+		return v*s.runOps >= float64(s.MinAbsolute)
 	}
 	return v >= float64(s.MinAbsolute)
 }
@@ -1431,7 +1465,7 @@ func (s *engine) bigEnough(row *Row) bool {
 	case s.Mode == PerOp:
 		// Per-operation times are small: the change summed over the
 		// operations of a run must reach MinAbsolute.
-		return d*math.Max(s.BaseOps, s.HeadOps) >= float64(s.MinAbsolute)
+		return d*s.runOps >= float64(s.MinAbsolute)
 	}
 	return d >= float64(s.MinAbsolute)
 }

@@ -325,7 +325,11 @@ func WithAnchor(function string) Option {
 	})
 }
 
-// WithOps selects PerOp mode with the given operation counts per side.
+// WithOps selects PerOp mode with the given operation counts: every
+// profile of the base side did base operations, every profile of the head
+// side head. A profile holding several runs (a perfassert capture, a
+// hotbudget record baseline) shares its count among its runs in proportion
+// to the work each run records, evenly when they record none.
 func WithOps(base, head float64) Option {
 	return optionFunc(func(s *Settings) error {
 		if !(base > 0) || !(head > 0) {

@@ -2,6 +2,7 @@ package diff_test
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"strconv"
 	"testing"
@@ -105,5 +106,31 @@ func TestCompareIndexEqualsCompare(t *testing.T) {
 	}
 	if _, err := diff.CompareIndex([]*analysis.Index{nil}, parseIndexes(t, "../testdata/regress/head-1.pb.gz")); err == nil {
 		t.Error("a nil index was accepted")
+	}
+}
+
+// WithOps counts the operations of each profile: a profile holding several
+// runs shares its count among them, so that five runs of n operations each
+// and one profile of the same five runs with 5n operations give the same
+// times per operation. (Each run divided by the whole count made the time
+// per operation of a capture depend on how many runs it was split into.)
+func TestWithOpsSharedAmongRuns(t *testing.T) {
+	base := loadGlob(t, "../testdata/regress/base-*.pb.gz")
+	head := loadGlob(t, "../testdata/regress/head-*.pb.gz")
+	const n = 1000
+	want := compare(t, base, head, diff.WithOps(n, n))
+	got := compare(t, one(labelledRuns(t, base)), head, diff.WithOps(n*float64(len(base)), n))
+	close := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+	if !close(got.Headline.Base, want.Headline.Base) || !close(got.Headline.Head, want.Headline.Head) {
+		t.Errorf("headline per op %v -> %v, want %v -> %v", got.Headline.Base, got.Headline.Head, want.Headline.Base, want.Headline.Head)
+	}
+	if len(got.Rows) != len(want.Rows) {
+		t.Fatalf("%d rows, want %d", len(got.Rows), len(want.Rows))
+	}
+	for i := range want.Rows {
+		g, w := got.Rows[i], want.Rows[i]
+		if g.Name != w.Name || !close(g.Base.Metric, w.Base.Metric) || g.Verdict != w.Verdict {
+			t.Errorf("row %d: %s %v %s, want %s %v %s", i, g.Name, g.Base.Metric, g.Verdict, w.Name, w.Base.Metric, w.Verdict)
+		}
 	}
 }

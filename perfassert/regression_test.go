@@ -137,8 +137,11 @@ func TestNoRegressionPerOp(t *testing.T) {
 		}
 		return a, b
 	}
-	// Each capture is compared whole, as one run a side: WithOps divides
-	// every run of a side by the same count.
+	// Each capture is one profile a side holding its runs; WithOps gives
+	// the capture's iterations, which diff shares among the runs by the
+	// work each records. (Dividing every run by the capture's whole count
+	// made a capture of fewer, longer runs look slower per operation: the
+	// A/A pair failed under load when the two captures split differently.)
 	one := func(r result) []*profile.Profile { return []*profile.Profile{r.p} }
 	a1, a2 := pair(40_000, 40_000)
 	perfassert.NoRegressionRuns(t, one(a1), one(a2), diff.WithOps(a1.n, a2.n))
