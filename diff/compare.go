@@ -824,6 +824,27 @@ func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float
 		}
 		return sk / se * display
 	}
+	// distinct reports whether the samples a function has on side g,
+	// and none on the other, could not have fallen so by chance: were
+	// its rate the same on both sides, each sample would land on the
+	// other side with probability e(other)/e(both), and all k miss it
+	// with probability (1 − that)^k. A function of 1-3 samples in one
+	// run of runtime work is seldom distinct.
+	distinct := func(g int) bool {
+		var k, eg, eo float64
+		for j := range runs {
+			if grp(head[j]) == g {
+				k += m.k[j]
+				eg += e[j]
+			} else {
+				eo += e[j]
+			}
+		}
+		if !(eg > 0) || !(eo > 0) {
+			return false
+		}
+		return k*math.Log(eg/(eg+eo)) < math.Log(s.Alpha)
+	}
 	switch {
 	case !m.inBase:
 		// New only when it matters: a function that appears with a
@@ -831,7 +852,7 @@ func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float
 		row.Head.Metric = pooled(1)
 		row.Delta = row.Head.Metric
 		row.Verdict = Unchanged
-		if s.sizeable(row.Head.Metric) {
+		if s.sizeable(row.Head.Metric) && distinct(1) {
 			row.Verdict = New
 		}
 		return row
@@ -839,7 +860,7 @@ func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float
 		row.Base.Metric = pooled(0)
 		row.Delta = -row.Base.Metric
 		row.Verdict = Unchanged
-		if s.sizeable(row.Base.Metric) {
+		if s.sizeable(row.Base.Metric) && distinct(0) {
 			row.Verdict = Gone
 		}
 		return row

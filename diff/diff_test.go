@@ -693,3 +693,32 @@ func TestAssumptions(t *testing.T) {
 		t.Errorf("three functions: warns of Mann-Whitney's limit: %q", r.Warnings)
 	}
 }
+
+// A function seen on one side only is new (or gone) when its samples could
+// not all have fallen on that side by chance. Worked by hand: with equal
+// sampled time on both sides each sample of a function of unchanged rate
+// lands on the head side with probability 1/2, so 4 samples all there have
+// p = 1/16 = 0.0625 > 0.05 (not distinguishable from none: unchanged), 5
+// have p = 1/32 < 0.05 (new). Both are sizeable (≥ 0.5% of the profile).
+func TestNewNeedsSamplesThatCouldNotBeChance(t *testing.T) {
+	for _, c := range []struct {
+		k    int
+		want diff.Verdict
+	}{{4, diff.Unchanged}, {5, diff.New}, {40, diff.New}} {
+		base := folded(t, fmt.Sprintf("main;work %d\n", 400))
+		head := folded(t, fmt.Sprintf("main;work %d\nmain;gcAssist %d\n", 400-c.k, c.k))
+		r := compare(t, one(base), one(head), diff.WithoutHeadline())
+		if got := rowOf(t, r, "gcAssist").Verdict; got != c.want {
+			t.Errorf("%d samples in head only: %s, want %s", c.k, got, c.want)
+		}
+		// The same function gone from head reads the other way round.
+		r = compare(t, one(head), one(base), diff.WithoutHeadline())
+		want := c.want
+		if want == diff.New {
+			want = diff.Gone
+		}
+		if got := rowOf(t, r, "gcAssist").Verdict; got != want {
+			t.Errorf("%d samples in base only: %s, want %s", c.k, got, want)
+		}
+	}
+}
