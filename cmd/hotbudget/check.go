@@ -48,8 +48,7 @@ func (c *cli) check(args []string) int {
 	fs.Var(&baseline, "baseline", "a baseline `profile` for max_regression rules (repeatable; globs expanded)")
 	format := newChoice("text", "text", "markdown", "json")
 	fs.Var(format, "format", "output `text|markdown|json`")
-	view := newChoice("", "samples", "durations")
-	fs.Var(view, "view", "what a Chrome trace contributes: `samples|durations` (default: samples when it has any)")
+	view := viewFlag(fs.FlagSet)
 	pos, code := c.parse(fs, args)
 	if code >= 0 {
 		return code

@@ -30,8 +30,7 @@ func (c *cli) convert(args []string) int {
 	fs := c.flagSet("convert", convertUsage)
 	to := newChoice("", "pprof", "speedscope", "folded")
 	fs.Var(to, "to", "output format `pprof|speedscope|folded` (default: from OUT's extension)")
-	view := newChoice("", "samples", "durations")
-	fs.Var(view, "view", "what a Chrome trace contributes: `samples|durations` (default: samples when it has any)")
+	view := viewFlag(fs.FlagSet)
 	pos, code := c.parse(fs, args)
 	if code >= 0 {
 		return code

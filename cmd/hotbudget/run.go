@@ -421,6 +421,13 @@ type choiceFlag struct {
 	choices []string
 }
 
+// viewFlag defines --view, what a Chrome trace contributes, on fs.
+func viewFlag(fs *flag.FlagSet) *choiceFlag {
+	view := newChoice("", "samples", "durations")
+	fs.Var(view, "view", "what a Chrome trace contributes: `samples|durations` (default: samples when it has any)")
+	return view
+}
+
 func newChoice(def string, choices ...string) *choiceFlag {
 	return &choiceFlag{value: def, choices: choices}
 }

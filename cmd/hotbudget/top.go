@@ -53,12 +53,11 @@ type selection struct {
 
 func addSelection(fs *flag.FlagSet, s *selection) {
 	const rep = " (repeatable)"
-	s.view = newChoice("", "samples", "durations")
+	s.view = viewFlag(fs)
 	fs.StringVar(&s.focus, "focus", "", "keep only samples with a function matching this `regexp` (pprof -focus)")
 	fs.StringVar(&s.ignore, "ignore", "", "drop samples with a function matching this `regexp` (pprof -ignore)")
 	fs.Var(&s.threads, "thread", "keep only samples of the thread with this `name or tid`"+rep)
 	fs.Var(&s.pids, "pid", "keep only samples of the process with this `pid or name`"+rep)
-	fs.Var(s.view, "view", "what a Chrome trace contributes: `samples|durations` (default: samples when it has any)")
 	fs.BoolVar(&s.dropSynthetic, "drop-synthetic", false, "drop samples whose leaf is (idle), (program), (garbage collector) or (root)")
 }
 
