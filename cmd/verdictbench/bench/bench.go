@@ -316,10 +316,11 @@ func often(outs []outcome, skip string) string {
 			parts = append(parts, fmt.Sprintf("+%d more", len(names)-3))
 			break
 		}
+		name := f
 		if r := []rune(f); len(r) > 40 {
-			f = string(r[:40]) + "…" // V8 names compiled regexps by their source
+			name = string(r[:40]) + "…" // V8 names compiled regexps by their source
 		}
-		parts = append(parts, fmt.Sprintf("%s ×%d", f, n[f]))
+		parts = append(parts, fmt.Sprintf("%s ×%d", name, n[f]))
 	}
 	return strings.Join(parts, ", ")
 }
