@@ -143,3 +143,15 @@ func TestInjectRealProfiles(t *testing.T) {
 		}
 	}
 }
+
+// often counts each flagged function by its whole name and prints long
+// names (V8 names a compiled regexp by its source) cut at 40 characters.
+func TestOftenCutsLongNames(t *testing.T) {
+	long := "RegExp: " + strings.Repeat("(?:a|b)", 20)
+	outs := []outcome{{regressed: []string{long, "pp.next"}}, {regressed: []string{long}}, {regressed: []string{"skipped"}}}
+	got := often(outs, "skipped")
+	want := string([]rune(long)[:40]) + "… ×2, pp.next ×1"
+	if got != want {
+		t.Errorf("often = %q, want %q", got, want)
+	}
+}
