@@ -92,8 +92,18 @@ func (x *Index) Work() (float64, string, error) {
 	return rec.Runs[0].Work, rec.WorkUnit, nil
 }
 
-// Warnings returns the loader's warnings kept in the profile.
-func (x *Index) Warnings() []string { return x.x.Warnings() }
+// Warnings returns the loader's warnings kept in the profile, and a
+// warning when the capture that recorded it lost samples (its record's
+// sampled CPU time well below the CPU time the process used).
+func (x *Index) Warnings() []string {
+	w := x.x.Warnings()
+	if rec, ok, err := meta.FromComments(x.x.Comments); err == nil && ok {
+		if lost := rec.LostSamplesWarning(); lost != "" {
+			w = append(w, lost)
+		}
+	}
+	return w
+}
 
 // NumSamples is the number of samples in the profile.
 func (x *Index) NumSamples() int { return x.x.NumSamples() }

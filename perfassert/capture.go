@@ -215,9 +215,7 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 		st.iterations += r.Work
 	}
 	st.runs = len(rec.Runs)
-	if sampled, used := time.Duration(rec.SampledNanos), time.Duration(rec.UsedNanos); samplesLost(sampled, used) {
-		st.lost = lostSamplesWarning(sampled, used)
-	}
+	st.lost = rec.LostSamplesWarning()
 	return p, st, nil
 }
 
@@ -260,22 +258,6 @@ func iterations(p *profile.Profile) (float64, bool) {
 		w += r.Work
 	}
 	return w, true
-}
-
-// samplesLost reports whether a capture's samples account for much less
-// CPU time than the process used: the kernel delivered fewer profiling
-// signals than asked, as happens at rates above its timer frequency (often
-// 250 Hz on Linux). Absolute times then read low; shares are unaffected.
-// Captures record both times (meta.Record.SampledNanos, UsedNanos), and
-// checks decide on them, never on the warning's words.
-func samplesLost(sampled, used time.Duration) bool {
-	return used >= 50*time.Millisecond && float64(sampled) < 0.7*float64(used)
-}
-
-// lostSamplesWarning says what samplesLost found.
-func lostSamplesWarning(sampled, used time.Duration) string {
-	return fmt.Sprintf("the samples account for %s of CPU time but the process used %s while capturing: samples were lost (a Rate above the kernel's timer frequency?), so absolute times read low; shares are unaffected",
-		dur(sampled), dur(used))
 }
 
 // countSamples is the number of samples of p, as its table counts them (0

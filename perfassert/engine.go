@@ -174,8 +174,8 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 	race, raceKnown := ck.race()
 	r.Race = race
 	skipRace := c.skipRace && (race || !raceKnown && raceEnabled)
-	sampled, used := ck.cpu()
-	r.LostSamples = samplesLost(sampled, used)
+	cpu := ck.cpu()
+	r.LostSamples = cpu.SamplesLost()
 
 	if len(rows) == 0 || (t.Total == 0 && t.TotalSamples == 0) {
 		r.Warnings = append(r.Warnings, "the profile has no samples (after thread, process and synthetic-frame selection): nothing can be asserted")
@@ -225,7 +225,7 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 				"the profile holds %d runs of a captured function: the time is their sum, which depends on how long the capture ran; PerIteration() bounds the time per run", int64(math.Round(w))))
 		}
 		if r.LostSamples {
-			r.Warnings = append(r.Warnings, lostSamplesWarning(sampled, used))
+			r.Warnings = append(r.Warnings, cpu.LostSamplesWarning())
 		}
 	}
 	if limit.Quantity.isShare() {
@@ -299,16 +299,18 @@ func (ck *Checker) race() (race, known bool) {
 	return race, known
 }
 
-// cpu is the CPU time the samples of the profiles that measured it stand
-// for, and the CPU time their processes used while capturing.
-func (ck *Checker) cpu() (sampled, used time.Duration) {
+// cpu pools the CPU time the samples of the profiles that measured it stand
+// for, and the CPU time their processes used while capturing (the
+// record's SampledNanos and UsedNanos).
+func (ck *Checker) cpu() meta.Record {
+	var pooled meta.Record
 	for _, r := range ck.records {
 		if r.SampledNanos > 0 && r.UsedNanos > 0 {
-			sampled += time.Duration(r.SampledNanos)
-			used += time.Duration(r.UsedNanos)
+			pooled.SampledNanos += r.SampledNanos
+			pooled.UsedNanos += r.UsedNanos
 		}
 	}
-	return sampled, used
+	return pooled
 }
 
 // counted reports whether the profiles count samples besides their time

@@ -67,26 +67,6 @@ func TestReportReport(t *testing.T) {
 	}
 }
 
-func TestLostSamples(t *testing.T) {
-	ms := time.Millisecond
-	for _, tc := range []struct {
-		sampled, used time.Duration
-		warn          bool
-	}{
-		{105 * ms, 437 * ms, true},  // 1000 Hz asked, about 240 Hz delivered
-		{300 * ms, 400 * ms, false}, // within the overhead of parsing between rounds
-		{10 * ms, 40 * ms, false},   // too little CPU to judge
-		{500 * ms, 400 * ms, false}, // more samples than CPU time: timer jitter
-	} {
-		if got := samplesLost(tc.sampled, tc.used); got != tc.warn {
-			t.Errorf("samplesLost(%v, %v) = %v, want %v", tc.sampled, tc.used, got, tc.warn)
-		}
-	}
-	if w := lostSamplesWarning(105*ms, 437*ms); !strings.Contains(w, "the samples account for 105ms of CPU time but the process used 437ms while capturing") {
-		t.Errorf("warning text: %q", w)
-	}
-}
-
 func TestRacePath(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"testdata/parse.pb.gz", "testdata/parse.race.pb.gz"},

@@ -19,9 +19,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/index"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // CommentPrefix starts the profile comment that holds the record as JSON.
@@ -249,4 +251,24 @@ func groupRuns(r Record, n int, labels func(i int) []string) ([][]int32, error) 
 		groups[j] = append(groups[j], int32(i))
 	}
 	return groups, nil
+}
+
+// SamplesLost reports whether a capture's samples account for much less
+// CPU time than the process used (SampledNanos well below UsedNanos): the
+// kernel delivered fewer profiling signals than asked, as happens at rates
+// above its timer frequency (often 250 Hz on Linux). Absolute times then
+// read low; shares are unaffected. Checks decide on this, never on the
+// warning's words.
+func (r Record) SamplesLost() bool {
+	return r.UsedNanos >= int64(50*time.Millisecond) && float64(r.SampledNanos) < 0.7*float64(r.UsedNanos)
+}
+
+// LostSamplesWarning says what SamplesLost found ("" when it found
+// nothing).
+func (r Record) LostSamplesWarning() string {
+	if !r.SamplesLost() {
+		return ""
+	}
+	return fmt.Sprintf("the samples account for %s of CPU time but the process used %s while capturing: samples were lost (a Rate above the kernel's timer frequency?), so absolute times read low; shares are unaffected",
+		textfmt.Duration(time.Duration(r.SampledNanos)), textfmt.Duration(time.Duration(r.UsedNanos)))
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/index"
@@ -206,5 +207,31 @@ func TestSplitIndex(t *testing.T) {
 	_, want := Split(unlisted)
 	if _, err := SplitIndex(ux); err == nil || want == nil || err.Error() != want.Error() {
 		t.Errorf("unlisted run: %v, want %v", err, want)
+	}
+}
+
+func TestSamplesLost(t *testing.T) {
+	ms := int64(time.Millisecond)
+	for _, tc := range []struct {
+		sampled, used int64
+		warn          bool
+	}{
+		{105 * ms, 437 * ms, true},  // 1000 Hz asked, about 240 Hz delivered
+		{300 * ms, 400 * ms, false}, // within the overhead of parsing between rounds
+		{10 * ms, 40 * ms, false},   // too little CPU to judge
+		{500 * ms, 400 * ms, false}, // more samples than CPU time: timer jitter
+		{0, 0, false},               // not measured
+	} {
+		r := Record{SampledNanos: tc.sampled, UsedNanos: tc.used}
+		if got := r.SamplesLost(); got != tc.warn {
+			t.Errorf("SamplesLost(%v, %v) = %v, want %v", tc.sampled, tc.used, got, tc.warn)
+		}
+		if w := r.LostSamplesWarning(); (w != "") != tc.warn {
+			t.Errorf("LostSamplesWarning(%v, %v) = %q", tc.sampled, tc.used, w)
+		}
+	}
+	r := Record{SampledNanos: 105 * ms, UsedNanos: 437 * ms}
+	if w := r.LostSamplesWarning(); !strings.Contains(w, "the samples account for 105ms of CPU time but the process used 437ms while capturing") {
+		t.Errorf("warning text: %q", w)
 	}
 }
