@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -50,16 +51,12 @@ func functions(t *testing.T, p *profile.Profile) (map[fkey][2]time.Duration, tim
 // function's self and total are unchanged.
 func roundTrip(t *testing.T, p *profile.Profile) *profile.Profile {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := Write(&buf, p); err != nil {
-		t.Fatalf("Write: %v", err)
-	}
-	if !json.Valid(buf.Bytes()) {
+	q, out, err := testutil.Rewrite(t, Parse, Write, p)
+	if !json.Valid(out) {
 		t.Fatalf("Write produced invalid JSON")
 	}
-	q, err := Parse(bytes.NewReader(buf.Bytes()), pbuild.Options{})
 	if err != nil {
-		t.Fatalf("Parse of written file: %v\n%s", err, truncate(buf.String(), 2000))
+		t.Fatalf("Parse of written file: %v\n%s", err, truncate(string(out), 2000))
 	}
 	want, wantTotal := functions(t, p)
 	got, gotTotal := functions(t, q)
