@@ -77,16 +77,7 @@ func roundTrip(t *testing.T, p *profile.Profile) *profile.Profile {
 func TestRoundTripPprof(t *testing.T) {
 	for _, name := range []string{"sample.cpu", "simple.prof", "large.cpu", "go.crc32.cpu", "pprof.out"} {
 		t.Run(name, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("../../testdata/corpus/pprof", name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			p, err := profile.Parse(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			q := roundTrip(t, p)
+			q := roundTrip(t, testutil.ReadPprof(t, filepath.Join("../../testdata/corpus/pprof", name)))
 			if len(q.Sample) == 0 {
 				t.Error("no samples after the round trip")
 			}

@@ -2,7 +2,10 @@ package testutil
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -16,6 +19,57 @@ type ParseFunc func(io.Reader, pbuild.Options) (*profile.Profile, error)
 // WriteFunc writes one profile format: the signature of the internal
 // writers' Write functions.
 type WriteFunc func(io.Writer, *profile.Profile) error
+
+// ParseString reads s with parse; t fails, showing s, if parse does.
+func ParseString(t testing.TB, parse ParseFunc, s string) *profile.Profile {
+	t.Helper()
+	p, err := parse(strings.NewReader(s), pbuild.Options{})
+	if err != nil {
+		t.Fatalf("Parse: %v\ninput:\n%s", err, s)
+	}
+	return p
+}
+
+// ParseFile reads the file at path with parse, under the name path; a path
+// ending in .gz is gunzipped first (large corpus files are stored
+// gzipped). t fails on any error.
+func ParseFile(t testing.TB, parse ParseFunc, path string) *profile.Profile {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = zr
+	}
+	p, err := parse(r, pbuild.Options{Name: path})
+	if err != nil {
+		t.Fatalf("Parse(%s): %v", path, err)
+	}
+	return p
+}
+
+// ReadPprof reads the pprof profile (protobuf, gzipped or not) at path; t
+// fails on any error.
+func ReadPprof(t testing.TB, path string) *profile.Profile {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatalf("profile.Parse(%s): %v", path, err)
+	}
+	return p
+}
 
 // ParseValid is the start of a fuzz target for parse: it returns the
 // profile parse makes of data, or false when parse rejects data. t fails

@@ -1,9 +1,6 @@
 package v8
 
 import (
-	"compress/gzip"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,30 +9,14 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 const corpus = "../../testdata/corpus"
 
 func parseFile(t *testing.T, path string) *profile.Profile {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") { // large corpus files are stored gzipped
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = zr
-	}
-	p, err := Parse(r, pbuild.Options{Name: path})
-	if err != nil {
-		t.Fatalf("Parse(%s): %v", path, err)
-	}
-	return p
+	return testutil.ParseFile(t, Parse, path)
 }
 
 func table(t *testing.T, p *profile.Profile) *analysis.Table {
@@ -361,16 +342,7 @@ func TestCorpusSucrase(t *testing.T) {
 // name, our sample counts must equal pprof.out's value / 100 µs.
 func TestCorpusWasmMatchesPprof(t *testing.T) {
 	ours := table(t, parseFile(t, corpus+"/cpuprofile/wasm.prof.gz"))
-	f, err := os.Open(corpus + "/pprof/pprof.out")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pp, err := profile.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	theirs := table(t, pp)
+	theirs := table(t, testutil.ReadPprof(t, corpus+"/pprof/pprof.out"))
 	byName := func(tb *analysis.Table) map[string][]analysis.Function {
 		m := map[string][]analysis.Function{}
 		for _, f := range tb.Functions {
