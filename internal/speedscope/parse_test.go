@@ -39,14 +39,9 @@ func rows(t *testing.T, p *profile.Profile, opts ...analysis.Option) (map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := make(map[string]row)
-	for _, f := range tab.Functions {
-		if _, dup := m[f.Name]; dup {
-			t.Fatalf("two rows named %q", f.Name)
-		}
-		m[f.Name] = row{f.Self, f.Total, f.SelfSamples, f.TotalSamples}
-	}
-	return m, tab
+	return testutil.Unique(t, tab.Functions, func(f analysis.Function) (string, row) {
+		return f.Name, row{f.Self, f.Total, f.SelfSamples, f.TotalSamples}
+	}), tab
 }
 
 func checkRows(t *testing.T, got, want map[string]row) {

@@ -34,16 +34,11 @@ func functions(t *testing.T, p *profile.Profile) (map[fkey][2]time.Duration, tim
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := make(map[fkey][2]time.Duration)
-	for _, f := range tab.Functions {
+	m := testutil.Unique(t, tab.Functions, func(f analysis.Function) (fkey, [2]time.Duration) {
 		// speedscope has no negative lines: Write leaves them out (pprof.out
 		// has unconverted V8 lines of -1).
-		k := fkey{f.Name, f.File, max(f.Line, 0), max(f.Column, 0)}
-		if _, dup := m[k]; dup {
-			t.Fatalf("two functions %v", k)
-		}
-		m[k] = [2]time.Duration{f.Self, f.Total}
-	}
+		return fkey{f.Name, f.File, max(f.Line, 0), max(f.Column, 0)}, [2]time.Duration{f.Self, f.Total}
+	})
 	return m, tab.Total
 }
 

@@ -129,3 +129,19 @@ func BenchWrite(b *testing.B, parse ParseFunc, write WriteFunc, in []byte) {
 	}
 	b.SetBytes(int64(buf.Len()))
 }
+
+// Unique maps each element of es to what kv makes of it, failing t if two
+// elements have the same key: the tests' tables of functions by name or
+// by frame, where two rows under one key would hide one of them.
+func Unique[E any, K comparable, V any](t testing.TB, es []E, kv func(E) (K, V)) map[K]V {
+	t.Helper()
+	m := make(map[K]V, len(es))
+	for _, e := range es {
+		k, v := kv(e)
+		if _, dup := m[k]; dup {
+			t.Fatalf("two rows under %v", k)
+		}
+		m[k] = v
+	}
+	return m
+}
