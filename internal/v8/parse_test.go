@@ -52,6 +52,18 @@ func find(t *testing.T, tb *analysis.Table, name string, line int64) analysis.Fu
 	return got[0]
 }
 
+// checkRows fails t unless each of want is one row of tb with its self and
+// total.
+func checkRows(t *testing.T, tb *analysis.Table, want []row) {
+	t.Helper()
+	for _, r := range want {
+		f := find(t, tb, r.name, r.line)
+		if f.Self != r.self || f.Total != r.total {
+			t.Errorf("%s line %d: self %v total %v, want %v and %v", r.name, r.line, f.Self, f.Total, r.self, r.total)
+		}
+	}
+}
+
 // TestSeedExamples pins self and total for the example profiles of the
 // article in seeds/000 (and its tower/flame pair), worked out by hand. A sample
 // lasts until the next one; the last lasts the average interval
@@ -125,7 +137,8 @@ func TestSeedExamples(t *testing.T) {
 		{"url", 60 * us, 10 * us, []row{
 			{"(root)", 0, 10 * us, 10 * us},
 			{"run", 11, 10 * us, 10 * us},
-			{"run", 12, 10 * us, 10 * us}, // run-script-3.mjs:12 and run-script-2.mjs:12
+			// run-script-3.mjs:12 and run-script-2.mjs:12, 10 µs each: see
+			// the subtest "url/same line, other file".
 			{"run", 13, 10 * us, 10 * us},
 			{"run", 14, 10 * us, 10 * us},
 		}, ""},
@@ -159,15 +172,7 @@ func TestSeedExamples(t *testing.T) {
 			if selfSum != tb.Total {
 				t.Errorf("self times sum to %v, want the total %v", selfSum, tb.Total)
 			}
-			for _, r := range tt.rows {
-				if r.name == "run" && r.line == 12 {
-					continue // two rows; checked below
-				}
-				f := find(t, tb, r.name, r.line)
-				if f.Self != r.self || f.Total != r.total {
-					t.Errorf("%s line %d: self %v total %v, want %v and %v", r.name, r.line, f.Self, f.Total, r.self, r.total)
-				}
-			}
+			checkRows(t, tb, tt.rows)
 			checkWarning(t, p, tt.warnings)
 		})
 	}
@@ -181,6 +186,11 @@ func TestSeedExamples(t *testing.T) {
 		}
 		if len(files) != 2 || files["file:///run-script-3.mjs"].Column != 2 || files["file:///run-script-2.mjs"].Column != 3 {
 			t.Errorf("run at line 12: got %+v, want one in run-script-3.mjs (col 2) and one in run-script-2.mjs (col 3)", files)
+		}
+		for file, f := range files {
+			if f.Self != 10*us || f.Total != 10*us {
+				t.Errorf("run at %s:12: self %v total %v, want 10µs and 10µs", file, f.Self, f.Total)
+			}
 		}
 	})
 }
@@ -235,12 +245,7 @@ func TestOwnFixtures(t *testing.T) {
 			if tb.Total != tt.total {
 				t.Errorf("%s: total = %v, want %v", tt.why, tb.Total, tt.total)
 			}
-			for _, r := range tt.rows {
-				f := find(t, tb, r.name, r.line)
-				if f.Self != r.self || f.Total != r.total {
-					t.Errorf("%s: %s: self %v total %v, want %v and %v", tt.why, r.name, f.Self, f.Total, r.self, r.total)
-				}
-			}
+			checkRows(t, tb, tt.rows)
 			checkWarning(t, p, tt.warnings)
 		})
 	}
@@ -291,17 +296,12 @@ func TestCorpusLegacy(t *testing.T) {
 	if tb.TotalSamples != 29 {
 		t.Errorf("samples = %d, want 29", tb.TotalSamples)
 	}
-	for _, r := range []row{
+	checkRows(t, tb, []row{
 		{"(anonymous)", 0, 11575 * us, span},            // lineNumber 0: unknown
 		{"d", 13, span - 11575*us, span - 11575*us},     // 1-based as given
 		{"b", 5, 0, (163140627649 - 163140610861) * us}, // ts[15]-ts[1]
 		{"c", 9, 0, (163140645206 - 163140627649) * us}, // ts[29]-ts[15]
-	} {
-		f := find(t, tb, r.name, r.line)
-		if f.Self != r.self || f.Total != r.total {
-			t.Errorf("%s: self %v total %v, want %v and %v", r.name, f.Self, f.Total, r.self, r.total)
-		}
-	}
+	})
 	checkWarning(t, p, "legacy")
 }
 
