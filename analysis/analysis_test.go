@@ -5,67 +5,24 @@ import (
 	"crypto/sha256"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
 const corpus = "../testdata/corpus/pprof/"
 
-// pprofTop runs `go tool pprof -top` on path and returns flat and cum in
-// nanoseconds per printed node name.
-func pprofTop(t *testing.T, path string) map[string][2]int64 {
+// loadTable loads path with the public loaders and analyses it.
+func loadTable(t *testing.T, path string) *analysis.Table {
 	t.Helper()
-	out, err := exec.Command("go", "tool", "pprof", "-top", "-symbolize=none",
-		"-nodecount=1000000", "-nodefraction=0", "-edgefraction=0", "-unit=ns", path).Output()
-	if err != nil {
-		t.Fatalf("go tool pprof -top %s: %v", path, err)
-	}
-	rows := make(map[string][2]int64)
-	inTable := false
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "flat") {
-			inTable = true
-			continue
-		}
-		if !inTable || strings.TrimSpace(line) == "" {
-			continue
-		}
-		f := strings.Fields(line)
-		if len(f) < 6 {
-			t.Fatalf("unexpected pprof row %q", line)
-		}
-		name := strings.TrimSuffix(strings.Join(f[5:], " "), " (inline)")
-		rows[name] = [2]int64{parseNS(t, f[0]), parseNS(t, f[3])}
-	}
-	if len(rows) == 0 {
-		t.Fatalf("no rows parsed from pprof output:\n%s", out)
-	}
-	return rows
-}
-
-func parseNS(t *testing.T, s string) int64 {
-	t.Helper()
-	v, err := strconv.ParseInt(strings.TrimSuffix(s, "ns"), 10, 64)
-	if err != nil {
-		t.Fatalf("parse %q: %v", s, err)
-	}
-	return v
-}
-
-// compareWithPprof checks every function of path against go tool pprof -top.
-func compareWithPprof(t *testing.T, path string) {
-	t.Helper()
-	want := pprofTop(t, path)
 	p, err := loaders.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -74,6 +31,14 @@ func compareWithPprof(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tab
+}
+
+// compareWithPprof checks every function of path against go tool pprof -top.
+func compareWithPprof(t *testing.T, path string) {
+	t.Helper()
+	want := testutil.PprofTop(t, path)
+	tab := loadTable(t, path)
 	// pprof merges functions by name; we keep same-named functions of
 	// different files apart (see the package doc). Where that happens, the
 	// self times must still add up to pprof's flat.
@@ -130,14 +95,7 @@ func TestMatchesPprofTop(t *testing.T) {
 // runtime.nanotime compiled to wasm and the JavaScript one in wasm_exec.js)
 // are two rows, not one.
 func TestSameNameDifferentFiles(t *testing.T) {
-	p, err := loaders.Load(corpus + "pprof.out")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := analysis.Functions(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := loadTable(t, corpus+"pprof.out")
 	rows := tab.Find("runtime.nanotime")
 	if len(rows) != 2 || rows[0].File == rows[1].File {
 		t.Fatalf("want two runtime.nanotime rows from different files, got %+v", rows)
@@ -169,14 +127,7 @@ func TestMatchesPprofTopFreshProfile(t *testing.T) {
 	}
 	compareWithPprof(t, path)
 
-	p, err := loaders.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab, err := analysis.Functions(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tab := loadTable(t, path)
 	rows := tab.Find("github.com/hotbudget/hotbudget/analysis_test.spinHash")
 	if len(rows) != 1 || rows[0].TotalShare < 0.5 {
 		t.Errorf("spinHash should be on most stacks; got %+v", rows)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -390,20 +391,32 @@ func TestCleanPath(t *testing.T) {
 	}
 }
 
+// leaves builds a profile named name in which each of frames is a leaf
+// called by main.main (in mainFile, line 1) with counts[i] samples of 1 ms.
+func leaves(tb testing.TB, name, mainFile string, frames []pbuild.Frame, counts []int64) *profile.Profile {
+	tb.Helper()
+	b := pbuild.New(pbuild.Sampled)
+	root := b.Location(pbuild.Frame{Name: "main.main", File: mainFile, Line: 1})
+	for i, f := range frames {
+		b.Add([]*profile.Location{b.Location(f), root}, counts[i], counts[i]*int64(time.Millisecond), pbuild.NewLabels())
+	}
+	p, err := b.Finish(name, int64(time.Millisecond), 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
 // profileAt makes a one-function-per-file profile whose files sit under dir.
 func profileAt(t testing.TB, dir string, line int64, samples map[string]int64) *profile.Profile {
 	t.Helper()
-	b := pbuild.New(pbuild.Sampled)
-	root := b.Location(pbuild.Frame{Name: "main.main", File: dir + "/main.go", Line: 1})
-	for name, n := range samples {
-		l := b.Location(pbuild.Frame{Name: name, File: dir + "/internal/" + name + "/x.go", Line: line})
-		b.Add([]*profile.Location{l, root}, n, n*int64(time.Millisecond), pbuild.NewLabels())
+	var frames []pbuild.Frame
+	var counts []int64
+	for _, name := range slices.Sorted(maps.Keys(samples)) {
+		frames = append(frames, pbuild.Frame{Name: name, File: dir + "/internal/" + name + "/x.go", Line: line})
+		counts = append(counts, samples[name])
 	}
-	p, err := b.Finish("test", int64(time.Millisecond), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return leaves(t, "test", dir+"/main.go", frames, counts)
 }
 
 // Different checkouts and shifted lines still match under every key that

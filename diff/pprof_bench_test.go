@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
@@ -156,18 +155,13 @@ func TestCompareBenchThroughput(t *testing.T) {
 // synthetic builds a profile of n functions, each a leaf under main with
 // weights from f.
 func synthetic(b testing.TB, n int, f func(i int) int64) *profile.Profile {
-	pb := pbuild.New(pbuild.Sampled)
-	root := pb.Location(pbuild.Frame{Name: "main.main", File: "main.go", Line: 1})
-	for i := 0; i < n; i++ {
-		l := pb.Location(pbuild.Frame{Name: fmt.Sprintf("pkg%d.F%d", i%100, i), File: fmt.Sprintf("/src/pkg%d/f.go", i%100), Line: int64(i)})
-		c := f(i)
-		pb.Add([]*profile.Location{l, root}, c, c*int64(time.Millisecond), pbuild.NewLabels())
+	frames := make([]pbuild.Frame, n)
+	counts := make([]int64, n)
+	for i := range n {
+		frames[i] = pbuild.Frame{Name: fmt.Sprintf("pkg%d.F%d", i%100, i), File: fmt.Sprintf("/src/pkg%d/f.go", i%100), Line: int64(i)}
+		counts[i] = f(i)
 	}
-	p, err := pb.Finish("synthetic", int64(time.Millisecond), 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return p
+	return leaves(b, "synthetic", "main.go", frames, counts)
 }
 
 // BenchmarkCompare50k diffs two profiles of 50,000 functions each.

@@ -6,9 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // topByName runs `hotbudget top -n 0 --format json` and sums self and total
@@ -38,43 +39,6 @@ func topRows(t *testing.T, path string) ([]topFunction, int64) {
 	return out.Functions, out.TotalNS
 }
 
-// pprofTop runs `go tool pprof -top` and returns flat and cum in ns per name.
-func pprofTop(t *testing.T, path string) map[string][2]int64 {
-	t.Helper()
-	out, err := exec.Command("go", "tool", "pprof", "-top", "-symbolize=none",
-		"-nodecount=1000000", "-nodefraction=0", "-edgefraction=0", "-unit=ns", path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go tool pprof -top %s: %v\n%s", path, err, out)
-	}
-	rows := make(map[string][2]int64)
-	inTable := false
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "flat") {
-			inTable = true
-			continue
-		}
-		f := strings.Fields(line)
-		if !inTable || len(f) == 0 {
-			continue
-		}
-		if len(f) < 6 {
-			t.Fatalf("unexpected pprof row %q", line)
-		}
-		name := strings.TrimSuffix(strings.Join(f[5:], " "), " (inline)")
-		rows[name] = [2]int64{ns(t, f[0]), ns(t, f[3])}
-	}
-	return rows
-}
-
-func ns(t *testing.T, s string) int64 {
-	t.Helper()
-	v, err := strconv.ParseInt(strings.TrimSuffix(s, "ns"), 10, 64)
-	if err != nil {
-		t.Fatalf("parse %q: %v", s, err)
-	}
-	return v
-}
-
 // TestConvertOpensInPprof converts a real Node profile to pprof and checks
 // that `go tool pprof -top` shows the self and total `hotbudget top` shows.
 func TestConvertOpensInPprof(t *testing.T) {
@@ -96,7 +60,7 @@ func TestConvertOpensInPprof(t *testing.T) {
 	if total == 0 || len(want) < 5 {
 		t.Fatalf("top of %s looks empty: total %d, %d functions", in, total, len(want))
 	}
-	got := pprofTop(t, out)
+	got := testutil.PprofTop(t, out)
 	for name, w := range want {
 		g, ok := got[name]
 		if !ok {
@@ -184,7 +148,7 @@ func TestTopMatchesPprof(t *testing.T) {
 		filepath.Join(repoRoot, "testdata", "pprof", "busy.pb.gz"),
 		filepath.Join(repoRoot, "testdata", "corpus", "pprof", "go.crc32.cpu"),
 	} {
-		want := pprofTop(t, path)
+		want := testutil.PprofTop(t, path)
 		got, _ := topByName(t, path)
 		if len(got) != len(want) {
 			t.Errorf("%s: %d functions, pprof %d", path, len(got), len(want))

@@ -1,12 +1,11 @@
 package folded
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // input builds n lines of depth 20 over 500 function names.
@@ -26,29 +25,6 @@ func input(n int) []byte {
 	return []byte(b.String())
 }
 
-func BenchmarkParse(b *testing.B) {
-	in := input(50000)
-	b.SetBytes(int64(len(in)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Parse(bytes.NewReader(in), pbuild.Options{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkParse(b *testing.B) { testutil.BenchParse(b, Parse, input(50000)) }
 
-func BenchmarkWrite(b *testing.B) {
-	p, err := Parse(bytes.NewReader(input(50000)), pbuild.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var buf bytes.Buffer
-	b.ReportAllocs()
-	for b.Loop() {
-		buf.Reset()
-		if err := Write(&buf, p); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.SetBytes(int64(buf.Len()))
-}
+func BenchmarkWrite(b *testing.B) { testutil.BenchWrite(b, Parse, Write, input(50000)) }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -23,11 +24,7 @@ type row struct {
 
 func parse(t *testing.T, s string) *profile.Profile {
 	t.Helper()
-	p, err := Parse(strings.NewReader(s), pbuild.Options{})
-	if err != nil {
-		t.Fatalf("Parse: %v\ninput:\n%s", err, s)
-	}
-	return p
+	return testutil.ParseString(t, Parse, s)
 }
 
 func rows(t *testing.T, p *profile.Profile) (map[string]row, *analysis.Table) {
@@ -36,14 +33,9 @@ func rows(t *testing.T, p *profile.Profile) (map[string]row, *analysis.Table) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := make(map[string]row)
-	for _, f := range tab.Functions {
-		if _, dup := m[f.Name]; dup {
-			t.Fatalf("two rows named %q", f.Name)
-		}
-		m[f.Name] = row{f.Self, f.Total, f.SelfSamples, f.TotalSamples}
-	}
-	return m, tab
+	return testutil.Unique(t, tab.Functions, func(f analysis.Function) (string, row) {
+		return f.Name, row{f.Self, f.Total, f.SelfSamples, f.TotalSamples}
+	}), tab
 }
 
 func checkRows(t *testing.T, got, want map[string]row) {
@@ -161,15 +153,7 @@ func TestRoundTrip(t *testing.T) {
 
 // A pprof profile written as folded keeps its sample counts per function.
 func TestWritePprof(t *testing.T) {
-	f, err := os.Open("../../testdata/corpus/pprof/sample.cpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testutil.ReadPprof(t, "../../testdata/corpus/pprof/sample.cpu")
 	out := write(t, p)
 	q := parse(t, out)
 	want, wtab := rows(t, p)

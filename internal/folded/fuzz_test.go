@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/hotbudget/hotbudget/analysis"
-	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // FuzzParse checks that Parse never panics and that whatever it accepts is
@@ -22,23 +22,16 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := Parse(bytes.NewReader(data), pbuild.Options{})
-		if err != nil {
+		p, ok := testutil.ParseValid(t, Parse, data)
+		if !ok {
 			return
-		}
-		if err := p.CheckValid(); err != nil {
-			t.Fatalf("invalid profile: %v", err)
 		}
 		want, err := analysis.Functions(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var buf bytes.Buffer
-		if err := Write(&buf, p); err != nil {
-			t.Fatalf("Write: %v", err)
-		}
-		out := buf.String()
-		q, err := Parse(&buf, pbuild.Options{})
+		q, written, err := testutil.Rewrite(t, Parse, Write, p)
+		out := string(written)
 		if err != nil {
 			if want.TotalSamples == 0 && err.Error() == "no stacks" {
 				return // all counts were 0

@@ -1,12 +1,11 @@
 package speedscope
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // sampledInput builds a sampled file with n samples of depth 20 over 500 frames.
@@ -75,31 +74,7 @@ func eventedInput(n int) []byte {
 	return []byte(b.String())
 }
 
-func benchParse(b *testing.B, in []byte) {
-	b.SetBytes(int64(len(in)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Parse(bytes.NewReader(in), pbuild.Options{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkParseSampled(b *testing.B) { testutil.BenchParse(b, Parse, sampledInput(50000)) }
+func BenchmarkParseEvented(b *testing.B) { testutil.BenchParse(b, Parse, eventedInput(100000)) }
 
-func BenchmarkParseSampled(b *testing.B) { benchParse(b, sampledInput(50000)) }
-func BenchmarkParseEvented(b *testing.B) { benchParse(b, eventedInput(100000)) }
-
-func BenchmarkWrite(b *testing.B) {
-	p, err := Parse(bytes.NewReader(sampledInput(50000)), pbuild.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var buf bytes.Buffer
-	b.ReportAllocs()
-	for b.Loop() {
-		buf.Reset()
-		if err := Write(&buf, p); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.SetBytes(int64(buf.Len()))
-}
+func BenchmarkWrite(b *testing.B) { testutil.BenchWrite(b, Parse, Write, sampledInput(50000)) }

@@ -1,14 +1,13 @@
 package speedscope
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/hotbudget/hotbudget/analysis"
-	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // FuzzParse checks that Parse never panics and that whatever it accepts is
@@ -25,24 +24,17 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(sampledFile("microseconds", "[1.5,2.5]")))
 	f.Add([]byte(`{"profiles":[{"type":"evented","name":"","unit":"seconds","events":[{"type":"O","frame":0,"at":0},{"type":"O","frame":0,"at":1},{"type":"C","frame":0,"at":2},{"type":"C","frame":0,"at":3}]}],"shared":{"frames":[{"name":"r","line":2,"col":3}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := Parse(bytes.NewReader(data), pbuild.Options{})
-		if err != nil {
+		p, ok := testutil.ParseValid(t, Parse, data)
+		if !ok {
 			return
-		}
-		if err := p.CheckValid(); err != nil {
-			t.Fatalf("invalid profile: %v", err)
 		}
 		want, err := analysis.Functions(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var buf bytes.Buffer
-		if err := Write(&buf, p); err != nil {
-			t.Fatalf("Write: %v", err)
-		}
-		q, err := Parse(&buf, pbuild.Options{})
+		q, out, err := testutil.Rewrite(t, Parse, Write, p)
 		if err != nil {
-			t.Fatalf("Parse of written file: %v\n%s", err, buf.String())
+			t.Fatalf("Parse of written file: %v\n%s", err, out)
 		}
 		got, err := analysis.Functions(q)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 const corpus = "../../testdata/corpus/speedscope"
@@ -24,25 +25,12 @@ type row struct {
 
 func parseFile(t *testing.T, path string) *profile.Profile {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := Parse(f, pbuild.Options{Name: path})
-	if err != nil {
-		t.Fatalf("Parse(%s): %v", path, err)
-	}
-	return p
+	return testutil.ParseFile(t, Parse, path)
 }
 
 func parseString(t *testing.T, s string) *profile.Profile {
 	t.Helper()
-	p, err := Parse(strings.NewReader(s), pbuild.Options{})
-	if err != nil {
-		t.Fatalf("Parse: %v\ninput: %s", err, s)
-	}
-	return p
+	return testutil.ParseString(t, Parse, s)
 }
 
 func rows(t *testing.T, p *profile.Profile, opts ...analysis.Option) (map[string]row, *analysis.Table) {
@@ -51,14 +39,9 @@ func rows(t *testing.T, p *profile.Profile, opts ...analysis.Option) (map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := make(map[string]row)
-	for _, f := range tab.Functions {
-		if _, dup := m[f.Name]; dup {
-			t.Fatalf("two rows named %q", f.Name)
-		}
-		m[f.Name] = row{f.Self, f.Total, f.SelfSamples, f.TotalSamples}
-	}
-	return m, tab
+	return testutil.Unique(t, tab.Functions, func(f analysis.Function) (string, row) {
+		return f.Name, row{f.Self, f.Total, f.SelfSamples, f.TotalSamples}
+	}), tab
 }
 
 func checkRows(t *testing.T, got, want map[string]row) {

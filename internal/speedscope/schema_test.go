@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // schemaDef is the part of a JSON-schema definition the check uses.
@@ -101,15 +102,7 @@ func TestWriteMatchesSchema(t *testing.T) {
 	if err := json.Unmarshal(b, &schema); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open("../../testdata/corpus/pprof/sample.cpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pp, err := profile.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pp := testutil.ReadPprof(t, "../../testdata/corpus/pprof/sample.cpu")
 	for name, p := range map[string]*profile.Profile{"hand": handProfile(), "sample.cpu": pp} {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer

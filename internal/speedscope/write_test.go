@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -33,16 +34,11 @@ func functions(t *testing.T, p *profile.Profile) (map[fkey][2]time.Duration, tim
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := make(map[fkey][2]time.Duration)
-	for _, f := range tab.Functions {
+	m := testutil.Unique(t, tab.Functions, func(f analysis.Function) (fkey, [2]time.Duration) {
 		// speedscope has no negative lines: Write leaves them out (pprof.out
 		// has unconverted V8 lines of -1).
-		k := fkey{f.Name, f.File, max(f.Line, 0), max(f.Column, 0)}
-		if _, dup := m[k]; dup {
-			t.Fatalf("two functions %v", k)
-		}
-		m[k] = [2]time.Duration{f.Self, f.Total}
-	}
+		return fkey{f.Name, f.File, max(f.Line, 0), max(f.Column, 0)}, [2]time.Duration{f.Self, f.Total}
+	})
 	return m, tab.Total
 }
 
@@ -50,16 +46,12 @@ func functions(t *testing.T, p *profile.Profile) (map[fkey][2]time.Duration, tim
 // function's self and total are unchanged.
 func roundTrip(t *testing.T, p *profile.Profile) *profile.Profile {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := Write(&buf, p); err != nil {
-		t.Fatalf("Write: %v", err)
-	}
-	if !json.Valid(buf.Bytes()) {
+	q, out, err := testutil.Rewrite(t, Parse, Write, p)
+	if !json.Valid(out) {
 		t.Fatalf("Write produced invalid JSON")
 	}
-	q, err := Parse(bytes.NewReader(buf.Bytes()), pbuild.Options{})
 	if err != nil {
-		t.Fatalf("Parse of written file: %v\n%s", err, truncate(buf.String(), 2000))
+		t.Fatalf("Parse of written file: %v\n%s", err, truncate(string(out), 2000))
 	}
 	want, wantTotal := functions(t, p)
 	got, gotTotal := functions(t, q)
@@ -80,16 +72,7 @@ func roundTrip(t *testing.T, p *profile.Profile) *profile.Profile {
 func TestRoundTripPprof(t *testing.T) {
 	for _, name := range []string{"sample.cpu", "simple.prof", "large.cpu", "go.crc32.cpu", "pprof.out"} {
 		t.Run(name, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("../../testdata/corpus/pprof", name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			p, err := profile.Parse(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			q := roundTrip(t, p)
+			q := roundTrip(t, testutil.ReadPprof(t, filepath.Join("../../testdata/corpus/pprof", name)))
 			if len(q.Sample) == 0 {
 				t.Error("no samples after the round trip")
 			}

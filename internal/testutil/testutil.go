@@ -1,6 +1,8 @@
 // Package testutil holds what the module's tests and benchmarks share:
-// measures of a benchmark's peak heap and of the CPU time a process used.
-// Only test files import it.
+// measures of a benchmark's peak heap and of the CPU time a process used,
+// the invariants every profile keeps, and the reading, round trips and
+// benchmarks of the internal formats. Only test files import it, and it
+// imports no public package of the module.
 package testutil
 
 import (

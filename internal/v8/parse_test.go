@@ -1,9 +1,6 @@
 package v8
 
 import (
-	"compress/gzip"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,30 +9,14 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 const corpus = "../../testdata/corpus"
 
 func parseFile(t *testing.T, path string) *profile.Profile {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") { // large corpus files are stored gzipped
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = zr
-	}
-	p, err := Parse(r, pbuild.Options{Name: path})
-	if err != nil {
-		t.Fatalf("Parse(%s): %v", path, err)
-	}
-	return p
+	return testutil.ParseFile(t, Parse, path)
 }
 
 func table(t *testing.T, p *profile.Profile) *analysis.Table {
@@ -69,6 +50,18 @@ func find(t *testing.T, tb *analysis.Table, name string, line int64) analysis.Fu
 		t.Fatalf("%d rows for %s line %d, want 1; rows: %+v", len(got), name, line, tb.Functions)
 	}
 	return got[0]
+}
+
+// checkRows fails t unless each of want is one row of tb with its self and
+// total.
+func checkRows(t *testing.T, tb *analysis.Table, want []row) {
+	t.Helper()
+	for _, r := range want {
+		f := find(t, tb, r.name, r.line)
+		if f.Self != r.self || f.Total != r.total {
+			t.Errorf("%s line %d: self %v total %v, want %v and %v", r.name, r.line, f.Self, f.Total, r.self, r.total)
+		}
+	}
 }
 
 // TestSeedExamples pins self and total for the example profiles of the
@@ -144,7 +137,8 @@ func TestSeedExamples(t *testing.T) {
 		{"url", 60 * us, 10 * us, []row{
 			{"(root)", 0, 10 * us, 10 * us},
 			{"run", 11, 10 * us, 10 * us},
-			{"run", 12, 10 * us, 10 * us}, // run-script-3.mjs:12 and run-script-2.mjs:12
+			// run-script-3.mjs:12 and run-script-2.mjs:12, 10 µs each: see
+			// the subtest "url/same line, other file".
 			{"run", 13, 10 * us, 10 * us},
 			{"run", 14, 10 * us, 10 * us},
 		}, ""},
@@ -178,15 +172,7 @@ func TestSeedExamples(t *testing.T) {
 			if selfSum != tb.Total {
 				t.Errorf("self times sum to %v, want the total %v", selfSum, tb.Total)
 			}
-			for _, r := range tt.rows {
-				if r.name == "run" && r.line == 12 {
-					continue // two rows; checked below
-				}
-				f := find(t, tb, r.name, r.line)
-				if f.Self != r.self || f.Total != r.total {
-					t.Errorf("%s line %d: self %v total %v, want %v and %v", r.name, r.line, f.Self, f.Total, r.self, r.total)
-				}
-			}
+			checkRows(t, tb, tt.rows)
 			checkWarning(t, p, tt.warnings)
 		})
 	}
@@ -200,6 +186,11 @@ func TestSeedExamples(t *testing.T) {
 		}
 		if len(files) != 2 || files["file:///run-script-3.mjs"].Column != 2 || files["file:///run-script-2.mjs"].Column != 3 {
 			t.Errorf("run at line 12: got %+v, want one in run-script-3.mjs (col 2) and one in run-script-2.mjs (col 3)", files)
+		}
+		for file, f := range files {
+			if f.Self != 10*us || f.Total != 10*us {
+				t.Errorf("run at %s:12: self %v total %v, want 10µs and 10µs", file, f.Self, f.Total)
+			}
 		}
 	})
 }
@@ -254,12 +245,7 @@ func TestOwnFixtures(t *testing.T) {
 			if tb.Total != tt.total {
 				t.Errorf("%s: total = %v, want %v", tt.why, tb.Total, tt.total)
 			}
-			for _, r := range tt.rows {
-				f := find(t, tb, r.name, r.line)
-				if f.Self != r.self || f.Total != r.total {
-					t.Errorf("%s: %s: self %v total %v, want %v and %v", tt.why, r.name, f.Self, f.Total, r.self, r.total)
-				}
-			}
+			checkRows(t, tb, tt.rows)
 			checkWarning(t, p, tt.warnings)
 		})
 	}
@@ -310,17 +296,12 @@ func TestCorpusLegacy(t *testing.T) {
 	if tb.TotalSamples != 29 {
 		t.Errorf("samples = %d, want 29", tb.TotalSamples)
 	}
-	for _, r := range []row{
+	checkRows(t, tb, []row{
 		{"(anonymous)", 0, 11575 * us, span},            // lineNumber 0: unknown
 		{"d", 13, span - 11575*us, span - 11575*us},     // 1-based as given
 		{"b", 5, 0, (163140627649 - 163140610861) * us}, // ts[15]-ts[1]
 		{"c", 9, 0, (163140645206 - 163140627649) * us}, // ts[29]-ts[15]
-	} {
-		f := find(t, tb, r.name, r.line)
-		if f.Self != r.self || f.Total != r.total {
-			t.Errorf("%s: self %v total %v, want %v and %v", r.name, f.Self, f.Total, r.self, r.total)
-		}
-	}
+	})
 	checkWarning(t, p, "legacy")
 }
 
@@ -361,16 +342,7 @@ func TestCorpusSucrase(t *testing.T) {
 // name, our sample counts must equal pprof.out's value / 100 µs.
 func TestCorpusWasmMatchesPprof(t *testing.T) {
 	ours := table(t, parseFile(t, corpus+"/cpuprofile/wasm.prof.gz"))
-	f, err := os.Open(corpus + "/pprof/pprof.out")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pp, err := profile.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	theirs := table(t, pp)
+	theirs := table(t, testutil.ReadPprof(t, corpus+"/pprof/pprof.out"))
 	byName := func(tb *analysis.Table) map[string][]analysis.Function {
 		m := map[string][]analysis.Function{}
 		for _, f := range tb.Functions {

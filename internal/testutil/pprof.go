@@ -1,0 +1,56 @@
+package testutil
+
+import (
+	"errors"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// PprofTop runs `go tool pprof -top` on the profile at path, with every
+// node and no symbolization, and returns flat and cum in nanoseconds per
+// printed name (" (inline)" cut off): the independent source the tests
+// hold self and total to. t fails if pprof does or prints no rows.
+func PprofTop(t testing.TB, path string) map[string][2]int64 {
+	t.Helper()
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-symbolize=none",
+		"-nodecount=1000000", "-nodefraction=0", "-edgefraction=0", "-unit=ns", path).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go tool pprof -top %s: %v\n%s", path, err, ee.Stderr)
+		}
+		t.Fatalf("go tool pprof -top %s: %v", path, err)
+	}
+	rows := make(map[string][2]int64)
+	inTable := false
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "flat") {
+			inTable = true
+			continue
+		}
+		f := strings.Fields(line)
+		if !inTable || len(f) == 0 {
+			continue
+		}
+		if len(f) < 6 {
+			t.Fatalf("unexpected pprof row %q", line)
+		}
+		name := strings.TrimSuffix(strings.Join(f[5:], " "), " (inline)")
+		rows[name] = [2]int64{parseNS(t, f[0]), parseNS(t, f[3])}
+	}
+	if len(rows) == 0 {
+		t.Fatalf("no rows parsed from pprof output:\n%s", out)
+	}
+	return rows
+}
+
+func parseNS(t testing.TB, s string) int64 {
+	t.Helper()
+	v, err := strconv.ParseInt(strings.TrimSuffix(s, "ns"), 10, 64)
+	if err != nil {
+		t.Fatalf("parse %q: %v", s, err)
+	}
+	return v
+}
