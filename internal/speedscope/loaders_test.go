@@ -3,7 +3,6 @@ package speedscope_test
 import (
 	"bytes"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,10 +18,6 @@ func TestRoundTripThroughLoaders(t *testing.T) {
 	for _, name := range []string{"cpuprofile/simple.cpuprofile", "cpuprofile/sucrase.cpuprofile.gz", "pprof/sample.cpu"} {
 		t.Run(name, func(t *testing.T) {
 			p, err := loaders.Load(filepath.Join("../../testdata/corpus", name))
-			if err != nil && strings.Contains(err.Error(), "not implemented yet") {
-				// The V8 loader is another package's work in progress.
-				t.Skipf("loader not there yet: %v", err)
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
