@@ -80,6 +80,7 @@ type parser struct {
 	dropDur   bool // samples will be shown: duration events are counted, not kept
 	rawNode   []byte
 	lastIDs   [3]struct{ text string } // the last pid, tid and id read as numbers
+	lastStrs  [3]struct{ text string } // the last pid, tid and id read as strings
 }
 
 func newParser(r io.Reader) *parser {
@@ -436,13 +437,25 @@ func (p *parser) idValue(what string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// Most events repeat the pid, tid or id of one a few before.
+	slot := 2
+	switch what {
+	case "pid":
+		slot = 0
+	case "tid":
+		slot = 1
+	}
 	if c == '"' {
 		s.Pos++
 		b, err := s.StrBytes()
 		if err != nil {
 			return "", err
 		}
-		return p.intern(b), nil
+		cache := &p.lastStrs[slot]
+		if cache.text == "" || string(b) != cache.text {
+			cache.text = p.intern(b)
+		}
+		return cache.text, nil
 	}
 	if c == '{' || c == '[' {
 		return "", fmt.Errorf("%s at offset %d: want a number or a string, got %q", what, s.Off(), c)
@@ -451,14 +464,6 @@ func (p *parser) idValue(what string) (string, error) {
 	b, err := s.ScalarBytes()
 	if err != nil {
 		return "", err
-	}
-	// Most events repeat the pid, tid or id of one a few before.
-	slot := 2
-	switch what {
-	case "pid":
-		slot = 0
-	case "tid":
-		slot = 1
 	}
 	cache := &p.lastIDs[slot]
 	if cache.text != "" && string(b) == cache.text {
