@@ -143,8 +143,20 @@ func TestNoRegressionPerOp(t *testing.T) {
 	// made a capture of fewer, longer runs look slower per operation: the
 	// A/A pair failed under load when the two captures split differently.)
 	one := func(r result) []*profile.Profile { return []*profile.Profile{r.p} }
-	a1, a2 := pair(40_000, 40_000)
-	perfassert.NoRegressionRuns(t, one(a1), one(a2), diff.WithOps(a1.n, a2.n))
+	// A statistical gate errs now and then by design (at most its
+	// false-discovery rate): an A/A pair that fails is captured once more
+	// before the test fails (twice in a row is a broken gate).
+	for attempt := 1; ; attempt++ {
+		a1, a2 := pair(40_000, 40_000)
+		ft := &fakeT{}
+		if perfassert.NoRegressionRuns(ft, one(a1), one(a2), diff.WithOps(a1.n, a2.n)) {
+			break
+		}
+		if attempt == 2 {
+			t.Fatalf("identical work per run regressed twice in a row:\n%s", ft.text())
+		}
+		t.Logf("the A/A pair failed once, as a statistical gate may; capturing again:\n%s", ft.text())
+	}
 	a, b := pair(40_000, 120_000)
 	ft := &fakeT{}
 	if perfassert.NoRegressionRuns(ft, one(a), one(b), diff.WithOps(a.n, b.n)) {

@@ -3,6 +3,7 @@
 package github
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,10 +147,27 @@ func TestWorkflowRuns(t *testing.T) {
 			if expr.MatchString(s.Run) {
 				t.Fatalf("step %q: put ${{ }} expressions in env, not in the script", s.Name)
 			}
-			cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", s.Run)
-			cmd.Dir = root
-			cmd.Env = env
-			out, err := cmd.CombinedOutput()
+			run := func() ([]byte, error) {
+				cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", s.Run)
+				cmd.Dir = root
+				cmd.Env = env
+				return cmd.CombinedOutput()
+			}
+			out, err := run()
+			var exit *exec.ExitError
+			if err != nil && errors.As(err, &exit) && exit.ExitCode() == 1 && strings.Contains(s.Run, " record ") {
+				// The gate said "regressed" on identical code. A
+				// statistical gate does that at its false-alarm rate
+				// (about 5% here: the benchmark's wall time with
+				// 5 runs a side, and the functions): once is chance,
+				// twice in a row (≤ 0.25%) a broken gate. Record
+				// anew into a fresh directory.
+				t.Logf("step %q: the A/A gate failed once, as it may by design; running it again:\n%s", s.Name, out)
+				if err := os.RemoveAll(filepath.Join(runner, "perf")); err != nil {
+					t.Fatal(err)
+				}
+				out, err = run()
+			}
 			if err != nil {
 				t.Fatalf("step %q failed: %v\n%s", s.Name, err, out)
 			}
