@@ -101,6 +101,9 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 			for _, w := range c.Warnings {
 				row.Warnings = append(row.Warnings, w.Error())
 			}
+			if row.Test == "mann-whitney" {
+				row.tooFew = rankTooFew(c)
+			}
 			if row.Base.Metric != 0 {
 				row.Relative = row.Head.Metric/row.Base.Metric - 1
 			}
@@ -144,7 +147,7 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 		}
 		return br.units[a.Unit] < br.units[b.Unit] // as the input lists them
 	})
-	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "results")...)
+	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "results", s.Alpha)...)
 	rep.Warnings = append(rep.Warnings, configMismatch(rep.Rows)...)
 	return rep, nil
 }

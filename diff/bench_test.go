@@ -252,3 +252,28 @@ func TestCompareBenchIgnore(t *testing.T) {
 		}
 	}
 }
+
+// Two runs a side cannot flag a benchmark: the report says so once, with
+// how many results it held for, and the row keeps benchmath's warning.
+func TestCompareBenchTooFewRuns(t *testing.T) {
+	const base = "pkg: example.com/m\nBenchmarkA-2 100 1000 ns/op\nBenchmarkA-2 100 1010 ns/op\nBenchmarkB-2 100 500 ns/op\nBenchmarkB-2 100 505 ns/op\n"
+	head := strings.NewReplacer(" 1000 ns", " 3000 ns", " 1010 ns", " 3010 ns").Replace(base)
+	rep, err := diff.CompareBench(strings.NewReader(base), strings.NewReader(head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found int
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, "with 2 and 2 runs") && strings.Contains(w, "need >= 4 runs a side (2 results)") {
+			found++
+		}
+	}
+	if found != 1 {
+		t.Errorf("report warnings %q, want the too-few-runs warning once for 2 results", rep.Warnings)
+	}
+	for _, row := range rep.Rows {
+		if len(row.Warnings) == 0 || !strings.Contains(row.Warnings[0], "need >= 4 samples") {
+			t.Errorf("%s: warnings %q, want benchmath's", row.Name, row.Warnings)
+		}
+	}
+}

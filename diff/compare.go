@@ -475,7 +475,7 @@ func (s *engine) judge(b, h *side) (*Report, error) {
 	}
 	rep.Headline = s.headline(b, h)
 	sortRows(rep.Rows)
-	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "functions")...)
+	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "functions", s.Alpha)...)
 	return rep, nil
 }
 
@@ -895,6 +895,9 @@ func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float
 		row.Test, c = s.compareRuns(b, h)
 		for _, w := range c.Warnings {
 			row.Warnings = append(row.Warnings, w.Error())
+		}
+		if row.Test == "mann-whitney" {
+			row.tooFew = rankTooFew(c)
 		}
 		row.pUp, row.pDown = c.P/2, 1-c.P/2
 		if f.lfc < 0 {
@@ -1344,8 +1347,7 @@ func rankLimit(n1, n2, m int, alpha float64) string {
 	if m == 0 {
 		return ""
 	}
-	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x + 1)); return v }
-	minP := math.Exp(lg(n1) + lg(n2) - lg(n1+n2)) // one-sided
+	minP := rankMinP(n1, n2)
 	if minP >= alpha || minP*float64(m) < alpha {
 		return "" // too few runs for any test: benchmath says so itself
 	}
@@ -1353,32 +1355,61 @@ func rankLimit(n1, n2, m int, alpha float64) string {
 		n1, n2, minP, m, alpha)
 }
 
-// testWarnings lifts the Mann–Whitney test's warnings about too few runs
-// (benchmath's "need >= 4 samples to detect a difference at alpha level
-// 0.05") from the rows to the report, once each with how many rows gave
-// it, so that a user who reads only the summary sees them.
-func testWarnings(rows []Row, noun string) []string {
-	count := map[string]int{}
-	var order []string
+// rankMinP is the Mann–Whitney test's smallest one-sided p-value with n1
+// and n2 runs and no ties, 1/C(n1+n2, n1).
+func rankMinP(n1, n2 int) float64 {
+	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x + 1)); return v }
+	return math.Exp(lg(n1) + lg(n2) - lg(n1+n2))
+}
+
+// rankTooFew returns n1 and n2 when the Mann–Whitney test of c could not
+// reach alpha whatever the runs measured: its smallest two-sided p-value,
+// 2/C(n1+n2, n1), is not below alpha (benchmath then warns "need >= N
+// samples" on the row).
+func rankTooFew(c benchmath.Comparison) [2]int {
+	if c.N1 == 0 || c.N2 == 0 {
+		return [2]int{}
+	}
+	if 2*rankMinP(c.N1, c.N2) < c.Alpha {
+		return [2]int{}
+	}
+	return [2]int{c.N1, c.N2}
+}
+
+// testWarnings says once per run count in the report, with how many rows
+// it held for, that the Mann–Whitney test had too few runs to flag
+// anything (Row.tooFew), so that a user who reads only the summary sees
+// it; the rows keep benchmath's own words.
+func testWarnings(rows []Row, noun string, alpha float64) []string {
+	count := map[[2]int]int{}
+	var order [][2]int
 	for _, row := range rows {
-		if row.Test != "mann-whitney" {
+		if row.Test != "mann-whitney" || row.tooFew == [2]int{} {
 			continue
 		}
-		for _, w := range row.Warnings {
-			if !strings.HasPrefix(w, "need >=") {
-				continue // e.g. "all samples are equal": the row's own
-			}
-			if count[w] == 0 {
-				order = append(order, w)
-			}
-			count[w]++
+		if count[row.tooFew] == 0 {
+			order = append(order, row.tooFew)
 		}
+		count[row.tooFew]++
 	}
 	out := make([]string, 0, len(order))
-	for _, w := range order {
-		out = append(out, fmt.Sprintf("%s (%d %s)", w, count[w], noun))
+	for _, n := range order {
+		out = append(out, fmt.Sprintf("with %d and %d runs the Mann-Whitney test cannot reach p < %g whatever they measure: need >= %d runs a side (%d %s)",
+			n[0], n[1], alpha, rankRunsNeeded(alpha), count[n], noun))
 	}
 	return out
+}
+
+// rankRunsNeeded is the fewest runs a side with which the Mann–Whitney
+// test's smallest two-sided p-value, 2/C(2n, n), is below alpha.
+func rankRunsNeeded(alpha float64) int {
+	n := 1
+	for ; n < 64; n++ {
+		if rankTooFew(benchmath.Comparison{N1: n, N2: n, Alpha: alpha}) == [2]int{} {
+			break
+		}
+	}
+	return n
 }
 
 // benjaminiHochberg sets Row.Q of rows[idx...] to their adjusted p-values.

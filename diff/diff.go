@@ -231,9 +231,12 @@ type Row struct {
 
 	tested     bool
 	pUp, pDown float64 // one-sided p-values, slower and faster
-	fit        *fit
-	idx        int   // the function's index among the comparison's measures
-	id         int32 // its matching key's id
+	// tooFew is the runs a side of a Mann–Whitney test whose smallest
+	// possible p-value is not below alpha (zero otherwise).
+	tooFew [2]int
+	fit    *fit
+	idx    int   // the function's index among the comparison's measures
+	id     int32 // its matching key's id
 }
 
 // Noise describes the noise model a comparison learned (see the package
