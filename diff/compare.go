@@ -184,11 +184,6 @@ func (s *engine) compare(base, head []*analysis.Index) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range append(append([]*run(nil), b.runs...), h.runs...) {
-		if s.Mode == PerOp && s.Anchor == "" {
-			s.runOps = math.Max(s.runOps, r.unit)
-		}
-	}
 	rep, err := s.judge(b, h)
 	if err != nil {
 		return nil, err
@@ -252,13 +247,13 @@ func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, er
 		if err != nil {
 			return nil, fmt.Errorf("diff: %s profile %d: %w", name, i+1, err)
 		}
-		share := runShares(parts)
+		first := len(sd.runs)
 		for k, q := range parts {
-			r, err := s.run(q, ops*share[k])
+			r, err := s.run(q)
 			if err != nil {
 				where := fmt.Sprintf("%s profile %d", name, i+1)
 				if len(parts) > 1 {
-					where += fmt.Sprintf(" (run %d of %d)", len(sd.runs)+1, len(parts))
+					where += fmt.Sprintf(" (run %d of %d)", k+1, len(parts))
 				}
 				return nil, fmt.Errorf("diff: %s: %w", where, err)
 			}
@@ -271,6 +266,9 @@ func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, er
 				sd.sum.Period = t.Period
 			}
 		}
+		if s.Mode == PerOp && s.Anchor == "" {
+			s.shareOps(sd.runs[first:], ops)
+		}
 	}
 	sd.sum.Runs = len(sd.runs)
 	sd.sum.Total = total / time.Duration(len(sd.runs))
@@ -278,33 +276,30 @@ func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, er
 	return sd, nil
 }
 
-// runShares is the part of a profile's operations (WithOps) each of its
-// runs did: in proportion to the work each run records, evenly when a run
-// records none. A profile of one run does all of them.
-func runShares(parts []*analysis.Index) []float64 {
-	share := make([]float64, len(parts))
+// shareOps gives the runs of one profile its ops operations (WithOps):
+// each run its part in proportion to the work it records, evenly when a
+// run records none. It keeps the most one run did (runOps).
+func (s *engine) shareOps(runs []*run, ops float64) {
 	var sum float64
-	for i, q := range parts {
-		w, _, err := q.Work()
-		if err != nil || !(w > 0) {
+	for _, r := range runs {
+		if !(r.work > 0) {
 			sum = 0
 			break
 		}
-		share[i] = w
-		sum += w
+		sum += r.work
 	}
-	for i := range share {
+	for _, r := range runs {
+		r.unit = ops / float64(len(runs))
 		if sum > 0 {
-			share[i] /= sum
-		} else {
-			share[i] = 1 / float64(len(parts))
+			r.unit = ops * r.work / sum
 		}
+		r.work, r.workUnit = r.unit, "op"
+		s.runOps = math.Max(s.runOps, r.unit)
 	}
-	return share
 }
 
 // run measures one run.
-func (s *engine) run(ix *analysis.Index, ops float64) (*run, error) {
+func (s *engine) run(ix *analysis.Index) (*run, error) {
 	t, err := ix.Table(s.analysisOptions()...)
 	if err != nil {
 		return nil, err
@@ -365,10 +360,8 @@ func (s *engine) run(ix *analysis.Index, ops float64) (*run, error) {
 				return nil, fmt.Errorf("anchor function %q has no time", s.Anchor)
 			}
 			r.unit = float64(at)
-		} else {
-			r.unit = ops
-			r.work, r.workUnit = ops, "op"
 		}
+		// With operation counts, side shares them among the runs.
 	}
 	if t.Total <= 0 && s.Mode != Share {
 		return nil, errors.New("no time to compare")
