@@ -69,9 +69,10 @@ func SplitRuns(p *profile.Profile) ([]*profile.Profile, error) {
 	return meta.Split(p)
 }
 
-// NoRegressionRuns is NoRegression with several runs a side, which lets the
-// diff package test each function across runs (Mann–Whitney U) instead of
-// relying on one profile's sampling noise.
+// NoRegressionRuns is NoRegression with several profiles a side, which lets
+// the diff package learn each function's run-to-run noise from the runs
+// instead of relying on one profile's sampling noise. A profile of Capture
+// holds several runs of its function already; each counts as a run.
 func NoRegressionRuns(t TestingT, base, current []*profile.Profile, opts ...diff.Option) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
@@ -88,7 +89,7 @@ func NoRegressionRuns(t TestingT, base, current []*profile.Profile, opts ...diff
 			return false
 		}
 	}
-	return reportRegression(t, "NoRegressionRuns", fmt.Sprintf("base = %d baseline runs, head = %d current runs", len(base), len(current)), base, current, opts)
+	return reportRegression(t, "NoRegressionRuns", fmt.Sprintf("base = %s, head = %s", profiles(len(base), "baseline"), profiles(len(current), "current")), base, current, opts)
 }
 
 // CheckRegression compares current with base and returns the diff report
@@ -107,7 +108,7 @@ func NoRegressionRuns(t TestingT, base, current []*profile.Profile, opts ...diff
 // which replaces the default; diff.WithOnly(nil) judges every function.
 func CheckRegression(base, current []*profile.Profile, opts ...diff.Option) (*diff.Report, error) {
 	if len(base) == 0 || len(current) == 0 {
-		return nil, fmt.Errorf("no profiles to compare (%d base runs, %d current runs)", len(base), len(current))
+		return nil, fmt.Errorf("no profiles to compare (%d base, %d current)", len(base), len(current))
 	}
 	if err := sameBuild(base, current); err != nil {
 		return nil, err
@@ -468,4 +469,12 @@ func packageDir() string {
 		}
 		dir = parent
 	}
+}
+
+// profiles is "1 baseline profile" or "5 baseline profiles".
+func profiles(n int, kind string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s profile", kind)
+	}
+	return fmt.Sprintf("%d %s profiles", n, kind)
 }

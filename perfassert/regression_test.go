@@ -71,7 +71,7 @@ func TestNoRegression(t *testing.T) {
 		if perfassert.NoRegressionRuns(ft, bs, hs) {
 			t.Fatal("regression passed")
 		}
-		if !strings.Contains(ft.text(), "(base = 5 baseline runs, head = 5 current runs)") || !strings.Contains(ft.text(), "main.a") {
+		if !strings.Contains(ft.text(), "(base = 5 baseline profiles, head = 5 current profiles)") || !strings.Contains(ft.text(), "main.a") {
 			t.Errorf("failure text:\n%s", ft.text())
 		}
 	})
@@ -80,7 +80,7 @@ func TestNoRegression(t *testing.T) {
 		if perfassert.NoRegressionRuns(ft, nil, []*profile.Profile{head}) {
 			t.Fatal("passed with no base")
 		}
-		if !strings.Contains(ft.text(), "no profiles to compare (0 base runs, 1 current runs)") {
+		if !strings.Contains(ft.text(), "no profiles to compare (0 base, 1 current)") {
 			t.Errorf("text: %s", ft.text())
 		}
 		ft = &fakeT{}
@@ -157,13 +157,27 @@ func TestNoRegressionPerOp(t *testing.T) {
 		}
 		t.Logf("the A/A pair failed once, as a statistical gate may; capturing again:\n%s", ft.text())
 	}
-	a, b := pair(40_000, 120_000)
-	ft := &fakeT{}
-	if perfassert.NoRegressionRuns(ft, one(a), one(b), diff.WithOps(a.n, b.n)) {
-		t.Fatal("tripling spin's work per run passed")
-	}
-	if !strings.Contains(ft.text(), spinName) || strings.Contains(ft.text(), "perfassert_test.other") {
-		t.Errorf("failure should name spin and only spin:\n%s", ft.text())
+	// other's work per run is the same on both sides: that it is not
+	// flagged is an A/A statement again, false at the gate's rate (CI saw
+	// other at +47% with p=0.027 from about 40 samples a side), so a pair
+	// that flags it is captured once more too. Tripling spin must fail
+	// every time: 26 runs a side detect +50% in spin.
+	for attempt := 1; ; attempt++ {
+		a, b := pair(40_000, 120_000)
+		ft := &fakeT{}
+		if perfassert.NoRegressionRuns(ft, one(a), one(b), diff.WithOps(a.n, b.n)) {
+			t.Fatalf("tripling spin's work per run passed:\n%s", ft.text())
+		}
+		if !strings.Contains(ft.text(), spinName) {
+			t.Fatalf("the failure does not name spin:\n%s", ft.text())
+		}
+		if !strings.Contains(ft.text(), "perfassert_test.other") {
+			break
+		}
+		if attempt == 2 {
+			t.Fatalf("other, whose work per run is unchanged, regressed twice in a row:\n%s", ft.text())
+		}
+		t.Logf("other was flagged once, as a statistical gate may; capturing again:\n%s", ft.text())
 	}
 }
 
