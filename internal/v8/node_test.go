@@ -61,7 +61,7 @@ func TestRealNodeProfile(t *testing.T) {
 	}
 }
 
-// TestCommittedBusyProfile checks the profile the README's quick start uses.
+// TestCommittedBusyProfile checks the profile the README's Formats example uses.
 func TestCommittedBusyProfile(t *testing.T) {
 	p := parseFile(t, "../../testdata/cpuprofile/busy.cpuprofile")
 	tb := table(t, p)
