@@ -3,6 +3,7 @@ package diff
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path"
 	"slices"
@@ -30,6 +31,8 @@ type engine struct {
 	// runOps is the most operations one run did (WithOps), which turns
 	// a time per operation back into time per run for MinAbsolute.
 	runOps float64
+	// renamed holds the names of Settings.Rename met in the runs.
+	renamed map[string]bool
 }
 
 // keyInfo is one matching key and the name and file of the first function
@@ -61,7 +64,7 @@ func (s *engine) intern(k string, f *analysis.Function) int32 {
 		return id
 	}
 	id := int32(len(s.keys))
-	s.keys = append(s.keys, keyInfo{key: k, name: f.Name, file: f.File})
+	s.keys = append(s.keys, keyInfo{key: k, name: s.name(f.Name), file: f.File})
 	s.ids[k] = id
 	return id
 }
@@ -466,6 +469,7 @@ func (s *engine) judge(b, h *side) (*Report, error) {
 			rep.Warnings = append(rep.Warnings, w)
 		}
 	}
+	s.renames(rep)
 	rep.Headline = s.headline(b, h)
 	sortRows(rep.Rows)
 	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "functions", s.Alpha)...)
@@ -1515,15 +1519,78 @@ func (s *engine) bigEnough(row *Row) bool {
 	return d >= float64(s.MinAbsolute)
 }
 
-// key returns the matching key of a function under s.Key.
+// key returns the matching key of a function under s.Key, after
+// Settings.Rename.
 func (s *engine) key(f *analysis.Function) string {
+	name := s.name(f.Name)
 	switch s.Key {
 	case KeyNameFile:
-		return f.Name + "\x00" + CleanPath(f.File)
+		return name + "\x00" + CleanPath(f.File)
 	case KeyNameFileLine:
-		return f.Name + "\x00" + CleanPath(f.File) + "\x00" + strconv.FormatInt(f.Line, 10)
+		return name + "\x00" + CleanPath(f.File) + "\x00" + strconv.FormatInt(f.Line, 10)
 	}
-	return f.Name
+	return name
+}
+
+// name is a function's name as the report shows it: its new name when
+// Settings.Rename renames it.
+func (s *engine) name(n string) string {
+	if r, ok := s.Rename[n]; ok {
+		if s.renamed == nil {
+			s.renamed = map[string]bool{}
+		}
+		s.renamed[n] = true
+		return r
+	}
+	return n
+}
+
+// renames fills Row.RenamedFrom and warns of renames that matched no
+// function, and of a gone and a new function in the same file, which may
+// be one function renamed.
+func (s *engine) renames(rep *Report) {
+	if len(s.Rename) > 0 {
+		from := map[string][]string{}
+		for o, n := range s.Rename {
+			if s.renamed[o] {
+				from[n] = append(from[n], o)
+			}
+		}
+		for i := range rep.Rows {
+			if f := from[rep.Rows[i].Name]; f != nil {
+				rep.Rows[i].RenamedFrom = slices.Sorted(slices.Values(f))
+			}
+		}
+		for _, o := range slices.Sorted(maps.Keys(s.Rename)) {
+			if !s.renamed[o] {
+				rep.Warnings = append(rep.Warnings, fmt.Sprintf("rename %s → %s: no function %s in either side", o, s.Rename[o], o))
+			}
+		}
+	}
+	type pair struct{ gone, new []string }
+	files := map[string]*pair{}
+	for _, row := range rep.Rows {
+		if row.File == "" || (row.Verdict != New && row.Verdict != Gone) {
+			continue
+		}
+		f := CleanPath(row.File)
+		p := files[f]
+		if p == nil {
+			p = &pair{}
+			files[f] = p
+		}
+		if row.Verdict == New {
+			p.new = append(p.new, row.Name)
+		} else {
+			p.gone = append(p.gone, row.Name)
+		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(files)) {
+		if p := files[f]; len(p.gone) == 1 && len(p.new) == 1 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+				"%s is gone and %s is new, both in %s: if it was renamed, --rename '%s=%s' (diff.WithRename) judges them as one function", p.gone[0], p.new[0], f, p.gone[0], p.new[0]))
+		}
+	}
 }
 
 // CleanPath reduces a source file path to the part that survives a change of

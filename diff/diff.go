@@ -135,6 +135,13 @@ type Settings struct {
 	// removes no sample from any total.
 	Only *regexp.Regexp
 
+	// Rename maps a base function's name to the name it has in head: the
+	// two are matched as one function, reported under the new name
+	// (Row.RenamedFrom), so that a function renamed in the change is
+	// judged instead of showing as gone and new. Several names may map to
+	// one (functions merged). Set it with WithRename.
+	Rename map[string]string
+
 	// BenchIgnore lists the configuration keys CompareBench does not tell
 	// benchmarks apart by (benchstat's -ignore): "cpu" when the two sides
 	// ran on different machines, "/gomaxprocs" for different core counts.
@@ -217,6 +224,9 @@ type Row struct {
 	RunsNeeded    int      `json:"runs_needed"`
 	Verdict       Verdict  `json:"verdict"`
 	Warnings      []string `json:"warnings,omitempty"`
+	// RenamedFrom lists the base names matched with this function by
+	// Settings.Rename (WithRename, --rename).
+	RenamedFrom []string `json:"renamed_from,omitempty"`
 	// Explain splits the change of a regressed or improved function over
 	// its call paths (Compare only; see Explanation).
 	Explain *Explanation `json:"explain,omitempty"`
@@ -421,6 +431,43 @@ func WithMinChange(relative float64, absolute time.Duration) Option {
 // samples: unlike WithFocus it removes no sample from any total.
 func WithOnly(re *regexp.Regexp) Option {
 	return optionFunc(func(s *Settings) error { s.Only = re; return nil })
+}
+
+// WithRename matches the base's function old with head's function new
+// (Settings.Rename): a function renamed in the change is judged as one
+// function, under its new name, instead of showing as gone and new (which
+// no gate fails on). Names are as the report shows them; with
+// KeyNameFile the file must match too. When the report warns that a
+// gone and a new function share a file, this is the option it suggests.
+func WithRename(old, new string) Option {
+	return optionFunc(func(s *Settings) error {
+		switch {
+		case old == "" || new == "":
+			return fmt.Errorf("diff: rename %q to %q: empty function name", old, new)
+		case old == new:
+			return fmt.Errorf("diff: rename %q to itself", old)
+		}
+		if prev, ok := s.Rename[old]; ok && prev != new {
+			return fmt.Errorf("diff: %q is renamed twice, to %q and to %q", old, prev, new)
+		}
+		if _, ok := s.Rename[new]; ok {
+			return fmt.Errorf("diff: rename %q to %q: %q is renamed itself", old, new, new)
+		}
+		for o, n := range s.Rename {
+			if n == old {
+				return fmt.Errorf("diff: rename %q to %q: %q is already the new name of %q", old, new, old, o)
+			}
+		}
+		// Copied: Settings are values, and an option must not change a
+		// map that other Settings share.
+		m := make(map[string]string, len(s.Rename)+1)
+		for o, n := range s.Rename {
+			m[o] = n
+		}
+		m[old] = new
+		s.Rename = m
+		return nil
+	})
 }
 
 // WithSelection sets which samples both sides count (Settings.Selection),

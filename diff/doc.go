@@ -109,7 +109,9 @@
 // A function is Regressed when Q < Alpha, both minimum effects are reached
 // and it got slower; Improved likewise when it got faster. New and Gone
 // are functions present on one side only, at least as large as the
-// absolute minimum; smaller ones are Unchanged.
+// absolute minimum; smaller ones are Unchanged. A function renamed in the
+// change is gone and new unless WithRename pairs the names; the report
+// warns of a gone and a new function in the same file.
 //
 // # The whole program
 //

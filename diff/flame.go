@@ -48,7 +48,7 @@ func (r *Report) flameTree() (*htmlreport.Tree, error) {
 			}
 			ids := make([]int32, len(rs.table.Functions))
 			for j := range rs.table.Functions {
-				ids[j] = b.Name(rs.table.Functions[j].Name)
+				ids[j] = b.Name(s.name(rs.table.Functions[j].Name))
 			}
 			leaf := make([]int, len(rs.stacks))
 			per := 1 / (run.unit * float64(len(sdr)))

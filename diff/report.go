@@ -377,7 +377,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%s\n", r.formatMetric(row, row.Base.Metric), r.formatMetric(row, row.Head.Metric),
-			r.change(row), pString(row), row.Verdict, row.Name)
+			r.change(row), pString(row), row.Verdict, row.label(func(n string) string { return n }))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -451,7 +451,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintln(&b, "| function | base | head | change | p | verdict |")
 		fmt.Fprintln(&b, "|:--|--:|--:|--:|--:|:--|")
 		for _, row := range rows {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", textfmt.MarkdownCode(row.Name), r.formatMetric(row, row.Base.Metric),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.label(textfmt.MarkdownCode), r.formatMetric(row, row.Base.Metric),
 				r.formatMetric(row, row.Head.Metric), r.change(row), pString(row), row.Verdict)
 		}
 	}
@@ -514,4 +514,17 @@ func writeMarkdownWarnings(b *strings.Builder, warnings []string) {
 	if len(warnings) > 0 {
 		fmt.Fprintln(b)
 	}
+}
+
+// label is a row's name as the tables show it, each name written by code:
+// with the base names a rename matched it with ("p.new (was p.old)").
+func (row *Row) label(code func(string) string) string {
+	if len(row.RenamedFrom) == 0 {
+		return code(row.Name)
+	}
+	was := make([]string, len(row.RenamedFrom))
+	for i, n := range row.RenamedFrom {
+		was[i] = code(n)
+	}
+	return code(row.Name) + " (was " + strings.Join(was, ", ") + ")"
 }

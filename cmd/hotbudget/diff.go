@@ -21,12 +21,19 @@ const diffUsage = `Usage: hotbudget diff [flags] BASE... -- HEAD...
 
 Compares head profiles with baseline profiles function by function and
 judges each function regressed, improved, unchanged, new or gone. Each side
-is one profile or several runs (globs are expanded). With one profile a
-side the test is a sampling-noise model from sample counts; with several
-runs a Mann-Whitney U test per function (--assume normal: Welch's t-test,
-which needs no more than five runs a side however many functions are
-tested); exact data (duration events) has no noise. The false-discovery rate across functions is held at --alpha, and a
-change must exceed both --min-change and --min-time to count.
+is one profile or several runs (globs are expanded). With several runs a
+side each function's run-to-run noise is measured and moderated across all
+functions (--assume nothing: Mann-Whitney U per function, as benchstat;
+--assume normal: Welch's t-test); with one profile a side the noise is
+learned from the spread of all functions' changes. Exact data (duration
+events) has no noise. The false-discovery rate across functions is held at
+--alpha, and a change must exceed both --min-change and --min-time to
+count. The whole program's time per unit of work is judged too when the
+work is known (--same-work, or recorded by perfassert and record).
+
+A function renamed in the change would show as gone and new, which fail no
+gate: --rename OLD=NEW judges them as one function, under its new name. The
+report suggests it when a gone and a new function share a source file.
 
 Times are compared, never raw sample counts, so profiles sampled at
 different intervals compare correctly. By default each function's share of
@@ -46,6 +53,7 @@ Examples:
 	hotbudget diff --format markdown --pprof diff.pb.gz base.pb.gz -- head.pb.gz
 	go tool pprof -top diff.pb.gz
 	hotbudget diff --format html --out report.html 'base/*.pb.gz' -- 'head/*.pb.gz'
+	hotbudget diff --rename 'main.parse=main.parseRecords' base/*.pb.gz -- head/*.pb.gz
 
 Each regressed or improved function is explained: its change split over
 the call paths it comes through (callers for self time, callees for total
@@ -66,6 +74,8 @@ func (c *cli) diff(args []string) int {
 	fs.StringVar(&out.out, "out", "", "write the report to `file` instead of stdout, which then shows the text report")
 	fs.StringVar(&out.html, "html", "", "also write the HTML report (flame graph, explanations) to `file`")
 	pprofOut := fs.String("pprof", "", "also write the difference as a pprof profile to `file` (go tool pprof shows it; base negated with pprof::base labels)")
+	var renames listFlag
+	fs.Var(&renames, "rename", "judge the base's function OLD and head's NEW as one function, renamed: `OLD=NEW` (repeatable)")
 	var sel selection
 	addSelection(fs.FlagSet, &sel)
 
@@ -97,6 +107,13 @@ func (c *cli) diff(args []string) int {
 	opts, err := d.options(fs.FlagSet, &sel)
 	if err != nil {
 		return c.usageErr("diff", "%v", err)
+	}
+	for _, r := range renames {
+		old, new, ok := strings.Cut(r, "=")
+		if !ok {
+			return c.usageErr("diff", "--rename %q: want OLD=NEW, the function's name in the base and in head", r)
+		}
+		opts = append(opts, diff.WithRename(strings.TrimSpace(old), strings.TrimSpace(new)))
 	}
 	sides, err := c.loadIndexes("diff", sel, basePaths, headPaths)
 	if err != nil {
