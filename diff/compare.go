@@ -602,6 +602,13 @@ func (s *engine) exposures(ms []*measured, runs []*run, head []bool, rep *Report
 		// Too few functions to tell how the rest moved: each function is
 		// compared with the rest of its own profile.
 		for i, m := range ms {
+			if !m.inBase || !m.inHead {
+				// New or gone: its share of its own profile (against the
+				// rest of the profile it would read as odds, 69% as 223%).
+				e[i], ev[i] = slices.Clone(total), make([]float64, n)
+				display[i], scale[i] = 1, 1
+				continue
+			}
 			e[i], ev[i] = make([]float64, n), make([]float64, n)
 			var lb, lh float64
 			var nb, nh int
