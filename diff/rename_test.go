@@ -45,6 +45,26 @@ func TestRename(t *testing.T) {
 	if got := verdicts(r); got["main.renderReport"] != diff.Gone || got["main.renderTable"] != diff.New || r.Failed() {
 		t.Fatalf("unpaired: %v, failed %v; want gone, new and a passing gate", got, r.Failed())
 	}
+	// Only parseRecords and writeLog are in every run of both sides: too
+	// few to measure shares against, so a new function shows its share
+	// of its own profiles, counted here from the samples (a sample in
+	// runtime.asyncPreempt is its caller's, as diff charges it by default).
+	var fn, all int64
+	for _, p := range head {
+		for _, smp := range p.Sample {
+			all += smp.Value[1]
+			leaf := smp.Location[0].Line[0].Function.Name
+			if leaf == "runtime.asyncPreempt" && len(smp.Location) > 1 {
+				leaf = smp.Location[1].Line[0].Function.Name
+			}
+			if leaf == "main.renderTable" {
+				fn += smp.Value[1]
+			}
+		}
+	}
+	if got, want := rowOf(t, r, "main.renderTable").Head.Metric, float64(fn)/float64(all); math.Abs(got-want) > 1e-9 {
+		t.Errorf("new main.renderTable at %.4f%% of head, want its share %.4f%%", got*100, want*100)
+	}
 	hint := "main.renderReport is gone and main.renderTable is new, both in "
 	if !slices.ContainsFunc(r.Warnings, func(w string) bool {
 		return strings.HasPrefix(w, hint) && strings.HasSuffix(w, "--rename 'main.renderReport=main.renderTable' (diff.WithRename) judges them as one function")
