@@ -74,8 +74,6 @@ func (c *cli) diff(args []string) int {
 	fs.StringVar(&out.out, "out", "", "write the report to `file` instead of stdout, which then shows the text report")
 	fs.StringVar(&out.html, "html", "", "also write the HTML report (flame graph, explanations) to `file`")
 	pprofOut := fs.String("pprof", "", "also write the difference as a pprof profile to `file` (go tool pprof shows it; base negated with pprof::base labels)")
-	var renames listFlag
-	fs.Var(&renames, "rename", "judge the base's function OLD and head's NEW as one function, renamed: `OLD=NEW` (repeatable)")
 	var sel selection
 	addSelection(fs.FlagSet, &sel)
 
@@ -107,13 +105,6 @@ func (c *cli) diff(args []string) int {
 	opts, err := d.options(fs.FlagSet, &sel)
 	if err != nil {
 		return c.usageErr("diff", "%v", err)
-	}
-	for _, r := range renames {
-		old, new, ok := strings.Cut(r, "=")
-		if !ok {
-			return c.usageErr("diff", "--rename %q: want OLD=NEW, the function's name in the base and in head", r)
-		}
-		opts = append(opts, diff.WithRename(strings.TrimSpace(old), strings.TrimSpace(new)))
 	}
 	sides, err := c.loadIndexes("diff", sel, basePaths, headPaths)
 	if err != nil {
@@ -226,6 +217,7 @@ type diffFlags struct {
 	alpha                     float64
 	minChange                 string
 	minTime                   time.Duration
+	renames                   listFlag
 }
 
 // assumeUsage documents --assume, for diff and bench.
@@ -253,6 +245,7 @@ func addDiffFlags(fs *flag.FlagSet) *diffFlags {
 	fs.Float64Var(&d.alpha, "alpha", diff.DefaultSettings.Alpha, "false-discovery `rate` across functions")
 	fs.StringVar(&d.minChange, "min-change", fmt.Sprintf("%g%%", 100*diff.DefaultSettings.MinRelative), "smallest relative `change` that counts")
 	fs.DurationVar(&d.minTime, "min-time", diff.DefaultSettings.MinAbsolute, "smallest absolute `time` change that counts (absolute and per-op modes)")
+	fs.Var(&d.renames, "rename", "judge a function renamed in the change as one function: `OLD=NEW`, its names in base and head (repeatable)")
 	return d
 }
 
@@ -304,6 +297,13 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 			return nil, fmt.Errorf("--min-time must not be negative, got %v", d.minTime)
 		}
 		opts = append(opts, diff.WithMinChange(rel, d.minTime))
+	}
+	for _, r := range d.renames {
+		old, new, ok := strings.Cut(r, "=")
+		if !ok {
+			return nil, fmt.Errorf("--rename %q: want OLD=NEW, the function's name in the base and in head", r)
+		}
+		opts = append(opts, diff.WithRename(strings.TrimSpace(old), strings.TrimSpace(new)))
 	}
 	if sel == nil {
 		return opts, nil
