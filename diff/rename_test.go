@@ -101,6 +101,7 @@ func TestRename(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc struct {
+		Rename    map[string]string `json:"rename"`
 		Functions []struct {
 			Name        string   `json:"name"`
 			RenamedFrom []string `json:"renamed_from"`
@@ -113,6 +114,9 @@ func TestRename(t *testing.T) {
 		return f.Name == "main.renderTable" && slices.Equal(f.RenamedFrom, []string{"main.renderReport"})
 	}) {
 		t.Errorf("JSON (%v) lacks renamed_from:\n%s", err, js.String())
+	}
+	if doc.Rename["main.renderReport"] != "main.renderTable" || len(doc.Rename) != 1 {
+		t.Errorf("JSON rename settings: %v", doc.Rename)
 	}
 	// The flame graph merges the two names into the new one, so that the
 	// base's frames and head's share one box.

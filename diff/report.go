@@ -16,28 +16,29 @@ const SchemaVersion = "hotbudget.diff/v2"
 
 // jsonReport is what WriteJSON writes; its doc comment has the schema.
 type jsonReport struct {
-	Schema      string     `json:"schema"`
-	Metric      Metric     `json:"metric"`
-	Mode        Mode       `json:"mode"`
-	Key         Key        `json:"key"`
-	Assume      Assumption `json:"assume"`
-	Anchor      string     `json:"anchor,omitempty"`
-	Alpha       float64    `json:"alpha"`
-	MinRelative float64    `json:"min_relative"`
-	MinAbsolute int64      `json:"min_absolute_ns"`
-	MinShare    float64    `json:"min_share"`
-	SameWork    bool       `json:"same_work"`
-	Base        Side       `json:"base"`
-	Head        Side       `json:"head"`
-	Headline    Headline   `json:"headline"`
-	Noise       Noise      `json:"noise"`
-	Failed      bool       `json:"failed"`
-	Regressed   int        `json:"regressed"`
-	Improved    int        `json:"improved"`
-	New         int        `json:"new"`
-	Gone        int        `json:"gone"`
-	Functions   []Row      `json:"functions"`
-	Warnings    []string   `json:"warnings"`
+	Schema      string            `json:"schema"`
+	Metric      Metric            `json:"metric"`
+	Mode        Mode              `json:"mode"`
+	Key         Key               `json:"key"`
+	Assume      Assumption        `json:"assume"`
+	Anchor      string            `json:"anchor,omitempty"`
+	Alpha       float64           `json:"alpha"`
+	MinRelative float64           `json:"min_relative"`
+	MinAbsolute int64             `json:"min_absolute_ns"`
+	MinShare    float64           `json:"min_share"`
+	SameWork    bool              `json:"same_work"`
+	Rename      map[string]string `json:"rename,omitempty"`
+	Base        Side              `json:"base"`
+	Head        Side              `json:"head"`
+	Headline    Headline          `json:"headline"`
+	Noise       Noise             `json:"noise"`
+	Failed      bool              `json:"failed"`
+	Regressed   int               `json:"regressed"`
+	Improved    int               `json:"improved"`
+	New         int               `json:"new"`
+	Gone        int               `json:"gone"`
+	Functions   []Row             `json:"functions"`
+	Warnings    []string          `json:"warnings"`
 }
 
 // Counts returns how many rows have each verdict.
@@ -66,6 +67,7 @@ func (r *Report) Counts() map[Verdict]int {
 //	  "min_absolute_ns": 1000000, // smallest time change (absolute, per-op)
 //	  "min_share": 0.005,         // smallest share change (share, anchor)
 //	  "same_work": false,         // every run declared to do the same work
+//	  "rename": {"old": "new"},   // WithRename's pairs (omitted when none)
 //	  "base": {"runs", "total_ns", "samples", "exact", "period_ns"},
 //	  "head": {...},
 //	  "headline": {               // the whole program's time per unit of work
@@ -81,6 +83,7 @@ func (r *Report) Counts() map[Verdict]int {
 //	  "regressed": 1, "improved": 0, "new": 0, "gone": 0,
 //	  "functions": [{
 //	    "name", "file",
+//	    "renamed_from": ["old"],  // base names matched by a rename (omitted when none)
 //	    "base": {"self_ns", "total_ns", "self_share", "total_share", "samples", "metric"},
 //	    "head": {...},
 //	    "delta": head.metric - base.metric (ns, ns per op, or share 0..1),
@@ -142,7 +145,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		Schema: SchemaVersion, Metric: r.Settings.Metric, Mode: r.Settings.Mode, Key: r.Settings.Key,
 		Assume: r.Settings.Assume, Anchor: r.Settings.Anchor, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
 		MinAbsolute: int64(r.Settings.MinAbsolute), MinShare: r.Settings.MinShare,
-		SameWork: r.Settings.SameWork, Base: r.Base, Head: r.Head,
+		SameWork: r.Settings.SameWork, Rename: r.Settings.Rename, Base: r.Base, Head: r.Head,
 		Headline: finiteHeadline(r.Headline), Noise: r.Noise, Failed: r.Failed(),
 		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone],
 		Functions: rows, Warnings: warn,
