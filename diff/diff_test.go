@@ -612,22 +612,11 @@ func TestPooledSamplingNoise(t *testing.T) {
 // multinomial draws a folded profile of n samples over functions with the
 // given shares (main;f0, main;f1, ...).
 func multinomial(t testing.TB, r *rand.Rand, n int, shares []float64) *profile.Profile {
-	counts := make([]int, len(shares))
-	for range n {
-		u := r.Float64()
-		j := 0
-		for ; j < len(shares)-1 && u >= shares[j]; j++ {
-			u -= shares[j]
-		}
-		counts[j]++
+	stacks := make([]string, len(shares))
+	for j := range stacks {
+		stacks[j] = fmt.Sprintf("main;f%d", j)
 	}
-	var b strings.Builder
-	for j, c := range counts {
-		if c > 0 {
-			fmt.Fprintf(&b, "main;f%d %d\n", j, c)
-		}
-	}
-	return folded(t, b.String())
+	return drawStacks(t, r, n, stacks, shares)
 }
 
 // TestAssumptions: twenty functions of 5% each, five runs a side of 2000
