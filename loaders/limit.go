@@ -25,6 +25,19 @@ const MaxBytesEnv = "HOTBUDGET_MAX_BYTES"
 // ErrTooLarge is wrapped by the error for input larger than the limit.
 var ErrTooLarge = errors.New("input too large")
 
+// MaxBytes returns the limit on decompressed input that Read applies with
+// opts: WithMaxBytes, else HOTBUDGET_MAX_BYTES, else DefaultMaxBytes;
+// math.MaxInt64 when there is none. The error names a malformed
+// HOTBUDGET_MAX_BYTES. A reader that bypasses Read (such as
+// analysis.ParseIndex, which has its own fixed bound) checks it here.
+func MaxBytes(opts ...Option) (int64, error) {
+	var c config
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	return c.limit()
+}
+
 // limit returns the limit on decompressed input; math.MaxInt64 for none.
 func (c *config) limit() (int64, error) {
 	n := c.maxBytes

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -256,4 +257,30 @@ func FuzzReadGzip(f *testing.F) {
 			}
 		}
 	})
+}
+
+// MaxBytes resolves the limit as Read applies it: the option first, then
+// the environment, then the default.
+func TestMaxBytesResolves(t *testing.T) {
+	t.Setenv(MaxBytesEnv, "")
+	for _, c := range []struct {
+		env  string
+		opts []Option
+		want int64
+	}{
+		{"", nil, DefaultMaxBytes},
+		{"2KiB", nil, 2048},
+		{"0", nil, math.MaxInt64},
+		{"2KiB", []Option{WithMaxBytes(100)}, 100},
+		{"", []Option{WithMaxBytes(0)}, math.MaxInt64},
+	} {
+		t.Setenv(MaxBytesEnv, c.env)
+		if got, err := MaxBytes(c.opts...); got != c.want || err != nil {
+			t.Errorf("%s=%q, %d options: %d, %v; want %d", MaxBytesEnv, c.env, len(c.opts), got, err, c.want)
+		}
+	}
+	t.Setenv(MaxBytesEnv, "2 GB")
+	if _, err := MaxBytes(); err == nil || !strings.Contains(err.Error(), `HOTBUDGET_MAX_BYTES="2 GB"`) {
+		t.Errorf("malformed environment: %v", err)
+	}
 }

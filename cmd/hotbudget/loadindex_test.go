@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -43,5 +44,20 @@ func TestLoadIndexEqualsLoad(t *testing.T) {
 	}
 	if pprofs < 10 {
 		t.Errorf("only %d pprof files: the fast path is barely tested", pprofs)
+	}
+}
+
+// The fast path keeps the loaders' limit on decompressed input: below
+// ParseIndex's own bound, a pprof file over the limit is refused as every
+// other format is.
+func TestLoadIndexKeepsTheLimit(t *testing.T) {
+	const f = "../../testdata/pprof/busy.pb.gz"
+	t.Setenv(loaders.MaxBytesEnv, "1KiB")
+	_, err := loadIndex(f)
+	if !errors.Is(err, loaders.ErrTooLarge) {
+		t.Errorf("%s=1KiB: %v, want the loaders' too-large error", loaders.MaxBytesEnv, err)
+	}
+	if _, err := loadIndex(f, loaders.WithMaxBytes(64<<20)); err != nil {
+		t.Errorf("WithMaxBytes(64MiB) overrides the environment: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/index"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -240,9 +241,11 @@ func (c *cli) load(cmd, path string, opts ...loaders.Option) (*profile.Profile, 
 
 // loadIndex reads and indexes a profile and prints its loader warnings to
 // stderr. Go profiles in pprof's protobuf encoding take the fast path of
-// analysis.ParseIndex; every other input, and any pprof file ParseIndex
-// refuses, goes through loaders.Load and analysis.NewIndex, so the result
-// and the errors are those of the slow path.
+// analysis.ParseIndex; every other input, any pprof file ParseIndex
+// refuses, and every input when the loaders' limit on decompressed input
+// is below ParseIndex's own (index.MaxDecoded), goes through loaders.Load
+// and analysis.NewIndex, so the result and the errors are those of the
+// slow path.
 func (c *cli) loadIndex(cmd, path string, opts ...loaders.Option) (*analysis.Index, error) {
 	x, err := loadIndex(path, opts...)
 	if err != nil {
@@ -255,11 +258,9 @@ func (c *cli) loadIndex(cmd, path string, opts ...loaders.Option) (*analysis.Ind
 }
 
 func loadIndex(path string, opts ...loaders.Option) (*analysis.Index, error) {
-	if f, err := loaders.DetectFile(path, opts...); err == nil && f == loaders.FormatPprof {
-		if data, err := os.ReadFile(path); err == nil {
-			if x, err := analysis.ParseIndex(data); err == nil {
-				return x, nil
-			}
+	if limit, err := loaders.MaxBytes(opts...); err == nil && limit >= index.MaxDecoded {
+		if x, ok := parseIndexFile(path, opts); ok {
+			return x, nil
 		}
 	}
 	p, err := loaders.Load(path, opts...)
@@ -267,6 +268,19 @@ func loadIndex(path string, opts ...loaders.Option) (*analysis.Index, error) {
 		return nil, err
 	}
 	return analysis.NewIndex(p)
+}
+
+// parseIndexFile is loadIndex's fast path: a pprof file that ParseIndex
+// takes.
+func parseIndexFile(path string, opts []loaders.Option) (*analysis.Index, bool) {
+	if f, err := loaders.DetectFile(path, opts...); err == nil && f == loaders.FormatPprof {
+		if data, err := os.ReadFile(path); err == nil {
+			if x, err := analysis.ParseIndex(data); err == nil {
+				return x, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // loadAll expands globs and loads every profile. A warning that several
