@@ -335,20 +335,27 @@ func (s *Scanner) ScalarBytes() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if IsScalarByte(c) {
-		i := s.Pos + 1
-		for i < s.End && IsScalarByte(s.Buf[i]) {
-			i++
-		}
-		if i < s.End {
-			b := s.Buf[s.Pos:i]
-			s.Pos = i
-			return b, nil
-		}
+	if end, ok := s.bufferedScalar(c); ok {
+		b := s.Buf[s.Pos:end]
+		s.Pos = end
+		return b, nil
 	}
 	b, err := s.Value(s.Raw[:0], true)
 	s.Raw = b
 	return b, err
+}
+
+// bufferedScalar returns where the number or literal starting with c at
+// s.Pos ends, when it ends within the buffer.
+func (s *Scanner) bufferedScalar(c byte) (int, bool) {
+	if !IsScalarByte(c) {
+		return 0, false
+	}
+	i := s.Pos + 1
+	for i < s.End && IsScalarByte(s.Buf[i]) {
+		i++
+	}
+	return i, i < s.End
 }
 
 // Scalar reads a number or literal as raw text.
@@ -607,7 +614,13 @@ func (s *Scanner) Skip() error {
 			s.Pos++
 			return s.SkipString()
 		}
-		_, err := s.ScalarBytes()
+		// A scalar is stepped over in the buffer; one that runs past it
+		// is read without being kept.
+		if end, ok := s.bufferedScalar(c); ok {
+			s.Pos = end
+			return nil
+		}
+		_, err := s.Value(nil, false)
 		return err
 	}
 	depth := 0

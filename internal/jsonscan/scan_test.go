@@ -162,3 +162,31 @@ func TestSkipTokens(t *testing.T) {
 		t.Error("a truncated array was skipped without error")
 	}
 }
+
+// Skip keeps nothing of a number longer than the buffer (1 MiB of digits
+// against a 64 KiB buffer), and lands on the value after it; ScalarBytes,
+// which returns the number, keeps it all.
+func TestSkipLongScalarKeepsNothing(t *testing.T) {
+	in := "[" + strings.Repeat("7", 1<<20) + ", 5]"
+	s := New(strings.NewReader(in))
+	if err := s.Expect('[', "an array"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Skip(); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Raw) != 0 || cap(s.Raw) != 0 {
+		t.Errorf("Skip kept %d bytes (capacity %d) of the number it skipped", len(s.Raw), cap(s.Raw))
+	}
+	if err := s.Expect(',', "a comma"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.Scalar("next"); err != nil || v != "5" {
+		t.Errorf("after the skipped number: %q, %v; want 5", v, err)
+	}
+	s = New(strings.NewReader(in))
+	_ = s.Expect('[', "an array")
+	if b, err := s.ScalarBytes(); err != nil || len(b) != 1<<20 {
+		t.Errorf("ScalarBytes: %d bytes, %v; want the whole number", len(b), err)
+	}
+}
