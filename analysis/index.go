@@ -238,16 +238,31 @@ func (x *Index) DirectCallers(names map[string]bool) map[string]map[string]bool 
 	if !any {
 		return out
 	}
-	ff := ix.FrameFunc
+	// The stack's functions frame by frame, leaf first (a recursive
+	// function appears as often as it is called: its caller is the frame
+	// above each occurrence, not the next distinct function).
+	var funcs []int32
 	used := ix.UsedStacks()
-	for st := 0; st+1 < len(ix.UniqOff); st++ {
+	for st := range used {
 		if !used[st] {
 			continue
 		}
-		u := ix.Uniq[ix.UniqOff[st]:ix.UniqOff[st+1]]
-		for i := 0; i+1 < len(u); i++ {
-			if f := ff[u[i]]; want[f] {
-				out[ix.Funcs[f].Name][ix.Funcs[ff[u[i+1]]].Name] = true
+		funcs = funcs[:0]
+		for _, l := range ix.Stack(int32(st)) {
+			lo, hi := ix.Frames(l)
+			for fr := lo; fr < hi; fr++ {
+				funcs = append(funcs, ix.FrameFunc[fr])
+			}
+		}
+		for i, f := range funcs {
+			if !want[f] {
+				continue
+			}
+			for _, c := range funcs[i+1:] {
+				if c != f {
+					out[ix.Funcs[f].Name][ix.Funcs[c].Name] = true
+					break
+				}
 			}
 		}
 	}
