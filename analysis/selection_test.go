@@ -123,6 +123,7 @@ func TestThroughHandWorked(t *testing.T) {
 		{"b as the leaf", name(`^b$`), true, nil, nil},
 		{"c (d inlined in it)", name(`^c$`), false, nil, []string{"d;c;main: 30 (3)"}},
 		{"c charged d's time", name(`^c$`), true, []analysis.Option{analysis.ToCaller(regexp.MustCompile(`^d$`))}, []string{"c;main: 30 (3)"}},
+		{"a charged to its caller, and called higher up", name(`^a$`), false, []analysis.Option{analysis.ToCaller(regexp.MustCompile(`^a$`))}, []string{"b;a;main: 20 (2)"}},
 		{"main, one thread", name(`^main$`), false, []analysis.Option{analysis.Selection{Threads: []string{"worker"}}}, nil},
 		{"idle", name(`idle`), true, nil, []string{"(idle): 40 (4)"}},
 	}
@@ -138,6 +139,15 @@ func TestThroughHandWorked(t *testing.T) {
 			}
 			checkStacks(t, tab, stacks, true, tc.want)
 		})
+	}
+	// a's leaf frames are charged to b and main; the a above b keeps a's
+	// total (20: the two samples of a;b;a;main), and no self time.
+	charged, err := x.Table(analysis.ToCaller(regexp.MustCompile(`^a$`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := charged.Find("a"); len(r) != 1 || r[0].Self != 0 || r[0].Total != 20 {
+		t.Errorf("a charged to its caller: %+v, want self 0, total 20", r)
 	}
 	all, err := x.Table()
 	if err != nil {

@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 	"regexp"
+	"slices"
 
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
@@ -152,6 +153,7 @@ func (x *Index) Each(sel Selection, fn func(Kept)) error {
 
 	stride := len(x.Types)
 	ff := x.FrameFunc
+	var rest map[int32][]int32 // uniqAbove of the stacks that need it
 	for i, st := range x.SampleStack {
 		if labelOK != nil && !labelOK[x.SampleLabels[i]] {
 			continue
@@ -173,16 +175,18 @@ func (x *Index) Each(sel Selection, fn func(Kept)) error {
 		switch {
 		case focus != nil && !anyFunc(focus, ff, u), ignore != nil && anyFunc(ignore, ff, u), len(u) == 0:
 		case toCaller != nil && len(u) > 1 && toCaller[ff[u[0]]]:
+			var again bool
+			k.Skip, again = x.leafRun(st, ff[u[0]])
 			k.Uniq = u[1:]
-			leaf := ff[u[0]]
-		skip:
-			for _, l := range x.Stack(st) {
-				lo, hi := x.Frames(l)
-				for f := lo; f < hi; f++ {
-					if ff[f] != leaf {
-						break skip
-					}
-					k.Skip++
+			if again {
+				// The charged function is also called higher up, where
+				// it keeps its place (pre;f;pre;main: pre's total).
+				if rest == nil {
+					rest = map[int32][]int32{}
+				}
+				if k.Uniq = rest[st]; k.Uniq == nil {
+					k.Uniq = x.uniqAbove(st, k.Skip)
+					rest[st] = k.Uniq
 				}
 			}
 		default:
@@ -191,6 +195,46 @@ func (x *Index) Each(sel Selection, fn func(Kept)) error {
 		fn(k)
 	}
 	return nil
+}
+
+// leafRun returns how many frames at the leaf end of stack st belong to
+// function leaf, and whether leaf appears again above them.
+func (x *Index) leafRun(st, leaf int32) (skip int, again bool) {
+	run := true
+	for _, l := range x.Stack(st) {
+		lo, hi := x.Frames(l)
+		for f := lo; f < hi; f++ {
+			switch {
+			case run && x.FrameFunc[f] == leaf:
+				skip++
+			case run:
+				run = false
+			case x.FrameFunc[f] == leaf:
+				return skip, true
+			}
+		}
+	}
+	return skip, false
+}
+
+// uniqAbove returns the frames of stack st above its first skip frames
+// whose functions are distinct, leaf first, as UniqFrames does for the
+// whole stack.
+func (x *Index) uniqAbove(st int32, skip int) []int32 {
+	var out []int32
+	n := 0
+	for _, l := range x.Stack(st) {
+		lo, hi := x.Frames(l)
+		for f := lo; f < hi; f++ {
+			if n++; n <= skip {
+				continue
+			}
+			if !slices.ContainsFunc(out, func(g int32) bool { return x.FrameFunc[g] == x.FrameFunc[f] }) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 func anyFunc(m []bool, ff, frames []int32) bool {
