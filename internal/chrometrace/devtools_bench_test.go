@@ -23,7 +23,8 @@ import (
 )
 
 // The trace loading goal is set against DevTools' own engine: a real trace
-// (testdata/invalid-animation-events.json.gz, 24 MB, see SOURCES.md)
+// (testdata/corpus/chrome-trace/invalid-animation-events.json.gz, 24 MB,
+// see testdata/corpus/SOURCES.md)
 // replicated into one of about 190 MB, loaded side by side in one run by
 // Parse and by @paulirish/trace_engine under Node as the Performance panel
 // loads a file (devtools/load.mjs):
@@ -47,7 +48,7 @@ var pidField = regexp.MustCompile(`"pid":(\d+)`)
 // realTrace returns the events of the real trace, one raw JSON value each.
 func realTrace(tb testing.TB) []json.RawMessage {
 	tb.Helper()
-	gz, err := os.ReadFile("testdata/invalid-animation-events.json.gz")
+	gz, err := os.ReadFile(filepath.Join(corpus, "chrome-trace", "invalid-animation-events.json.gz"))
 	if err != nil {
 		tb.Fatal(err)
 	}
