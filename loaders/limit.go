@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -280,7 +281,7 @@ func (w *protoWalker) feed(b []byte) error {
 			if w.field == 0 {
 				return w.fail("field number 0")
 			}
-			if want, ok := profileWireTypes[w.field]; ok && !containsUint(want, typ) {
+			if want, ok := profileWireTypes[w.field]; ok && !slices.Contains(want, typ) {
 				return w.fail("field %d with wire type %d", w.field, typ)
 			}
 			w.fields++
@@ -310,15 +311,6 @@ func (w *protoWalker) feed(b []byte) error {
 		}
 	}
 	return nil
-}
-
-func containsUint(s []uint64, v uint64) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // checker follows a format's bytes as they are read.

@@ -103,12 +103,9 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 
 // Write writes r as one HTML page.
 func Write(w io.Writer, r *Report) error {
-	data, err := r.Tree.encode()
-	if err != nil {
-		return err
-	}
+	data := r.Tree.encode()
 	var buf bytes.Buffer
-	err = page.Execute(&buf, struct {
+	err := page.Execute(&buf, struct {
 		*Report
 		CSS    template.CSS
 		Script template.JS
@@ -127,10 +124,10 @@ func Write(w io.Writer, r *Report) error {
 // stays a few megabytes and parses in tens of milliseconds. Strings are
 // escaped by encoding/json, which escapes <, > and &, so the text is safe
 // inside a script element.
-func (t *Tree) encode() ([]byte, error) {
+func (t *Tree) encode() []byte {
 	var b bytes.Buffer
 	if t == nil {
-		return []byte("null"), nil
+		return []byte("null")
 	}
 	// Values are integers: root = 1e8 (or less for an empty tree).
 	max := 0.0
@@ -246,7 +243,7 @@ func (t *Tree) encode() ([]byte, error) {
 		fmt.Fprintf(&b, `],"p":[%s],"q":[%s],"change":[%s],"sig":[%s]}`, ps.Bytes(), qs.Bytes(), chs.Bytes(), sig.Bytes())
 	}
 	b.WriteByte('}')
-	return b.Bytes(), nil
+	return b.Bytes()
 }
 
 // num writes a finite number compactly (4 significant digits), 0 for

@@ -182,9 +182,6 @@ func (b *TreeBuilder) Values(id int32) (base, head Value) {
 	return Value{n.self[0], n.total[0]}, Value{n.self[1], n.total[1]}
 }
 
-// NodeName returns the function name of node id.
-func (b *TreeBuilder) NodeName(id int32) string { return b.names[b.nodes[id].name] }
-
 // Tree returns the call tree in pre-order, siblings largest first. At most
 // about maxNodes frames are kept, the largest (by total time on either
 // side); the smaller children of a frame are summed into one node whose

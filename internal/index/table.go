@@ -100,8 +100,7 @@ func (x *Index) Sum(sel Selection) (*Sums, error) {
 
 // Kept is one sample a Selection selects.
 type Kept struct {
-	Sample int   // the sample's index
-	Stack  int32 // its stack
+	Stack int32 // the sample's stack
 	// Value (nanoseconds) and Count (samples or events, 0 without a
 	// count type) of the sample.
 	Value, Count int64
@@ -168,7 +167,7 @@ func (x *Index) Each(sel Selection, fn func(Kept)) error {
 			}
 		}
 		row := x.Values[i*stride : (i+1)*stride]
-		k := Kept{Sample: i, Stack: st, Value: row[ti] * toNanos}
+		k := Kept{Stack: st, Value: row[ti] * toNanos}
 		if ci >= 0 {
 			k.Count = row[ci]
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -81,20 +82,11 @@ func run(name, timeout string, drop []string) result {
 	r := result{err: cmd.Run(), dropped: map[string]int{}}
 	r.stdout = stdout.String()
 	for _, line := range strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n") {
-		if contains(drop, line) {
+		if slices.Contains(drop, line) {
 			r.dropped[line]++
 		} else if line != "" {
 			r.kept = append(r.kept, line)
 		}
 	}
 	return r
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
