@@ -200,6 +200,9 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Add([]byte("main;a;b 3\n"))
 	f.Add([]byte("go 1.26 trace\x00\x00\x00"))
+	// pprof's legacy text formats (the line checker's path).
+	f.Add([]byte("heap profile: 1: 2 [3: 4] @ heap/1048576\n1: 2 [3: 4] @ 0x1 0x2\n"))
+	f.Add([]byte("--- contention:\ncycles/second=1\n1 2 @ 0x1 0x2\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := Read(bytes.NewReader(b))
 		if err == nil {
