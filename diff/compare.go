@@ -440,7 +440,7 @@ func (s *engine) judge(b, h *side) (*Report, error) {
 		fitOf[i] = &fits[n]
 	}
 	multi := len(b.runs) >= 2 && len(h.runs) >= 2
-	rep.in = &inputs{b: b, h: h, runs: runs, head: head, multi: multi, exact: exact,
+	rep.in = &inputs{eng: s, b: b, h: h, runs: runs, head: head, multi: multi, exact: exact,
 		model: mdl, expo: expo, ev: ev, scale: scale, general: general}
 	rep.Rows = make([]Row, 0, len(ms))
 	for i, m := range ms {

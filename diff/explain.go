@@ -86,6 +86,7 @@ const maxPaths = 4
 // and flame graphs count exactly what the verdicts counted, and judge with
 // the same model.
 type inputs struct {
+	eng          *engine // the engine that judged: its settings and runOps
 	b, h         *side
 	runs         []*run // base runs, then head runs
 	head         []bool
@@ -331,8 +332,14 @@ func (p *pnode) sortedChildren() []*pnode {
 	return out
 }
 
-// engine is the engine of the comparison that made r, for its judgements.
-func (r *Report) engine() *engine { return &engine{Settings: r.Settings} }
+// engine is the engine of the comparison that made r, for its judgements
+// (with the operations a run did, which WithOps' minimum change needs).
+func (r *Report) engine() *engine {
+	if r.in != nil && r.in.eng != nil {
+		return r.in.eng
+	}
+	return &engine{Settings: r.Settings}
+}
 
 // explain fills Row.Explain of every regressed and improved row.
 func (r *Report) explain() error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -223,9 +224,23 @@ func TestHTMLFlameModes(t *testing.T) {
 		if !strings.Contains(page, `"unit":"`+c.unit+`"`) {
 			t.Errorf("%s: unit missing", c.unit)
 		}
-		_, v := readFlame(t, page)
+		d, v := readFlame(t, page)
 		if math.Abs(v["bt"][0]/c.bRoot-1) > 1e-6 || math.Abs(v["ht"][0]/c.hRoot-1) > 1e-6 {
 			t.Errorf("%s: root %v / %v, want %v / %v", c.unit, v["bt"][0], v["ht"][0], c.bRoot, c.hRoot)
 		}
+		if len(d.Tested.I) == 0 {
+			t.Errorf("%s: no frame tested", c.unit)
+		}
+	}
+	// Operation counts: frames are tested against the minimum change per
+	// run, which needs the operations a run did (the report's frames were
+	// once judged by an engine without them, and none was tested).
+	r := compare(t, base, head, diff.WithOps(1000, 1000))
+	var b bytes.Buffer
+	if err := r.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := readFlame(t, b.String()); len(d.Tested.I) == 0 || !slices.Contains(d.Tested.Sig, 1) {
+		t.Errorf("WithOps: %d frames tested, significant %v; want the regressed path significant", len(d.Tested.I), d.Tested.Sig)
 	}
 }
