@@ -150,12 +150,17 @@ func TestWithRenameErrors(t *testing.T) {
 			t.Errorf("error %v, want %s", err, c.want)
 		}
 	}
-	// Two functions merged into one, and the same rename twice, are fine;
-	// options do not change the settings they started from.
+	// Two functions merged into one, and the same rename twice, are fine.
 	if _, err := diff.Compare([]*profile.Profile{base}, []*profile.Profile{base}, diff.WithRename("parse", "x"), diff.WithRename("render", "x"), diff.WithRename("parse", "x")); err != nil {
 		t.Error(err)
 	}
-	if len(diff.DefaultSettings.Rename) != 0 {
-		t.Errorf("DefaultSettings.Rename changed: %v", diff.DefaultSettings.Rename)
+	// A rename does not change the map of the settings it started from.
+	set := diff.DefaultSettings
+	set.Rename = map[string]string{"parse": "x"}
+	if _, err := diff.Compare([]*profile.Profile{base}, []*profile.Profile{base}, diff.WithSettings(set), diff.WithRename("render", "y")); err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Rename) != 1 {
+		t.Errorf("WithRename changed the caller's map: %v", set.Rename)
 	}
 }
