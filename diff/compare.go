@@ -1418,19 +1418,12 @@ func rankRunsNeeded(alpha float64) int {
 
 // benjaminiHochberg sets Row.Q of rows[idx...] to their adjusted p-values.
 func benjaminiHochberg(rows []Row, idx []int) {
-	sort.Slice(idx, func(x, y int) bool {
-		px, py := rows[idx[x]].P, rows[idx[y]].P
-		if px != py {
-			return px < py
-		}
-		return rows[idx[x]].Name < rows[idx[y]].Name
-	})
-	m := float64(len(idx))
-	q := 1.0
-	for j := len(idx) - 1; j >= 0; j-- {
-		row := &rows[idx[j]]
-		q = math.Min(q, row.P*m/float64(j+1))
-		row.Q = math.Min(q, 1)
+	p := make([]float64, len(idx))
+	for k, i := range idx {
+		p[k] = rows[i].P
+	}
+	for k, q := range stats.BH(p) {
+		rows[idx[k]].Q = q
 	}
 }
 
