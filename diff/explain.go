@@ -105,7 +105,6 @@ type norm struct {
 	base, head []float64
 	e, ev      []float64
 	scale      float64
-	rest       bool // never set: kept for the explanation's arithmetic
 }
 
 // normFor returns the normalisation of the function with index i among
@@ -177,19 +176,10 @@ func (in *inputs) runStacks(s *engine, sd, i int) (*runStacks, error) {
 	return rs, nil
 }
 
-// pathValues are one call path's measurements, taken exactly as row takes
-// a function's: per run, the compared metric over the run's unit (before
-// the yardstick's per-run factor), and the samples behind them.
-type pathValues struct {
-	base, head []float64
-	bk, hk     int64 // samples summed over the runs of each side
-}
-
 // pathTest is what pathSignificance found.
 type pathTest struct {
-	p     float64 // p-value of the test named by test
-	poolP float64 // no longer a separate test: 0
-	test  string
+	p    float64 // p-value of the test named by test
+	test string
 	// fitted says lfc is the model's fitted change (every run has the
 	// path), base its geometric mean over the base runs: a path that is
 	// the whole function shows the function's values.
@@ -200,15 +190,16 @@ type pathTest struct {
 // pathSignificance judges a call path of a function as if it were a
 // function of its own, with the model that judged the functions (their
 // noise, its moderation): the one place where explanations and the flame
-// graph's per-frame p-values meet the verdicts' statistics. pv holds the
-// path's per-run values (its metric over the run's unit), n the
-// function's normalisation. p is one-sided in the direction of the
-// path's change, as Row.P is.
-func (s *engine) pathSignificance(in *inputs, pv pathValues, n norm) pathTest {
-	vals := append(append([]float64(nil), pv.base...), pv.head...)
+// graph's per-frame p-values meet the verdicts' statistics. base and head
+// hold the path's per-run values, taken exactly as row takes a
+// function's (its metric over the run's unit, before the yardstick's
+// per-run factor), n the function's normalisation. p is one-sided in the
+// direction of the path's change, as Row.P is.
+func (s *engine) pathSignificance(in *inputs, base, head []float64, n norm) pathTest {
+	vals := append(append([]float64(nil), base...), head...)
 	if in.exact && !in.multi {
 		t := pathTest{p: 1, test: "exact"}
-		if mean(pv.head) != n.scale*mean(pv.base) {
+		if mean(head) != n.scale*mean(base) {
 			t.p = 0
 		}
 		return t
@@ -229,7 +220,7 @@ func (s *engine) pathSignificance(in *inputs, pv pathValues, n norm) pathTest {
 	}
 	t := pathTest{p: p, test: test, lfc: f.lfc, fitted: true}
 	var lb float64
-	nb := len(pv.base)
+	nb := len(base)
 	for j := range vals {
 		if k[j] <= 0 {
 			t.fitted = false
@@ -255,9 +246,6 @@ func (s *engine) relative(b, h, scale float64) float64 {
 // computed as row computes a function's, so that a path that is the whole
 // function shows the function's change.
 func (s *engine) pathRelative(bvals, hvals []float64, n norm) float64 {
-	if n.rest {
-		return s.relative(stats.Median(bvals), stats.Median(hvals), n.scale)
-	}
 	nbv, nhv := make([]float64, len(bvals)), make([]float64, len(hvals))
 	for i := range bvals {
 		nbv[i] = bvals[i] / n.base[i]
@@ -286,13 +274,12 @@ type pnode struct {
 	parent   *pnode
 	children map[int32]*pnode // by matching key id
 	val      []float64        // metric through this path, per run
-	n        []int64          // samples through it
 	term     []float64        // of which the stack ends here
-	termN    []int64
+	termN    []int64          // samples of the stacks that end here
 }
 
 func newPnode(name string, parent *pnode, runs int) *pnode {
-	return &pnode{name: name, parent: parent, val: make([]float64, runs), n: make([]int64, runs),
+	return &pnode{name: name, parent: parent, val: make([]float64, runs),
 		term: make([]float64, runs), termN: make([]int64, runs)}
 }
 
@@ -380,10 +367,10 @@ func (r *Report) explain() error {
 					}
 					// Callers: up the stack from the leaf.
 					node := root
-					node.add(col, v, st.Samples)
+					node.add(col, v)
 					for _, f := range fr[1:] {
 						node = node.child(rs.keys[f], rs.table.Functions[f].Name)
-						node.add(col, v, st.Samples)
+						node.add(col, v)
 					}
 					node.term[col] += v
 					node.termN[col] += st.Samples
@@ -402,10 +389,10 @@ func (r *Report) explain() error {
 				}
 				for k, j := range seen {
 					node := roots[k]
-					node.add(col, v, st.Samples)
+					node.add(col, v)
 					for x := j - 1; x >= 0; x-- {
 						node = node.child(rs.keys[fr[x]], rs.table.Functions[fr[x]].Name)
-						node.add(col, v, st.Samples)
+						node.add(col, v)
 					}
 					node.term[col] += v
 					node.termN[col] += st.Samples
@@ -422,10 +409,7 @@ func (r *Report) explain() error {
 	return nil
 }
 
-func (p *pnode) add(col int, v float64, n int64) {
-	p.val[col] += v
-	p.n[col] += n
-}
+func (p *pnode) add(col int, v float64) { p.val[col] += v }
 
 // group is one entry of an explanation: a path of the tree (its subtree,
 // or only the stacks that end at it) or the sum of several.
@@ -434,7 +418,6 @@ type group struct {
 	end    bool // only the stacks ending at node
 	others int
 	val    []float64
-	n      []int64
 	delta  float64
 }
 
@@ -446,9 +429,9 @@ func (r *Report) explainRow(row *Row, root *pnode) *Explanation {
 	n := in.normFor(row.idx)
 	scale := n.scale
 	mk := func(node *pnode, end bool) *group {
-		g := &group{node: node, end: end, val: node.val, n: node.n}
+		g := &group{node: node, end: end, val: node.val}
 		if end {
-			g.val, g.n = node.term, node.termN
+			g.val = node.term
 		}
 		g.delta = mean(g.val[nb:]) - scale*mean(g.val[:nb])
 		return g
@@ -508,11 +491,10 @@ func (r *Report) explainRow(row *Row, root *pnode) *Explanation {
 	}
 	byDelta(groups)
 	if len(groups) > maxPaths {
-		rest := &group{others: len(groups) - (maxPaths - 1), val: make([]float64, len(root.val)), n: make([]int64, len(root.n))}
+		rest := &group{others: len(groups) - (maxPaths - 1), val: make([]float64, len(root.val))}
 		for _, g := range groups[maxPaths-1:] {
 			for j := range rest.val {
 				rest.val[j] += g.val[j]
-				rest.n[j] += g.n[j]
 			}
 			rest.delta += g.delta
 		}
@@ -523,8 +505,7 @@ func (r *Report) explainRow(row *Row, root *pnode) *Explanation {
 	if s.Metric == Total {
 		ex.By = "callees"
 	}
-	poolP := make([]float64, len(groups))
-	for gi, g := range groups {
+	for _, g := range groups {
 		bvals, hvals := g.val[:nb], g.val[nb:]
 		pc := PathChange{Others: g.others, Base: stats.Median(bvals), Head: stats.Median(hvals), Delta: g.delta, End: g.end}
 		if g.node != nil {
@@ -540,16 +521,8 @@ func (r *Report) explainRow(row *Row, root *pnode) *Explanation {
 			}
 		}
 		pc.Relative = s.pathRelative(bvals, hvals, n)
-		var bk, hk int64
-		for j, c := range g.n {
-			if j < nb {
-				bk += c
-			} else {
-				hk += c
-			}
-		}
-		t := s.pathSignificance(in, pathValues{base: bvals, head: hvals, bk: bk, hk: hk}, n)
-		pc.P, pc.Test, poolP[gi] = t.p, t.test, t.poolP
+		t := s.pathSignificance(in, bvals, hvals, n)
+		pc.P, pc.Test = t.p, t.test
 		if t.fitted {
 			// As the function's: the fitted change, from the geometric
 			// mean of the base runs.
@@ -572,7 +545,7 @@ func (r *Report) explainRow(row *Row, root *pnode) *Explanation {
 		pc.Q = q
 		big := math.Abs(pc.Relative) >= s.MinRelative || (pc.Base == 0 && pc.Head > 0)
 		switch {
-		case q >= s.Alpha || poolP[i] >= s.Alpha || !big || pc.Delta == 0:
+		case q >= s.Alpha || !big || pc.Delta == 0:
 			pc.Verdict = Unchanged
 		case pc.Delta > 0:
 			pc.Verdict = Regressed

@@ -99,10 +99,8 @@ func (r *Report) flameTree() (*htmlreport.Tree, error) {
 		slot[id] = k
 	}
 	vals := make([][]float64, len(tested))
-	counts := make([][]int64, len(tested))
 	for k := range tested {
 		vals[k] = make([]float64, nb+nh)
-		counts[k] = make([]int64, nb+nh)
 	}
 	for sd := 0; sd < 2; sd++ {
 		for i, rl := range runs[sd] {
@@ -116,7 +114,6 @@ func (r *Report) flameTree() (*htmlreport.Tree, error) {
 				for id := int32(rl.leaf[j]); id > 0; id = b.Parent(id) {
 					if k, ok := slot[id]; ok {
 						vals[k][col] += v
-						counts[k][col] += st.Samples
 					}
 					if s.Metric == Self {
 						break // self time is the leaf's only
@@ -129,22 +126,14 @@ func (r *Report) flameTree() (*htmlreport.Tree, error) {
 	// large (the one used for functions that are not part of it).
 	n := in.normFor(-1)
 	type stat struct {
-		p, q, poolP, delta, rel float64
+		p, q, delta, rel float64
 	}
 	judged := make([]stat, len(tested))
 	var up, down []int
 	for k := range tested {
-		var bk, hk int64
-		for j, c := range counts[k] {
-			if j < nb {
-				bk += c
-			} else {
-				hk += c
-			}
-		}
-		t := s.pathSignificance(in, pathValues{base: vals[k][:nb], head: vals[k][nb:], bk: bk, hk: hk}, n)
+		t := s.pathSignificance(in, vals[k][:nb], vals[k][nb:], n)
 		bv, hv := metric(tested[k])
-		st := stat{p: t.p, q: t.p, poolP: t.poolP, delta: hv - n.scale*bv, rel: s.pathRelative(vals[k][:nb], vals[k][nb:], n)}
+		st := stat{p: t.p, q: t.p, delta: hv - n.scale*bv, rel: s.pathRelative(vals[k][:nb], vals[k][nb:], n)}
 		if bv <= 0 {
 			st.rel = math.Inf(1)
 		}
@@ -172,7 +161,7 @@ func (r *Report) flameTree() (*htmlreport.Tree, error) {
 		st := judged[k]
 		node.Change, node.P, node.Q = st.rel, st.p, st.q
 		big := math.Abs(st.rel) >= s.MinRelative && s.sizeable(math.Abs(st.delta))
-		node.Significant = st.q < s.Alpha && st.poolP < s.Alpha && big && st.delta != 0
+		node.Significant = st.q < s.Alpha && big && st.delta != 0
 	})
 	t.Diff = true
 	t.Scale = n.scale
