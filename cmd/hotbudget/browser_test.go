@@ -3,8 +3,10 @@ package main
 // Browser tests of the HTML reports: the CLI writes a report, headless
 // Chromium opens it from a file:// URL, and the tests read the state the
 // page's script exposes (window.__hotbudget), the DOM and the canvas'
-// pixels, click and type as a user would, and save screenshots under
-// testdata/html for review. Without Chromium they skip.
+// pixels, click and type as a user would, and take screenshots: in the
+// test's temporary directory, or, with `go test ./cmd/hotbudget -update`,
+// under testdata/html for review and the README. Without Chromium they
+// skip.
 
 import (
 	"bytes"
@@ -232,16 +234,25 @@ func (p *page) pixel(x, y float64) [3]int {
 		return [d[0], d[1], d[2]]; })()`, x, y))
 }
 
+// screenshot saves a PNG of the whole page. path is the tracked file under
+// testdata/html, rewritten (atomically) only with -update; otherwise the
+// screenshot goes to the test's temporary directory, so that a test run
+// leaves the working tree as it was.
 func (p *page) screenshot(path string) {
 	p.t.Helper()
 	png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) || len(png) <= 8 {
+		p.t.Fatalf("screenshot for %s: %d bytes that are not a PNG", path, len(png))
+	}
+	if !*update {
+		path = filepath.Join(p.t.TempDir(), filepath.Base(path))
+	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		p.t.Fatal(err)
 	}
-	if err := os.WriteFile(path, png, 0o644); err != nil {
+	if err := writeFileAtomic(path, func(f *os.File) error { _, err := f.Write(png); return err }); err != nil {
 		p.t.Fatal(err)
 	}
 	p.t.Logf("screenshot: %s", path)
@@ -261,8 +272,9 @@ func runOK(t *testing.T, want int, args ...string) string {
 // side, main.renderReport doing 20% more work), the page shows
 // main.renderReport judged regressed in the table, red and marked in the
 // flame graph, with the explanation naming its caller path; zoom and
-// search work. Saves testdata/html/regress.png, the README's screenshot,
-// and regress-hover.png with the tooltip of main.renderReport.
+// search work. With -update it saves testdata/html/regress.png, the
+// README's screenshot, and regress-hover.png with the tooltip of
+// main.renderReport.
 func TestHTMLRegressInBrowser(t *testing.T) {
 	inRepoRoot(t)
 	out := filepath.Join(t.TempDir(), "regress.html")
@@ -356,7 +368,7 @@ func TestHTMLRegressInBrowser(t *testing.T) {
 // handler → render, and only the calls through render take longer. The
 // flame graph shows that call path red and the one through load not, both
 // frames marked as the regressed function's; the explanation says so.
-// Saves testdata/html/explain.png.
+// With -update it saves testdata/html/explain.png.
 func TestHTMLExplainInBrowser(t *testing.T) {
 	inRepoRoot(t)
 	out := filepath.Join(t.TempDir(), "explain.html")
@@ -393,7 +405,8 @@ func TestHTMLExplainInBrowser(t *testing.T) {
 	p.noErrors()
 }
 
-// TestHTMLTopInBrowser: the single-profile page of hotbudget top.
+// TestHTMLTopInBrowser: the single-profile page of hotbudget top. With
+// -update it saves testdata/html/top.png.
 func TestHTMLTopInBrowser(t *testing.T) {
 	inRepoRoot(t)
 	out := filepath.Join(t.TempDir(), "top.html")

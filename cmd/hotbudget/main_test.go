@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/cli")
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/cli and the browser tests' screenshots under testdata/html")
 
 // repoRoot is where the CLI runs in these tests, so that file names in the
 // output read as they would in the README.
@@ -179,7 +179,7 @@ func TestGoldenDiffUsage(t *testing.T) {
 		{name: "diff-per-op-no-anchor", why: "per-op mode needs an anchor", args: []string{"diff", "--mode", "per-op", busy, "--", busy}},
 		{name: "diff-bad-min-change", why: "percentages are parsed strictly", args: []string{"diff", "--min-change", "ten", busy, "--", busy}},
 		{name: "diff-bad-only", why: "--only is a regexp, checked before any file is read", args: []string{"diff", "--only", "(", busy, "--", busy}},
-		{name: "diff-bad-assume", why: "--assume takes nothing or normal", args: []string{"diff", "--assume", "lognormal", busy, "--", busy}},
+		{name: "diff-bad-assume", why: "--assume takes model, nothing or normal", args: []string{"diff", "--assume", "lognormal", busy, "--", busy}},
 		{name: "diff-unreadable-profile", why: "an unreadable profile: exit 2 naming the file", args: []string{"diff", busy, "--", "testdata/cli/truncated.pb.gz"}},
 		{name: "diff-unknown-flag", why: "an unknown flag is a usage error", args: []string{"diff", "--sigma", "3", busy, "--", busy}},
 		{name: "diff-html-unwritable", why: "an --html file that cannot be written: exit 2 naming it", args: []string{"diff", "--html", "testdata/cli/no-such-dir/report.html", "testdata/cli/base.folded", "--", "testdata/cli/base.folded"}},
