@@ -6,7 +6,6 @@ import (
 	"debug/buildinfo"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -146,13 +145,9 @@ func (c *cli) record(args []string) int {
 	if err != nil {
 		return c.usageErr("record", "%v", err)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if !set["mode"] && d.anchor == "" {
-		// Both sides do the same work: CPU time per run compares
-		// directly, as time per op would. (--mode per-op needs --anchor.)
-		opts = append([]diff.Option{diff.WithMode(diff.Absolute)}, opts...)
-	}
+	// Both sides do the same work: CPU time per run compares directly, as
+	// time per op would. --mode and --anchor, applied after, override it.
+	opts = append([]diff.Option{diff.WithMode(diff.Absolute)}, opts...)
 	o.procs = runtime.GOMAXPROCS(0)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -251,7 +246,7 @@ func (c *cli) recordReport(res *recordResult, funcs, benches *diff.Report, forma
 //	  "base": {"revision": "origin/main", "commit": "0123..."},
 //	  "head": {"revision": ".", "commit": ""},   // "" for the working tree
 //	  "out": "perf",                              // where the profiles are
-//	  "functions": {hotbudget.diff/v1 report},
+//	  "functions": {hotbudget.diff/v2 report},
 //	  "benchmarks": {hotbudget.bench/v1 report}
 //	}
 func writeRecordJSON(w io.Writer, res *recordResult, funcs, benches *diff.Report) error {
@@ -712,7 +707,7 @@ func (r *recorder) runAll(ctx context.Context, sides []*recSide, leaves []leaf, 
 	}
 	for _, s := range sides {
 		path := filepath.Join(s.out, "bench.txt")
-		if err := os.WriteFile(path, s.bench.Bytes(), 0o644); err != nil {
+		if err := writeFileAtomic(path, func(f *os.File) error { _, err := f.Write(s.bench.Bytes()); return err }); err != nil {
 			return err
 		}
 	}
@@ -722,7 +717,8 @@ func (r *recorder) runAll(ctx context.Context, sides []*recSide, leaves []leaf, 
 	return nil
 }
 
-// fileName turns a benchmark name into a file name.
+// unsafeName matches what a benchmark's name may hold but a file name
+// should not: runLeaf replaces it with "_".
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._=+-]+`)
 
 // runLeaf runs one benchmark once with CPU profiling and returns its
@@ -774,13 +770,10 @@ func rateHz(p *profile.Profile) int {
 }
 
 // mergeRun merges one run's profiles of the benchmarks both sides have
-// and writes it as cpu-RUN.pb.gz.
+// and writes it as cpu-RUN.pb.gz. A lone profile is taken as it is and
+// its record replaced: runLeaf has written it already.
 func (r *recorder) mergeRun(s *recSide, parts []*profile.Profile, ops int64, run int) (*profile.Profile, error) {
-	cp := make([]*profile.Profile, len(parts))
-	for i, p := range parts {
-		cp[i] = p.Copy()
-	}
-	p, err := profile.Merge(cp)
+	p, err := mergeRuns(parts)
 	if err != nil {
 		return nil, fmt.Errorf("merging run %d of %s: %w", run, s.name, err)
 	}
