@@ -27,7 +27,7 @@ func main() {
 	flag.Float64Var(&cfg.Alpha, "alpha", 0.05, "false-discovery rate of the comparisons")
 	flag.Uint64Var(&cfg.Seed, "seed", 1, "seed of every draw")
 	flag.BoolVar(&cfg.Quick, "quick", false, "run the small version the tests run")
-	flag.IntVar(&cfg.Draws, "draws", 0, "draws per injection cell with 1 and 3 runs a side, half as many with 5 and 10 (default 100, quick 20)")
+	flag.IntVar(&cfg.Draws, "draws", 0, "draws per injection cell with 1 and 3 runs a side, half as many with 5 and 10 (default 100, quick 80)")
 	flag.IntVar(&cfg.Workers, "j", 0, "comparisons run in parallel (default GOMAXPROCS)")
 	format := flag.String("format", "text", "output format: text or markdown")
 	verbose := flag.Bool("v", false, "print progress to standard error")

@@ -6,9 +6,9 @@
 // regressions injected at the sample level (verdictbench.Inject).
 //
 // It sits above package diff, as cmd/hotbudget does: nothing in the module
-// imports it but its command (internal/verdictbench/cmd/verdictbench) and
-// tests. Every draw is seeded; the tables are the same from run to run and
-// from machine to machine, whatever the parallelism.
+// imports it but its command (cmd/verdictbench) and tests. Every draw is
+// seeded; the tables are the same from run to run and from machine to
+// machine, whatever the parallelism.
 package bench
 
 import (
@@ -29,14 +29,6 @@ import (
 	"github.com/hotbudget/hotbudget/internal/verdictbench"
 	"github.com/hotbudget/hotbudget/loaders"
 )
-
-// gateFails is the gate's decision on one comparison: does `hotbudget diff`
-// exit non-zero, does perfassert's NoRegression fail? Every table of the
-// benchmark asks it, so a new rule (a headline verdict on the whole
-// profile) is one change here.
-func gateFails(rep *diff.Report) bool {
-	return rep.Failed()
-}
 
 // options are the settings every comparison of the benchmark uses: the
 // defaults, but for alpha. An option a headline verdict needs goes here:
@@ -63,7 +55,7 @@ type Config struct {
 	// run: fewer sets at 100 µs, fewer injection cells and draws.
 	Quick bool
 	// Draws is the number of draws per injection cell with 1 and 3 runs a
-	// side (half as many with 5 and 10); 0 means 100 (Quick: 20).
+	// side (half as many with 5 and 10); 0 means 100 (Quick: 80).
 	Draws int
 	// Workers compare in parallel; 0 means GOMAXPROCS.
 	Workers int
@@ -173,7 +165,7 @@ type Results struct {
 type AARow struct {
 	Set         string
 	Comparisons int
-	Fails       int // comparisons where gateFails
+	Fails       int // comparisons where the gate fails (diff.Report.Failed)
 	Flagged     int // regressed rows in all comparisons
 	// Often names the functions flagged most often, with counts.
 	Often string
@@ -242,7 +234,7 @@ func (d *data) compare(base, head []*profile.Profile) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	o := outcome{fails: gateFails(rep)}
+	o := outcome{fails: rep.Failed()}
 	for _, row := range rep.Regressions() {
 		o.regressed = append(o.regressed, row.Name)
 	}

@@ -8,10 +8,10 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"syscall"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // Profile runs work under runtime/pprof at its default rate (100 Hz) and
@@ -20,13 +20,13 @@ import (
 // process used meanwhile (getrusage, user+sys).
 func Profile(path, name, unit string, work func() int) error {
 	var buf bytes.Buffer
-	before := cpuNanos()
+	before := testutil.CPUTime().Nanoseconds()
 	if err := pprof.StartCPUProfile(&buf); err != nil {
 		return err
 	}
 	ops := work()
 	pprof.StopCPUProfile()
-	used := cpuNanos() - before
+	used := testutil.CPUTime().Nanoseconds() - before
 	p, err := profile.Parse(&buf)
 	if err != nil {
 		return fmt.Errorf("reading back the profile: %w", err)
@@ -47,12 +47,4 @@ func Profile(path, name, unit string, work func() int) error {
 		return err
 	}
 	return f.Close()
-}
-
-func cpuNanos() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
