@@ -35,9 +35,9 @@ type RuleResult struct {
 	Function string `json:"function"`       // the function judged: the worst one for a pattern
 	File     string `json:"file,omitempty"` // its source file, when known
 	FuncLine int64  `json:"function_line,omitempty"`
-	// Unit is "ns", "share" or "relative" (see Kind.Unit); Got and Limit
-	// are in it. For max_regression Got is the change of the worst matching
-	// function and Verdict/Q are diff's judgement of it.
+	// Unit is "ns", "ns/op", "share" or "relative" (see Kind.Unit); Got
+	// and Limit are in it. For max_regression Got is the change of the
+	// worst matching function and Verdict/Q are diff's judgement of it.
 	Unit    string       `json:"unit"`
 	Got     float64      `json:"got"`
 	Limit   float64      `json:"limit"`
@@ -45,8 +45,11 @@ type RuleResult struct {
 	Q       float64      `json:"q,omitempty"`
 	// Message says in one line what was found, for people.
 	Message string `json:"message"`
-	// Warnings are diff's caveats about the judged function (too few
-	// runs, too few samples), for max_regression.
+	// Warnings are caveats about the measurement: for max_regression,
+	// diff's about the comparison and the judged function (too few runs,
+	// too few samples); for the other limits, perfassert's
+	// (perfassert.Result.Warnings: no or too few samples, lost samples, a
+	// capture's time summed over its runs, the race detector).
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -67,8 +70,10 @@ func (r *Result) Failures() []RuleResult {
 // Check checks profiles (one or more runs of the program) against b.
 // baseline is needed only by max_regression rules. Profiles are not modified.
 // An error means the check could not be made (no profiles, a rule needing a
-// baseline without one, a profile without time values); a failed limit is
-// not an error but a RuleResult with Pass false.
+// baseline without one, a profile without time values, profiles that cannot
+// be pooled because their sample types differ, a per-op limit on a profile
+// that records no work count or on profiles counting work in different
+// units); a failed limit is not an error but a RuleResult with Pass false.
 func Check(b *Budget, profiles, baseline []*profile.Profile) (*Result, error) {
 	if b == nil {
 		return nil, errors.New("budget: nil budget")

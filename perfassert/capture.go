@@ -13,6 +13,7 @@ import (
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/suggest"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // ErrProfilerBusy is returned by CaptureProfile when the process's CPU
@@ -65,7 +66,7 @@ func MinSamples(n int) CaptureOption {
 func MaxDuration(d time.Duration) CaptureOption {
 	return captureFunc(func(c *captureConfig) {
 		if d <= 0 {
-			c.err = fmt.Errorf("perfassert: MaxDuration(%s): want a positive duration", dur(d))
+			c.err = fmt.Errorf("perfassert: MaxDuration(%s): want a positive duration", textfmt.Duration(d))
 		}
 		c.maxDuration = d
 	})
@@ -79,10 +80,11 @@ func MaxDuration(d time.Duration) CaptureOption {
 // and adds a warning to the profile, shown in failure text, when they fall
 // short. Any other rate is set with runtime.SetCPUProfileRate before
 // profiling starts, which makes the runtime print "cannot set cpu profile
-// rate until previous profile has finished" to stderr once per run of the
-// capture; the profile is nevertheless sampled at the requested rate and its
-// Period says so. Captures at different rates cannot share the profiler:
-// one waits for the others to finish.
+// rate until previous profile has finished" to stderr each time the
+// profiler starts: once per profiling round (see CaptureProfile), of which a
+// capture may take several; the profile is nevertheless sampled at the
+// requested rate and its Period says so. Captures at different rates cannot
+// share the profiler: one waits for the others to finish.
 func Rate(hz int) CaptureOption {
 	return captureFunc(func(c *captureConfig) {
 		if hz <= 0 || hz > 10000 {
@@ -141,10 +143,11 @@ func Precision(relErr float64) CaptureOption {
 //
 // Captures in parallel tests (t.Parallel) share one profiling session: the
 // profiler runs in rounds while any capture is active and each round's
-// samples are split among the captures by label. Each round a capture took
-// part in is one of its runs, labelled meta.LabelRun; the profile's
-// hotbudget record (internal/meta, read by ProfileName, Iterations and
-// MatchBaseline) lists the runs with their iterations of fn.
+// samples are split among the captures by label. A capture is made of runs
+// of the same number of iterations of fn, each labelled meta.LabelRun by the
+// capturing goroutine, so that runs do not depend on when rounds end; the
+// profile's hotbudget record (internal/meta, read by ProfileName, Iterations
+// and MatchBaseline) lists the runs with their iterations of fn.
 //
 // When the CPU profiler is already running outside perfassert (as under
 // `go test -cpuprofile`), CaptureProfile runs nothing and returns an error
@@ -222,9 +225,9 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 // String is Capture's log line: what the capture holds and what it cost.
 func (st *captureStats) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d samples in %d runs, %s wall, %s CPU, %.0f iterations", st.samples, st.runs, dur(st.wall), dur(st.cpu), st.iterations)
+	fmt.Fprintf(&b, "%d samples in %d runs, %s wall, %s CPU, %.0f iterations", st.samples, st.runs, textfmt.Duration(st.wall), textfmt.Duration(st.cpu), st.iterations)
 	if st.iterations > 0 {
-		fmt.Fprintf(&b, " (%s CPU each)", dur(time.Duration(float64(st.cpu)/st.iterations)))
+		fmt.Fprintf(&b, " (%s CPU each)", textfmt.Duration(time.Duration(float64(st.cpu)/st.iterations)))
 	}
 	fmt.Fprintf(&b, "; stopped: %s", st.reason)
 	if st.top != "" && !math.IsInf(st.rse, 0) {
@@ -260,14 +263,22 @@ func iterations(p *profile.Profile) (float64, bool) {
 	return w, true
 }
 
-// countSamples is the number of samples of p, as its table counts them (0
-// when p has no time value).
+// countSamples is the number of samples of p: the sum of its count value
+// (samples/count in Go CPU profiles) over all samples, as the TotalSamples
+// of its table (analysis.Functions); 0 when p has no count value, or no time
+// value beside it.
 func countSamples(p *profile.Profile) int64 {
-	t, err := analysis.Functions(p)
-	if err != nil {
+	_, ci, _, err := analysis.ValueIndex(p, "")
+	if err != nil || ci < 0 {
 		return 0
 	}
-	return t.TotalSamples
+	var n int64
+	for _, s := range p.Sample {
+		if s != nil && len(s.Value) > ci {
+			n += s.Value[ci]
+		}
+	}
+	return n
 }
 
 // Capture is CaptureProfile for tests: it names the profile after the test

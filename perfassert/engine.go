@@ -35,8 +35,7 @@ import (
 type Checker struct {
 	pooled  *profile.Profile // the profile, or the profiles merged
 	index   *analysis.Index  // of pooled
-	records []meta.Record    // of each profile
-	known   []bool           // the profile has a record
+	records []meta.Record    // of each profile (zero when it has none)
 
 	mu     sync.Mutex
 	tables map[string]*analysis.Table // by selection, in words; read-only
@@ -76,9 +75,8 @@ func NewChecker(profiles ...*profile.Profile) (*Checker, error) {
 			}
 			return nil, fmt.Errorf("perfassert: profile %d is nil", i+1)
 		}
-		r, ok := record(p)
+		r, _ := record(p)
 		ck.records = append(ck.records, r)
-		ck.known = append(ck.known, ok)
 	}
 	if len(profiles) > 1 {
 		merged, err := profile.Merge(profiles)
@@ -290,8 +288,8 @@ func (ck *Checker) work() (float64, string, error) {
 // race reports whether a profile was captured with the race detector on,
 // and whether any profile says.
 func (ck *Checker) race() (race, known bool) {
-	for i, r := range ck.records {
-		if ck.known[i] && r.Build != "" {
+	for _, r := range ck.records {
+		if r.Build != "" {
 			known = true
 			race = race || r.Race
 		}

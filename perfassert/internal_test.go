@@ -2,13 +2,17 @@ package perfassert
 
 import (
 	"fmt"
+	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/meta"
 )
 
 type recT struct{ errs, logs []string }
@@ -175,4 +179,146 @@ func TestCaptureDropsUnlabelledSamples(t *testing.T) {
 	if mine == 0 || float64(burner) >= 0.01*float64(mine) {
 		t.Errorf("the capture holds %d of the neighbour's samples out of %d, want under 1%%", burner, mine)
 	}
+}
+
+// TestRoundSumsAreTheTables: the CPU time splitRound adds up for a round
+// (to tell lost samples) and countSamples are the Total and TotalSamples of
+// the profile's table (analysis.Functions), which count every sample's
+// value once: the captures' samples and the dropped ones alike, by the
+// sample type the table reads, a recursive stack once.
+func TestRoundSumsAreTheTables(t *testing.T) {
+	work := &profile.Function{ID: 1, Name: "main.work"}
+	caller := &profile.Function{ID: 2, Name: "main.main"}
+	leaf := &profile.Location{ID: 1, Line: []profile.Line{{Function: work}}}
+	up := &profile.Location{ID: 2, Line: []profile.Line{{Function: caller}}}
+	// round builds a round of four samples: one of the active capture "1",
+	// one of a capture no longer active, one unlabelled (a parallel test,
+	// the garbage collector), and one of capture "1" through a recursive
+	// stack.
+	round := func(types []*profile.ValueType, def string, values ...[]int64) *profile.Profile {
+		p := &profile.Profile{
+			SampleType: types, DefaultSampleType: def,
+			PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 10_000_000,
+			Function: []*profile.Function{work, caller}, Location: []*profile.Location{leaf, up},
+		}
+		labels := []map[string][]string{
+			{captureLabel: {"1"}, meta.LabelRun: {"1"}},
+			{captureLabel: {"9"}, meta.LabelRun: {"1"}},
+			nil,
+			{captureLabel: {"1"}, meta.LabelRun: {"2"}},
+		}
+		for i, v := range values {
+			stack := []*profile.Location{leaf, up}
+			if i == 3 {
+				stack = []*profile.Location{leaf, up, leaf, up}
+			}
+			p.Sample = append(p.Sample, &profile.Sample{Location: stack, Value: v, Label: labels[i]})
+		}
+		return p
+	}
+	count := &profile.ValueType{Type: "samples", Unit: "count"}
+	cpu := &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
+	wallMS := &profile.ValueType{Type: "wall", Unit: "milliseconds"}
+	ms := int64(time.Millisecond)
+	values := [][]int64{{1, 10 * ms}, {2, 20 * ms}, {4, 40 * ms}, {8, 80 * ms}}
+	reversed := [][]int64{{10 * ms, 1}, {20 * ms, 2}, {40 * ms, 4}, {80 * ms, 8}}
+	tests := []struct {
+		name        string
+		p           *profile.Profile
+		wantOK      bool
+		wantTime    time.Duration
+		wantSamples int64
+	}{
+		{"Go CPU profile", round([]*profile.ValueType{count, cpu}, "cpu", values...), true, 150 * time.Millisecond, 15},
+		{"no default type: the last", round([]*profile.ValueType{count, cpu}, "", values...), true, 150 * time.Millisecond, 15},
+		{"time first, named default", round([]*profile.ValueType{cpu, count}, "cpu", reversed...), true, 150 * time.Millisecond, 15},
+		{"time in milliseconds", round([]*profile.ValueType{count, wallMS}, "", []int64{1, 10}, []int64{2, 20}, []int64{4, 40}, []int64{8, 80}), true, 150 * time.Millisecond, 15},
+		{"the default type is no time", round([]*profile.ValueType{cpu, count}, "", reversed...), false, 0, 0},
+		{"a sample lacks the time value", round([]*profile.ValueType{count, cpu}, "cpu", values[0], values[1], []int64{4}, values[3]), false, 0, 15},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &session{id: "1", fnName: "main.run"}
+			sampled, ok := splitRound(tc.p, []*session{s})
+			if ok != tc.wantOK || sampled != tc.wantTime {
+				t.Errorf("splitRound = %v, %v; want %v, %v", sampled, ok, tc.wantTime, tc.wantOK)
+			}
+			if got := countSamples(tc.p); got != tc.wantSamples {
+				t.Errorf("countSamples = %d, want %d", got, tc.wantSamples)
+			}
+			table, err := analysis.Functions(tc.p)
+			if (err == nil) != ok {
+				t.Fatalf("splitRound ok = %v, Functions: %v", ok, err)
+			}
+			if err == nil && (sampled != table.Total || countSamples(tc.p) != table.TotalSamples) {
+				t.Errorf("splitRound %v and countSamples %d, the table %v and %d", sampled, countSamples(tc.p), table.Total, table.TotalSamples)
+			}
+			// The capture still gets its own samples, and only those.
+			if len(s.ps) != 1 || len(s.ps[0].Sample) != 2 {
+				t.Errorf("the capture got %v", s.ps)
+			}
+		})
+	}
+
+	t.Run("committed legacy baseline", func(t *testing.T) {
+		f, err := os.Open("../testdata/perfassert/legacy-parse.pb.gz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		p, err := profile.Parse(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sumsAreTheTable(t, p) <= 0 {
+			t.Error("the baseline holds no time")
+		}
+	})
+
+	t.Run("rounds of a capture", func(t *testing.T) {
+		var mu sync.Mutex
+		var rounds []*profile.Profile
+		coord.mu.Lock()
+		coord.roundHook = func(p *profile.Profile) {
+			mu.Lock()
+			rounds = append(rounds, p.Copy())
+			mu.Unlock()
+		}
+		coord.mu.Unlock()
+		defer func() {
+			coord.mu.Lock()
+			coord.roundHook = nil
+			coord.mu.Unlock()
+		}()
+		if _, err := CaptureProfile(func() { ownWork(40_000) }, MinSamples(10), MinRuns(2), MaxDuration(300*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		var total time.Duration
+		for _, p := range rounds {
+			total += sumsAreTheTable(t, p)
+		}
+		if total <= 0 {
+			t.Errorf("%d rounds with no time", len(rounds))
+		}
+	})
+}
+
+// sumsAreTheTable checks splitRound's and countSamples' sums of p against
+// its table, and returns the table's Total.
+func sumsAreTheTable(t *testing.T, p *profile.Profile) time.Duration {
+	t.Helper()
+	table, err := analysis.Functions(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampled, ok := splitRound(p, nil)
+	if !ok || sampled != table.Total {
+		t.Errorf("splitRound = %v, %v; the table's Total is %v", sampled, ok, table.Total)
+	}
+	if n := countSamples(p); n != table.TotalSamples {
+		t.Errorf("countSamples = %d, the table's TotalSamples %d", n, table.TotalSamples)
+	}
+	return table.Total
 }

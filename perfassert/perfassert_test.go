@@ -708,3 +708,51 @@ func TestHarnessFramesHidden(t *testing.T) {
 		t.Errorf("failure lacks the stack or the top function:\n%s", text)
 	}
 }
+
+// TestNewCheckerErrors: a Checker needs profiles, none of them nil, and a
+// check needs a selector.
+func TestNewCheckerErrors(t *testing.T) {
+	p := load(t, handFolded)
+	tests := []struct {
+		name string
+		err  func(t *testing.T) error
+		want string
+	}{
+		{"no profiles", func(t *testing.T) error {
+			ck, err := perfassert.NewChecker()
+			if ck != nil {
+				t.Error("NewChecker() returned a Checker")
+			}
+			return err
+		}, "perfassert: no profiles to check"},
+		{"the one profile is nil", func(t *testing.T) error {
+			_, err := perfassert.NewChecker(nil)
+			return err
+		}, "perfassert: nil profile"},
+		{"one of several profiles is nil", func(t *testing.T) error {
+			ck, err := perfassert.NewChecker(p, nil)
+			if ck != nil {
+				t.Error("NewChecker(p, nil) returned a Checker")
+			}
+			return err
+		}, "perfassert: profile 2 is nil"},
+		{"empty function selector", func(t *testing.T) error {
+			ck, err := perfassert.NewChecker(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := ck.Check("", perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Second})
+			if r != nil {
+				t.Errorf("Check(\"\") returned a result: %v", r)
+			}
+			return err
+		}, "perfassert: empty function selector"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.err(t); err == nil || err.Error() != tc.want {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

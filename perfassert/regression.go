@@ -15,6 +15,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -123,7 +124,7 @@ func CheckRegression(base, current []*profile.Profile, opts ...diff.Option) (*di
 	}
 	if rep.Base.Total == 0 && rep.Base.Samples == 0 || rep.Head.Total == 0 && rep.Head.Samples == 0 || len(rep.Rows) == 0 {
 		return rep, fmt.Errorf("nothing to compare: base has %d samples (%s), current %d samples (%s)",
-			rep.Base.Samples, dur(rep.Base.Total), rep.Head.Samples, dur(rep.Head.Total))
+			rep.Base.Samples, textfmt.Duration(rep.Base.Total), rep.Head.Samples, textfmt.Duration(rep.Head.Total))
 	}
 	return rep, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // How captures share the CPU profiler.
@@ -216,7 +217,7 @@ func (s *session) exit() {
 	coord.poke()
 }
 
-// finished returns the finished runs.
+// finishedRuns returns the finished runs.
 func (s *session) finishedRuns() []runInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -387,22 +388,16 @@ func (c *coordinator) loop() {
 		c.mu.Unlock()
 
 		p, err := profile.Parse(buf)
+		var sampled time.Duration // the CPU time the round's samples stand for, to tell lost samples
 		if err != nil {
 			err = fmt.Errorf("perfassert: reading the captured profile: %w", err)
 		} else {
 			if hook != nil {
 				hook(p)
 			}
-			splitRound(p, active)
-		}
-		// The CPU time the round's samples stand for, to tell lost samples.
-		var sampled time.Duration
-		if err == nil && cpuOK {
-			if t, terr := analysis.Functions(p); terr == nil {
-				sampled = t.Total
-			} else {
-				cpuOK = false
-			}
+			var sampledOK bool
+			sampled, sampledOK = splitRound(p, active)
+			cpuOK = cpuOK && sampledOK
 		}
 
 		c.mu.Lock()
@@ -421,7 +416,7 @@ func (c *coordinator) loop() {
 			case err != nil:
 				s.err = err
 			case ready[i] && s.exited.Load():
-				s.reason = "time limit (MaxDuration " + dur(s.cfg.maxDuration) + ")"
+				s.reason = "time limit (MaxDuration " + textfmt.Duration(s.cfg.maxDuration) + ")"
 				s.top, s.rse = s.precision(s.finishedRuns())
 			case ready[i] && s.enough():
 			default:
@@ -636,7 +631,14 @@ func (s *session) precision(runs []runInfo) (string, float64) {
 // splitRound gives each active capture its samples of round profile p,
 // trimmed of the frames that belong to perfassert and not to the captured
 // function. Samples of no active capture are dropped.
-func splitRound(p *profile.Profile, active []*session) {
+//
+// It returns the CPU time all of p's samples stand for, dropped ones
+// included: the sum of every sample's time value (the sample type
+// analysis.Functions reads), which is that table's Total. ok is false when
+// p has no time value or a sample lacks it (Functions fails on those).
+func splitRound(p *profile.Profile, active []*session) (sampled time.Duration, ok bool) {
+	ti, _, toNanos, err := analysis.ValueIndex(p, "")
+	ok = err == nil
 	byID := make(map[string]*session, len(active))
 	mine := make(map[string]*profile.Profile, len(active))
 	for _, s := range active {
@@ -653,6 +655,13 @@ func splitRound(p *profile.Profile, active []*session) {
 		}
 	}
 	for _, smp := range p.Sample {
+		if ok {
+			if len(smp.Value) > ti {
+				sampled += time.Duration(smp.Value[ti] * toNanos)
+			} else {
+				ok = false
+			}
+		}
 		l := smp.Label[captureLabel]
 		if len(l) != 1 {
 			continue
@@ -692,6 +701,10 @@ func splitRound(p *profile.Profile, active []*session) {
 			r.leaves[ownLeaf(locs)] += smp.Value[0]
 		}
 	}
+	if !ok {
+		return 0, false
+	}
+	return sampled, true
 }
 
 // Names of perfassert's own code, found at run time so that they follow the

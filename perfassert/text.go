@@ -29,7 +29,7 @@ func (r *Result) String() string {
 				fmt.Fprintf(&b, "    ... and %d more\n", len(r.Matched)-topN)
 				break
 			}
-			fmt.Fprintf(&b, "    %s (self %s, total %s)\n", f.Name, dur(f.Self), dur(f.Total))
+			fmt.Fprintf(&b, "    %s (self %s, total %s)\n", f.Name, textfmt.Duration(f.Self), textfmt.Duration(f.Total))
 		}
 	}
 	if len(r.Top) > 0 && !r.Passed {
@@ -40,13 +40,13 @@ func (r *Result) String() string {
 		fmt.Fprintf(&b, "top functions by %s time:\n", metric)
 		fmt.Fprintf(&b, "    %10s %7s %10s %7s  %s\n", "self", "self%", "total", "total%", "function")
 		for _, f := range r.Top {
-			fmt.Fprintf(&b, "    %10s %7s %10s %7s  %s\n", dur(f.Self), textfmt.Percent(f.SelfShare), dur(f.Total), textfmt.Percent(f.TotalShare), f.Name)
+			fmt.Fprintf(&b, "    %10s %7s %10s %7s  %s\n", textfmt.Duration(f.Self), textfmt.Percent(f.SelfShare), textfmt.Duration(f.Total), textfmt.Percent(f.TotalShare), f.Name)
 		}
 	}
 	if len(r.Stacks) > 0 && !r.Passed {
 		b.WriteString("heaviest stacks (leaf first):\n")
 		for _, s := range r.Stacks {
-			fmt.Fprintf(&b, "    %10s %7s  %s\n", dur(s.Time), textfmt.Percent(s.Share), fmtStack(s.Frames, max(s.Through+3, 4)))
+			fmt.Fprintf(&b, "    %10s %7s  %s\n", textfmt.Duration(s.Time), textfmt.Percent(s.Share), fmtStack(s.Frames, max(s.Through+3, 4)))
 		}
 	}
 	for _, w := range r.ProfileWarnings {
@@ -85,7 +85,7 @@ func (r *Result) headline() string {
 		} else {
 			fmt.Fprintf(&b, "no function named %s", what)
 		}
-		fmt.Fprintf(&b, " among %d functions (%s total, %d samples", r.Functions, dur(r.Total), r.TotalSamples)
+		fmt.Fprintf(&b, " among %d functions (%s total, %d samples", r.Functions, textfmt.Duration(r.Total), r.TotalSamples)
 		if r.Profiles > 1 {
 			fmt.Fprintf(&b, " in %d profiles", r.Profiles)
 		}
@@ -109,17 +109,17 @@ func (r *Result) headline() string {
 	if r.Iterations > 0 {
 		perWork = " per " + r.workWord()
 	}
-	fmt.Fprintf(&b, "%s %s %s%s (", name, r.Limit.Quantity.metric(), dur(r.Time), perWork)
+	fmt.Fprintf(&b, "%s %s %s%s (", name, r.Limit.Quantity.metric(), textfmt.Duration(r.Time), perWork)
 	switch {
 	case r.Iterations > 0:
-		fmt.Fprintf(&b, "%s of %s total over %d %ss", textfmt.Percent(r.Share), dur(r.Total), r.Iterations, r.workWord())
+		fmt.Fprintf(&b, "%s of %s total over %d %ss", textfmt.Percent(r.Share), textfmt.Duration(r.Total), r.Iterations, r.workWord())
 		if r.Profiles > 1 {
 			fmt.Fprintf(&b, " in %d profiles", r.Profiles)
 		}
 	case r.Profiles > 1:
-		fmt.Fprintf(&b, "mean of %d profiles: %s of %s total", r.Profiles, textfmt.Percent(r.Share), dur(r.Total/n))
+		fmt.Fprintf(&b, "mean of %d profiles: %s of %s total", r.Profiles, textfmt.Percent(r.Share), textfmt.Duration(r.Total/n))
 	default:
-		fmt.Fprintf(&b, "%s of %s total", textfmt.Percent(r.Share), dur(r.Total))
+		fmt.Fprintf(&b, "%s of %s total", textfmt.Percent(r.Share), textfmt.Duration(r.Total))
 	}
 	switch {
 	case r.Exact:
@@ -152,9 +152,6 @@ func (r *Result) workWord() string {
 	}
 	return r.WorkUnit
 }
-
-// dur is the module's one duration format (pprof's).
-func dur(d time.Duration) string { return textfmt.Duration(d) }
 
 // used is the measured value as a fraction of the limit.
 func (r *Result) used() float64 {
