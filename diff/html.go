@@ -3,6 +3,7 @@ package diff
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/hotbudget/hotbudget/internal/htmlreport"
 )
@@ -18,6 +19,9 @@ const htmlMaxUnchanged = 200
 // self, total, change and p). Every asset is embedded; the page fetches
 // nothing.
 func (r *Report) WriteHTML(w io.Writer) error {
+	if r.bench {
+		return r.writeBenchHTML(w)
+	}
 	page := &htmlreport.Report{
 		Title:     "hotbudget diff",
 		Headline:  r.htmlHeadline(),
@@ -26,25 +30,17 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Warnings:  r.Warnings,
 		Generator: "written by hotbudget diff",
 	}
-	if r.bench {
-		page.Title = "hotbudget bench"
-		page.Generator = "written by hotbudget bench"
-	} else {
-		if r.Noise.Source == "runs" {
-			page.Details = append(page.Details, "noise: "+r.noiseLine())
-		}
-		page.Details = append(page.Details, "whole program: "+r.Headline.text())
-		for _, l := range r.powerLines() {
-			page.Details = append(page.Details, "power: "+l)
-		}
+	if r.Noise.Source == "runs" {
+		page.Details = append(page.Details, "noise: "+r.noiseLine())
+	}
+	page.Details = append(page.Details, "whole program: "+r.Headline.text())
+	for _, l := range r.powerLines() {
+		page.Details = append(page.Details, "power: "+l)
 	}
 	if r.Failed() {
 		page.Status = "fail"
 	}
-	what := "function"
-	if r.bench {
-		what = "benchmark"
-	}
+	const what = "function"
 	page.Table = htmlreport.Table{
 		Columns:    []string{what, "base", "head", "change", "p", "verdict"},
 		NameColumn: 0,
@@ -90,6 +86,49 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			return err
 		}
 		page.Tree = t
+	}
+	return htmlreport.Write(w, page)
+}
+
+// writeBenchHTML is WriteHTML for benchmarks (CompareBench): the words,
+// values and configuration of writeBenchText, every result listed.
+func (r *Report) writeBenchHTML(w io.Writer) error {
+	common, vary := benchLayout(r.Rows)
+	page := &htmlreport.Report{
+		Title:     "hotbudget bench",
+		Headline:  r.benchSummary(vary),
+		Status:    "pass",
+		Details:   []string{"base: " + benchRuns(r.Base.Runs), "head: " + benchRuns(r.Head.Runs), "compared: " + r.benchDescribe()},
+		Warnings:  r.Warnings,
+		Generator: "written by hotbudget bench",
+	}
+	for _, k := range common {
+		page.Details = append(page.Details, k+": "+r.Rows[0].Config[k])
+	}
+	if r.Failed() {
+		page.Status = "fail"
+	}
+	page.Table = htmlreport.Table{
+		Columns:    []string{"benchmark", "base", "head", "change", "p", "verdict"},
+		NameColumn: -1, // no flame graph to search
+		Numeric:    []bool{false, true, true, true, true, false},
+	}
+	for _, row := range r.Rows {
+		// The configuration that tells rows apart (the rest is in the
+		// details), as the text report's columns.
+		name := row.Name
+		if len(vary) > 0 {
+			cfg := make([]string, len(vary))
+			for i, k := range vary {
+				cfg[i] = k + "=" + row.Config[k]
+			}
+			name += " (" + strings.Join(cfg, ", ") + ")"
+		}
+		page.Table.Rows = append(page.Table.Rows, htmlreport.Row{
+			Cells: []string{name, benchValue(row, row.Base.Metric), benchValue(row, row.Head.Metric),
+				r.change(row), pString(row), string(row.Verdict)},
+			Verdict: string(row.Verdict),
+		})
 	}
 	return htmlreport.Write(w, page)
 }

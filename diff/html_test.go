@@ -3,6 +3,7 @@ package diff_test
 import (
 	"bytes"
 	"encoding/json"
+	"html"
 	"math"
 	"os"
 	"slices"
@@ -150,6 +151,27 @@ func TestHTMLBench(t *testing.T) {
 	}
 	if !strings.Contains(page, `<td>Parse-2</td>`) {
 		t.Error("bench report lacks the regressed benchmark")
+	}
+	// Worded and valued as the text report: benchmark results, their own
+	// units, every row shown (the function report's helpers said "1 of 6
+	// functions regressed", showed 0.00% and hid five rows).
+	var text bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	summary := strings.TrimSpace(text.String()[strings.LastIndex(strings.TrimSpace(text.String()), "\n")+1:])
+	if !strings.HasPrefix(summary, "1 of 6 benchmark results regressed") || !strings.Contains(page, html.EscapeString(summary)) {
+		t.Errorf("the page lacks the text report's summary %q", summary)
+	}
+	for _, want := range []string{"sec/op", "B/op", "<td>Render-2</td>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("bench page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"0.00%", "functions", "share points", "not shown"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("bench page says %q", bad)
+		}
 	}
 }
 

@@ -172,9 +172,7 @@ func (r *Report) describe() string {
 	case AssumeNormal:
 		test = "Welch's t-test (runs assumed normal)"
 	case AssumeModel:
-		if !r.bench {
-			test = "moderated t (run-to-run noise learned across functions)"
-		}
+		test = "moderated t (run-to-run noise learned across functions)"
 	}
 	var what string
 	switch s.Mode {
@@ -248,11 +246,10 @@ func pString(row Row) string {
 // summary is one line: what needs attention.
 func (r *Report) summary() string {
 	c := r.Counts()
-	noun := "functions"
 	var line string
 	if c[Regressed] == 0 {
-		line = fmt.Sprintf("no regression among %d %s (%d improved, %d new, %d gone)",
-			len(r.Rows), noun, c[Improved], c[New], c[Gone])
+		line = fmt.Sprintf("no regression among %d functions (%d improved, %d new, %d gone)",
+			len(r.Rows), c[Improved], c[New], c[Gone])
 	} else {
 		names := make([]string, 0, c[Regressed])
 		for _, row := range r.Regressions() {
@@ -261,9 +258,9 @@ func (r *Report) summary() string {
 		if len(names) > 3 {
 			names = append(names[:3], "...")
 		}
-		line = fmt.Sprintf("%d of %d %s regressed: %s", c[Regressed], len(r.Rows), noun, strings.Join(names, ", "))
+		line = fmt.Sprintf("%d of %d functions regressed: %s", c[Regressed], len(r.Rows), strings.Join(names, ", "))
 	}
-	if !r.bench && r.Headline.Verdict == Regressed {
+	if r.Headline.Verdict == Regressed {
 		prefix := fmt.Sprintf("the program's time per %s regressed %+.1f%%", r.Headline.Per, 100*r.Headline.Relative)
 		if c[Regressed] == 0 {
 			return prefix + "; " + strings.Replace(line, "no regression among", "no single function regressed among", 1)
@@ -335,9 +332,6 @@ func (r *Report) powerLine(what string, mde float64, runs int, have int) string 
 
 // powerLines is the power advice: the headline's and the rows'.
 func (r *Report) powerLines() []string {
-	if r.bench {
-		return nil
-	}
 	have := min(r.Base.Runs, r.Head.Runs)
 	var out []string
 	if h := r.Headline; h.Judged && h.MinDetectable > 0 {
@@ -361,12 +355,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintln(&b, r.sideLine("base", r.Base))
 	fmt.Fprintln(&b, r.sideLine("head", r.Head))
 	fmt.Fprintln(&b, "compared:", r.describe())
-	if !r.bench {
-		if r.Noise.Source == "runs" { // one run a side: a warning says it
-			fmt.Fprintln(&b, "noise:", r.noiseLine())
-		}
-		fmt.Fprintln(&b, "headline:", r.Headline.text())
+	if r.Noise.Source == "runs" { // one run a side: a warning says it
+		fmt.Fprintln(&b, "noise:", r.noiseLine())
 	}
+	fmt.Fprintln(&b, "headline:", r.Headline.text())
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(&b, "warning:", warn)
 	}
@@ -437,17 +429,15 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
 	c := r.Counts()
 	icon := "✅"
-	if c[Regressed] > 0 || (!r.bench && r.Headline.Verdict == Regressed) {
+	if c[Regressed] > 0 || r.Headline.Verdict == Regressed {
 		icon = "❌"
 	}
 	fmt.Fprintf(&b, "### %s hotbudget diff: %s\n\n", icon, r.summary())
 	fmt.Fprintf(&b, "%s  \n%s  \nCompared: %s.", r.sideLine("Base", r.Base), r.sideLine("Head", r.Head), r.describe())
-	if !r.bench {
-		if r.Noise.Source == "runs" {
-			fmt.Fprintf(&b, "  \nNoise: %s.", textfmt.MarkdownEscape(r.noiseLine()))
-		}
-		fmt.Fprintf(&b, "  \n**Whole program:** %s", textfmt.MarkdownEscape(r.Headline.text()))
+	if r.Noise.Source == "runs" {
+		fmt.Fprintf(&b, "  \nNoise: %s.", textfmt.MarkdownEscape(r.noiseLine()))
 	}
+	fmt.Fprintf(&b, "  \n**Whole program:** %s", textfmt.MarkdownEscape(r.Headline.text()))
 	fmt.Fprint(&b, "\n\n")
 	writeMarkdownWarnings(&b, r.Warnings)
 	table := func(rows []Row) {
