@@ -235,3 +235,50 @@ func TestSamplesLost(t *testing.T) {
 		t.Errorf("warning text: %q", w)
 	}
 }
+
+// FuzzComments: whatever a profile's comments and run labels hold (they
+// come from any loaded file), reading the record and splitting the profile
+// and its index into runs never panics, and a split that succeeds gives
+// back every sample once.
+func FuzzComments(f *testing.F) {
+	p := twoRunProfile()
+	f.Add(strings.Join(p.Comments, "\n"), "1", "2", "1")
+	f.Add(CommentPrefix+`{"runs":[{"label":"a"},{"label":"a"}]}`, "a", "a", "b")
+	f.Add(CommentPrefix+`{"runs":[{}]}`, "", "x", "")
+	f.Add("hotbudget iterations: 12", "", "", "")
+	f.Add(CommentPrefix+`{"runs":null,"sampled_nanos":-1}`, "1", "", "1")
+	f.Fuzz(func(t *testing.T, comments, l1, l2, l3 string) {
+		q := twoRunProfile()
+		q.Comments = strings.Split(comments, "\n")
+		for i, l := range []string{l1, l2, l3} {
+			q.Sample[i].Label = nil
+			if l != "" {
+				q.Sample[i].Label = map[string][]string{LabelRun: {l}}
+			}
+		}
+		if r, ok, err := Get(q); err == nil && ok {
+			_ = r.LostSamplesWarning()
+		}
+		runs, serr := Split(q)
+		if serr == nil {
+			n := 0
+			for _, r := range runs {
+				n += len(r.Sample)
+			}
+			if n != len(q.Sample) {
+				t.Errorf("Split: %d samples in %d runs, want %d", n, len(runs), len(q.Sample))
+			}
+		}
+		x, err := index.FromProfile(q)
+		if err != nil {
+			return
+		}
+		parts, ierr := SplitIndex(x)
+		if (ierr == nil) != (serr == nil) {
+			t.Errorf("Split error %v, SplitIndex error %v", serr, ierr)
+		}
+		if ierr == nil && len(parts) != len(runs) {
+			t.Errorf("SplitIndex: %d runs, Split %d", len(parts), len(runs))
+		}
+	})
+}
