@@ -84,13 +84,7 @@ func CheckedAdd(a, b int64) (int64, bool) {
 // CheckValues applies ValueSums to every sample of p: the loaders' check
 // of what they read, whatever its format.
 func CheckValues(p *profile.Profile) error {
-	types := make([]ValueType, len(p.SampleType))
-	for i, st := range p.SampleType {
-		if st != nil {
-			types[i] = ValueType{Type: st.Type, Unit: st.Unit}
-		}
-	}
-	s := NewValueSums(types)
+	s := NewValueSums(ValueTypes(p))
 	for i, smp := range p.Sample {
 		if smp == nil {
 			continue
