@@ -301,7 +301,8 @@ func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, er
 
 // checkTime refuses a side that has nothing to judge, by the module's one
 // rule (analysis.CheckTime): its selected samples give no function any
-// time, or, with Settings.Only, none of the functions judged. A head
+// time, or, with Settings.Only, none to the functions judged (on the
+// stack: one that only calls others still counts). A head
 // profile that is empty, or whose thread the change renamed, would
 // otherwise pass: no function of it regressed.
 func (s *engine) checkTime(name string, xs []*analysis.Index, runs []*run) error {
@@ -321,8 +322,7 @@ func (s *engine) checkTime(name string, xs []*analysis.Index, runs []*run) error
 				only = s.Only.MatchString(s.keys[id].name)
 				judged[id] = only
 			}
-			f := &r.table.Functions[j]
-			if t := f.Self; only && (t > 0 || s.Metric == Total && f.Total > 0) {
+			if only && r.table.Functions[j].Total > 0 {
 				return nil
 			}
 		}

@@ -117,6 +117,9 @@ func TestNoGreenByAbsence(t *testing.T) {
 			if stdout.Len() != 0 {
 				t.Errorf("a report on stdout:\n%s", stdout.String())
 			}
+			if strings.Contains(stderr.String(), "hotbudget diff: diff: ") {
+				t.Errorf("the library's name repeats the command's:\n%s", stderr.String())
+			}
 			for _, w := range tc.want {
 				if !strings.Contains(stderr.String(), w) {
 					t.Errorf("stderr\n%s\ndoes not say\n%s", stderr.String(), w)

@@ -244,10 +244,13 @@ func (c *cli) noTimeErr(cmd string, err error, files map[string][]string) int {
 	if !ok || len(paths) != e.Profiles {
 		return c.inputErr(cmd, err)
 	}
-	// The wrappers' messages were made with e's: e's is replaced in them.
+	// The wrappers' messages were made with e's: e's is replaced in them,
+	// and the library's own name is dropped where it repeats the
+	// command's ("hotbudget diff: diff: ").
 	named := *e
 	named.Files = paths
-	fmt.Fprintf(c.stderr, "hotbudget %s: %s\n", cmd, strings.Replace(err.Error(), e.Error(), named.Error(), 1))
+	msg := strings.Replace(err.Error(), e.Error(), named.Error(), 1)
+	fmt.Fprintf(c.stderr, "hotbudget %s: %s\n", cmd, strings.TrimPrefix(msg, cmd+": "))
 	return exitUsage
 }
 
