@@ -57,7 +57,7 @@ func TestNoGreenByAbsence(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
-		want []string // in stderr, which must also name no other outcome
+		want []string // what stderr says
 	}{
 		{"diff, empty head", []string{"diff", base, "--", empty},
 			[]string{"head (" + empty + "): the profile has no samples"}},
