@@ -13,7 +13,11 @@
 //   - folded stacks ("a;b;c 42" lines);
 //   - Go execution traces (runtime/trace, go test -trace).
 //
-// Every profile returned passes CheckValid. Sampled data has the sample types
+// Every profile returned passes CheckValid, and its sample values are never
+// negative and add up, per sample type, to at most the largest int64 (in
+// nanoseconds, for a time): a profile with a negative value (such as a
+// pprof -diff_base profile) or whose sums would overflow is refused, naming
+// the sample. Sampled data has the sample types
 // samples/count and cpu/nanoseconds; exact data (duration events, trace
 // regions) has events/count and wall/nanoseconds and IsExact reports true.
 // Repairs and dropped data are reported by Warnings, never silently. Samples
@@ -208,6 +212,11 @@ func read(r io.Reader, c *config) (*profile.Profile, error) {
 		// Whatever the parser made of the cut input, the input was too
 		// large; a parser that accepts truncated files must not succeed.
 		return nil, lr.err()
+	}
+	if err == nil {
+		// Every format is held to the one rule on sample values: none
+		// negative, and no total past int64.
+		err = pbuild.CheckValues(p)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f, err)

@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/meta"
-	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -94,8 +94,11 @@ func NoRegressionRuns(t TestingT, base, current []*profile.Profile, opts ...diff
 }
 
 // CheckRegression compares current with base and returns the diff report
-// and an error when the comparison is impossible or vacuous (no runs, or
-// both sides without samples). The report's Regressions are the failures.
+// and an error when the comparison is impossible or vacuous: no runs, or a
+// side whose selected samples give the functions judged no time, which
+// diff.Compare refuses with an *analysis.NoTimeError naming the side
+// (errors.Is(err, analysis.ErrNoTime)). The report's Regressions are the
+// failures.
 //
 // By default only the functions of the module under test are judged: those
 // whose names start with the main module's path, as the test binary's build
@@ -121,10 +124,6 @@ func CheckRegression(base, current []*profile.Profile, opts ...diff.Option) (*di
 	rep, err := diff.Compare(base, current, opts...)
 	if err != nil {
 		return nil, err
-	}
-	if rep.Base.Total == 0 && rep.Base.Samples == 0 || rep.Head.Total == 0 && rep.Head.Samples == 0 || len(rep.Rows) == 0 {
-		return rep, fmt.Errorf("nothing to compare: base has %d samples (%s), current %d samples (%s)",
-			rep.Base.Samples, textfmt.Duration(rep.Base.Total), rep.Head.Samples, textfmt.Duration(rep.Head.Total))
 	}
 	return rep, nil
 }
@@ -175,6 +174,12 @@ func reportRegression(t TestingT, check, sides string, base, current []*profile.
 		h.Helper()
 	}
 	rep, err := CheckRegression(base, current, opts...)
+	var none *analysis.NoTimeError
+	if errors.As(err, &none) {
+		// Nothing to judge on one side: say which, with both sides named.
+		t.Errorf("perfassert.%s: %v (%s)", check, none, sides)
+		return false
+	}
 	if err != nil {
 		t.Errorf("perfassert.%s: %v", check, err)
 		return false

@@ -112,7 +112,7 @@ func (c *cli) diff(args []string) int {
 	}
 	rep, err := diff.CompareIndex(sides[0], sides[1], opts...)
 	if err != nil {
-		return c.inputErr("diff", err)
+		return c.noTimeErr("diff", err, map[string][]string{"base": basePaths, "head": headPaths})
 	}
 	if *pprofOut != "" {
 		// Only the pprof output needs the profiles themselves: loaded
