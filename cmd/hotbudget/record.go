@@ -247,7 +247,7 @@ func (c *cli) recordReport(res *recordResult, funcs, benches *diff.Report, forma
 //	  "head": {"revision": ".", "commit": ""},   // "" for the working tree
 //	  "out": "perf",                              // where the profiles are
 //	  "functions": {hotbudget.diff/v2 report},
-//	  "benchmarks": {hotbudget.bench/v1 report}
+//	  "benchmarks": {hotbudget.bench/v2 report}
 //	}
 func writeRecordJSON(w io.Writer, res *recordResult, funcs, benches *diff.Report) error {
 	var f, b bytes.Buffer
