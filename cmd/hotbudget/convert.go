@@ -37,6 +37,9 @@ func (c *cli) convert(args []string) int {
 		return c.usageErr("convert", "want IN and OUT, got %d arguments", len(pos))
 	}
 	in, out := pos[0], pos[1]
+	if err := checkOutputs([]outFile{{"OUT", out}}, []string{in}); err != nil {
+		return c.usageErr("convert", "%v", err)
+	}
 	format := loaders.Format(to.value)
 	if format == loaders.FormatUnknown {
 		if out == "-" {

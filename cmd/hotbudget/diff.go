@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -108,6 +109,9 @@ func (c *cli) diff(args []string) int {
 	}
 	opts, err := d.options(fs.FlagSet, &sel)
 	if err != nil {
+		return c.usageErr("diff", "%v", err)
+	}
+	if err := checkOutputs([]outFile{{"--out", out.out}, {"--html", out.html}, {"--pprof", *pprofOut}}, append(slices.Clip(basePaths), headPaths...)); err != nil {
 		return c.usageErr("diff", "%v", err)
 	}
 	sides, err := c.loadIndexes("diff", sel, basePaths, headPaths)
