@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/pprof/profile"
 )
 
 const corpus = "../testdata/corpus/"
@@ -266,5 +268,48 @@ func TestDetectFoldedLongFirstLine(t *testing.T) {
 		if got := Detect([]byte(c.in)); (got == FormatFolded) != c.folded {
 			t.Errorf("%s: Detect = %q, want folded %v", c.name, got, c.folded)
 		}
+	}
+}
+
+// A profile converted to folded stacks is read back, whatever its names
+// hold (NUL made detection refuse it, a CR, line break or root '#'
+// changed or dropped stacks), and converting that again changes nothing.
+func TestFoldedRoundTrip(t *testing.T) {
+	names := []string{"#main", "nul\x00byte", "cr\rlf\n", "bad\xff", "semi;colon", "leaf 12", "space "}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		Period:     1e6,
+	}
+	var stack []*profile.Location
+	for i, n := range names {
+		fn := &profile.Function{ID: uint64(i + 1), Name: n}
+		loc := &profile.Location{ID: uint64(i + 1), Line: []profile.Line{{Function: fn}}}
+		p.Function = append(p.Function, fn)
+		p.Location = append(p.Location, loc)
+		stack = append([]*profile.Location{loc}, stack...) // names[0] the root
+		p.Sample = append(p.Sample, &profile.Sample{Location: slices.Clone(stack), Value: []int64{int64(i + 1), int64(i+1) * 1e6}})
+	}
+	var first bytes.Buffer
+	if err := Write(&first, p, FormatFolded); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Read(bytes.NewReader(first.Bytes()), WithName("first.folded"))
+	if err != nil {
+		t.Fatalf("reading back %q: %v", first.String(), err)
+	}
+	if len(q.Sample) != len(names) {
+		t.Errorf("read back %d stacks, want %d:\n%s", len(q.Sample), len(names), first.String())
+	}
+	for _, s := range q.Sample {
+		if len(s.Location) != int(s.Value[0]) {
+			t.Errorf("a stack of %d frames has %d samples, want as many as frames:\n%s", len(s.Location), s.Value[0], first.String())
+		}
+	}
+	var second bytes.Buffer
+	if err := Write(&second, q, FormatFolded); err != nil {
+		t.Fatal(err)
+	}
+	if second.String() != first.String() {
+		t.Errorf("converting again:\n%q\nfirst:\n%q", second.String(), first.String())
 	}
 }
