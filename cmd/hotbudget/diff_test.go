@@ -141,11 +141,12 @@ func TestDiffHeadArgsAreFiles(t *testing.T) {
 		}
 	}
 	t.Chdir(dir)
-	diffRun := func(args ...string) (int, string, string) {
+	hbRun := func(args ...string) (int, string, string) {
 		var stdout, stderr bytes.Buffer
-		code := run(append([]string{"diff"}, args...), nil, &stdout, &stderr, func(string) string { return "" })
+		code := run(args, nil, &stdout, &stderr, func(string) string { return "" })
 		return code, stdout.String(), stderr.String()
 	}
+	diffRun := func(args ...string) (int, string, string) { return hbRun(append([]string{"diff"}, args...)...) }
 	// As sh expands: diff base -- *.folded.
 	code, stdout, stderr := diffRun(base, "--", "-only=nothing.folded", "head.folded")
 	if code != exitFail || !strings.Contains(stdout, "regressed: parse") {
@@ -159,6 +160,13 @@ func TestDiffHeadArgsAreFiles(t *testing.T) {
 	code, _, stderr = diffRun(base, "--", "head.folded", "--only", "nothing")
 	if code != exitUsage || !strings.Contains(stderr, "--only: no such head profile: everything after -- is a head profile; flags go before --") {
 		t.Errorf("flag after --: exit %d, want 2\n%s", code, stderr)
+	}
+	// The other commands that take files after "--" read them as files.
+	if code, stdout, stderr := hbRun("top", "--", "-only=nothing.folded"); code != exitOK || !strings.Contains(stdout, "parse") {
+		t.Errorf("top -- -only=nothing.folded: exit %d, want 0 and its functions\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := hbRun("convert", "--to", "folded", "--", "-only=nothing.folded", "-"); code != exitOK || !strings.Contains(stdout, "parse") {
+		t.Errorf("convert -- -only=nothing.folded -: exit %d, want 0\n%s%s", code, stdout, stderr)
 	}
 	// Flags before "--" still apply, among the base profiles too.
 	if code, _, stderr := diffRun(base, "--only", "^render$", "--", "head.folded"); code != exitOK {
