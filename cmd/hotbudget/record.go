@@ -161,7 +161,11 @@ func (c *cli) record(args []string) int {
 	r := &recorder{c: c, o: o}
 	res, err := r.run(ctx, pos[0], pos[1])
 	if sig := stop(); sig != nil {
-		fmt.Fprintf(c.stderr, "hotbudget record: stopped by %v; the worktrees and temporary files are removed\n", sig)
+		what := "the worktrees and temporary files are removed"
+		if o.keep {
+			what = "the worktrees and test binaries are kept (--keep)"
+		}
+		fmt.Fprintf(c.stderr, "hotbudget record: stopped by %v; %s\n", sig, what)
 		return signalExit(sig)
 	}
 	if err != nil {
