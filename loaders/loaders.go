@@ -398,7 +398,7 @@ func Detect(head []byte) Format {
 	if looksLegacyText(b) {
 		return FormatPprof
 	}
-	if looksFolded(b) {
+	if looksFolded(b, len(head) >= peekSize) {
 		return FormatFolded
 	}
 	if looksProtobuf(head) || looksLegacyCPU(head) {
@@ -443,11 +443,19 @@ func detectJSON(b []byte) Format {
 }
 
 // looksFolded reports whether the first non-empty line is "stack count".
-func looksFolded(b []byte) bool {
+// When b fills the detection window (full), a line that runs to its end
+// may be longer than the window, its count beyond it: a deep stack of long
+// names. It is taken as folded when it is text (no control byte but tab
+// and CR), and the parser judges the whole line.
+func looksFolded(b []byte, full bool) bool {
 	if bytes.IndexByte(b, 0) >= 0 {
 		return false
 	}
-	for _, line := range bytes.SplitN(b, []byte("\n"), 8) {
+	lines := bytes.SplitN(b, []byte("\n"), 8)
+	for i, line := range lines {
+		if full && i == len(lines)-1 && bytes.IndexByte(line, '\n') < 0 {
+			return isText(line)
+		}
 		line = bytes.TrimRight(line, "\r \t")
 		if len(line) == 0 || line[0] == '#' {
 			continue
@@ -464,6 +472,16 @@ func looksFolded(b []byte) bool {
 		return len(line) > i+1
 	}
 	return false
+}
+
+// isText reports whether b holds no control byte but tab and CR.
+func isText(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 // Warnings returns what the loader repaired or dropped while reading p.

@@ -15,6 +15,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/atomicfile"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/loaders"
 )
@@ -389,37 +390,17 @@ func runsOf(p *profile.Profile) []*profile.Profile {
 }
 
 // WriteBaseline writes p to path as a gzipped pprof profile, atomically:
-// readers see the old file or the new one, never a partial one. Missing
-// directories are created.
-func WriteBaseline(path string, p *profile.Profile) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// readers see the old file or the new one, never a partial one, and the
+// temporary file a killed update leaves beside it (.NAME.PID-RANDOM.tmp) is
+// removed by the next write of path. Missing directories are created. A
+// replaced baseline keeps its permissions; a new one gets 0666 less the
+// umask.
+func WriteBaseline(path string, p *profile.Profile) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("writing baseline %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing baseline %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := p.Write(f); err != nil {
-		return fmt.Errorf("writing baseline %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("writing baseline %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing baseline %s: %w", path, err)
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return fmt.Errorf("writing baseline %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("writing baseline %s: %w", path, err)
+	if err := atomicfile.Write(path, func(f *os.File) error { return p.Write(f) }); err != nil {
+		return fmt.Errorf("writing baseline %w", err) // err names path
 	}
 	return nil
 }

@@ -115,6 +115,9 @@ func (c *cli) top(args []string) int {
 		return c.usageErr("top", "%v", err)
 	}
 	path := pos[0]
+	if err := checkOutputs([]outFile{{"--out", *out}}, pos); err != nil {
+		return c.usageErr("top", "%v", err)
+	}
 	x, err := c.loadIndex("top", path, sel.loadOptions()...)
 	if err != nil {
 		return c.inputErr("top", err)
