@@ -159,9 +159,10 @@ func (x *Index) table(sel Selection) (*Table, []int32, error) {
 		Exact:        ix.Exact(),
 		Duration:     time.Duration(ix.DurationNanos),
 		SampleType:   st.Type + "/" + st.Unit,
+		Unit:         s.Unit,
 		Warnings:     ix.Warnings(),
 	}
-	if !t.Exact {
+	if !t.Exact && s.Unit == UnitTime {
 		if n := pbuild.UnitNanos(ix.PeriodUnit); n > 0 {
 			t.Period = time.Duration(ix.Period * n)
 		}

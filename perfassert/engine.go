@@ -140,6 +140,9 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 	if err != nil {
 		return nil, err
 	}
+	if t.Unit != analysis.UnitTime {
+		return nil, fmt.Errorf("perfassert: %w: %s (%s)", analysis.ErrNotTime, t.SampleType, t.Unit)
+	}
 	stacks, err := ck.index.Through(t, match, self, c.sel)
 	if err != nil {
 		return nil, fmt.Errorf("perfassert: %w", err)
