@@ -93,6 +93,11 @@ type Table struct {
 	Exact bool
 	// Period is the sampling interval (0 when unknown or exact).
 	Period time.Duration
+	// SampleBytes is, for the bytes and objects of a heap profile, the
+	// mean number of bytes allocated between two samples (Go's
+	// runtime.MemProfileRate, the profile's period): 1 when every
+	// allocation was recorded, 0 when unknown or for a time.
+	SampleBytes int64
 	// Duration is the time span the profile covers (0 when unknown).
 	Duration time.Duration
 	// SampleType names the value the table was built from, e.g. "cpu/nanoseconds".

@@ -37,6 +37,9 @@ func referenceFunctions(p *profile.Profile, opts ...Option) (*Table, error) {
 		Unit:       val.Unit,
 		Warnings:   pbuild.Warnings(p),
 	}
+	if p.PeriodType != nil && val.Unit != UnitTime && p.PeriodType.Unit == "bytes" && p.Period > 0 {
+		t.SampleBytes = p.Period
+	}
 	if p.PeriodType != nil && !t.Exact && val.Unit == UnitTime {
 		if n := pbuild.UnitNanos(p.PeriodType.Unit); n > 0 {
 			t.Period = time.Duration(p.Period * n)
