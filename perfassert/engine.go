@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"math"
 	"regexp"
 	"slices"
@@ -240,6 +241,11 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 		if r.LostSamples && !alloc {
 			r.Warnings = append(r.Warnings, cpu.LostSamplesWarning())
 		}
+	}
+	if alloc && t.SampleBytes > 1 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf(
+			"the profile sampled one allocation per %s allocated on average: the values are the runtime's estimates from %d sampled allocations, not exact counts; record with runtime.MemProfileRate = 1 (go test -memprofilerate=1) for exact ones",
+			textfmt.Bytes(float64(t.SampleBytes)), r.Samples))
 	}
 	if limit.Quantity.isShare() {
 		r.Passed = r.Share <= limit.Share

@@ -69,3 +69,12 @@ func TestTopSampleIndexMatchesPprof(t *testing.T) {
 		}
 	}
 }
+
+func TestGoldenCheckHeap(t *testing.T) {
+	checkGolden(t, []cliCase{
+		{name: "check-heap", why: "allocation limits on a real Go heap profile, in bytes and objects", args: []string{"check", "--budget", "testdata/budget/heap.yaml", "testdata/heap/heap.pb.gz"}},
+		{name: "check-heap-json", why: "allocation limits in JSON: unit bytes or objects", args: []string{"check", "--format", "json", "--budget", "testdata/budget/heap.yaml", "testdata/heap/heap.pb.gz"}},
+		{name: "check-heap-cpu", why: "an allocation limit on a CPU profile is an input error naming its sample types", args: []string{"check", "--budget", "testdata/budget/heap.yaml", "testdata/pprof/busy.pb.gz"}},
+		{name: "check-heap-inuse", why: "--sample-index applies to every rule that names none: a type in bytes for an objects limit is an input error naming both", args: []string{"check", "--sample-index", "inuse_space", "--budget", "testdata/budget/heap.yaml", "testdata/heap/heap.pb.gz"}},
+	})
+}
