@@ -25,6 +25,13 @@
 // ParseIndex straight from a Go profile's bytes without a
 // *profile.Profile, when one profile is asked for several tables.
 //
+// Heap and allocation profiles (Go's alloc_objects, alloc_space,
+// inuse_objects and inuse_space; V8's sampling heap profiles) give bytes or
+// objects instead of time, summed the same way, equal to `go tool pprof
+// -top -sample_index=...`: Table.Unit says which, Table.Format writes them,
+// and Selection.SampleType picks the value by name or index as pprof's
+// -sample_index does.
+//
 // Which samples count is a Selection (threads, processes, synthetic
 // frames, focus and ignore patterns, functions charged to their callers,
 // the sample type): the one selection type of the module, which diff,

@@ -11,7 +11,6 @@
 //	  thread: main              # keep only samples of this thread (name or tid)
 //	  process: "4242"           # keep only samples of this process (name or pid)
 //	  drop_synthetic: true      # drop (idle), (program), (garbage collector), (root)
-//	  sample_type: alloc_space  # the sample value, as go tool pprof -sample_index
 //	  metric: self              # max_regression compares self (default) or total time
 //	  mode: share               # ... as share of the profile (default) or absolute time
 //	  assume: nothing           # ... with several runs a side: Mann-Whitney (nothing,
@@ -30,7 +29,9 @@
 //	    max_regression: 10%           # vs the baseline (see below)
 //	    allow_missing: true           # pass when the function is absent
 //	    thread: worker                # rules may override every default
-//	  - function: main.encode         # allocations, on heap and allocation profiles:
+//	  - function: main.encode         # allocations, on heap and allocation profiles
+//	                                  # (sample_type: inuse_space, as pprof's -sample_index,
+//	                                  # picks another value than alloc_objects, alloc_space):
 //	    max_allocs: 1000              # objects it allocates itself
 //	    max_total_allocs: 5000        # objects it and everything it calls allocate
 //	    max_alloc_bytes: 64KiB        # bytes it allocates itself
