@@ -19,6 +19,10 @@
 // Every profile returned passes CheckValid. Sampled data has the sample types
 // samples/count and cpu/nanoseconds; exact data (duration events, trace
 // regions) has events/count and wall/nanoseconds and IsExact reports true.
+// Heap profiles keep their own types: a Go heap or allocation profile its
+// alloc_objects, alloc_space, inuse_objects and inuse_space, a V8 sampling
+// heap profile samples/count and space/bytes (the default); package
+// analysis reads them as bytes and objects.
 // Repairs and dropped data are reported by Warnings, never silently. Samples
 // carry string labels "pid", "tid", "process", "thread" and "profile" where the
 // format knows them, so a caller can select a thread or process.
