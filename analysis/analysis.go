@@ -25,6 +25,13 @@
 // ParseIndex straight from a Go profile's bytes without a
 // *profile.Profile, when one profile is asked for several tables.
 //
+// Heap and allocation profiles (Go's alloc_objects, alloc_space,
+// inuse_objects and inuse_space; V8's sampling heap profiles) give bytes or
+// objects instead of time, summed the same way, equal to `go tool pprof
+// -top -sample_index=...`: Table.Unit says which, Table.Format writes them,
+// and Selection.SampleType picks the value by name or index as pprof's
+// -sample_index does.
+//
 // Which samples count is a Selection (threads, processes, synthetic
 // frames, focus and ignore patterns, functions charged to their callers,
 // the sample type): the one selection type of the module, which diff,
@@ -39,6 +46,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // Function is one row of a Table.
@@ -48,8 +56,13 @@ type Function struct {
 	Line   int64 // 1-based start line; 0 when unknown
 	Column int64 // 1-based; 0 when unknown
 
-	Self  time.Duration // time with this function as the leaf frame
-	Total time.Duration // time with this function anywhere on the stack, once per sample
+	// Self is the value with this function as the leaf frame, Total with
+	// it anywhere on the stack, once per sample: times for a time
+	// profile; for an allocation profile (Table.Unit UnitBytes or
+	// UnitCount) the same int64 holds bytes or objects, read as
+	// int64(f.Self), never as a duration.
+	Self  time.Duration
+	Total time.Duration
 
 	SelfSamples  int64 // samples (or events, for exact data) behind Self
 	TotalSamples int64
@@ -87,15 +100,36 @@ type Table struct {
 	Exact bool
 	// Period is the sampling interval (0 when unknown or exact).
 	Period time.Duration
+	// SampleBytes is, for the bytes and objects of a heap profile, the
+	// mean number of bytes allocated between two samples (Go's
+	// runtime.MemProfileRate, the profile's period): 1 when every
+	// allocation was recorded, 0 when unknown or for a time.
+	SampleBytes int64
 	// Duration is the time span the profile covers (0 when unknown).
 	Duration time.Duration
 	// SampleType names the value the table was built from, e.g. "cpu/nanoseconds".
 	SampleType string
+	// Unit is what Total and the rows' values count: UnitTime
+	// (nanoseconds), UnitBytes or UnitCount (objects, for Go's
+	// alloc_objects and inuse_objects). Format writes a value in it.
+	Unit string
 	// Functions is sorted by Self, then Total (both descending), then Name.
 	Functions []Function
 	// Warnings are the loader's warnings plus any from this analysis.
 	Warnings []string
 }
+
+// Units of Table.Unit.
+const (
+	UnitTime  = pbuild.UnitTime  // nanoseconds: values are durations
+	UnitBytes = pbuild.UnitBytes // bytes allocated or in use
+	UnitCount = pbuild.UnitCount // objects or events counted
+)
+
+// Format writes a value of the table (Total, a row's Self or Total) in its
+// unit as hotbudget prints it everywhere: a time as pprof does ("299.04ms"),
+// bytes in binary units ("1.50MiB", "512B"), a count as a whole number.
+func (t *Table) Format(v time.Duration) string { return textfmt.Value(t.Unit, float64(v)) }
 
 // Synthetic lists the frame names that stand for no code of the program: V8's
 // and speedscope's markers for idle time, the engine itself, garbage
@@ -158,7 +192,8 @@ func Process(nameOrPID string) Option {
 	return optionFunc(func(s *Selection) { s.Processes = append(s.Processes, nameOrPID) })
 }
 
-// SampleType picks the sample value by type name (Selection.SampleType).
+// SampleType picks the sample value by type name or index
+// (Selection.SampleType), as `go tool pprof -sample_index` does.
 func SampleType(name string) Option {
 	return optionFunc(func(s *Selection) { s.SampleType = name })
 }

@@ -283,12 +283,23 @@ func TestSampleTypeErrors(t *testing.T) {
 	if _, err := analysis.Functions(p, analysis.SampleType("alloc_space")); err == nil || !strings.Contains(err.Error(), `no sample type "alloc_space" (have samples, cpu)`) {
 		t.Errorf("unknown sample type: err = %v", err)
 	}
+	if _, err := analysis.Functions(p, analysis.SampleType("2")); err == nil || !strings.Contains(err.Error(), "sample index 2 is outside the range [0..1]") {
+		t.Errorf("index out of range: err = %v", err)
+	}
+	p.SampleType[1] = &profile.ValueType{Type: "temperature", Unit: "kelvin"}
+	if _, err := analysis.Functions(p); !errors.Is(err, analysis.ErrNotTime) || !strings.Contains(err.Error(), "temperature/kelvin is neither a time, bytes nor a count") {
+		t.Errorf("kelvin profile: err = %v, want ErrNotTime", err)
+	}
 	p.SampleType[1] = &profile.ValueType{Type: "alloc_space", Unit: "bytes"}
-	if _, err := analysis.Functions(p); !errors.Is(err, analysis.ErrNotTime) {
-		t.Errorf("bytes profile: err = %v, want ErrNotTime", err)
+	tab, err := analysis.Functions(p)
+	if err != nil || tab.Unit != analysis.UnitBytes || tab.Total != 100 || tab.Format(tab.Total) != "100B" {
+		t.Errorf("bytes profile: %+v, %v; want 100 bytes", tab, err)
+	}
+	if tab, err = analysis.Functions(p, analysis.SampleType("0")); err != nil || tab.Unit != analysis.UnitCount || tab.SampleType != "samples/count" {
+		t.Errorf("sample index 0: %+v, %v; want samples/count", tab, err)
 	}
 	p.SampleType[1] = &profile.ValueType{Type: "wall", Unit: "milliseconds"}
-	tab, err := analysis.Functions(p)
+	tab, err = analysis.Functions(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,9 +311,9 @@ func TestSampleTypeErrors(t *testing.T) {
 func TestDefaultSampleType(t *testing.T) {
 	p := handProfile()
 	p.DefaultSampleType = "samples"
-	// A count is not a time: the default type must be honoured and refused.
-	if _, err := analysis.Functions(p); !errors.Is(err, analysis.ErrNotTime) {
-		t.Errorf("err = %v, want ErrNotTime for default type samples/count", err)
+	// The default type is honoured: a count, shown as one.
+	if tab, err := analysis.Functions(p); err != nil || tab.Unit != analysis.UnitCount || tab.SampleType != "samples/count" {
+		t.Errorf("default type samples: %+v, %v; want a table of samples/count", tab, err)
 	}
 	tab, err := analysis.Functions(p, analysis.SampleType("cpu"))
 	if err != nil || tab.Total != 100 {

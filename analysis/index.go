@@ -169,9 +169,13 @@ func (x *Index) table(sel Selection) (*Table, []int32, error) {
 		Exact:        ix.Exact(),
 		Duration:     time.Duration(ix.DurationNanos),
 		SampleType:   st.Type + "/" + st.Unit,
+		Unit:         s.Unit,
 		Warnings:     ix.Warnings(),
 	}
-	if !t.Exact {
+	if s.Unit != UnitTime && ix.PeriodUnit == "bytes" && ix.Period > 0 {
+		t.SampleBytes = ix.Period
+	}
+	if !t.Exact && s.Unit == UnitTime {
 		if n := pbuild.UnitNanos(ix.PeriodUnit); n > 0 {
 			t.Period = time.Duration(ix.Period * n)
 		}

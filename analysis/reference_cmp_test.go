@@ -79,6 +79,8 @@ func TestFunctionsEqualsReference(t *testing.T) {
 			{Focus(regexp.MustCompile(`o`)), Ignore(regexp.MustCompile(`x`)), DropSynthetic()},
 			{SampleType("cpu")},
 			{SampleType("samples")},
+			{SampleType("0")},
+			{SampleType("7")},
 			{SampleType("nothing")},
 		}
 		for i, opts := range optSets {

@@ -17,17 +17,30 @@ func referenceFunctions(p *profile.Profile, opts ...Option) (*Table, error) {
 	for _, o := range opts {
 		o.apply(&c)
 	}
-	ti, ci, toNanos, err := ValueIndex(p, c.SampleType)
+	types := make([]pbuild.ValueType, len(p.SampleType))
+	for i, st := range p.SampleType {
+		types[i] = pbuild.ValueType{Type: st.Type, Unit: st.Unit}
+	}
+	var periodUnit string
+	if p.PeriodType != nil {
+		periodUnit = p.PeriodType.Unit
+	}
+	val, err := pbuild.SelectValue(types, p.DefaultSampleType, c.SampleType, periodUnit, p.Period)
 	if err != nil {
 		return nil, err
 	}
+	ti, toNanos := val.Idx, val.Scale
 	t := &Table{
 		Exact:      pbuild.IsExact(p),
 		Duration:   time.Duration(p.DurationNanos),
 		SampleType: p.SampleType[ti].Type + "/" + p.SampleType[ti].Unit,
+		Unit:       val.Unit,
 		Warnings:   pbuild.Warnings(p),
 	}
-	if p.PeriodType != nil && !t.Exact {
+	if p.PeriodType != nil && val.Unit != UnitTime && p.PeriodType.Unit == "bytes" && p.Period > 0 {
+		t.SampleBytes = p.Period
+	}
+	if p.PeriodType != nil && !t.Exact && val.Unit == UnitTime {
 		if n := pbuild.UnitNanos(p.PeriodType.Unit); n > 0 {
 			t.Period = time.Duration(p.Period * n)
 		}
@@ -54,10 +67,7 @@ func referenceFunctions(p *profile.Profile, opts ...Option) (*Table, error) {
 			return nil, fmt.Errorf("sample %d has %d values, want at least %d", si, len(s.Value), ti+1)
 		}
 		v := time.Duration(s.Value[ti] * toNanos)
-		var n int64
-		if ci >= 0 && ci < len(s.Value) {
-			n = s.Value[ci]
-		}
+		n := val.Count(s.Value)
 		t.Total += v
 		t.TotalSamples += n
 		if !c.refKeeps(frames) {

@@ -46,9 +46,12 @@ type Selection struct {
 	// machine is, not the program; its time is the interrupted function's.
 	// Nil charges nothing.
 	ToCaller *regexp.Regexp
-	// SampleType picks the sample value by type name (e.g. "cpu", "wall").
-	// Empty is the profile's DefaultSampleType, else its last type, as
-	// pprof does.
+	// SampleType picks the sample value as `go tool pprof -sample_index`
+	// does: by type name (e.g. "cpu", "wall", "alloc_space"), or by its
+	// index in the profile's sample types ("0"). Empty is the profile's
+	// DefaultSampleType, else its last type: inuse_space for a Go heap
+	// profile, alloc_space for runtime/pprof's "allocs" profile. Times,
+	// bytes and counts (objects) can be selected; Table.Unit says which.
 	SampleType string
 }
 

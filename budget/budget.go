@@ -1,6 +1,7 @@
 // Package budget reads performance budget files and checks profiles against
 // them: per-function limits on self and total time or share of the profile,
-// and limits on regression against a baseline.
+// on allocations (objects and bytes, on heap and allocation profiles), and
+// limits on regression against a baseline.
 //
 // A budget file is YAML or JSON (detected from the first character: '{' is
 // JSON). Its whole schema, version 1:
@@ -28,12 +29,36 @@
 //	    max_regression: 10%           # vs the baseline (see below)
 //	    allow_missing: true           # pass when the function is absent
 //	    thread: worker                # rules may override every default
+//	  - function: main.encode         # allocations, on heap and allocation profiles
+//	                                  # (sample_type: inuse_space, as pprof's -sample_index,
+//	                                  # picks another value than alloc_objects, alloc_space):
+//	    max_allocs: 1000              # objects it allocates itself
+//	    max_total_allocs: 5000        # objects it and everything it calls allocate
+//	    max_alloc_bytes: 64KiB        # bytes it allocates itself
+//	    max_total_alloc_bytes: 1.5MiB # bytes it and everything it calls allocate
 //
 // Limits: max_self and max_total are Go durations with a unit ("20ms",
 // "1.5s"); max_self_share and max_total_share are percentages of the
 // profile's total time, from 0% to 100%; max_regression is a percentage
 // increase. A bare number is refused: the unit says what it means. Every rule
 // needs function or match (not both) and at least one limit.
+//
+// max_allocs and max_total_allocs are whole numbers of objects;
+// max_alloc_bytes and max_total_alloc_bytes sizes with a unit (512B, 64KiB,
+// 1.5MiB, GiB, TiB; kB, MB, GB, TB are powers of 1000). They read a Go heap
+// or allocation profile (go test -memprofile, runtime/pprof's "heap" and
+// "allocs") by its alloc_objects or alloc_space sample type (every
+// allocation since the program started, not only those in use), or a V8
+// sampling heap profile's bytes; sample_type picks another (inuse_space).
+// A profile without such a sample type (a CPU profile) makes the check an
+// error naming what it has. Self is what the function allocates as the
+// leaf frame, total what it and its callees allocate, as for time. A
+// profile sampled at Go's default rate (one allocation per 512 KiB) holds
+// the runtime's estimates; the result warns so and says how many
+// allocations were sampled: record with go test -memprofilerate=1 for
+// exact counts. sample_type (in defaults or a rule, or hotbudget check
+// --sample-index for the rules that name none) also picks the value the
+// time limits read ("wall" instead of "cpu").
 //
 // max_self_per_op and max_total_per_op are durations too, per unit of work
 // the profiles record in hotbudget's metadata: a benchmark op in profiles
@@ -154,6 +179,13 @@ const (
 	MaxRegression Kind = "max_regression"   // Value a relative change (0.10 = +10%)
 	MaxSelfPerOp  Kind = "max_self_per_op"  // Value in nanoseconds per unit of work
 	MaxTotalPerOp Kind = "max_total_per_op" // Value in nanoseconds per unit of work
+
+	// Allocation limits, on heap and allocation profiles: what a function
+	// allocates itself (as the leaf frame) or with everything it calls.
+	MaxAllocs          Kind = "max_allocs"            // Value in objects
+	MaxTotalAllocs     Kind = "max_total_allocs"      // Value in objects
+	MaxAllocBytes      Kind = "max_alloc_bytes"       // Value in bytes
+	MaxTotalAllocBytes Kind = "max_total_alloc_bytes" // Value in bytes
 )
 
 // Limit is one bound of a rule.
@@ -164,10 +196,14 @@ type Limit struct {
 }
 
 // Unit returns "ns" for time limits, "ns/op" for time per unit of work,
-// "share" for shares and "relative" for regressions: the unit of Value and
-// of a result's Got.
+// "share" for shares, "objects" and "bytes" for allocation limits and
+// "relative" for regressions: the unit of Value and of a result's Got.
 func (k Kind) Unit() string {
 	switch k {
+	case MaxAllocs, MaxTotalAllocs:
+		return "objects"
+	case MaxAllocBytes, MaxTotalAllocBytes:
+		return "bytes"
 	case MaxSelf, MaxTotal:
 		return "ns"
 	case MaxSelfPerOp, MaxTotalPerOp:
@@ -463,7 +499,7 @@ func (v *validator) budget(root *yaml.Node) *Budget {
 	}
 	def := Rule{Metric: diff.DefaultSettings.Metric, Mode: diff.DefaultSettings.Mode, Assume: diff.DefaultSettings.Assume}
 	if n, ok := f["defaults"]; ok {
-		df, _ := v.fields(n, "defaults", "thread", "process", "drop_synthetic", "metric", "mode", "assume")
+		df, _ := v.fields(n, "defaults", "thread", "process", "drop_synthetic", "metric", "mode", "assume", "sample_type")
 		v.common(df, &def)
 	}
 	n, ok := f["rules"]
@@ -494,6 +530,11 @@ func (v *validator) common(f map[string]*yaml.Node, r *Rule) {
 	}
 	if n, ok := f["drop_synthetic"]; ok {
 		r.Selection.DropSynthetic = v.boolean(n, "drop_synthetic")
+	}
+	if n, ok := f["sample_type"]; ok {
+		if r.Selection.SampleType = v.str(n, "sample_type"); r.Selection.SampleType == "" && n.Tag == "!!str" {
+			v.errorf(n, "sample_type must not be empty")
+		}
 	}
 	if n, ok := f["metric"]; ok {
 		r.Metric = diff.Metric(v.oneOf(n, "metric", string(r.Metric), string(diff.Self), string(diff.Total)))
@@ -529,7 +570,8 @@ func (v *validator) rule(n *yaml.Node, index int, def Rule) (Rule, bool) {
 	f, order := v.fields(n, what, "name", "function", "match", "thread", "process", "drop_synthetic",
 		"allow_missing", "metric", "mode", "assume",
 		string(MaxSelf), string(MaxTotal), string(MaxSelfShare), string(MaxTotalShare), string(MaxRegression),
-		string(MaxSelfPerOp), string(MaxTotalPerOp))
+		string(MaxSelfPerOp), string(MaxTotalPerOp), "sample_type",
+		string(MaxAllocs), string(MaxTotalAllocs), string(MaxAllocBytes), string(MaxTotalAllocBytes))
 	if f == nil {
 		return r, false
 	}
@@ -575,10 +617,18 @@ func (v *validator) rule(n *yaml.Node, index int, def Rule) (Rule, bool) {
 			if p, ok := v.percent(x, k, Kind(k) != MaxRegression); ok {
 				r.Limits = append(r.Limits, Limit{Kind: Kind(k), Value: p, Line: x.Line})
 			}
+		case MaxAllocs, MaxTotalAllocs:
+			if c, ok := v.count(x, k); ok {
+				r.Limits = append(r.Limits, Limit{Kind: Kind(k), Value: float64(c), Line: x.Line})
+			}
+		case MaxAllocBytes, MaxTotalAllocBytes:
+			if b, ok := v.bytes(x, k); ok {
+				r.Limits = append(r.Limits, Limit{Kind: Kind(k), Value: float64(b), Line: x.Line})
+			}
 		}
 	}
 	if len(r.Limits) == 0 && len(v.errs) == before {
-		v.errorf(n, "%s: no limit: give at least one of max_self, max_total, max_self_share, max_total_share, max_self_per_op, max_total_per_op, max_regression", what)
+		v.errorf(n, "%s: no limit: give at least one of max_self, max_total, max_self_share, max_total_share, max_self_per_op, max_total_per_op, max_regression, max_allocs, max_total_allocs, max_alloc_bytes, max_total_alloc_bytes", what)
 	}
 	return r, len(v.errs) == before
 }
@@ -627,6 +677,43 @@ func (v *validator) duration(n *yaml.Node, key string) (time.Duration, bool) {
 		return 0, false
 	}
 	return d, true
+}
+
+// count reads a number of objects: a whole number, not negative.
+func (v *validator) count(n *yaml.Node, key string) (int64, bool) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
+		c, err := strconv.ParseInt(n.Value, 0, 64)
+		if err == nil && c >= 0 {
+			return c, true
+		}
+	}
+	v.errorf(n, "%s must be a whole number of objects such as 12, got %s", key, describe(n))
+	return 0, false
+}
+
+var bytesRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?) ?(B|KiB|MiB|GiB|TiB|kB|KB|MB|GB|TB)$`)
+
+// bytes reads a size with its unit: 512B, 4KiB, 1.5MiB (binary) or 2MB
+// (decimal); a bare number is refused, as for durations.
+func (v *validator) bytes(n *yaml.Node, key string) (int64, bool) {
+	if n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float") {
+		v.errorf(n, "%s: %s has no unit: write a size such as %sB or %sKiB", key, n.Value, n.Value, n.Value)
+		return 0, false
+	}
+	m := bytesRE.FindStringSubmatch(strings.TrimSpace(n.Value))
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" || m == nil {
+		v.errorf(n, "%s must be a size such as 512B, 4KiB or 1.5MiB, got %s", key, describe(n))
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(m[1], 64)
+	scale := map[string]float64{"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+		"kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}[m[2]]
+	b := math.Round(x * scale)
+	if err != nil || b > 1<<62 {
+		v.errorf(n, "%s: %q is too large", key, n.Value)
+		return 0, false
+	}
+	return int64(b), true
 }
 
 var percentRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?%$`)

@@ -395,7 +395,8 @@ func TestDocExampleParses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the package doc's example does not parse: %v", err)
 	}
-	if len(b.Rules) != 4 || b.Rules[3].Selection.Threads[0] != "worker" || b.Rules[0].Selection.Threads[0] != "main" || !b.Rules[3].AllowMissing ||
+	if len(b.Rules) != 5 || len(b.Rules[4].Limits) != 4 || b.Rules[4].Limits[3] != (Limit{Kind: MaxTotalAllocBytes, Value: 1.5 * (1 << 20), Line: b.Rules[4].Limits[3].Line}) ||
+		b.Rules[3].Selection.Threads[0] != "worker" || b.Rules[0].Selection.Threads[0] != "main" || !b.Rules[3].AllowMissing ||
 		b.Rules[2].Limits[0] != (Limit{Kind: MaxSelfPerOp, Value: 20e3, Line: b.Rules[2].Limits[0].Line}) {
 		t.Errorf("doc example parsed as %+v", b.Rules)
 	}

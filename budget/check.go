@@ -35,7 +35,7 @@ type RuleResult struct {
 	Function string `json:"function"`       // the function judged: the worst one for a pattern
 	File     string `json:"file,omitempty"` // its source file, when known
 	FuncLine int64  `json:"function_line,omitempty"`
-	// Unit is "ns", "ns/op", "share" or "relative" (see Kind.Unit); Got
+	// Unit is "ns", "ns/op", "share", "objects", "bytes" or "relative" (see Kind.Unit); Got
 	// and Limit are in it. For max_regression Got is the change of the
 	// worst matching function and Verdict/Q are diff's judgement of it.
 	Unit    string       `json:"unit"`
@@ -133,6 +133,14 @@ func quantity(l Limit) (perfassert.Limit, bool) {
 		return perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Duration(l.Value)}, l.Kind == MaxTotalPerOp
 	case MaxSelfShare:
 		return perfassert.Limit{Quantity: perfassert.SelfShare, Share: l.Value}, false
+	case MaxAllocs:
+		return perfassert.Limit{Quantity: perfassert.SelfAllocs, Count: int64(l.Value)}, false
+	case MaxTotalAllocs:
+		return perfassert.Limit{Quantity: perfassert.TotalAllocs, Count: int64(l.Value)}, false
+	case MaxAllocBytes:
+		return perfassert.Limit{Quantity: perfassert.SelfAllocBytes, Count: int64(l.Value)}, false
+	case MaxTotalAllocBytes:
+		return perfassert.Limit{Quantity: perfassert.TotalAllocBytes, Count: int64(l.Value)}, false
 	}
 	return perfassert.Limit{Quantity: perfassert.TotalShare, Share: l.Value}, false
 }

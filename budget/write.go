@@ -89,6 +89,10 @@ func format(v float64, unit string) string {
 		return textfmt.Nanos(v) + "/op"
 	case "share":
 		return textfmt.Percent(v)
+	case "bytes":
+		return textfmt.Bytes(v)
+	case "objects":
+		return textfmt.Count(v) + " objects"
 	}
 	return fmt.Sprintf("%+.1f%%", 100*v)
 }

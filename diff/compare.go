@@ -277,6 +277,9 @@ func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, er
 			exact = exact && t.Exact
 			if len(sd.runs) == 1 {
 				sd.sum.Period = t.Period
+				sd.sum.Unit = t.Unit
+			} else if t.Unit != sd.sum.Unit {
+				return nil, fmt.Errorf("diff: %s profile %d measures %s (%s), the profiles before it %s", name, i+1, t.SampleType, t.Unit, sd.sum.Unit)
 			}
 		}
 		if s.Mode == PerOp && s.Anchor == "" {
@@ -447,11 +450,25 @@ type measured struct {
 
 // judge compares the two sides function by function, and as a whole.
 func (s *engine) judge(b, h *side) (*Report, error) {
+	minAbsNote := ""
+	if b.sum.Unit != UnitTime && b.sum.Unit != "" && s.MinAbsolute != 0 && (s.Mode == Absolute || s.Mode == PerOp && s.Anchor == "") {
+		// MinAbsolute is a time: it says nothing of bytes or objects.
+		minAbsNote = fmt.Sprintf("the values are %s: the minimum absolute change, a time (%s), does not apply; changes are judged by the minimum relative change alone",
+			quantity(b.sum.Unit), textfmt.Duration(s.MinAbsolute))
+		s.MinAbsolute = 0
+	}
 	rep := &Report{Settings: s.Settings, Base: b.sum, Head: h.sum}
+	if minAbsNote != "" {
+		rep.Warnings = append(rep.Warnings, minAbsNote)
+	}
 	runs := append(append([]*run(nil), b.runs...), h.runs...)
 	head := make([]bool, len(runs))
 	for j := len(b.runs); j < len(runs); j++ {
 		head[j] = true
+	}
+	if b.sum.Unit != h.sum.Unit {
+		return nil, fmt.Errorf("diff: base measures %s (%s), head %s (%s): not comparable",
+			b.runs[0].table.SampleType, b.sum.Unit, h.runs[0].table.SampleType, h.sum.Unit)
 	}
 	exact := b.sum.Exact && h.sum.Exact
 	if b.sum.Period > 0 && h.sum.Period > 0 && !samePeriod(b.sum.Period, h.sum.Period) {
@@ -533,6 +550,7 @@ func (s *engine) judge(b, h *side) (*Report, error) {
 	}
 	s.renames(rep)
 	rep.Headline = s.headline(b, h)
+	rep.Headline.unit = b.sum.Unit
 	sortRows(rep.Rows)
 	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "functions", s.Alpha)...)
 	return rep, nil

@@ -181,6 +181,11 @@ type Side struct {
 	Samples int64         `json:"samples"`  // all runs
 	Exact   bool          `json:"exact"`
 	Period  time.Duration `json:"period_ns"`
+	// Unit is what the values count (analysis.Table.Unit): "ns" for
+	// time, "bytes" or "count" (objects) for heap and allocation profiles,
+	// whose values the Duration fields of the report hold as plain
+	// numbers.
+	Unit string `json:"unit"`
 }
 
 // Value is one function's measurement on one side (means over runs).

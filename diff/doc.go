@@ -122,6 +122,29 @@
 // change is gone and new unless WithRename pairs the names; the report
 // warns of a gone and a new function in the same file.
 //
+// # Allocations
+//
+// Heap and allocation profiles (Go's alloc_space, alloc_objects,
+// inuse_space, inuse_objects, chosen by Selection.SampleType; V8's
+// sampling heap profiles) are compared as time is, in bytes or objects
+// (Side.Unit), and judged statistically, never as exact: a Go profile
+// sampled at the runtime's default rate holds estimates scaled up from
+// about one sampled allocation per 512 KiB, V8's from one per
+// --heap-prof-interval. The count the noise model treats as Poisson is
+// the number of allocations sampled, not the estimate: for Go, each
+// stack's objects times 1-exp(-mean size/rate), the runtime's scaling
+// undone (pbuild.Value.Count; with every allocation recorded, rate 1, the
+// objects themselves); for V8, the samples array's entries at each node.
+// As for CPU profiles, a run's value over its count is what one sample
+// stands for, and a function's value over it its effective samples: for
+// allocated bytes at the default rate each sample stands for about 512
+// KiB whatever the function, so the effective samples are its sampled
+// allocations. (For objects a sample of small objects stands for more of
+// them than one of large objects, so counts of objects are approximate;
+// compare bytes where the rate is not 1.) MinAbsolute, a time, does not
+// apply to bytes or objects: the report says so and the relative minimum
+// decides.
+//
 // # The whole program
 //
 // Shares cannot see a program that got slower everywhere. Report.Headline

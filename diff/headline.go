@@ -39,6 +39,8 @@ type Headline struct {
 	// minimum change.
 	MinDetectable float64 `json:"min_detectable"`
 	RunsNeeded    int     `json:"runs_needed"`
+
+	unit string // of Base and Head: Side.Unit
 }
 
 // floorHeadline is the run-to-run dispersion of a whole program's time
@@ -148,11 +150,16 @@ func (s *engine) headline(b, h *side) Headline {
 
 // text is the headline in one line for people.
 func (hl Headline) text() string {
-	what := "time per " + hl.Per
-	if hl.Per == "run" {
-		what = "time per run"
+	unit := hl.unit
+	if unit == "" {
+		unit = UnitTime
 	}
-	change := fmt.Sprintf("%s -> %s (%+.1f%%, %s)", textfmt.Duration(roundNanos(hl.Base)), textfmt.Duration(roundNanos(hl.Head)), 100*hl.Relative, fmtP(hl.P))
+	what := quantity(unit) + " per " + hl.Per
+	base, head := hl.Base, hl.Head
+	if unit == UnitTime {
+		base, head = float64(roundNanos(base)), float64(roundNanos(head))
+	}
+	change := fmt.Sprintf("%s -> %s (%+.1f%%, %s)", textfmt.Value(unit, base), textfmt.Value(unit, head), 100*hl.Relative, fmtP(hl.P))
 	if !hl.Judged {
 		return fmt.Sprintf("%s %s, not judged: %s", what, change, hl.Reason)
 	}

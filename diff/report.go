@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
@@ -68,7 +69,7 @@ func (r *Report) Counts() map[Verdict]int {
 //	  "min_share": 0.005,         // smallest share change (share, anchor)
 //	  "same_work": false,         // every run declared to do the same work
 //	  "rename": {"old": "new"},   // WithRename's pairs (omitted when none)
-//	  "base": {"runs", "total_ns", "samples", "exact", "period_ns"},
+//	  "base": {"runs", "total_ns", "samples", "exact", "period_ns", "unit"},
 //	  "head": {...},
 //	  "headline": {               // the whole program's time per unit of work
 //	    "judged": true, "reason": "why not judged",
@@ -118,6 +119,13 @@ func (r *Report) Counts() map[Verdict]int {
 // v2 differs from v1: p is one-sided; base and head metrics are the fitted
 // values whose ratio is relative; headline, noise, failed, same_work,
 // min_detectable and runs_needed are new. Example: testdata/diff/regress.json.
+//
+// Heap and allocation profiles are compared in bytes or objects: base and
+// head have "unit" "bytes" or "count" (time is "ns"), and every key that
+// ends in "_ns" above ends in "_bytes" or "_count" instead
+// ("min_absolute_bytes", "total_bytes", "self_bytes", "base_bytes", ...),
+// so that no key names nanoseconds for a value that is none. The "unit"
+// fields are new in v2 reports; a time report is otherwise unchanged.
 // A report of CompareBench has its own schema, BenchSchemaVersion.
 func (r *Report) WriteJSON(w io.Writer) error {
 	if r.bench {
@@ -139,9 +147,10 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	if warn == nil {
 		warn = []string{}
 	}
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(jsonReport{
+	err := enc.Encode(jsonReport{
 		Schema: SchemaVersion, Metric: r.Settings.Metric, Mode: r.Settings.Mode, Key: r.Settings.Key,
 		Assume: r.Settings.Assume, Anchor: r.Settings.Anchor, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
 		MinAbsolute: int64(r.Settings.MinAbsolute), MinShare: r.Settings.MinShare,
@@ -150,6 +159,15 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone],
 		Functions: rows, Warnings: warn,
 	})
+	if err != nil {
+		return err
+	}
+	out, err := unitKeys(buf.Bytes(), unitOf(r.Base))
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
 }
 
 func finiteHeadline(h Headline) Headline {
@@ -175,21 +193,22 @@ func (r *Report) describe() string {
 		test = "moderated t (run-to-run noise learned across functions)"
 	}
 	var what string
+	q := quantity(unitOf(r.Base))
 	switch s.Mode {
 	case Share:
-		what = fmt.Sprintf("%s time as share of the profile", s.Metric)
+		what = fmt.Sprintf("%s %s as share of the profile", s.Metric, q)
 	case Absolute:
-		what = fmt.Sprintf("%s time per run", s.Metric)
+		what = fmt.Sprintf("%s %s per run", s.Metric, q)
 	case PerOp:
 		if s.Anchor != "" {
-			what = fmt.Sprintf("%s time per unit of %s's total time", s.Metric, s.Anchor)
+			what = fmt.Sprintf("%s %s per unit of %s's total %s", s.Metric, q, s.Anchor, q)
 		} else {
-			what = fmt.Sprintf("%s time per operation", s.Metric)
+			what = fmt.Sprintf("%s %s per operation", s.Metric, q)
 		}
 	}
 	minAbs := fmt.Sprintf("%.1f share points", s.MinShare*100)
 	if s.Mode == Absolute || (s.Mode == PerOp && s.Anchor == "") {
-		minAbs = textfmt.Duration(s.MinAbsolute)
+		minAbs = r.fmtValue(float64(s.MinAbsolute))
 	}
 	if s.Assume != AssumeModel && r.Base.Runs >= 2 && r.Head.Runs >= 2 {
 		what += "; runs compared by " + test
@@ -209,7 +228,7 @@ func (r *Report) sideLine(name string, sd Side) string {
 	if sd.Runs != 1 {
 		runs = fmt.Sprintf("%d runs", sd.Runs)
 	}
-	return fmt.Sprintf("%s: %s, %s total per run, %d samples (%s)", name, runs, textfmt.Duration(sd.Total), sd.Samples, kind)
+	return fmt.Sprintf("%s: %s, %s total per run, %d samples (%s)", name, runs, r.fmtValue(float64(sd.Total)), sd.Samples, kind)
 }
 
 // formatMetric renders a normalised metric value of row in its unit.
@@ -220,6 +239,8 @@ func (r *Report) formatMetric(row Row, v float64) string {
 		return textfmt.Percent(v)
 	case s.Mode == PerOp && s.Anchor != "":
 		return fmt.Sprintf("%.3fx", v)
+	case unitOf(r.Base) != UnitTime:
+		return r.fmtValue(v)
 	}
 	return textfmt.Duration(roundNanos(v))
 }

@@ -7,6 +7,9 @@
 //
 //   - Go pprof (protobuf, gzipped or not, and pprof's legacy formats);
 //   - V8 / Node.js .cpuprofile JSON (modern and legacy layouts);
+//   - V8 / Node.js sampling heap profiles (.heapprofile, node --heap-prof,
+//     DevTools' "Allocation sampling"): bytes and sampled allocations per
+//     stack, as sample types space/bytes and samples/count;
 //   - Chrome trace-event JSON: streamed Profile/ProfileChunk CPU samples,
 //     the old CpuProfile event, and X/B/E duration events per thread;
 //   - speedscope JSON (evented and sampled profiles);
@@ -20,6 +23,10 @@
 // the sample. Sampled data has the sample types
 // samples/count and cpu/nanoseconds; exact data (duration events, trace
 // regions) has events/count and wall/nanoseconds and IsExact reports true.
+// Heap profiles keep their own types: a Go heap or allocation profile its
+// alloc_objects, alloc_space, inuse_objects and inuse_space, a V8 sampling
+// heap profile samples/count and space/bytes (the default); package
+// analysis reads them as bytes and objects.
 // Repairs and dropped data are reported by Warnings, never silently. Samples
 // carry string labels "pid", "tid", "process", "thread" and "profile" where the
 // format knows them, so a caller can select a thread or process.
@@ -80,6 +87,7 @@ const (
 	FormatUnknown     Format = ""
 	FormatPprof       Format = "pprof"
 	FormatCPUProfile  Format = "cpuprofile"
+	FormatHeapProfile Format = "heapprofile"
 	FormatChromeTrace Format = "chrome-trace"
 	FormatSpeedscope  Format = "speedscope"
 	FormatFolded      Format = "folded"
@@ -197,6 +205,8 @@ func read(r io.Reader, c *config) (*profile.Profile, error) {
 		p, err = readPprof(lr, head)
 	case FormatCPUProfile:
 		p, err = v8.Parse(lr, o)
+	case FormatHeapProfile:
+		p, err = v8.ParseHeap(lr, o)
 	case FormatChromeTrace:
 		p, err = chrometrace.Parse(lr, o)
 	case FormatSpeedscope:
@@ -423,7 +433,11 @@ func detectJSON(b []byte) Format {
 		switch key {
 		case "$schema", "shared", "profiles", "activeProfileIndex", "exporter":
 			return FormatSpeedscope
-		case "nodes", "head", "timeDeltas", "timestamps":
+		case "head":
+			// A sampling heap profile's nodes have selfSize, a legacy
+			// CPU profile's hitCount.
+			return headFormat(d)
+		case "nodes", "timeDeltas", "timestamps":
 			return FormatCPUProfile
 		case "traceEvents", "displayTimeUnit", "systemTraceEvents", "stackFrames", "otherData":
 			return FormatChromeTrace
@@ -439,6 +453,30 @@ func detectJSON(b []byte) Format {
 	}
 	// A JSON object we cannot place within the window: the cpuprofile
 	// parser gives the most useful error for objects.
+	return FormatCPUProfile
+}
+
+// headFormat reads the keys of the "head" object d is at and tells a V8
+// sampling heap profile (selfSize) from a legacy CPU profile.
+func headFormat(d *json.Decoder) Format {
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return FormatCPUProfile
+	}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			break
+		}
+		switch t {
+		case "selfSize":
+			return FormatHeapProfile
+		case "hitCount", "functionName", "callUID":
+			return FormatCPUProfile
+		}
+		if err := jsonscan.SkipTokens(d.Token); err != nil {
+			break
+		}
+	}
 	return FormatCPUProfile
 }
 

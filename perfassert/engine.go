@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"math"
 	"regexp"
 	"slices"
@@ -150,9 +151,23 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 		match = re.MatchString
 	}
 	self := limit.Quantity.isSelf()
+	alloc := limit.Quantity.isAlloc()
+	if alloc && c.sel.SampleType == "" {
+		st, err := allocSampleType(ck.pooled, limit.Quantity)
+		if err != nil {
+			return nil, err
+		}
+		c.sel.SampleType = st
+	}
 	t, err := ck.table(c.sel)
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case alloc && t.Unit != limit.Quantity.allocUnit():
+		return nil, fmt.Errorf("perfassert: a limit on %s needs a sample type of %s; %s is %s", limit.Quantity, limit.Quantity.allocUnit(), t.SampleType, t.Unit)
+	case !alloc && t.Unit != analysis.UnitTime:
+		return nil, fmt.Errorf("perfassert: %w: %s (%s); bound allocations with MaxAllocs or MaxAllocBytes", analysis.ErrNotTime, t.SampleType, t.Unit)
 	}
 	// No time, no verdict: an empty profile, or a selection that leaves
 	// nothing, is an error even with AllowMissing (analysis.CheckTime).
@@ -180,6 +195,7 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 		Total:           t.Total,
 		TotalSamples:    t.TotalSamples,
 		Exact:           t.Exact,
+		Unit:            t.Unit,
 		Profiles:        n,
 		ProfileWarnings: t.Warnings,
 	}
@@ -240,12 +256,26 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 			r.Warnings = append(r.Warnings, fmt.Sprintf(
 				"the profile holds %d runs of a captured function: the time is their sum, which depends on how long the capture ran; PerIteration() bounds the time per run", int64(math.Round(w))))
 		}
-		if r.LostSamples {
+		if r.LostSamples && !alloc {
 			r.Warnings = append(r.Warnings, cpu.LostSamplesWarning())
 		}
 	}
+	if alloc && t.SampleBytes > 1 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf(
+			"the profile sampled one allocation per %s allocated on average: the values are the runtime's estimates from %d sampled allocations, not exact counts; record with runtime.MemProfileRate = 1 (go test -memprofilerate=1) for exact ones",
+			textfmt.Bytes(float64(t.SampleBytes)), r.Samples))
+	}
 	if limit.Quantity.isShare() {
 		r.Passed = r.Share <= limit.Share
+	} else if alloc {
+		// Allocations do not depend on the race detector or the machine.
+		// Compared before Time rounds them to whole objects or bytes:
+		// 1.5 allocations per run exceed a limit of 1.
+		per := float64(n)
+		if c.perIteration {
+			per = work
+		}
+		r.Passed = float64(pooled)/per <= float64(limit.Count)
 	} else {
 		r.Passed = r.Time <= limit.Time
 		switch {

@@ -117,7 +117,9 @@ const (
 )
 
 func (q Quantity) isShare() bool { return q == SelfShare || q == TotalShare }
-func (q Quantity) isSelf() bool  { return q == SelfTime || q == SelfShare }
+func (q Quantity) isSelf() bool {
+	return q == SelfTime || q == SelfShare || q == SelfAllocs || q == SelfAllocBytes
+}
 
 // checkName is the assertion that bounds q, used in failure text.
 func (q Quantity) checkName() string {
@@ -130,16 +132,26 @@ func (q Quantity) checkName() string {
 		return "MaxSelfShare"
 	case TotalShare:
 		return "MaxTotalShare"
+	case SelfAllocs:
+		return "MaxAllocs"
+	case TotalAllocs:
+		return "MaxTotalAllocs"
+	case SelfAllocBytes:
+		return "MaxAllocBytes"
+	case TotalAllocBytes:
+		return "MaxTotalAllocBytes"
 	}
 	return "Check"
 }
 
 // Limit is an upper bound on one quantity: Time for SelfTime and TotalTime,
-// Share (0..1) for SelfShare and TotalShare.
+// Share (0..1) for SelfShare and TotalShare, Count (objects or bytes) for
+// the allocation quantities.
 type Limit struct {
 	Quantity Quantity
 	Time     time.Duration
 	Share    float64
+	Count    int64
 }
 
 func (l Limit) validate() error {
@@ -152,16 +164,27 @@ func (l Limit) validate() error {
 		if !(l.Share >= 0 && l.Share <= 1) {
 			return fmt.Errorf("perfassert: %s limit %v is not a share in [0,1]", l.Quantity, l.Share)
 		}
+	case SelfAllocs, TotalAllocs, SelfAllocBytes, TotalAllocBytes:
+		if l.Count < 0 {
+			return fmt.Errorf("perfassert: negative %s limit %d", l.Quantity, l.Count)
+		}
 	default:
 		return fmt.Errorf("perfassert: unknown quantity %q", l.Quantity)
 	}
 	return nil
 }
 
-// String is the bound with its unit: "50ms" or "30.00%".
+// String is the bound with its unit: "50ms", "30.00%", "12 objects" or
+// "1.50KiB".
 func (l Limit) String() string {
 	if l.Quantity.isShare() {
 		return textfmt.Percent(l.Share)
+	}
+	if l.Quantity.isAlloc() {
+		if l.Quantity.allocUnit() == analysis.UnitBytes {
+			return textfmt.Bytes(float64(l.Count))
+		}
+		return textfmt.Count(float64(l.Count)) + " objects"
 	}
 	return textfmt.Duration(l.Time)
 }
@@ -323,6 +346,8 @@ type Result struct {
 	EachMatch bool
 	// Time is the measured self or total time of the selection, Share its
 	// share of Total, Samples the samples (events, for exact data) behind it.
+	// For the allocation quantities Time, Total, the rows and the stacks
+	// hold objects or bytes (Unit), as analysis.Table does: read int64(Time).
 	// Over several profiles (a Checker's) Time is the mean per profile,
 	// Share the share of all of them pooled, Samples their sum.
 	Time    time.Duration
@@ -333,6 +358,9 @@ type Result struct {
 	Total        time.Duration // time of all selected samples, of all profiles
 	TotalSamples int64
 	Exact        bool // values are measured durations, not samples
+	// Unit is what Time and Total count: analysis.UnitTime, or for the
+	// allocation quantities analysis.UnitCount (objects) or UnitBytes.
+	Unit string
 	// Profiles is the number of profiles checked: 1 for Check.
 	Profiles int
 

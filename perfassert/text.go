@@ -29,7 +29,7 @@ func (r *Result) String() string {
 				fmt.Fprintf(&b, "    ... and %d more\n", len(r.Matched)-topN)
 				break
 			}
-			fmt.Fprintf(&b, "    %s (self %s, total %s)\n", f.Name, textfmt.Duration(f.Self), textfmt.Duration(f.Total))
+			fmt.Fprintf(&b, "    %s (self %s, total %s)\n", f.Name, r.fmtValue(f.Self), r.fmtValue(f.Total))
 		}
 	}
 	if len(r.Top) > 0 && !r.Passed {
@@ -37,16 +37,16 @@ func (r *Result) String() string {
 		if !r.Limit.Quantity.isSelf() {
 			metric = "total"
 		}
-		fmt.Fprintf(&b, "top functions by %s time:\n", metric)
+		fmt.Fprintf(&b, "top functions by %s %s:\n", metric, r.noun())
 		fmt.Fprintf(&b, "    %10s %7s %10s %7s  %s\n", "self", "self%", "total", "total%", "function")
 		for _, f := range r.Top {
-			fmt.Fprintf(&b, "    %10s %7s %10s %7s  %s\n", textfmt.Duration(f.Self), textfmt.Percent(f.SelfShare), textfmt.Duration(f.Total), textfmt.Percent(f.TotalShare), f.Name)
+			fmt.Fprintf(&b, "    %10s %7s %10s %7s  %s\n", r.fmtValue(f.Self), textfmt.Percent(f.SelfShare), r.fmtValue(f.Total), textfmt.Percent(f.TotalShare), f.Name)
 		}
 	}
 	if len(r.Stacks) > 0 && !r.Passed {
 		b.WriteString("heaviest stacks (leaf first):\n")
 		for _, s := range r.Stacks {
-			fmt.Fprintf(&b, "    %10s %7s  %s\n", textfmt.Duration(s.Time), textfmt.Percent(s.Share), fmtStack(s.Frames, max(s.Through+3, 4)))
+			fmt.Fprintf(&b, "    %10s %7s  %s\n", r.fmtValue(s.Time), textfmt.Percent(s.Share), fmtStack(s.Frames, max(s.Through+3, 4)))
 		}
 	}
 	for _, w := range r.ProfileWarnings {
@@ -85,7 +85,7 @@ func (r *Result) headline() string {
 		} else {
 			fmt.Fprintf(&b, "no function named %s", what)
 		}
-		fmt.Fprintf(&b, " among %d functions (%s total, %d samples", r.Functions, textfmt.Duration(r.Total), r.TotalSamples)
+		fmt.Fprintf(&b, " among %d functions (%s total, %d samples", r.Functions, r.fmtValue(r.Total), r.TotalSamples)
 		if r.Profiles > 1 {
 			fmt.Fprintf(&b, " in %d profiles", r.Profiles)
 		}
@@ -109,17 +109,17 @@ func (r *Result) headline() string {
 	if r.Iterations > 0 {
 		perWork = " per " + r.workWord()
 	}
-	fmt.Fprintf(&b, "%s %s %s%s (", name, r.Limit.Quantity.metric(), textfmt.Duration(r.Time), perWork)
+	fmt.Fprintf(&b, "%s %s %s%s (", name, r.Limit.Quantity.metric(), r.fmtValue(r.Time), perWork)
 	switch {
 	case r.Iterations > 0:
-		fmt.Fprintf(&b, "%s of %s total over %d %ss", textfmt.Percent(r.Share), textfmt.Duration(r.Total), r.Iterations, r.workWord())
+		fmt.Fprintf(&b, "%s of %s total over %d %ss", textfmt.Percent(r.Share), r.fmtValue(r.Total), r.Iterations, r.workWord())
 		if r.Profiles > 1 {
 			fmt.Fprintf(&b, " in %d profiles", r.Profiles)
 		}
 	case r.Profiles > 1:
-		fmt.Fprintf(&b, "mean of %d profiles: %s of %s total", r.Profiles, textfmt.Percent(r.Share), textfmt.Duration(r.Total/n))
+		fmt.Fprintf(&b, "mean of %d profiles: %s of %s total", r.Profiles, textfmt.Percent(r.Share), r.fmtValue(r.Total/n))
 	default:
-		fmt.Fprintf(&b, "%s of %s total", textfmt.Percent(r.Share), textfmt.Duration(r.Total))
+		fmt.Fprintf(&b, "%s of %s total", textfmt.Percent(r.Share), r.fmtValue(r.Total))
 	}
 	switch {
 	case r.Exact:
@@ -161,6 +161,12 @@ func (r *Result) used() float64 {
 		}
 		return r.Share / r.Limit.Share
 	}
+	if r.Limit.Quantity.isAlloc() {
+		if r.Limit.Count == 0 {
+			return 0
+		}
+		return float64(r.Time) / float64(r.Limit.Count)
+	}
 	if r.Limit.Time == 0 {
 		return 0
 	}
@@ -169,6 +175,9 @@ func (r *Result) used() float64 {
 
 // metric is the word for the measured time in failure text.
 func (q Quantity) metric() string {
+	if q.isAlloc() {
+		return string(q)
+	}
 	if q.isSelf() {
 		return "self time"
 	}

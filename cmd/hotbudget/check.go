@@ -33,12 +33,16 @@ Example budget (perf-budget.yaml):
 	    max_self_share: 80%
 	  - function: main.hashBlock
 	    max_regression: 10%
+	  - function: main.encode         # on heap and allocation profiles
+	    max_allocs: 1000              # objects it allocates itself
+	    max_total_alloc_bytes: 64MiB  # bytes it and its callees allocate
 
 Examples:
 
 	hotbudget check --budget testdata/budget/busy.yaml testdata/pprof/busy.pb.gz
 	hotbudget check --budget perf-budget.yaml --baseline 'base/*.pb.gz' 'head/*.pb.gz'
 	hotbudget check --budget perf-budget.json --format json cpu.pprof
+	hotbudget check --budget testdata/budget/heap.yaml testdata/heap/heap.pb.gz
 `
 
 func (c *cli) check(args []string) int {
@@ -49,6 +53,7 @@ func (c *cli) check(args []string) int {
 	format := newChoice("text", "text", "markdown", "json")
 	fs.Var(format, "format", "output `text|markdown|json`")
 	view := viewFlag(fs.FlagSet)
+	sampleIndex := fs.String("sample-index", "", "the sample value of rules that name none, by `type name or index` as go tool pprof -sample_index (the allocation limits default to alloc_objects or alloc_space)")
 	pos, code := c.parse(fs, args)
 	if code >= 0 {
 		return code
@@ -62,6 +67,11 @@ func (c *cli) check(args []string) int {
 	b, err := budget.Load(*budgetFile)
 	if err != nil {
 		return c.inputErr("check", err)
+	}
+	for i := range b.Rules {
+		if b.Rules[i].Selection.SampleType == "" {
+			b.Rules[i].Selection.SampleType = *sampleIndex
+		}
 	}
 	sel := selection{view: view}
 	profiles, err := c.loadAll("check", pos, sel)

@@ -197,7 +197,7 @@ func reportAnnotations(cmd string, rep *diff.Report, bench bool) []annotation {
 		} else {
 			file = r.File
 			msg = fmt.Sprintf("%s regressed: %s %s -> %s (%+.1f%%, p=%.3g, q=%.3g)", r.Name, rep.Settings.Metric,
-				fmtMetric(r.Base.Metric, rep.Settings.Mode), fmtMetric(r.Head.Metric, rep.Settings.Mode),
+				fmtMetric(r.Base.Metric, rep.Settings.Mode, rep.Base.Unit), fmtMetric(r.Head.Metric, rep.Settings.Mode, rep.Base.Unit),
 				100*r.Relative, r.P, r.Q)
 		}
 		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + name + " regressed", file: file, msg: msg})
@@ -209,9 +209,12 @@ func reportAnnotations(cmd string, rep *diff.Report, bench bool) []annotation {
 	return anns
 }
 
-func fmtMetric(v float64, m diff.Mode) string {
-	if m == diff.Share {
+func fmtMetric(v float64, m diff.Mode, unit string) string {
+	switch {
+	case m == diff.Share:
 		return textfmt.Percent(v)
+	case unit != "" && unit != diff.UnitTime:
+		return textfmt.Value(unit, v)
 	}
 	return textfmt.Duration(time.Duration(v))
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
@@ -18,7 +19,10 @@ const topUsage = `Usage: hotbudget top [flags] FILE
 
 Prints self (flat) and total (cum) time per function, the numbers
 'go tool pprof -top' prints, sorted by self time. Recursion counts once per
-sample; shares are of all selected samples.
+sample; shares are of all selected samples. Heap and allocation profiles
+(go test -memprofile, runtime/pprof "heap" and "allocs", node --heap-prof)
+print bytes or objects instead: --sample-index picks which, as
+'go tool pprof -sample_index' does.
 
 Examples:
 
@@ -27,6 +31,7 @@ Examples:
 	hotbudget top -n 0 --format json --thread CrRendererMain trace.json
 	hotbudget top --focus '^main\.' --drop-synthetic profile.cpuprofile
 	hotbudget top --format html --out busy.html testdata/pprof/busy.pb.gz
+	hotbudget top --sample-index alloc_space mem.pprof
 
 --format html writes one self-contained page (no network needed to view
 it): the table and a flame graph of every selected sample (width is total
@@ -38,7 +43,12 @@ JSON output (stable; every function with -n 0):
 	{"unit":"ns","total_ns":N,"functions":[{"name","file","line","column",
 	 "self_ns","total_ns","self_samples","total_samples"}]}
 
-line and column are 1-based as in pprof, 0 when unknown.
+line and column are 1-based as in pprof, 0 when unknown. For bytes the
+unit is "bytes" and the keys total_bytes, self_bytes; for objects (and other
+counts) "count" and total_count, self_count, with "sample_type" naming the
+value (e.g. "alloc_space/bytes"). self_samples and total_samples are the
+sampling events behind a value: for a Go heap profile the allocations the
+runtime sampled, its estimate of all of them undone.
 `
 
 // selection holds the flags that select samples, shared by top and diff.
@@ -47,6 +57,7 @@ type selection struct {
 	threads, pids listFlag
 	view          *choiceFlag
 	dropSynthetic bool
+	sampleIndex   string
 }
 
 func addSelection(fs *flag.FlagSet, s *selection) {
@@ -57,6 +68,7 @@ func addSelection(fs *flag.FlagSet, s *selection) {
 	fs.Var(&s.threads, "thread", "keep only samples of the thread with this `name or tid`"+rep)
 	fs.Var(&s.pids, "pid", "keep only samples of the process with this `pid or name`"+rep)
 	fs.BoolVar(&s.dropSynthetic, "drop-synthetic", false, "drop samples whose leaf is (idle), (program), (garbage collector) or (root)")
+	fs.StringVar(&s.sampleIndex, "sample-index", "", "the sample value, by `type name or index`, as go tool pprof -sample_index: alloc_space, alloc_objects, inuse_space, inuse_objects of a Go heap profile (default: the profile's default type, else its last)")
 }
 
 // compile turns the flags into the selection of samples they say, on top
@@ -79,6 +91,9 @@ func (s *selection) compile(base analysis.Selection) (analysis.Selection, error)
 	sel.Threads = append(slices.Clip(base.Threads), s.threads...)
 	sel.Processes = append(slices.Clip(base.Processes), s.pids...)
 	sel.DropSynthetic = base.DropSynthetic || s.dropSynthetic
+	if s.sampleIndex != "" {
+		sel.SampleType = s.sampleIndex
+	}
 	if err := sel.Validate(); err != nil {
 		return sel, fmt.Errorf("--thread, --pid: %w", err)
 	}
@@ -161,30 +176,58 @@ func (c *cli) top(args []string) int {
 }
 
 type topJSON struct {
-	Unit      string        `json:"unit"`
-	TotalNS   int64         `json:"total_ns"`
-	Functions []topFunction `json:"functions"`
+	Unit       string        `json:"unit"`
+	SampleType string        `json:"sample_type,omitempty"` // for bytes and counts
+	TotalNS    *int64        `json:"total_ns,omitempty"`
+	TotalBytes *int64        `json:"total_bytes,omitempty"`
+	TotalCount *int64        `json:"total_count,omitempty"`
+	Functions  []topFunction `json:"functions"`
 }
 
+// topFunction is one row; exactly one of each pair of value keys is
+// written, the one of the table's unit, so that a key never holds bytes
+// under a name that says nanoseconds.
 type topFunction struct {
 	Name         string `json:"name"`
 	File         string `json:"file"`
 	Line         int64  `json:"line"`
 	Column       int64  `json:"column"`
-	SelfNS       int64  `json:"self_ns"`
-	TotalNS      int64  `json:"total_ns"`
+	SelfNS       *int64 `json:"self_ns,omitempty"`
+	TotalNS      *int64 `json:"total_ns,omitempty"`
+	SelfBytes    *int64 `json:"self_bytes,omitempty"`
+	TotalBytes   *int64 `json:"total_bytes,omitempty"`
+	SelfCount    *int64 `json:"self_count,omitempty"`
+	TotalCount   *int64 `json:"total_count,omitempty"`
 	SelfSamples  int64  `json:"self_samples"`
 	TotalSamples int64  `json:"total_samples"`
 }
 
+// unitKeys returns where values of unit u go: the ns, bytes or count field.
+func unitKeys[T any](u string, ns, bytes, count T) T {
+	switch u {
+	case analysis.UnitBytes:
+		return bytes
+	case analysis.UnitCount:
+		return count
+	}
+	return ns
+}
+
 func writeTopJSON(w io.Writer, t *analysis.Table, shown []analysis.Function) error {
-	out := topJSON{Unit: "ns", TotalNS: int64(t.Total), Functions: make([]topFunction, 0, len(shown))}
+	out := topJSON{Unit: t.Unit, Functions: make([]topFunction, 0, len(shown))}
+	if t.Unit != analysis.UnitTime {
+		out.SampleType = t.SampleType
+	}
+	ptr := func(v int64) *int64 { return &v }
+	*unitKeys(t.Unit, &out.TotalNS, &out.TotalBytes, &out.TotalCount) = ptr(int64(t.Total))
 	for _, f := range shown {
-		out.Functions = append(out.Functions, topFunction{
+		r := topFunction{
 			Name: f.Name, File: f.File, Line: f.Line, Column: f.Column,
-			SelfNS: int64(f.Self), TotalNS: int64(f.Total),
 			SelfSamples: f.SelfSamples, TotalSamples: f.TotalSamples,
-		})
+		}
+		*unitKeys(t.Unit, &r.SelfNS, &r.SelfBytes, &r.SelfCount) = ptr(int64(f.Self))
+		*unitKeys(t.Unit, &r.TotalNS, &r.TotalBytes, &r.TotalCount) = ptr(int64(f.Total))
+		out.Functions = append(out.Functions, r)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -221,12 +264,20 @@ func location(file string, line int64) string {
 func topHeader(path string, t *analysis.Table, shown []analysis.Function) []string {
 	lines := []string{"File: " + path, "Type: " + t.SampleType}
 	kind := "sampled"
-	if t.Exact {
+	switch {
+	case t.Exact:
 		kind = "exact durations"
-	} else if t.Period > 0 {
+	case t.Period > 0:
 		kind += ", period " + textfmt.Duration(t.Period)
+	case t.SampleBytes == 1:
+		kind = "every allocation recorded"
+	case t.SampleBytes > 1:
+		kind += " every " + textfmt.Bytes(float64(t.SampleBytes)) + " allocated"
 	}
-	total := fmt.Sprintf("Total: %s (%s)", textfmt.Duration(t.Total), kind)
+	total := fmt.Sprintf("Total: %s (%s)", t.Format(t.Total), kind)
+	if t.Unit == analysis.UnitCount {
+		total = fmt.Sprintf("Total: %s %s (%s)", t.Format(t.Total), countNoun(t), kind)
+	}
 	if t.Duration > 0 {
 		total = fmt.Sprintf("Duration: %s, %s", textfmt.Duration(t.Duration), total)
 	}
@@ -239,9 +290,29 @@ func topHeader(path string, t *analysis.Table, shown []analysis.Function) []stri
 	if t.Total > 0 {
 		share = sum / float64(t.Total)
 	}
-	lines = append(lines, fmt.Sprintf("Showing top %d functions out of %d, accounting for %s of self time",
-		len(shown), len(t.Functions), textfmt.Percent(share)))
+	what := "self time"
+	switch t.Unit {
+	case analysis.UnitBytes:
+		what = "self bytes"
+	case analysis.UnitCount:
+		what = "self " + countNoun(t)
+	}
+	lines = append(lines, fmt.Sprintf("Showing top %d functions out of %d, accounting for %s of %s",
+		len(shown), len(t.Functions), textfmt.Percent(share), what))
 	return lines
+}
+
+// countNoun is what a table of counts counts: "objects" for Go's
+// alloc_objects and inuse_objects, else "samples" or "events".
+func countNoun(t *analysis.Table) string {
+	typ, _, _ := strings.Cut(t.SampleType, "/")
+	switch {
+	case strings.HasSuffix(typ, "objects"):
+		return "objects"
+	case typ == "samples":
+		return "samples"
+	}
+	return "events"
 }
 
 func writeTopText(w io.Writer, path string, t *analysis.Table, shown []analysis.Function) {
@@ -253,8 +324,8 @@ func writeTopText(w io.Writer, path string, t *analysis.Table, shown []analysis.
 	var sum float64
 	for i, f := range shown {
 		sum += f.SelfShare
-		fmt.Fprintf(w, "%10s %7s %7s %10s %7s  %s\n", textfmt.Duration(f.Self), textfmt.Percent(f.SelfShare), textfmt.Percent(sum),
-			textfmt.Duration(f.Total), textfmt.Percent(f.TotalShare), names[i])
+		fmt.Fprintf(w, "%10s %7s %7s %10s %7s  %s\n", t.Format(f.Self), textfmt.Percent(f.SelfShare), textfmt.Percent(sum),
+			t.Format(f.Total), textfmt.Percent(f.TotalShare), names[i])
 	}
 }
 
@@ -268,7 +339,7 @@ func writeTopMarkdown(w io.Writer, path string, t *analysis.Table, shown []analy
 	var sum float64
 	for _, f := range shown {
 		sum += f.SelfShare
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", textfmt.Duration(f.Self), textfmt.Percent(f.SelfShare), textfmt.Percent(sum),
-			textfmt.Duration(f.Total), textfmt.Percent(f.TotalShare), textfmt.MarkdownCode(f.Name), textfmt.MarkdownEscape(location(f.File, f.Line)))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", t.Format(f.Self), textfmt.Percent(f.SelfShare), textfmt.Percent(sum),
+			t.Format(f.Total), textfmt.Percent(f.TotalShare), textfmt.MarkdownCode(f.Name), textfmt.MarkdownEscape(location(f.File, f.Line)))
 	}
 }

@@ -60,8 +60,8 @@ func writeTopHTML(w io.Writer, path string, x *analysis.Index, aopts []analysis.
 	for _, f := range shown {
 		sum += f.SelfShare
 		page.Table.Rows = append(page.Table.Rows, htmlreport.Row{
-			Cells: []string{f.Name, textfmt.Duration(f.Self), textfmt.Percent(f.SelfShare), textfmt.Percent(math.Min(sum, 1)),
-				textfmt.Duration(f.Total), textfmt.Percent(f.TotalShare), location(f.File, f.Line)},
+			Cells: []string{f.Name, t.Format(f.Self), textfmt.Percent(f.SelfShare), textfmt.Percent(math.Min(sum, 1)),
+				t.Format(f.Total), textfmt.Percent(f.TotalShare), location(f.File, f.Line)},
 			Verdict: "unchanged",
 		})
 	}

@@ -27,11 +27,15 @@ type Selection struct {
 	ToCaller func(name string) bool
 }
 
-// Sums are self and total time per function under a Selection.
+// Sums are self and total time per function under a Selection, or
+// allocated bytes or objects (Unit says which).
 type Sums struct {
 	TimeIdx, CountIdx int   // value indexes (CountIdx -1 when none)
-	ToNanos           int64 // time value unit in nanoseconds
-	// Total and TotalSamples are the time (ns) and count of all selected samples.
+	ToNanos           int64 // time value unit in nanoseconds (1 for bytes and counts)
+	// Unit is what the values count: pbuild.UnitTime (nanoseconds),
+	// UnitBytes or UnitCount.
+	Unit string
+	// Total and TotalSamples are the value (in Unit) and count of all selected samples.
 	Total, TotalSamples int64
 	// Per function id: self and total time (ns) and counts.
 	Self, Tot, SelfN, TotN []int64
@@ -52,13 +56,13 @@ type Sums struct {
 // Every sum is a sum of some of the samples' values, so none overflows
 // once CheckValues has passed (analysis checks every index it builds).
 func (x *Index) Sum(sel Selection) (*Sums, error) {
-	ti, ci, toNanos, err := pbuild.ValueIndexOf(x.Types, x.DefaultType, sel.SampleType)
+	v, err := x.Value(sel.SampleType)
 	if err != nil {
 		return nil, err
 	}
 	nf := len(x.Funcs)
 	s := &Sums{
-		TimeIdx: ti, CountIdx: ci, ToNanos: toNanos,
+		TimeIdx: v.Idx, CountIdx: v.CountIdx, ToNanos: v.Scale, Unit: v.Unit,
 		Self: make([]int64, nf), Tot: make([]int64, nf),
 		SelfN: make([]int64, nf), TotN: make([]int64, nf),
 		Local: make([]int64, nf), LocalN: make([]int64, nf),
@@ -100,11 +104,19 @@ func (x *Index) Sum(sel Selection) (*Sums, error) {
 	return s, nil
 }
 
+// Value is the value a sample type selects (by name or index, as `go
+// tool pprof -sample_index`; "" for the default), with its unit and count.
+func (x *Index) Value(sampleType string) (pbuild.Value, error) {
+	return pbuild.SelectValue(x.Types, x.DefaultType, sampleType, x.PeriodUnit, x.Period)
+}
+
 // Kept is one sample a Selection selects.
 type Kept struct {
 	Stack int32 // the sample's stack
-	// Value (nanoseconds) and Count (samples or events, 0 without a
-	// count type) of the sample.
+	// Value (nanoseconds for a time, else bytes or objects: the unit of
+	// Value) and Count (samples or events, 0 without a count type; for a
+	// Go heap profile the sampled allocations, see pbuild.Value.Count) of
+	// the sample.
 	Value, Count int64
 	// Uniq are the frames of the stack with distinct functions, leaf first
 	// (UniqFrames), less the leaf's when Selection.ToCaller charged it to
@@ -119,10 +131,11 @@ type Kept struct {
 // Each calls fn for every sample sel selects, in the profile's order: the
 // one place that decides which samples count and where.
 func (x *Index) Each(sel Selection, fn func(Kept)) error {
-	ti, ci, toNanos, err := pbuild.ValueIndexOf(x.Types, x.DefaultType, sel.SampleType)
+	v, err := x.Value(sel.SampleType)
 	if err != nil {
 		return err
 	}
+	ti := v.Idx
 	nf := len(x.Funcs)
 	// Decisions per label set and per function, taken once.
 	var labelOK []bool
@@ -169,10 +182,7 @@ func (x *Index) Each(sel Selection, fn func(Kept)) error {
 			}
 		}
 		row := x.Values[i*stride : (i+1)*stride]
-		k := Kept{Stack: st, Value: row[ti] * toNanos}
-		if ci >= 0 {
-			k.Count = row[ci]
-		}
+		k := Kept{Stack: st, Value: row[ti] * v.Scale, Count: v.Count(row)}
 		switch {
 		case focus != nil && !anyFunc(focus, ff, u), ignore != nil && anyFunc(ignore, ff, u), len(u) == 0:
 		case toCaller != nil && len(u) > 1 && toCaller[ff[u[0]]]:

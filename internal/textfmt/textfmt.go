@@ -6,6 +6,8 @@ package textfmt
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -68,4 +70,51 @@ func MarkdownCode(s string) string {
 		return fence + " " + s + " " + fence
 	}
 	return fence + s + fence
+}
+
+// Value formats v in unit ("ns", "bytes" or "count", the units of
+// analysis.Table): a time as Nanos does, bytes in binary units with two
+// decimals and without a trailing ".00" (512B, 1.50KiB, 2MiB), a count as
+// a whole number (12345) or with two decimals when it is not whole (a
+// mean per run or per op).
+func Value(unit string, v float64) string {
+	switch unit {
+	case "bytes":
+		return Bytes(v)
+	case "count":
+		return Count(v)
+	}
+	return Nanos(v)
+}
+
+// Bytes formats a number of bytes in binary units: 512B, 1.50KiB, 2MiB.
+func Bytes(b float64) string {
+	if b == 0 {
+		return "0B"
+	}
+	v, neg := b, b < 0
+	if neg {
+		v = -v
+	}
+	unit := "B"
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB", "PiB"} {
+		if v < 1024 {
+			break
+		}
+		v, unit = v/1024, u
+	}
+	s := strings.TrimSuffix(fmt.Sprintf("%.2f", v), ".00")
+	if neg {
+		s = "-" + s
+	}
+	return s + unit
+}
+
+// Count formats a count: whole numbers as they are, others with two
+// decimals.
+func Count(c float64) string {
+	if c == math.Trunc(c) && math.Abs(c) < 1<<53 {
+		return strconv.FormatInt(int64(c), 10)
+	}
+	return strconv.FormatFloat(c, 'f', 2, 64)
 }

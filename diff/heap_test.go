@@ -1,0 +1,118 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+func loadHeapRuns(t *testing.T, prefix string) []*profile.Profile {
+	t.Helper()
+	var out []*profile.Profile
+	for i := 1; i <= 5; i++ {
+		p, err := loaders.Load(fmt.Sprintf("../testdata/heap/diff/%s-%d.pb.gz", prefix, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// TestHeapAAandAB judges real Go heap profiles sampled at the runtime's
+// default rate (testdata/heap/diff: five runs of testdata/heap/gen a side)
+// by their allocated bytes: the head's main.encode allocates one more
+// 128-byte buffer per call (+50% of its bytes) and is the one function
+// flagged; two sets of runs of the same program flag nothing, either way.
+// The counts behind the values are the allocations the runtime sampled
+// (about 130 a run), not its estimate of all of them, so the noise model
+// sees how few they are.
+func TestHeapAAandAB(t *testing.T) {
+	base, same, head := loadHeapRuns(t, "base"), loadHeapRuns(t, "same"), loadHeapRuns(t, "head")
+	sel := WithSelection(analysis.Selection{SampleType: "alloc_space"})
+	ab, err := Compare(base, head, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range ab.Regressions() {
+		names = append(names, r.Name)
+	}
+	if !reflect.DeepEqual(names, []string{"main.encode"}) {
+		t.Errorf("A/B: regressions %v, want [main.encode]", names)
+	}
+	if ab.Base.Unit != UnitBytes || ab.Base.Samples > 1000 || ab.Base.Samples < 300 {
+		t.Errorf("A/B: base unit %q, %d samples in 5 runs: want bytes and the ~130 sampled allocations a run", ab.Base.Unit, ab.Base.Samples)
+	}
+	for _, pair := range [][2][]*profile.Profile{{base, same}, {same, base}} {
+		aa, err := Compare(pair[0], pair[1], sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := aa.Regressions(); len(r) != 0 {
+			t.Errorf("A/A: %d regressions, first %s", len(r), r[0].Name)
+		}
+	}
+
+	var text, js bytes.Buffer
+	if err := ab.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"MiB total per run", "compared: self bytes as share of the profile", "headline: bytes per run "} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, text.String())
+		}
+	}
+	if err := ab.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(js.String(), `_ns"`) || !strings.Contains(js.String(), `"total_bytes"`) || !strings.Contains(js.String(), `"unit": "bytes"`) {
+		t.Errorf("JSON report keys should say bytes, never ns:\n%.800s", js.String())
+	}
+	var back map[string]any
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatalf("JSON report does not parse: %v", err)
+	}
+
+	cpu, err := loaders.Load("../testdata/pprof/busy.pb.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compare(base[:1], []*profile.Profile{cpu}); err == nil || !strings.Contains(err.Error(), "not comparable") {
+		t.Errorf("bytes against time: err = %v, want not comparable", err)
+	}
+}
+
+// TestUnitKeys: the JSON key rename keeps every value, nesting and order,
+// and changes only keys that end in _ns.
+func TestUnitKeys(t *testing.T) {
+	in := `{"a_ns":1,"b":{"c_ns":[1,{"d_ns":2.5,"e":"x_ns"}],"f":[]},"g":[{"h_ns":null,"i":true}],"j":{},"k_ns":"<&>"}`
+	out, err := unitKeys([]byte(in), UnitCount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	wantJSON := strings.NewReplacer(`_ns":`, `_count":`).Replace(in)
+	if err := json.Unmarshal([]byte(wantJSON), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("unitKeys:\n got %s\nwant %s", out, wantJSON)
+	}
+	if strings.Index(string(out), "a_count") > strings.Index(string(out), "k_count") {
+		t.Errorf("order changed: %s", out)
+	}
+	if same, _ := unitKeys([]byte(in), UnitTime); string(same) != in {
+		t.Errorf("time: %s changed", same)
+	}
+}
