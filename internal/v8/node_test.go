@@ -5,7 +5,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
@@ -38,8 +40,22 @@ func TestRealNodeProfile(t *testing.T) {
 	p := parseFile(t, files[0])
 	tb := table(t, p)
 	busy := find(t, tb, "busyLoop", 6)
-	if busy.SelfShare < 0.5 || tb.Functions[0].Name != "busyLoop" {
-		t.Errorf("busyLoop self share %.2f, top function %s; want busyLoop on top with > 50%%", busy.SelfShare, tb.Functions[0].Name)
+	// Judged among the program's own functions: on a loaded machine the
+	// synthetic (program) and (garbage collector) frames take a varying
+	// part of the time (busyLoop held 39-45% of everything at load 35).
+	var js time.Duration
+	top := ""
+	for _, f := range tb.Functions {
+		if strings.HasPrefix(f.Name, "(") {
+			continue
+		}
+		if top == "" {
+			top = f.Name
+		}
+		js += f.Self
+	}
+	if share := float64(busy.Self) / float64(js); share < 0.5 || top != "busyLoop" {
+		t.Errorf("busyLoop self share %.2f of the program's functions, top function %s; want busyLoop on top with > 50%%", share, top)
 	}
 	if busy.Self < 200e6 || busy.Self > 2e9 {
 		t.Errorf("busyLoop self %v, want about 300ms", busy.Self)
@@ -56,8 +72,11 @@ func TestRealNodeProfile(t *testing.T) {
 			t.Fatalf("sample seq label %v, want [001]", got)
 		}
 	}
-	if p.Period < 500e3 || p.Period > 5e6 {
-		t.Errorf("Period %v ns, want about node's default 1ms interval", p.Period)
+	// Node's default interval is 1ms; a loaded machine delays its
+	// sampling thread (7.9ms seen at load 35), so the bound above is wide:
+	// it catches a unit read wrong (µs as ns, or ms), not the load.
+	if p.Period < 500e3 || p.Period > 50e6 {
+		t.Errorf("Period %v ns, want node's default 1ms interval or, on a loaded machine, a few times it", p.Period)
 	}
 }
 
