@@ -148,7 +148,7 @@ func (s *engine) headline(b, h *side) Headline {
 
 // text is the headline in one line for people.
 func (hl Headline) text() string {
-	what := "time per " + hl.Per
+	what := "time per " + textfmt.Name(hl.Per)
 	if hl.Per == "run" {
 		what = "time per run"
 	}

@@ -3,6 +3,7 @@ package textfmt
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"io"
 	"strings"
 	"unicode"
@@ -271,5 +272,25 @@ func LimitMarkdown(s string, max int) string {
 	left := s[i:]
 	fmt.Fprintf(&b, "\n**Report cut to fit a comment:** %d more lines (%d bytes) left out; the text and JSON reports have everything.\n",
 		strings.Count(strings.TrimRight(left, "\n"), "\n"), len(left))
+	return b.String()
+}
+
+// HTML escapes a line of prose that may quote untrusted text for an HTML
+// element inside Markdown (a <summary>): Line first (so no line break ends
+// the HTML block), then HTML-escaped, with "@name" written
+// "@&#8288;name" (a word joiner after the @), which GitHub does not take
+// for a mention.
+func HTML(s string) string {
+	s = html.EscapeString(Line(s))
+	if !strings.Contains(s, "@") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		b.WriteByte(s[i])
+		if s[i] == '@' && i+1 < len(s) && isWordByte(s[i+1]) {
+			b.WriteString("&#8288;")
+		}
+	}
 	return b.String()
 }
