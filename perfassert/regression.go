@@ -176,7 +176,7 @@ func reportRegression(t TestingT, check, sides string, base, current []*profile.
 	}
 	rep, err := CheckRegression(base, current, opts...)
 	if err != nil {
-		t.Errorf("perfassert.%s: %v", check, err)
+		t.Errorf("perfassert.%s: %s", check, textfmt.Lines(err.Error()))
 		return false
 	}
 	return reportReport(t, check, sides, "function", rep)

@@ -376,12 +376,17 @@
       draw();
       return;
     }
+    // A pattern V8 cannot compile (bad syntax, or "Regular expression too
+    // large", which V8 throws on first use rather than in the constructor)
+    // is searched for as plain text.
     let re;
-    try { re = new RegExp(q, 'i'); } catch (e) {
+    try { re = new RegExp(q, 'i'); re.test(''); } catch (e) {
       search.classList.add('bad');
       const lq = q.toLowerCase();
       re = { test: function (s) { return s.toLowerCase().indexOf(lq) >= 0; } };
     }
+    const plain = re;
+    re = { test: function (s) { try { return plain.test(s); } catch (e) { return s.toLowerCase().indexOf(q.toLowerCase()) >= 0; } } };
     matchName = new Uint8Array(names.length);
     for (let k = 0; k < names.length; k++) if (re.test(names[k])) matchName[k] = 1;
     let count = 0, val = 0;
@@ -440,7 +445,10 @@
   }
   document.querySelectorAll('a.hb-fn').forEach(function (a) {
     a.addEventListener('click', function () {
-      const q = '^' + a.dataset.fn.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$';
+      // A long name (up to a profile's whole input) is searched for as
+      // text: as a pattern it would be too large for V8.
+      const fn = a.dataset.fn;
+      const q = fn.length > 1000 ? fn : '^' + fn.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$';
       search.value = q;
       setSearch(q);
     });
