@@ -48,7 +48,7 @@ func (c *cli) reportGitHub(markdown func(w *bytes.Buffer) error, anns []annotati
 	for _, a := range anns {
 		props := []string{}
 		if f := c.repoPath(a.file); f != "" {
-			props = append(props, "file="+ghProperty(f))
+			props = append(props, "file="+ghProperty(textfmt.Line(f)))
 			if a.line > 0 {
 				props = append(props, fmt.Sprintf("line=%d", a.line))
 			}

@@ -144,7 +144,7 @@ func (c *cli) dispatch(args []string) int {
 	if strings.HasPrefix(args[0], "-") {
 		fmt.Fprintf(c.stderr, "hotbudget: unknown flag %s\nRun 'hotbudget --help' for usage.\n", args[0])
 	} else {
-		fmt.Fprintf(c.stderr, "hotbudget: unknown command %+q\nRun 'hotbudget --help' for usage.\n", args[0])
+		fmt.Fprintf(c.stderr, "hotbudget: unknown command %q\nRun 'hotbudget --help' for usage.\n", textfmt.Shorten(args[0], textfmt.MaxName))
 	}
 	return exitUsage
 }

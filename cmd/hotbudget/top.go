@@ -176,7 +176,7 @@ func threadList(sets []map[string][]string) string {
 		var parts []string
 		for _, k := range []string{loaders.LabelProcess, loaders.LabelPID, loaders.LabelThread, loaders.LabelTID} {
 			if v := labels[k]; len(v) > 0 {
-				parts = append(parts, k+" "+v[0])
+				parts = append(parts, k+" "+textfmt.Name(v[0]))
 			}
 		}
 		d := strings.Join(parts, " ")

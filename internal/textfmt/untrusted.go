@@ -70,12 +70,13 @@ func Name(s string) string { return Term(Shorten(s, MaxName)) }
 func Line(s string) string { return Term(Shorten(s, MaxLine)) }
 
 // Lines is Line for each line of a message of several lines (an error
-// joining several), keeping its line breaks.
+// joining several), keeping its line breaks; the whole is first shortened
+// to 4*MaxLine characters.
 func Lines(s string) string {
 	if !strings.Contains(s, "\n") {
 		return Line(s)
 	}
-	ls := strings.Split(s, "\n")
+	ls := strings.Split(Shorten(s, 4*MaxLine), "\n")
 	for i, l := range ls {
 		ls[i] = Line(l)
 	}
@@ -229,13 +230,23 @@ func (g *Guard) Flush() error {
 }
 
 // Command writes one workflow command line of the tool's own (an ::error
-// annotation) unescaped, after flushing what is held. Its text must come
-// from the tool or be escaped for a workflow command (percent-encoded).
+// annotation) unescaped, on a line of its own: a line held is written
+// first, ended. Its text must come from the tool or be escaped for a
+// workflow command (percent-encoded); line breaks in it are refused.
 func (g *Guard) Command(line string) error {
-	if err := g.Flush(); err != nil {
-		return err
+	line = strings.TrimRight(line, "\r\n")
+	if strings.ContainsAny(line, "\r\n") {
+		return fmt.Errorf("workflow command with a line break: %q", line)
 	}
-	_, err := io.WriteString(g.w, strings.TrimRight(line, "\r\n")+"\n")
+	if len(g.buf) > 0 {
+		if err := g.Flush(); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(g.w, "\n"); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(g.w, line+"\n")
 	return err
 }
 

@@ -1,0 +1,440 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
+)
+
+// The hostile-input suite (issue 16): every name, file name, label,
+// thread name, comment, work unit, benchmark name and configuration value
+// in a profile comes from the code of a pull request, and the reports are
+// read by the GitHub Actions runner (workflow commands on stdout and
+// stderr) and rendered as GitHub Markdown (PR comments, job summaries).
+// The tests below build profiles that carry each attack, run every
+// command and output format on them, and check what the runner and the
+// renderer would see.
+
+// hostile are the attacks, one name each.
+var hostile = []string{
+	"main.f\n::error title=X::pwned",
+	"::stop-commands::T",
+	"::add-mask::regressed",
+	"main.g ##[warning]forged",
+	"[link](https://evil.example/x) ![img](https://evil.example/i.png) <img src=x onerror=alert(1)>",
+	"@octocat www.evil.example https://evil.example/u a@evil.example",
+	"a\n\nb </details>\n# heading\n- item",
+	"tick` ``two`` `back",
+	"`",
+	"\x1b[2J\x1b]8;;https://evil.example\x07link\x1b]8;;\x07\x1b]52;c;cHduZWQ=\x07",
+	"nul\x00byte \xff\xfe invalid",
+	"\u0085nel\u2028ls\u2029ps \u202egnp.exe \u009b31m",
+	"| pipe | cell |",
+	"\r::error::cr",
+	"\u00a0::error::nbsp",
+	"\\[x](y) \\`z` &#64;octocat &lt;img&gt;",
+	"~~strike~~ *em* _em_ <b>bold</b>",
+	"  ::warning::indented",
+}
+
+// hostileProfile writes a pprof profile to path whose functions are
+// names (each also the file name of the next one), whose samples carry
+// names as thread labels, and whose comments and work unit are hostile:
+// function i has base samples, times 3 on the head side for odd i when
+// head is set (regressed), called by a caller named after the next name.
+func hostileProfile(t *testing.T, path string, names []string, head bool, unit string) {
+	t.Helper()
+	p := &profile.Profile{
+		SampleType:    []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		PeriodType:    &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},
+		Period:        10_000_000,
+		DurationNanos: 10e9,
+		Comments:      []string{"hotbudget warning: " + names[0], names[1]},
+	}
+	var id uint64
+	fn := func(name, file string) *profile.Location {
+		id++
+		f := &profile.Function{ID: id, Name: name, SystemName: name, Filename: file}
+		p.Function = append(p.Function, f)
+		l := &profile.Location{ID: id, Line: []profile.Line{{Function: f, Line: 10}}}
+		p.Location = append(p.Location, l)
+		return l
+	}
+	root := fn("main.main", "main.go")
+	for i, name := range names {
+		next := names[(i+1)%len(names)]
+		leaf := fn(name, next)
+		caller := fn("caller "+next, name)
+		n := int64(100 + 10*i)
+		if head && i%2 == 1 {
+			n *= 3
+		}
+		p.Sample = append(p.Sample, &profile.Sample{
+			Location: []*profile.Location{leaf, caller, root},
+			Value:    []int64{n, n * p.Period},
+			Label:    map[string][]string{"thread": {names[(i+2)%len(names)]}, "pid": {"1"}},
+		})
+	}
+	meta.Set(p, meta.Record{Name: names[2], WorkUnit: unit, Runs: []meta.Run{{Work: 1000}}})
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// benign are names of the same number and shape without any attack, to
+// compare the rendered Markdown's structure with.
+func benign(names []string) []string {
+	out := make([]string, len(names))
+	for i := range names {
+		out[i] = fmt.Sprintf("example.com/app.Func%02d", i)
+	}
+	return out
+}
+
+// hostileBench writes `go test -bench` output whose benchmark names, pkg:
+// lines and configuration values are hostile (each as far as the format
+// lets a line carry it), five runs; the head side is slower for odd
+// benchmarks.
+func hostileBench(t *testing.T, path string, names []string, head bool) {
+	t.Helper()
+	var b strings.Builder
+	for run := 0; run < 5; run++ {
+		// A line of benchmark output is at most 64 KB.
+		cut := func(s string) string { return oneLine(s[:min(len(s), 50000)]) }
+		fmt.Fprintf(&b, "goos: linux\ngoarch: amd64\npkg: %s\ncpu: %s\n", cut(names[0]), cut(names[1]))
+		for i, name := range names {
+			ns := 1000 + 10*i + run
+			if head && i%2 == 1 {
+				ns = ns * 13 / 10
+			}
+			fmt.Fprintf(&b, "Benchmark%s-2 \t 1000\t %d ns/op\n", strings.Join(strings.Fields(cut(name)), "_"), ns)
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// oneLine is s without line breaks (what a line of benchmark output or a
+// folded stack can carry).
+func oneLine(s string) string {
+	return strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
+}
+
+// forged returns the lines of out that the Actions runner would take for
+// a workflow command the tool did not write: a line (split as the runner
+// splits, at \n and \r) that starts with "::" after white space, other
+// than the tool's own ::error annotations, or that holds "##[" anywhere.
+func forged(out string) []string {
+	own := regexp.MustCompile(`^::error (file=[^,:]*,)?(line=\d+,)?title=hotbudget [^:]*::`)
+	var bad []string
+	for _, l := range strings.FieldsFunc(out, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		t := strings.TrimLeftFunc(l, unicode.IsSpace)
+		if strings.HasPrefix(t, "::") && !own.MatchString(t) || strings.Contains(l, "##[") {
+			bad = append(bad, l)
+		}
+	}
+	return bad
+}
+
+// rawControl returns the first raw control character, line or paragraph
+// separator, bidirectional override or invalid UTF-8 in out (newlines and
+// tabs allowed), with where it is.
+func rawControl(out string) string {
+	for i := 0; i < len(out); {
+		r, size := utf8.DecodeRuneInString(out[i:])
+		bad := r == utf8.RuneError && size == 1 ||
+			r < 0x20 && r != '\n' && r != '\t' || r == 0x7f ||
+			r >= 0x80 && r <= 0x9f || r == 0x2028 || r == 0x2029 ||
+			r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
+		if bad {
+			return fmt.Sprintf("%q at byte %d in %q", out[i:i+size], i, out[max(0, i-40):min(len(out), i+40)])
+		}
+		i += size
+	}
+	return ""
+}
+
+// checkStreams asserts that a run's stdout and stderr hold no forged
+// workflow command and no raw control character.
+func checkStreams(t *testing.T, what string, r result) {
+	t.Helper()
+	for _, s := range []struct{ name, out string }{{"stdout", r.stdout}, {"stderr", r.stderr}} {
+		if bad := forged(s.out); len(bad) > 0 {
+			t.Errorf("%s: %s has forged workflow commands: %q", what, s.name, bad)
+		}
+		if c := rawControl(s.out); c != "" {
+			t.Errorf("%s: %s has a raw control character: %s", what, s.name, c)
+		}
+	}
+}
+
+// cmarkGFM renders Markdown as GitHub does (cmark-gfm with GitHub's
+// extensions), raw HTML passed through so that the test sees what would
+// reach GitHub's sanitizer. Without cmark-gfm the test is skipped, except
+// in CI (CI=true), where .ci/run installs it and its absence fails.
+func cmarkGFM(t *testing.T, md string) string {
+	t.Helper()
+	path, err := exec.LookPath("cmark-gfm")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("cmark-gfm is not installed (apt-get install cmark-gfm); .ci/run installs it")
+		}
+		t.Skip("cmark-gfm is not installed (apt-get install cmark-gfm): the Markdown reports are not rendered")
+	}
+	cmd := exec.Command(path, "--unsafe", "-e", "autolink", "-e", "table", "-e", "strikethrough", "-e", "tagfilter")
+	cmd.Stdin = strings.NewReader(md)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cmark-gfm: %v", err)
+	}
+	return string(out)
+}
+
+var (
+	tagRE     = regexp.MustCompile(`<(/?[a-zA-Z][a-zA-Z0-9]*)`)
+	codeRE    = regexp.MustCompile(`(?s)<code>.*?</code>`)
+	tagsRE    = regexp.MustCompile(`<[^>]*>`)
+	mentionRE = regexp.MustCompile(`(^|[^A-Za-z0-9_])@[A-Za-z0-9]`)
+)
+
+// skeleton is the sequence of HTML tags in rendered Markdown: the block
+// and inline structure, without the text.
+func skeleton(html string) []string {
+	var out []string
+	for _, m := range tagRE.FindAllStringSubmatch(html, -1) {
+		out = append(out, strings.ToLower(m[1]))
+	}
+	return out
+}
+
+// checkMarkdown renders md and its benign twin (the same command on
+// ordinary names) and asserts that the hostile names added no element (no
+// link, image, heading, HTML, emphasis, new block or table cell: the tags
+// are the twin's, one for one) and no mention outside code.
+func checkMarkdown(t *testing.T, what, md, twin string) {
+	t.Helper()
+	if md == "" {
+		t.Errorf("%s: no Markdown", what)
+		return
+	}
+	if len(md) >= 65536 {
+		t.Errorf("%s: %d characters of Markdown, over GitHub's 65,536", what, len(md))
+	}
+	html := cmarkGFM(t, md)
+	got, want := skeleton(html), skeleton(cmarkGFM(t, twin))
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("%s: the hostile names changed the rendered structure:\n got %v\nwant %v\nMarkdown:\n%s\nHTML:\n%s", what, got, want, md, html)
+	}
+	text := tagsRE.ReplaceAllString(codeRE.ReplaceAllString(html, "<code></code>"), " ")
+	text = strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">", "&quot;", `"`, "&#64;", "@").Replace(text)
+	if m := mentionRE.FindString(text); m != "" {
+		t.Errorf("%s: a mention outside code (%q) in:\n%s", what, m, html)
+	}
+	for _, bad := range []string{"<a ", "<img", "<h1", "<h2", "<script", "<b>", "<del>"} {
+		if strings.Contains(html, bad) && !strings.Contains(cmarkGFM(t, twin), bad) {
+			t.Errorf("%s: rendered HTML has %s:\n%s", what, bad, html)
+		}
+	}
+}
+
+// hostileRun is one command of the suite, with the Markdown it wrote
+// (its stdout for --format markdown, else the job summary).
+type hostileRun struct {
+	name, markdown string
+	r              result
+}
+
+// runHostileSuite writes the profiles, benchmark output and budget for
+// names in dir and runs every command and format on them.
+func runHostileSuite(t *testing.T, dir string, names []string) []hostileRun {
+	t.Helper()
+	at := func(f string) string { return filepath.Join(dir, f) }
+	for i := 0; i < 3; i++ {
+		hostileProfile(t, at(fmt.Sprintf("base%d.pb.gz", i)), names, false, names[3])
+		hostileProfile(t, at(fmt.Sprintf("head%d.pb.gz", i)), names, true, names[3])
+	}
+	var folded strings.Builder
+	folded.WriteString("main.main;main.run 1\n")
+	for i, n := range names {
+		// Folded stacks are text (no NUL) and ; separates frames.
+		noNUL := func(s string) string { return strings.NewReplacer("\x00", "", ";", ",").Replace(oneLine(s)) }
+		fmt.Fprintf(&folded, "%s;%s %d\n", noNUL(names[(i+1)%len(names)]), noNUL(n), 10+i)
+	}
+	if err := os.WriteFile(at("hostile.folded"), []byte(folded.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hostileBench(t, at("old.txt"), names, false)
+	hostileBench(t, at("new.txt"), names, true)
+	budget := "version: 1\nrules:\n  - match: '.'\n    max_self_share: 1%\n  - function: " + jsonString(names[1]+"x") + "\n    max_self: 1s\n"
+	if err := os.WriteFile(at("budget.yaml"), []byte(budget), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	head, base := at("head0.pb.gz"), at("base0.pb.gz")
+	cases := []struct {
+		name   string
+		args   []string
+		github bool
+		md     bool // stdout is Markdown
+	}{
+		{"top", []string{"top", head}, false, false},
+		{"top-markdown", []string{"top", "-n", "0", "--format", "markdown", head}, false, true},
+		{"top-json", []string{"top", "--format", "json", head}, false, false},
+		{"top-html", []string{"top", "--format", "html", "--out", at("top.html"), head}, false, false},
+		{"top-folded", []string{"top", at("hostile.folded")}, false, false},
+		{"top-thread", []string{"top", "--thread", "no such thread", head}, false, false},
+		{"diff", []string{"diff", base, at("base1.pb.gz"), at("base2.pb.gz"), "--", head, at("head1.pb.gz"), at("head2.pb.gz")}, true, false},
+		{"diff-markdown", []string{"diff", "--format", "markdown", base, at("base1.pb.gz"), "--", head, at("head1.pb.gz")}, false, true},
+		{"diff-json", []string{"diff", "--format", "json", base, "--", head}, false, false},
+		{"diff-one-run", []string{"diff", "--same-work", base, "--", head}, true, false},
+		{"bench", []string{"bench", at("old.txt"), at("new.txt")}, true, false},
+		{"bench-markdown", []string{"bench", "--format", "markdown", at("old.txt"), at("new.txt")}, false, true},
+		{"check", []string{"check", "--budget", at("budget.yaml"), head}, true, false},
+		{"check-markdown", []string{"check", "--format", "markdown", "--budget", at("budget.yaml"), head}, false, true},
+		{"convert-speedscope", []string{"convert", "--to", "speedscope", head, "-"}, false, false},
+		{"unknown-command", []string{names[0]}, false, false},
+	}
+	var out []hostileRun
+	for _, c := range cases {
+		r := runCLI(t, cliCase{name: c.name, args: c.args, github: c.github})
+		if r.code == exitUsage && c.name != "top-thread" && c.name != "unknown-command" {
+			t.Errorf("%s: exit 2:\n%s", c.name, r.stderr)
+		}
+		md := r.summary
+		if c.md {
+			md = r.stdout
+		}
+		out = append(out, hostileRun{name: c.name, markdown: md, r: r})
+	}
+	return out
+}
+
+// jsonString quotes s for YAML (a JSON string is a YAML string).
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestHostileNames runs every command and format on profiles, benchmark
+// output and a budget whose names carry the attacks of issue 16, and on a
+// twin with ordinary names: no forged workflow command or raw control
+// character on stdout or stderr, JSON still valid and still holding the
+// names as they are, and Markdown that renders (cmark-gfm) with exactly
+// the twin's structure, no mention outside code.
+func TestHostileNames(t *testing.T) {
+	runs := runHostileSuite(t, t.TempDir(), hostile)
+	twins := runHostileSuite(t, t.TempDir(), benign(hostile))
+	for i, h := range runs {
+		checkStreams(t, h.name, h.r)
+		if strings.HasSuffix(h.name, "-json") || strings.HasPrefix(h.name, "convert") {
+			if !json.Valid([]byte(h.r.stdout)) {
+				t.Errorf("%s: stdout is not valid JSON:\n%s", h.name, h.r.stdout)
+			}
+		}
+		if twins[i].r.code != h.r.code {
+			t.Errorf("%s: exit %d, with ordinary names %d", h.name, h.r.code, twins[i].r.code)
+		}
+		if h.markdown != "" || twins[i].markdown != "" {
+			checkMarkdown(t, h.name, h.markdown, twins[i].markdown)
+		}
+	}
+	// The JSON keeps the names as they are: the escaping is the writers'.
+	for _, h := range runs {
+		if h.name != "top-json" {
+			continue
+		}
+		var top topJSON
+		if err := json.Unmarshal([]byte(h.r.stdout), &top); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, f := range top.Functions {
+			seen[f.Name] = true
+		}
+		for _, n := range hostile[:5] {
+			if !seen[strings.ToValidUTF8(n, "\uFFFD")] {
+				t.Errorf("top --format json lost the name %q", n)
+			}
+		}
+	}
+	// The attacks are shown, escaped, not dropped: a reader sees what the
+	// profile holds.
+	for _, h := range runs {
+		if h.name == "top" {
+			for _, want := range []string{`main.f\n::error title=X::pwned`, `\x3a:stop-commands::T`, `main.g ##\u005bwarning]forged`, `\x1b[2J`, `nul\x00byte \xff\xfe invalid`} {
+				if !strings.Contains(h.r.stdout, want) {
+					t.Errorf("top does not show %q escaped:\n%s", want, h.r.stdout)
+				}
+			}
+		}
+	}
+}
+
+// TestHostileOneMegabyteName runs the commands on profiles whose hottest
+// function's name is 1 MB: every Markdown report stays under GitHub's
+// 65,536 characters, and the text reports show the name shortened.
+func TestHostileOneMegabyteName(t *testing.T) {
+	long := "main.(*T)." + strings.Repeat("a`[b](c)\n@d ", 1<<20/12) + "End"
+	names := append([]string{long}, hostile[:6]...)
+	names[3] = long + "2"
+	names[5] = long + "3"
+	runs := runHostileSuite(t, t.TempDir(), names)
+	for _, h := range runs {
+		checkStreams(t, h.name, h.r)
+		if len(h.markdown) >= 65536 {
+			t.Errorf("%s: %d characters of Markdown, over GitHub's 65,536", h.name, len(h.markdown))
+		} else if h.markdown != "" {
+			t.Logf("%s: %d characters of Markdown", h.name, len(h.markdown))
+		}
+		if n := len(h.r.stdout) + len(h.r.stderr); n > 200_000 && !strings.HasSuffix(h.name, "-json") && !strings.HasPrefix(h.name, "convert") {
+			t.Errorf("%s: %d bytes of output for a few names", h.name, n)
+		}
+	}
+	for _, h := range runs {
+		if h.name == "top" && !strings.Contains(h.r.stdout, "…") {
+			t.Errorf("top does not shorten the 1 MB name:\n%.2000s", h.r.stdout)
+		}
+	}
+}
+
+// TestGuard checks the writer every line of the CLI passes through, on its
+// own: escapes as Term does, keeps tabs, newlines and text written in
+// pieces, and lets only Command write a workflow command.
+func TestGuard(t *testing.T) {
+	var b bytes.Buffer
+	g := textfmt.NewGuard(&b)
+	for _, piece := range []string{"ok\tline\n", ":", ":error::x\n  ::warning::y\nz ##", "[w]\n\x1b[2Jpartial"} {
+		if _, err := g.Write([]byte(piece)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Command("::error title=hotbudget diff: f regressed::f regressed"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "ok\tline\n\\x3a:error::x\n  \\x3a:warning::y\nz ##\\u005bw]\n\\x1b[2Jpartial\n::error title=hotbudget diff: f regressed::f regressed\n"
+	if b.String() != want {
+		t.Errorf("guarded output %q, want %q", b.String(), want)
+	}
+}
