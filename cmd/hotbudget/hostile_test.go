@@ -438,3 +438,122 @@ func TestGuard(t *testing.T) {
 		t.Errorf("guarded output %q, want %q", b.String(), want)
 	}
 }
+
+// hostileJS is a Node program whose hot method's name carries forged
+// workflow commands, a Markdown link, a mention and a terminal escape, as
+// the probe of issue 16 did (a string-literal method name is the function
+// name V8 records), and whose other hot function lives in a script whose
+// file name does the same (vm's filename is the profile's URL); argv[2]
+// sets how much work the hot method does.
+const hostileJS = `
+const vm = require("vm");
+const hot = "hot\n::error title=X::pwned ##[warning]w [l](https://evil.example) @octocat \x1b]52;c;cHduZWQ=\x07";
+const o = {
+  "hot\n::error title=X::pwned ##[warning]w [l](https://evil.example) @octocat \x1b]52;c;cHduZWQ=\x07"(n) {
+    let s = 0;
+    for (let i = 0; i < n; i++) s += Math.sqrt(i) * Math.sin(i);
+    return s;
+  },
+};
+const cold = vm.runInThisContext(
+  "(function cold(n) { let s = 0; for (let i = 0; i < n; i++) s += Math.cos(i); return s; })",
+  { filename: "file\n::add-mask::regressed ##[error]x [f](https://evil.example)" });
+const n = Number(process.argv[2]);
+let t = 0;
+for (let r = 0; r < 40; r++) {
+  t += o[hot](n);
+  t += cold(300000);
+}
+console.log(t > 0);
+`
+
+// nodeProfile runs hostileJS under node --cpu-prof and returns the
+// profile's path.
+func nodeProfile(t *testing.T, dir string, n int) string {
+	t.Helper()
+	prog := filepath.Join(dir, "hostile.js")
+	if err := os.WriteFile(prog, []byte(hostileJS), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.MkdirTemp(dir, "prof")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", "--cpu-prof", "--cpu-prof-dir", out, "--cpu-prof-interval=500", prog, fmt.Sprint(n))
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("node: %v\n%s", err, msg)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "*.cpuprofile"))
+	if len(files) != 1 {
+		t.Fatalf("node wrote %d profiles in %s", len(files), out)
+	}
+	return files[0]
+}
+
+// allowedTags are the HTML elements the Markdown reports are made of.
+var allowedTags = map[string]bool{
+	"h3": true, "h4": true, "p": true, "br": true, "strong": true, "code": true, "table": true, "thead": true,
+	"tbody": true, "tr": true, "th": true, "td": true, "details": true, "summary": true, "ul": true, "li": true,
+	"blockquote": true,
+}
+
+// checkMarkdownTags renders md and asserts it is made of the reports'
+// elements only (no link, image, other heading or HTML) with no mention
+// outside code.
+func checkMarkdownTags(t *testing.T, what, md string) {
+	t.Helper()
+	html := cmarkGFM(t, md)
+	for _, tag := range skeleton(html) {
+		if !allowedTags[strings.TrimPrefix(tag, "/")] {
+			t.Errorf("%s: rendered Markdown has <%s>:\n%s", what, tag, html)
+			break
+		}
+	}
+	text := tagsRE.ReplaceAllString(codeRE.ReplaceAllString(html, "<code></code>"), " ")
+	if m := mentionRE.FindString(text); m != "" {
+		t.Errorf("%s: a mention outside code (%q) in:\n%s", what, m, html)
+	}
+}
+
+// TestHostileNode is the probe of issue 16 rebuilt: a JavaScript method
+// named "hot\n::error title=X::pwned ..." profiled with node --cpu-prof,
+// then hotbudget top and diff (head doing twice the work in it) in every
+// format and under GitHub Actions. No forged workflow command, no raw
+// control character, and the Markdown only the reports' own elements.
+func TestHostileNode(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	dir := t.TempDir()
+	base := nodeProfile(t, dir, 200000)
+	head := nodeProfile(t, dir, 400000)
+	var sawName bool
+	for _, c := range []struct {
+		args   []string
+		github bool
+		md     bool
+	}{
+		{[]string{"top", head}, false, false},
+		{[]string{"top", "--format", "markdown", head}, false, true},
+		{[]string{"top", "--format", "json", head}, false, false},
+		{[]string{"diff", base, "--", head}, true, false},
+		{[]string{"diff", "--format", "markdown", base, "--", head}, false, true},
+	} {
+		what := strings.NewReplacer(base, "BASE", head, "HEAD").Replace(strings.Join(c.args, " "))
+		r := runCLI(t, cliCase{args: c.args, github: c.github})
+		if r.code == exitUsage {
+			t.Fatalf("%s: exit 2\n%s", what, r.stderr)
+		}
+		checkStreams(t, what, r)
+		sawName = sawName || strings.Contains(r.stdout, `hot\n::error title=X::pwned ##\u005bwarning]w`)
+		if c.md {
+			checkMarkdownTags(t, what, r.stdout)
+		}
+		if c.github {
+			checkMarkdownTags(t, what+" (job summary)", r.summary)
+		}
+	}
+	if !sawName {
+		t.Error("the hot method's name is not shown escaped in any report")
+	}
+}
