@@ -7,14 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -27,66 +24,11 @@ import (
 // command and output format on them, and check what the runner and the
 // renderer would see.
 
-// hostile are the attacks, one name each.
-var hostile = []string{
-	"main.f\n::error title=X::pwned",
-	"::stop-commands::T",
-	"::add-mask::regressed",
-	"main.g ##[warning]forged",
-	"[link](https://evil.example/x) ![img](https://evil.example/i.png) <img src=x onerror=alert(1)>",
-	"@octocat www.evil.example https://evil.example/u a@evil.example",
-	"a\n\nb </details>\n# heading\n- item",
-	"tick` ``two`` `back",
-	"`",
-	"\x1b[2J\x1b]8;;https://evil.example\x07link\x1b]8;;\x07\x1b]52;c;cHduZWQ=\x07",
-	"nul\x00byte \xff\xfe invalid",
-	"\u0085nel\u2028ls\u2029ps \u202egnp.exe \u009b31m",
-	"| pipe | cell |",
-	"\r::error::cr",
-	"\u00a0::error::nbsp",
-	"\\[x](y) \\`z` &#64;octocat &lt;img&gt;",
-	"~~strike~~ *em* _em_ <b>bold</b>",
-	"  ::warning::indented",
-}
-
-// hostileProfile writes a pprof profile to path whose functions are
-// names (each also the file name of the next one), whose samples carry
-// names as thread labels, and whose comments and work unit are hostile:
-// function i has base samples, times 3 on the head side for odd i when
-// head is set (regressed), called by a caller named after the next name.
+// hostileProfile writes testutil.HostileProfile to path, with a meta
+// record whose name and work unit are hostile too.
 func hostileProfile(t *testing.T, path string, names []string, head bool, unit string) {
 	t.Helper()
-	p := &profile.Profile{
-		SampleType:    []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
-		PeriodType:    &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},
-		Period:        10_000_000,
-		DurationNanos: 10e9,
-		Comments:      []string{"hotbudget warning: " + names[0], names[1]},
-	}
-	var id uint64
-	fn := func(name, file string) *profile.Location {
-		id++
-		f := &profile.Function{ID: id, Name: name, SystemName: name, Filename: file}
-		p.Function = append(p.Function, f)
-		l := &profile.Location{ID: id, Line: []profile.Line{{Function: f, Line: 10}}}
-		p.Location = append(p.Location, l)
-		return l
-	}
-	root := fn("main.main", "main.go")
-	for i, name := range names {
-		next := names[(i+1)%len(names)]
-		leaf := fn(name, next)
-		caller := fn("caller "+next, name)
-		n := int64(100 + 10*i)
-		if head && i%2 == 1 {
-			n *= 3
-		}
-		p.Sample = append(p.Sample, &profile.Sample{
-			Location: []*profile.Location{leaf, caller, root},
-			Value:    []int64{n, n * p.Period},
-			Label:    map[string][]string{"thread": {names[(i+2)%len(names)]}, "pid": {"1"}},
-		})
-	}
+	p := testutil.HostileProfile(names, head)
 	meta.Set(p, meta.Record{Name: names[2], WorkUnit: unit, Runs: []meta.Run{{Work: 1000}}})
 	f, err := os.Create(path)
 	if err != nil {
@@ -140,91 +82,18 @@ func oneLine(s string) string {
 	return strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
 }
 
-// forged returns the lines of out that the Actions runner would take for
-// a workflow command the tool did not write: a line (split as the runner
-// splits, at \n and \r) that starts with "::" after white space, other
-// than the tool's own ::error annotations, or that holds "##[" anywhere.
-func forged(out string) []string {
-	own := regexp.MustCompile(`^::error (file=[^,:]*,)?(line=\d+,)?title=hotbudget [^:]*::`)
-	var bad []string
-	for _, l := range strings.FieldsFunc(out, func(r rune) bool { return r == '\n' || r == '\r' }) {
-		t := strings.TrimLeftFunc(l, unicode.IsSpace)
-		if strings.HasPrefix(t, "::") && !own.MatchString(t) || strings.Contains(l, "##[") {
-			bad = append(bad, l)
-		}
-	}
-	return bad
-}
-
-// rawControl returns the first raw control character, line or paragraph
-// separator, bidirectional override or invalid UTF-8 in out (newlines and
-// tabs allowed), with where it is.
-func rawControl(out string) string {
-	for i := 0; i < len(out); {
-		r, size := utf8.DecodeRuneInString(out[i:])
-		bad := r == utf8.RuneError && size == 1 ||
-			r < 0x20 && r != '\n' && r != '\t' || r == 0x7f ||
-			r >= 0x80 && r <= 0x9f || r == 0x2028 || r == 0x2029 ||
-			r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
-		if bad {
-			return fmt.Sprintf("%q at byte %d in %q", out[i:i+size], i, out[max(0, i-40):min(len(out), i+40)])
-		}
-		i += size
-	}
-	return ""
-}
-
 // checkStreams asserts that a run's stdout and stderr hold no forged
 // workflow command and no raw control character.
 func checkStreams(t *testing.T, what string, r result) {
 	t.Helper()
 	for _, s := range []struct{ name, out string }{{"stdout", r.stdout}, {"stderr", r.stderr}} {
-		if bad := forged(s.out); len(bad) > 0 {
+		if bad := testutil.Forged(s.out); len(bad) > 0 {
 			t.Errorf("%s: %s has forged workflow commands: %q", what, s.name, bad)
 		}
-		if c := rawControl(s.out); c != "" {
+		if c := testutil.RawControl(s.out); c != "" {
 			t.Errorf("%s: %s has a raw control character: %s", what, s.name, c)
 		}
 	}
-}
-
-// cmarkGFM renders Markdown as GitHub does (cmark-gfm with GitHub's
-// extensions), raw HTML passed through so that the test sees what would
-// reach GitHub's sanitizer. Without cmark-gfm the test is skipped, except
-// in CI (CI=true), where .ci/run installs it and its absence fails.
-func cmarkGFM(t *testing.T, md string) string {
-	t.Helper()
-	path, err := exec.LookPath("cmark-gfm")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("cmark-gfm is not installed (apt-get install cmark-gfm); .ci/run installs it")
-		}
-		t.Skip("cmark-gfm is not installed (apt-get install cmark-gfm): the Markdown reports are not rendered")
-	}
-	cmd := exec.Command(path, "--unsafe", "-e", "autolink", "-e", "table", "-e", "strikethrough", "-e", "tagfilter")
-	cmd.Stdin = strings.NewReader(md)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("cmark-gfm: %v", err)
-	}
-	return string(out)
-}
-
-var (
-	tagRE     = regexp.MustCompile(`<(/?[a-zA-Z][a-zA-Z0-9]*)`)
-	codeRE    = regexp.MustCompile(`(?s)<code>.*?</code>`)
-	tagsRE    = regexp.MustCompile(`<[^>]*>`)
-	mentionRE = regexp.MustCompile(`(^|[^A-Za-z0-9_])@[A-Za-z0-9]`)
-)
-
-// skeleton is the sequence of HTML tags in rendered Markdown: the block
-// and inline structure, without the text.
-func skeleton(html string) []string {
-	var out []string
-	for _, m := range tagRE.FindAllStringSubmatch(html, -1) {
-		out = append(out, strings.ToLower(m[1]))
-	}
-	return out
 }
 
 // checkMarkdown renders md and its benign twin (the same command on
@@ -240,18 +109,16 @@ func checkMarkdown(t *testing.T, what, md, twin string) {
 	if len(md) >= 65536 {
 		t.Errorf("%s: %d characters of Markdown, over GitHub's 65,536", what, len(md))
 	}
-	html := cmarkGFM(t, md)
-	got, want := skeleton(html), skeleton(cmarkGFM(t, twin))
+	html := testutil.RenderGFM(t, md)
+	got, want := testutil.Skeleton(html), testutil.Skeleton(testutil.RenderGFM(t, twin))
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("%s: the hostile names changed the rendered structure:\n got %v\nwant %v\nMarkdown:\n%s\nHTML:\n%s", what, got, want, md, html)
 	}
-	text := tagsRE.ReplaceAllString(codeRE.ReplaceAllString(html, "<code></code>"), " ")
-	text = strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">", "&quot;", `"`, "&#64;", "@").Replace(text)
-	if m := mentionRE.FindString(text); m != "" {
+	if m := testutil.Mention(html); m != "" {
 		t.Errorf("%s: a mention outside code (%q) in:\n%s", what, m, html)
 	}
 	for _, bad := range []string{"<a ", "<img", "<h1", "<h2", "<script", "<b>", "<del>"} {
-		if strings.Contains(html, bad) && !strings.Contains(cmarkGFM(t, twin), bad) {
+		if strings.Contains(html, bad) && !strings.Contains(testutil.RenderGFM(t, twin), bad) {
 			t.Errorf("%s: rendered HTML has %s:\n%s", what, bad, html)
 		}
 	}
@@ -341,8 +208,8 @@ func jsonString(s string) string {
 // names as they are, and Markdown that renders (cmark-gfm) with exactly
 // the twin's structure, no mention outside code.
 func TestHostileNames(t *testing.T) {
-	runs := runHostileSuite(t, t.TempDir(), hostile)
-	twins := runHostileSuite(t, t.TempDir(), benign(hostile))
+	runs := runHostileSuite(t, t.TempDir(), testutil.Hostile)
+	twins := runHostileSuite(t, t.TempDir(), benign(testutil.Hostile))
 	for i, h := range runs {
 		checkStreams(t, h.name, h.r)
 		if strings.HasSuffix(h.name, "-json") || strings.HasPrefix(h.name, "convert") {
@@ -370,7 +237,7 @@ func TestHostileNames(t *testing.T) {
 		for _, f := range top.Functions {
 			seen[f.Name] = true
 		}
-		for _, n := range hostile[:5] {
+		for _, n := range testutil.Hostile[:5] {
 			if !seen[strings.ToValidUTF8(n, "\uFFFD")] {
 				t.Errorf("top --format json lost the name %q", n)
 			}
@@ -394,7 +261,7 @@ func TestHostileNames(t *testing.T) {
 // 65,536 characters, and the text reports show the name shortened.
 func TestHostileOneMegabyteName(t *testing.T) {
 	long := "main.(*T)." + strings.Repeat("a`[b](c)\n@d ", 1<<20/12) + "End"
-	names := append([]string{long}, hostile[:6]...)
+	names := append([]string{long}, testutil.Hostile[:6]...)
 	names[3] = long + "2"
 	names[5] = long + "3"
 	runs := runHostileSuite(t, t.TempDir(), names)
@@ -502,15 +369,14 @@ var allowedTags = map[string]bool{
 // outside code.
 func checkMarkdownTags(t *testing.T, what, md string) {
 	t.Helper()
-	html := cmarkGFM(t, md)
-	for _, tag := range skeleton(html) {
+	html := testutil.RenderGFM(t, md)
+	for _, tag := range testutil.Skeleton(html) {
 		if !allowedTags[strings.TrimPrefix(tag, "/")] {
 			t.Errorf("%s: rendered Markdown has <%s>:\n%s", what, tag, html)
 			break
 		}
 	}
-	text := tagsRE.ReplaceAllString(codeRE.ReplaceAllString(html, "<code></code>"), " ")
-	if m := mentionRE.FindString(text); m != "" {
+	if m := testutil.Mention(html); m != "" {
 		t.Errorf("%s: a mention outside code (%q) in:\n%s", what, m, html)
 	}
 }
