@@ -95,23 +95,27 @@ func MarkdownEscape(s string) string {
 }
 
 // blockStart escapes what would start a block at the beginning of a line:
-// a heading (#), a list (-, +, "1." or "1)"), a setext underline (=).
+// a heading (#), a list (-, +, "1." or "1)"), a setext underline (=), an
+// indented code block.
+//
+// Leading spaces (an indented code block) start with "&#32;" instead.
 func blockStart(s string) string {
-	t := strings.TrimLeft(s, " ")
-	pre := s[:len(s)-len(t)]
-	if t == "" {
+	if strings.HasPrefix(s, " ") {
+		return "&#32;" + s[1:]
+	}
+	if s == "" {
 		return s
 	}
-	switch t[0] {
+	switch s[0] {
 	case '#', '+', '-', '=':
-		return pre + "\\" + t
+		return "\\" + s
 	}
 	d := 0
-	for d < len(t) && d < 10 && t[d] >= '0' && t[d] <= '9' {
+	for d < len(s) && d < 10 && s[d] >= '0' && s[d] <= '9' {
 		d++
 	}
-	if d > 0 && d < len(t) && (t[d] == '.' || t[d] == ')') {
-		return pre + t[:d] + "\\" + t[d:]
+	if d > 0 && d < len(s) && (s[d] == '.' || s[d] == ')') {
+		return s[:d] + "\\" + s[d:]
 	}
 	return s
 }
