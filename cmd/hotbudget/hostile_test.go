@@ -423,3 +423,33 @@ func TestHostileNode(t *testing.T) {
 		t.Error("the hot method's name is not shown escaped in any report")
 	}
 }
+
+// TestHTMLHugeNameInBrowser opens the HTML report of a profile whose
+// hottest function has a 1 MB name (the issue's probe threw "Regular
+// expression too large" when its name was clicked, as the click searched
+// for it as a pattern) and of hostile names, clicks every name in the
+// table and types the long name into the search box: each click finds
+// its frames, and the page reports no error.
+func TestHTMLHugeNameInBrowser(t *testing.T) {
+	long := "main.(*T)." + strings.Repeat("a.b(c)[d]\n", 1<<20/10) + "End"
+	names := append([]string{long}, testutil.Hostile...)
+	path := filepath.Join(t.TempDir(), "huge.pb.gz")
+	hostileProfile(t, path, names, true, "op")
+	out := filepath.Join(t.TempDir(), "huge.html")
+	r := runCLI(t, cliCase{args: []string{"top", "-n", "0", "--format", "html", "--out", out, path}})
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	p := newPage(t)
+	p.open(out)
+	links := eval[int](p, `document.querySelectorAll('a.hb-fn').length`)
+	if links < len(names) {
+		t.Fatalf("%d function links, want at least %d", links, len(names))
+	}
+	for i := 0; i < links; i++ {
+		eval[bool](p, `(window.__hotbudget.matches = 0, true)`)
+		eval[bool](p, fmt.Sprintf(`(document.querySelectorAll('a.hb-fn')[%d].click(), true)`, i))
+		p.wait(fmt.Sprintf("matches of name %d (%.60q)", i, eval[string](p, fmt.Sprintf(`document.querySelectorAll('a.hb-fn')[%d].dataset.fn`, i))), `window.__hotbudget.matches > 0`)
+	}
+	p.noErrors()
+}

@@ -366,7 +366,13 @@
   });
 
   // ---- search ----
-  function setSearch(q) {
+  // An HTML attribute holds a name as the HTML parser read it: NUL as
+  // U+FFFD, CR LF and CR as LF. norm reads a name of the data so.
+  function norm(s) { return s.replace(/\r\n?/g, '\n').replace(/\0/g, '\uFFFD'); }
+  // setSearch marks the frames whose name matches q, a pattern or, when
+  // the pattern cannot be used, text; or, with exact, the frames of the
+  // function of that name (a click on a name in the table).
+  function setSearch(q, exact) {
     search.classList.remove('bad');
     if (!q) {
       matchName = null;
@@ -380,7 +386,8 @@
     // large", which V8 throws on first use rather than in the constructor)
     // is searched for as plain text.
     let re;
-    try { re = new RegExp(q, 'i'); re.test(''); } catch (e) {
+    if (exact !== undefined) re = { test: function (s) { return norm(s) === exact; } };
+    else try { re = new RegExp(q, 'i'); re.test(''); } catch (e) {
       search.classList.add('bad');
       const lq = q.toLowerCase();
       re = { test: function (s) { return s.toLowerCase().indexOf(lq) >= 0; } };
@@ -450,7 +457,7 @@
       const fn = a.dataset.fn;
       const q = fn.length > 1000 ? fn : '^' + fn.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$';
       search.value = q;
-      setSearch(q);
+      setSearch(q, fn);
     });
   });
   let pending = false;
