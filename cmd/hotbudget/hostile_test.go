@@ -246,6 +246,9 @@ func TestHostileNames(t *testing.T) {
 	// The attacks are shown, escaped, not dropped: a reader sees what the
 	// profile holds.
 	for _, h := range runs {
+		if h.name == "check" && !strings.Contains(h.r.stdout, "did you mean") {
+			t.Errorf("check does not suggest the names closest to a missing function:\n%s", h.r.stdout)
+		}
 		if h.name == "top" {
 			for _, want := range []string{`main.f\n::error title=X::pwned`, `\x3a:stop-commands::T`, `main.g ##\u005bwarning]forged`, `\x1b[2J`, `nul\x00byte \xff\xfe invalid`} {
 				if !strings.Contains(h.r.stdout, want) {
