@@ -1,7 +1,10 @@
 // Package textfmt holds the one way hotbudget writes numbers and names for
 // people: durations and shares as `go tool pprof -top` prints them, and
-// text escaped for Markdown tables. Every report, failure text and table
-// of the module uses it, so that one time reads the same everywhere.
+// untrusted text (names, labels and comments from profiles) escaped for
+// each kind of output: a terminal or CI log (Term, Name, Line, Guard) and
+// GitHub Markdown (MarkdownCode, MarkdownEscape, HTML, LimitMarkdown).
+// Every report, failure text and table of the module uses it, so that one
+// time reads the same everywhere and no name is written unescaped.
 package textfmt
 
 import (
