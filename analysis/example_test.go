@@ -1,6 +1,7 @@
 package analysis_test
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -148,4 +149,25 @@ func ExampleIndex_Through() {
 	fmt.Println("lex or parse:", pooled, "of", t.Total)
 	// Output:
 	// lex or parse: 60ms of 110ms
+}
+
+// CheckTime refuses to measure what a selection leaves without time: here
+// the thread "main", which the profile does not have (a change renamed
+// it). A comparison or a limit on it would pass with nothing measured.
+func ExampleCheckTime() {
+	x := mustIndex(`{"$schema":"https://www.speedscope.app/file-format-schema.json",
+"shared":{"frames":[{"name":"main"},{"name":"work"}]},
+"profiles":[{"type":"sampled","name":"worker","unit":"milliseconds","startValue":0,"endValue":60,"samples":[[0,1]],"weights":[60]}]}`)
+	for _, thread := range []string{"worker", "main"} {
+		sel := analysis.Selection{Threads: []string{thread}}
+		t, err := x.Table(sel)
+		if err != nil {
+			log.Fatal(err)
+		}
+		err = analysis.CheckTime("head", sel, []*analysis.Index{x}, []*analysis.Table{t})
+		fmt.Printf("%s: %v (no time: %v)\n", thread, err, errors.Is(err, analysis.ErrNoTime))
+	}
+	// Output:
+	// worker: <nil> (no time: false)
+	// main: head: the selection (thread "main") leaves no time; the profile has thread worker (no time: true)
 }

@@ -34,11 +34,16 @@ type tableRows struct {
 }
 
 // NewIndex indexes p. p is not modified and may be dropped afterwards: the
-// Index keeps what it needs. The error is reserved for profiles too large
-// to index (more than 2^31 frames).
+// Index keeps what it needs. The error is for profiles too large to index
+// (more than 2^31 frames), and for sample values the analysis cannot sum:
+// a negative value, or values whose total overflows int64 (the loaders
+// refuse those too).
 func NewIndex(p *profile.Profile) (*Index, error) {
 	x, err := index.FromProfile(p)
 	if err != nil {
+		return nil, err
+	}
+	if err := x.CheckValues(); err != nil {
 		return nil, err
 	}
 	return &Index{x: x}, nil
@@ -50,9 +55,14 @@ func NewIndex(p *profile.Profile) (*Index, error) {
 // NewIndex's of the profile profile.ParseData returns. Input that
 // profile.ParseData would reject, and pprof's legacy text and binary
 // formats, give an error: read those with the loaders package and NewIndex.
+// Sample values are held to NewIndex's rule: none negative, no total past
+// int64.
 func ParseIndex(data []byte) (*Index, error) {
 	x, err := index.Decode(data)
 	if err != nil {
+		return nil, err
+	}
+	if err := x.CheckValues(); err != nil {
 		return nil, err
 	}
 	return &Index{x: x}, nil

@@ -3,6 +3,7 @@ package budget
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"reflect"
 	"strings"
@@ -264,9 +265,6 @@ rules:
   - function: main.gone
     max_self: 1ms
     allow_missing: true
-  - function: main.parseRecords
-    thread: no-such-thread
-    max_self: 1ms
 `)
 	res, err := Check(b, []*profile.Profile{p}, nil)
 	if err != nil {
@@ -275,8 +273,18 @@ rules:
 	if c := res.Checks[0]; !c.Pass || !c.Missing || !strings.Contains(c.Message, "allowed by AllowMissing") {
 		t.Errorf("allow_missing: %+v", c)
 	}
-	if c := res.Checks[1]; c.Pass || !c.Missing || !strings.Contains(c.Message, `thread "no-such-thread"`) {
-		t.Errorf("a thread with no samples must not pass vacuously: %+v", c)
+	// A thread with no samples must not pass vacuously, nor fail as if
+	// measured: the check cannot be made (analysis.CheckTime's rule).
+	b = mustParse(t, "b", `version: 1
+rules:
+  - function: main.parseRecords
+    thread: no-such-thread
+    max_self: 1ms
+    allow_missing: true
+`)
+	_, err = Check(b, []*profile.Profile{p}, nil)
+	if !errors.Is(err, analysis.ErrNoTime) || !strings.Contains(err.Error(), `b:5: perfassert: the selection (thread "no-such-thread") leaves no time`) {
+		t.Errorf("a thread with no samples: %v", err)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 )
 
 // BenchSchemaVersion names the JSON schema of CompareBench's reports.
-const BenchSchemaVersion = "hotbudget.bench/v1"
+const BenchSchemaVersion = "hotbudget.bench/v2"
 
 // CompareBench compares `go test -bench` outputs (the benchfmt format;
 // several -count runs per benchmark) with the same verdict engine as
@@ -38,20 +38,24 @@ const BenchSchemaVersion = "hotbudget.bench/v1"
 //
 // Row.Name is the full name, Row.Config the configuration, Row.Unit the
 // unit (tidied as benchstat does: ns/op becomes sec/op), Base.Metric and
-// Head.Metric the medians. For units where higher is better (throughput:
-// a unit ending in "/s", or a unit declared "better=higher") an increase is
-// an improvement. The report's writers word it for benchmarks (its JSON
-// schema is BenchSchemaVersion).
+// Head.Metric the medians, Row.BaseCI and Row.HeadCI their 95% confidence
+// intervals (benchstat's ±), Delta and Relative the change of the medians
+// as benchstat shows it (head − base; +103% when throughput doubled). For
+// units where higher is better (throughput: a unit ending in "/s", or a
+// unit declared "better=higher") an increase is an improvement, and
+// Row.HigherIsBetter says so. Report.Geomeans holds benchstat's geomean
+// rows. The report's writers word it for benchmarks (its JSON schema is
+// BenchSchemaVersion).
+//
+// The test is the one Settings.Assume names: Welch's t-test with
+// AssumeNormal, Mann–Whitney U otherwise. AssumeModel, the default for
+// functions, needs a family of functions to learn noise from; benchmarks
+// have none, so they are judged with Mann–Whitney U as benchstat judges
+// them, and the report says so.
 func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 	s, err := newEngine(opts)
 	if err != nil {
 		return nil, err
-	}
-	if s.Assume == AssumeModel {
-		// Benchmarks are few and each has its own unit: there is no
-		// family of functions to learn a noise model from. Mann–Whitney,
-		// as benchstat.
-		s.Assume = AssumeNothing
 	}
 	br, err := newBenchReader(s.BenchIgnore)
 	if err != nil {
@@ -80,13 +84,16 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 		row := Row{Name: k.name, Unit: k.unit, Config: br.configMap(k.config), P: 1, Q: 1, Test: "none"}
 		b, inB := bv.vals[k]
 		h, inH := hv.vals[k]
+		row.HigherIsBetter = higher(k.unit)
 		if inB {
 			row.Base.Metric = stats.Median(b)
 			row.Base.Samples = int64(len(b))
+			row.BaseCI = s.benchInterval(b)
 		}
 		if inH {
 			row.Head.Metric = stats.Median(h)
 			row.Head.Samples = int64(len(h))
+			row.HeadCI = s.benchInterval(h)
 		}
 		row.Delta = row.Head.Metric - row.Base.Metric
 		switch {
@@ -107,10 +114,6 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 			if row.Base.Metric != 0 {
 				row.Relative = row.Head.Metric/row.Base.Metric - 1
 			}
-			if higher(k.unit) {
-				// Worse is what a regression means: flip the sign.
-				row.Delta, row.Relative = -row.Delta, -row.Relative
-			}
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
@@ -120,7 +123,7 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 			continue
 		}
 		cand = append(cand, i)
-		if rep.Rows[i].Delta > 0 {
+		if worse(rep.Rows[i]) {
 			up = append(up, i)
 		} else {
 			down = append(down, i)
@@ -132,7 +135,18 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 		// As in Compare: the family is every result on both sides, the
 		// minimum effect applies after the adjustment.
 		row := &rep.Rows[i]
-		s.verdict(row, math.Abs(row.Relative) >= s.MinRelative)
+		// From zero (no allocation) to any amount is a change of any size.
+		big := math.Abs(row.Relative) >= s.MinRelative || row.Base.Metric == 0 && row.Head.Metric != 0
+		switch {
+		case !big:
+			row.Verdict, row.Q = Unchanged, 1
+		case row.Q >= s.Alpha:
+			row.Verdict = Unchanged
+		case worse(*row):
+			row.Verdict = Regressed
+		default:
+			row.Verdict = Improved
+		}
 	}
 	sort.SliceStable(rep.Rows, func(i, j int) bool {
 		a, b := &rep.Rows[i], &rep.Rows[j]
@@ -149,7 +163,160 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 	})
 	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "results", s.Alpha)...)
 	rep.Warnings = append(rep.Warnings, configMismatch(rep.Rows)...)
+	rep.Geomeans = benchGeomeans(rep.Rows)
+	for _, row := range rep.Rows {
+		if math.IsInf(row.BaseCI.Lo, 0) || math.IsInf(row.BaseCI.Hi, 0) || math.IsInf(row.HeadCI.Lo, 0) || math.IsInf(row.HeadCI.Hi, 0) {
+			rep.Warnings = append(rep.Warnings, "± ∞: a 95% confidence interval of a median needs at least 6 runs (benchstat: \"need >= 6 samples\"); run go test -count 6 or more")
+			break
+		}
+	}
 	return rep, nil
+}
+
+// worse reports whether a benchmark result moved in the direction that is
+// worse for its unit: up, or down where higher is better.
+func worse(row Row) bool {
+	if row.HigherIsBetter {
+		return row.Delta < 0
+	}
+	return row.Delta > 0
+}
+
+// Interval is a confidence interval of a benchmark's median (CompareBench).
+type Interval struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// benchInterval is the 95% confidence interval of the median of vals
+// under the settings' assumption, as benchstat computes its ±.
+func (s *engine) benchInterval(vals []float64) Interval {
+	th := benchmath.DefaultThresholds
+	smp := benchmath.NewSample(vals, &th)
+	var sum benchmath.Summary
+	if s.Assume == AssumeNormal {
+		sum = benchmath.AssumeNormal.Summary(smp, 0.95)
+	} else {
+		sum = benchmath.AssumeNothing.Summary(smp, 0.95)
+	}
+	return Interval{Lo: sum.Lo, Hi: sum.Hi}
+}
+
+// spread is the ± benchstat prints beside a median: the larger distance
+// from the median to either end of its confidence interval, as a
+// percentage of the median ("∞" and "?" as benchstat says them).
+func spread(center float64, ci Interval) string {
+	return benchmath.Summary{Center: center, Lo: ci.Lo, Hi: ci.Hi}.PctRangeString()
+}
+
+// BenchGeomean is benchstat's summary row of one table: the geometric
+// mean of the medians of one unit's benchmarks with one configuration,
+// and of their head/base ratios.
+type BenchGeomean struct {
+	Config map[string]string `json:"config"`
+	Unit   string            `json:"unit"`
+	// Benchmarks is how many results the geomean is taken over.
+	Benchmarks int `json:"benchmarks"`
+	// Base and Head are the geomeans of each side's medians; 0 when a
+	// median is not positive (benchstat: "summaries must be >0").
+	Base float64 `json:"base"`
+	Head float64 `json:"head"`
+	// Relative is the geomean of the head/base ratios of the results
+	// on both sides, less 1 (0/0 counts as 1, as benchstat counts it);
+	// valid only when RatioOK.
+	Relative float64 `json:"relative"`
+	RatioOK  bool    `json:"ratio_ok"`
+	// Warnings are benchstat's: sets that differ, values not positive.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// benchGeomeans computes benchstat's geomean row for each table (unit and
+// configuration) of more than one benchmark, as benchstat's text output
+// shows it.
+func benchGeomeans(rows []Row) []BenchGeomean {
+	type tab struct {
+		cfg  map[string]string
+		unit string
+		rows []Row
+	}
+	var order []string
+	tabs := map[string]*tab{}
+	for _, row := range rows {
+		k := configString(row.Config) + "\x00" + row.Unit
+		t := tabs[k]
+		if t == nil {
+			t = &tab{cfg: row.Config, unit: row.Unit}
+			tabs[k] = t
+			order = append(order, k)
+		}
+		t.rows = append(t.rows, row)
+	}
+	sort.Strings(order)
+	var out []BenchGeomean
+	for _, k := range order {
+		t := tabs[k]
+		if len(t.rows) < 2 {
+			continue
+		}
+		g := BenchGeomean{Config: t.cfg, Unit: t.unit, Benchmarks: len(t.rows)}
+		var base, head, ratios []float64
+		nBase, badRatio := 0, false
+		for _, row := range t.rows {
+			if row.Verdict != New {
+				base = append(base, row.Base.Metric)
+				nBase++
+			}
+			if row.Verdict != Gone {
+				head = append(head, row.Head.Metric)
+			}
+			if row.Verdict == New || row.Verdict == Gone {
+				continue
+			}
+			switch a, b := row.Head.Metric, row.Base.Metric; {
+			case a == b:
+				ratios = append(ratios, 1)
+			case b == 0:
+				badRatio = true
+				ratios = append(ratios, 0) // keeps the count, as benchstat
+			default:
+				ratios = append(ratios, a/b)
+			}
+		}
+		if nBase != len(ratios) {
+			g.Warnings = append(g.Warnings, "benchmark set differs from baseline; geomeans may not be comparable")
+		}
+		var ok bool
+		if g.Base, ok = geomean(base); !ok {
+			g.Warnings = append(g.Warnings, "base: summaries must be >0 to compute geomean")
+		}
+		if g.Head, ok = geomean(head); !ok {
+			g.Warnings = append(g.Warnings, "head: summaries must be >0 to compute geomean")
+		}
+		if !badRatio {
+			if r, ok := geomean(ratios); ok {
+				g.Relative, g.RatioOK = r-1, true
+			} else {
+				g.Warnings = append(g.Warnings, "ratios must be >0 to compute geomean")
+			}
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// geomean is the geometric mean of xs, false when one is not positive.
+func geomean(xs []float64) (float64, bool) {
+	if len(xs) == 0 {
+		return 0, false
+	}
+	var sum float64
+	for _, x := range xs {
+		if x <= 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, false
+		}
+		sum += math.Log(x)
+	}
+	return math.Exp(sum / float64(len(xs))), true
 }
 
 // WithBenchIgnore makes CompareBench ignore these configuration keys when
@@ -425,8 +592,11 @@ func benchName(row Row, vary []string, unit bool) string {
 
 func (r *Report) benchDescribe() string {
 	test := "Mann-Whitney U"
-	if r.Settings.Assume == AssumeNormal {
+	switch r.Settings.Assume {
+	case AssumeNormal:
 		test = "Welch's t-test (runs assumed normal)"
+	case AssumeModel:
+		test = "Mann-Whitney U as benchstat (no noise model is learned across benchmarks)"
 	}
 	return fmt.Sprintf("medians over runs per benchmark and unit; %s; false-discovery rate %g; minimum change %.0f%%",
 		test, r.Settings.Alpha, r.Settings.MinRelative*100)
@@ -440,7 +610,64 @@ func benchRuns(n int) string {
 }
 
 func benchValue(row Row, v float64) string {
-	return benchunit.Scale(v, benchunit.ClassOf(row.Unit)) + " " + row.Unit
+	return benchunit.Scale(v, benchunit.ClassOf(row.Unit)) + " " + textfmt.Name(row.Unit)
+}
+
+// benchCell is a median with benchstat's ±, "49.58µ sec/op ± 80%", scaled
+// as benchstat scales a row: both sides with the prefix that suits the
+// smaller.
+func benchCell(row Row, v float64, ci Interval, present bool) string {
+	if !present {
+		return "-"
+	}
+	var vals []float64
+	if row.Verdict != New {
+		vals = append(vals, row.Base.Metric)
+	}
+	if row.Verdict != Gone {
+		vals = append(vals, row.Head.Metric)
+	}
+	sc := benchunit.CommonScale(vals, benchunit.ClassOf(row.Unit))
+	return sc.Format(v) + " " + textfmt.Name(row.Unit) + " ± " + spread(v, ci)
+}
+
+func benchBaseCell(row Row) string {
+	return benchCell(row, row.Base.Metric, row.BaseCI, row.Verdict != New)
+}
+
+func benchHeadCell(row Row) string {
+	return benchCell(row, row.Head.Metric, row.HeadCI, row.Verdict != Gone)
+}
+
+// benchChange is a result's change as benchstat prints it: the change of
+// the medians, two decimals, whatever direction is better.
+func benchChange(row Row) string {
+	switch {
+	case row.Verdict == New:
+		return "new"
+	case row.Verdict == Gone:
+		return "gone"
+	case row.Base.Metric == 0 && row.Head.Metric == 0:
+		return "~"
+	case row.Base.Metric == 0:
+		return "?"
+	}
+	return fmt.Sprintf("%+.2f%%", row.Relative*100)
+}
+
+// geomeanCells are the base, head and change cells of a geomean row.
+func geomeanCells(g BenchGeomean) (base, head, change string) {
+	val := func(v float64) string {
+		if v <= 0 {
+			return "-"
+		}
+		return benchunit.Scale(v, benchunit.ClassOf(g.Unit)) + " " + textfmt.Name(g.Unit)
+	}
+	change = "?"
+	if g.RatioOK {
+		change = fmt.Sprintf("%+.2f%%", g.Relative*100)
+	}
+	return val(g.Base), val(g.Head), change
 }
 
 func (r *Report) benchSummary(vary []string) string {
@@ -497,11 +724,26 @@ func (r *Report) writeBenchText(w io.Writer) error {
 		for i, k := range vary {
 			cells[i] = row.Config[k]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%s\n", benchValue(row, row.Base.Metric), benchValue(row, row.Head.Metric),
-			r.change(row), pString(row), row.Verdict, label(cells, row.Name))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%s\n", benchBaseCell(row), benchHeadCell(row),
+			benchChange(row), pString(row), row.Verdict, label(cells, row.Name))
+	}
+	for _, g := range r.Geomeans {
+		cells := make([]string, len(vary))
+		for i, k := range vary {
+			cells[i] = g.Config[k]
+		}
+		base, head, change := geomeanCells(g)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t\t\t\t%s\n", base, head, change, label(cells, "geomean "+g.Unit))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, g := range r.Geomeans {
+		for _, warn := range g.Warnings {
+			if strings.HasPrefix(warn, "benchmark set differs") {
+				fmt.Fprintf(&b, "geomean %s: %s\n", textfmt.Name(g.Unit), textfmt.Line(warn))
+			}
+		}
 	}
 	for _, row := range r.Rows {
 		for _, warn := range row.Warnings {
@@ -547,8 +789,11 @@ func (r *Report) writeBenchMarkdown(w io.Writer) error {
 			for _, k := range vary {
 				fmt.Fprintf(&b, " %s |", textfmt.MarkdownCode(row.Config[k]))
 			}
-			fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s |\n", textfmt.MarkdownCode(row.Name), benchValue(row, row.Base.Metric),
-				benchValue(row, row.Head.Metric), r.change(row), pString(row), row.Verdict)
+			// A unit is the benchmark's own (b.ReportMetric): escaped.
+			md := row
+			md.Unit = textfmt.MarkdownEscape(row.Unit)
+			fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s |\n", textfmt.MarkdownCode(row.Name), benchBaseCell(md),
+				benchHeadCell(md), benchChange(row), pString(row), row.Verdict)
 		}
 	}
 	changed, same := splitChanged(r.Rows, nil)
@@ -557,6 +802,24 @@ func (r *Report) writeBenchMarkdown(w io.Writer) error {
 		fmt.Fprintln(&b)
 	}
 	writeFolded(&b, same, "unchanged benchmark results", "first", table)
+	if len(r.Geomeans) > 0 {
+		fmt.Fprint(&b, "\n|")
+		for _, k := range vary {
+			fmt.Fprintf(&b, " %s |", textfmt.MarkdownEscape(k))
+		}
+		fmt.Fprintln(&b, " geomean | base | head | change |")
+		fmt.Fprintln(&b, "|"+strings.Repeat(":--|", len(vary))+":--|--:|--:|--:|")
+		for _, g := range r.Geomeans {
+			fmt.Fprint(&b, "|")
+			for _, k := range vary {
+				fmt.Fprintf(&b, " %s |", textfmt.MarkdownCode(g.Config[k]))
+			}
+			md := g
+			md.Unit = textfmt.MarkdownEscape(g.Unit)
+			base, head, change := geomeanCells(md)
+			fmt.Fprintf(&b, " %s | %s | %s | %s |\n", md.Unit, base, head, change)
+		}
+	}
 	_, err := io.WriteString(w, textfmt.LimitMarkdown(b.String(), textfmt.MaxMarkdown))
 	return err
 }
@@ -575,6 +838,7 @@ type benchJSON struct {
 	New         int             `json:"new"`
 	Gone        int             `json:"gone"`
 	Benchmarks  []benchJSONItem `json:"benchmarks"`
+	Geomeans    []BenchGeomean  `json:"geomeans"`
 	Warnings    []string        `json:"warnings"`
 }
 
@@ -587,6 +851,7 @@ type benchJSONItem struct {
 	Package  string            `json:"package"`
 	Config   map[string]string `json:"config"`
 	Unit     string            `json:"unit"`
+	Better   string            `json:"better"`
 	Base     benchJSONValue    `json:"base"`
 	Head     benchJSONValue    `json:"head"`
 	Delta    float64           `json:"delta"`
@@ -599,15 +864,17 @@ type benchJSONItem struct {
 }
 
 type benchJSONValue struct {
-	Median float64 `json:"median"`
-	Runs   int64   `json:"runs"`
+	Median float64  `json:"median"`
+	Runs   int64    `json:"runs"`
+	CI     Interval `json:"ci"`
+	Spread string   `json:"spread"`
 }
 
 // writeBenchJSON is WriteJSON for benchmarks:
 //
 //	{
-//	  "schema": "hotbudget.bench/v1",
-//	  "assume": "nothing" | "normal",
+//	  "schema": "hotbudget.bench/v2",
+//	  "assume": "model" | "nothing" | "normal", // as chosen; model judges benchmarks as nothing does
 //	  "alpha": 0.05,          // false-discovery rate across results
 //	  "min_relative": 0.1,    // smallest relative change judged
 //	  "ignore": ["cpu"],      // configuration keys ignored
@@ -619,16 +886,28 @@ type benchJSONValue struct {
 //	    "package": "example.com/app",
 //	    "config": {"goos": "linux", "goarch": "amd64", "pkg": "example.com/app", "cpu": "..."},
 //	    "unit": "sec/op",     // tidied as benchstat does
-//	    "base": {"median": 1e-6, "runs": 10},
+//	    "better": "lower" | "higher", // higher for throughput (B/s)
+//	    "base": {"median": 1e-6, "runs": 10,
+//	             "ci": {"lo": 9e-7, "hi": 1.1e-6}, // 95% interval of the median
+//	             "spread": "10%"},                // benchstat's ±
 //	    "head": {...},
-//	    "delta": head - base (negated for higher-is-better units),
-//	    "relative": relative change, worse positive (0.3 = 30% worse),
+//	    "delta": head - base,
+//	    "relative": head/base - 1, as benchstat shows it (1.03 = +103%,
+//	                an improvement when "better" is "higher"),
 //	    "p", "q", "test": "mann-whitney" | "welch-t" | "none",
 //	    "verdict": "regressed" | "improved" | "unchanged" | "new" | "gone",
 //	    "warnings": [...]
 //	  }],
+//	  "geomeans": [{"config": {...}, "unit": "sec/op", "benchmarks": 3,
+//	                "base": 1e-6, "head": 1.2e-6, // geomeans of the medians
+//	                "relative": 0.2, "ratio_ok": true, // geomean of head/base, less 1
+//	                "warnings": [...]}],
 //	  "warnings": [...]
 //	}
+//
+// Version 2 changed "relative" and "delta" of higher-is-better units from
+// worse-positive to the change of the values, as benchstat shows it, and
+// added "better", "ci", "spread" and "geomeans".
 func (r *Report) writeBenchJSON(w io.Writer) error {
 	c := r.Counts()
 	out := benchJSON{
@@ -637,6 +916,7 @@ func (r *Report) writeBenchJSON(w io.Writer) error {
 		Base:   benchJSONSide{r.Base.Runs}, Head: benchJSONSide{r.Head.Runs},
 		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone],
 		Benchmarks: make([]benchJSONItem, 0, len(r.Rows)),
+		Geomeans:   append([]BenchGeomean{}, r.Geomeans...),
 		Warnings:   append([]string{}, r.Warnings...),
 	}
 	for _, row := range r.Rows {
@@ -644,10 +924,20 @@ func (r *Report) writeBenchJSON(w io.Writer) error {
 		if cfg == nil {
 			cfg = map[string]string{}
 		}
+		better := "lower"
+		if row.HigherIsBetter {
+			better = "higher"
+		}
+		value := func(v float64, n int64, ci Interval, present bool) benchJSONValue {
+			if !present {
+				return benchJSONValue{}
+			}
+			return benchJSONValue{finite(v), n, Interval{finite(ci.Lo), finite(ci.Hi)}, spread(v, ci)}
+		}
 		out.Benchmarks = append(out.Benchmarks, benchJSONItem{
-			Name: row.Name, Package: row.Config["pkg"], Config: cfg, Unit: row.Unit,
-			Base:  benchJSONValue{finite(row.Base.Metric), row.Base.Samples},
-			Head:  benchJSONValue{finite(row.Head.Metric), row.Head.Samples},
+			Name: row.Name, Package: row.Config["pkg"], Config: cfg, Unit: row.Unit, Better: better,
+			Base:  value(row.Base.Metric, row.Base.Samples, row.BaseCI, row.Verdict != New),
+			Head:  value(row.Head.Metric, row.Head.Samples, row.HeadCI, row.Verdict != Gone),
 			Delta: finite(row.Delta), Relative: finite(row.Relative), P: finite(row.P), Q: finite(row.Q),
 			Test: row.Test, Verdict: row.Verdict, Warnings: append([]string{}, row.Warnings...),
 		})

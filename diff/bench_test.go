@@ -26,20 +26,29 @@ func openBench(t *testing.T, path string) *os.File {
 
 // benchstatRow is one comparison line of benchstat's text output.
 type benchstatRow struct {
-	base, head string // medians as benchstat prints them, e.g. "49.58µ"
-	p          float64
-	changed    bool // a percentage, not "~"
+	base, head             string // medians as benchstat prints them, e.g. "49.58µ"
+	baseSpread, headSpread string // its ±, e.g. "80%"
+	delta                  string // "+77.17%", "~" or "?"
+	p                      float64
+	changed                bool // a percentage, not "~"
 }
+
+// benchstatGeomean is one geomean line: base and head ("" when benchstat
+// could not compute them) and the change ("?" likewise).
+type benchstatGeomean struct{ base, head, delta string }
 
 // readBenchstat reads benchstat's default text output: "pkg: " headers,
 // a unit line per table and rows "Parse-2  49.58µ ± 80%  87.85µ ± 48%
-// +77.17% (p=0.009 n=10)". Keys are "pkg name unit".
-func readBenchstat(t *testing.T, path string) map[string]benchstatRow {
+// +77.17% (p=0.009 n=10)", and geomean rows. Keys are "pkg name unit"
+// and "pkg unit".
+func readBenchstat(t *testing.T, path string) (map[string]benchstatRow, map[string]benchstatGeomean) {
 	t.Helper()
 	f := openBench(t, path)
-	rowRE := regexp.MustCompile(`^(\S+)\s+(\S+) ± \S+\s+(\S+) ± \S+\s+(~|[+-][0-9.]+%) \(p=([0-9.]+) n=\d+\)`)
+	rowRE := regexp.MustCompile(`^(\S+)\s+(\S+) ±\s*(\S+)\s+(\S+) ±\s*(\S+)\s+(~|\?|[+-][0-9.]+%) \(p=([0-9.]+) n=\S+\)`)
 	unitRE := regexp.MustCompile(`│\s+(\S+)\s+│\s+(\S+)\s+vs base`)
+	deltaRE := regexp.MustCompile(`^(\?|[+-][0-9.]+%)$`)
 	out := map[string]benchstatRow{}
+	geo := map[string]benchstatGeomean{}
 	pkg, unit := "", ""
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -51,17 +60,35 @@ func readBenchstat(t *testing.T, path string) map[string]benchstatRow {
 			unit = m[1]
 		}
 		if m := rowRE.FindStringSubmatch(line); m != nil {
-			p, err := strconv.ParseFloat(m[5], 64)
+			p, err := strconv.ParseFloat(m[7], 64)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out[pkg+" "+m[1]+" "+unit] = benchstatRow{m[2], m[3], p, m[4] != "~"}
+			out[pkg+" "+m[1]+" "+unit] = benchstatRow{m[2], m[4], m[3], m[5], m[6], p, m[6] != "~"}
+		}
+		if rest, ok := strings.CutPrefix(line, "geomean "); ok {
+			// Footnote marks (superscript digits) are not values.
+			rest = strings.Map(func(r rune) rune {
+				if strings.ContainsRune("⁰¹²³⁴⁵⁶⁷⁸⁹", r) {
+					return ' '
+				}
+				return r
+			}, rest)
+			var g benchstatGeomean
+			fields := strings.Fields(rest)
+			if n := len(fields); n > 0 && deltaRE.MatchString(fields[n-1]) {
+				g.delta, fields = fields[n-1], fields[:n-1]
+			}
+			if len(fields) == 2 {
+				g.base, g.head = fields[0], fields[1]
+			}
+			geo[pkg+" "+unit] = g
 		}
 	}
 	if len(out) == 0 {
 		t.Fatalf("%s: no benchstat rows", path)
 	}
-	return out
+	return out, geo
 }
 
 // TestCompareBenchPackages reads real `go test ./... -bench` output of a
@@ -78,7 +105,7 @@ func TestCompareBenchPackages(t *testing.T) {
 	if len(regs) != 1 || regs[0].Config["pkg"] != "example.com/parsers/kv" || regs[0].Name != "Parse-2" || regs[0].Unit != "sec/op" {
 		t.Fatalf("regressions %+v, want kv's Parse-2 sec/op alone", regs)
 	}
-	want := readBenchstat(t, "../testdata/benchpkg/benchstat.txt")
+	want, _ := readBenchstat(t, "../testdata/benchpkg/benchstat.txt")
 	seen := 0
 	for _, row := range rep.Rows {
 		k := row.Config["pkg"] + " " + row.Name + " " + row.Unit
@@ -203,8 +230,9 @@ func TestCompareBenchSameNameTwoPackages(t *testing.T) {
 // in benchstat: nothing is compared, a warning says which key differs,
 // and ignoring it compares them.
 func TestCompareBenchIgnore(t *testing.T) {
-	base := benchOutput("example.com/a", "laptop", 100, 101, 99, 100, 102)
-	head := benchOutput("example.com/a", "ci runner", 150, 152, 149, 151, 150)
+	// Six runs a side: the medians' confidence intervals are finite.
+	base := benchOutput("example.com/a", "laptop", 100, 101, 99, 100, 102, 100)
+	head := benchOutput("example.com/a", "ci runner", 150, 152, 149, 151, 150, 151)
 	rep, err := diff.CompareBench(strings.NewReader(base), strings.NewReader(head))
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +256,7 @@ func TestCompareBenchIgnore(t *testing.T) {
 		t.Errorf("with cpu ignored: warnings %q", rep.Warnings)
 	}
 	// A benchmark moved to another package is not a configuration mismatch.
-	rep, err = diff.CompareBench(strings.NewReader(base), strings.NewReader(benchOutput("example.com/b", "laptop", 100)))
+	rep, err = diff.CompareBench(strings.NewReader(base), strings.NewReader(benchOutput("example.com/b", "laptop", 100, 101, 99, 100, 102, 100)))
 	if err != nil {
 		t.Fatal(err)
 	}

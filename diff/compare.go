@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/stats"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"golang.org/x/perf/benchmath"
@@ -81,6 +82,9 @@ type run struct {
 	work   float64   // units of work the run did (0: unknown)
 	// workUnit names what work counts ("iteration", "op", ...).
 	workUnit string
+	// unitErr says the run lacks the time its unit needs (Absolute and
+	// PerOp modes): side reports it once the side as a whole has time.
+	unitErr error
 }
 
 type runFunc struct {
@@ -252,17 +256,23 @@ func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, er
 		}
 		first := len(sd.runs)
 		for k, q := range parts {
+			where := fmt.Sprintf("%s profile %d", name, i+1)
+			if len(parts) > 1 {
+				where += fmt.Sprintf(" (run %d of %d)", k+1, len(parts))
+			}
 			r, err := s.run(q)
 			if err != nil {
-				where := fmt.Sprintf("%s profile %d", name, i+1)
-				if len(parts) > 1 {
-					where += fmt.Sprintf(" (run %d of %d)", k+1, len(parts))
-				}
 				return nil, fmt.Errorf("diff: %s: %w", where, err)
+			}
+			if r.unitErr != nil {
+				r.unitErr = fmt.Errorf("diff: %s: %w", where, r.unitErr)
 			}
 			sd.runs = append(sd.runs, r)
 			t := r.table
-			total += t.Total
+			var ok bool
+			if total, ok = addTime(total, t.Total); !ok {
+				return nil, fmt.Errorf("diff: %s: the total time of its runs overflows int64 nanoseconds", name)
+			}
 			sd.sum.Samples += t.TotalSamples
 			exact = exact && t.Exact
 			if len(sd.runs) == 1 {
@@ -273,10 +283,62 @@ func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, er
 			s.shareOps(sd.runs[first:], ops)
 		}
 	}
+	// A side without time says so first; then a run without the time
+	// its unit of work needs.
+	if err := s.checkTime(name, xs, sd.runs); err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	for _, r := range sd.runs {
+		if r.unitErr != nil {
+			return nil, r.unitErr
+		}
+	}
 	sd.sum.Runs = len(sd.runs)
 	sd.sum.Total = total / time.Duration(len(sd.runs))
 	sd.sum.Exact = exact
 	return sd, nil
+}
+
+// checkTime refuses a side that has nothing to judge, by the module's one
+// rule (analysis.CheckTime): its selected samples give no function any
+// time, or, with Settings.Only, none to the functions judged (on the
+// stack: one that only calls others still counts). A head
+// profile that is empty, or whose thread the change renamed, would
+// otherwise pass: no function of it regressed.
+func (s *engine) checkTime(name string, xs []*analysis.Index, runs []*run) error {
+	ts := make([]*analysis.Table, len(runs))
+	for i, r := range runs {
+		ts[i] = r.table
+	}
+	if err := analysis.CheckTime(name, s.Selection, xs, ts); err != nil || s.Only == nil {
+		return err
+	}
+	judged := map[int32]bool{} // by key id
+	for _, r := range runs {
+		for j := range r.table.Functions {
+			id := r.rowKey[j]
+			only, ok := judged[id]
+			if !ok {
+				only = s.Only.MatchString(s.keys[id].name)
+				judged[id] = only
+			}
+			if only && r.table.Functions[j].Total > 0 {
+				return nil
+			}
+		}
+	}
+	e := &analysis.NoTimeError{Side: name, Profiles: len(xs), Selection: s.Selection, Only: s.Only.String()}
+	for _, x := range xs {
+		e.Samples += x.NumSamples()
+	}
+	return e
+}
+
+// addTime is a + b, false when the sum of the two (never negative)
+// overflows.
+func addTime(a, b time.Duration) (time.Duration, bool) {
+	sum, ok := pbuild.CheckedAdd(int64(a), int64(b))
+	return time.Duration(sum), ok
 }
 
 // shareOps gives the runs of one profile its ops operations (WithOps):
@@ -360,14 +422,14 @@ func (s *engine) run(ix *analysis.Index) (*run, error) {
 				}
 			}
 			if !found || at <= 0 {
-				return nil, fmt.Errorf("anchor function %q has no time", s.Anchor)
+				r.unitErr = fmt.Errorf("anchor function %q has no time", s.Anchor)
 			}
 			r.unit = float64(at)
 		}
 		// With operation counts, side shares them among the runs.
 	}
 	if t.Total <= 0 && s.Mode != Share {
-		return nil, errors.New("no time to compare")
+		r.unitErr = errors.New("no time to compare")
 	}
 	return r, nil
 }

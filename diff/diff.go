@@ -238,6 +238,12 @@ type Row struct {
 	// Unit is a benchmark's unit (CompareBench), tidied as benchstat
 	// tidies it: sec/op, B/op, B/s. Empty for functions.
 	Unit string `json:"unit,omitempty"`
+	// HigherIsBetter is set for a benchmark unit where an increase is an
+	// improvement (throughput). BaseCI and HeadCI are a benchmark's 95%
+	// confidence intervals of the median (benchstat's ±). Zero for
+	// functions.
+	HigherIsBetter bool     `json:"-"`
+	BaseCI, HeadCI Interval `json:"-"`
 
 	tested     bool
 	pUp, pDown float64 // one-sided p-values, slower and faster
@@ -282,8 +288,10 @@ type Report struct {
 	Noise    Noise    `json:"noise"`
 	Rows     []Row    `json:"functions"`
 	Warnings []string `json:"warnings,omitempty"`
-	bench    bool     // rows are benchmarks (CompareBench)
-	in       *inputs  // what Compare judged: explanations and flame graphs
+	// Geomeans are benchstat's geomean rows (CompareBench only).
+	Geomeans []BenchGeomean `json:"-"`
+	bench    bool           // rows are benchmarks (CompareBench)
+	in       *inputs        // what Compare judged: explanations and flame graphs
 }
 
 // Failed reports whether the gate fails: a function regressed, or the

@@ -24,8 +24,8 @@ func ExampleCompareBench() {
 		}
 		return b.String()
 	}
-	base := out(map[string][]int{"example.com/a": {100, 101, 99, 100, 102}, "example.com/b": {200, 198, 202, 201, 199}})
-	head := out(map[string][]int{"example.com/a": {101, 99, 100, 102, 100}, "example.com/b": {300, 297, 305, 301, 299}})
+	base := out(map[string][]int{"example.com/a": {100, 101, 99, 100, 102, 100}, "example.com/b": {200, 198, 202, 201, 199, 200}})
+	head := out(map[string][]int{"example.com/a": {101, 99, 100, 102, 100, 101}, "example.com/b": {300, 297, 305, 301, 299, 300}})
 	rep, err := diff.CompareBench(strings.NewReader(base), strings.NewReader(head))
 	if err != nil {
 		fmt.Println(err)
@@ -37,16 +37,16 @@ func ExampleCompareBench() {
 	rep.WriteText(os.Stdout)
 	// Output:
 	// Parse-2 in example.com/b: +50% sec/op
-	// base: 5 runs
-	// head: 5 runs
-	// compared: medians over runs per benchmark and unit; Mann-Whitney U; false-discovery rate 0.05; minimum change 10%
+	// base: 6 runs
+	// head: 6 runs
+	// compared: medians over runs per benchmark and unit; Mann-Whitney U as benchstat (no noise model is learned across benchmarks); false-discovery rate 0.05; minimum change 10%
 	// goos: linux
 	// goarch: amd64
 	// cpu: test
 	//
-	//            base           head  change          p    verdict  pkg            benchmark
-	//   200.0n sec/op  300.0n sec/op  +50.0%  p=0.00794  regressed  example.com/b  Parse-2
-	//   100.0n sec/op  100.0n sec/op   +0.0%        p=1  unchanged  example.com/a  Parse-2
+	//                 base                head   change          p    verdict  pkg            benchmark
+	//   200.0n sec/op ± 1%  300.0n sec/op ± 2%  +50.00%  p=0.00216  regressed  example.com/b  Parse-2
+	//   100.0n sec/op ± 2%  100.5n sec/op ± 1%   +0.50%    p=0.859  unchanged  example.com/a  Parse-2
 	//
 	// 1 of 2 benchmark results regressed: Parse-2 sec/op (example.com/b)
 }

@@ -126,10 +126,22 @@ func (r *Report) writeBenchHTML(w io.Writer) error {
 			name += " (" + strings.Join(cfg, ", ") + ")"
 		}
 		page.Table.Rows = append(page.Table.Rows, htmlreport.Row{
-			Cells: []string{name, benchValue(row, row.Base.Metric), benchValue(row, row.Head.Metric),
-				r.change(row), pString(row), string(row.Verdict)},
+			Cells: []string{name, benchBaseCell(row), benchHeadCell(row),
+				benchChange(row), pString(row), string(row.Verdict)},
 			Verdict: string(row.Verdict),
 		})
+	}
+	for _, g := range r.Geomeans {
+		name := "geomean " + g.Unit
+		if len(vary) > 0 {
+			cfg := make([]string, len(vary))
+			for i, k := range vary {
+				cfg[i] = k + "=" + g.Config[k]
+			}
+			name += " (" + strings.Join(cfg, ", ") + ")"
+		}
+		base, head, change := geomeanCells(g)
+		page.Table.Rows = append(page.Table.Rows, htmlreport.Row{Cells: []string{name, base, head, change, "-", ""}})
 	}
 	return htmlreport.Write(w, page)
 }

@@ -13,7 +13,11 @@
 //   - folded stacks ("a;b;c 42" lines);
 //   - Go execution traces (runtime/trace, go test -trace).
 //
-// Every profile returned passes CheckValid. Sampled data has the sample types
+// Every profile returned passes CheckValid, and its sample values are never
+// negative and add up, per sample type, to at most the largest int64 (in
+// nanoseconds, for a time): a profile with a negative value (such as a
+// pprof -diff_base profile) or whose sums would overflow is refused, naming
+// the sample. Sampled data has the sample types
 // samples/count and cpu/nanoseconds; exact data (duration events, trace
 // regions) has events/count and wall/nanoseconds and IsExact reports true.
 // Repairs and dropped data are reported by Warnings, never silently. Samples
@@ -209,6 +213,11 @@ func read(r io.Reader, c *config) (*profile.Profile, error) {
 		// large; a parser that accepts truncated files must not succeed.
 		return nil, lr.err()
 	}
+	if err == nil {
+		// Every format is held to the one rule on sample values: none
+		// negative, and no total past int64.
+		err = pbuild.CheckValues(p)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f, err)
 	}
@@ -389,7 +398,7 @@ func Detect(head []byte) Format {
 	if looksLegacyText(b) {
 		return FormatPprof
 	}
-	if looksFolded(b) {
+	if looksFolded(b, len(head) >= peekSize) {
 		return FormatFolded
 	}
 	if looksProtobuf(head) || looksLegacyCPU(head) {
@@ -434,11 +443,19 @@ func detectJSON(b []byte) Format {
 }
 
 // looksFolded reports whether the first non-empty line is "stack count".
-func looksFolded(b []byte) bool {
+// When b fills the detection window (full), a line that runs to its end
+// may be longer than the window, its count beyond it: a deep stack of long
+// names. It is taken as folded when it is text (no control byte but tab
+// and CR), and the parser judges the whole line.
+func looksFolded(b []byte, full bool) bool {
 	if bytes.IndexByte(b, 0) >= 0 {
 		return false
 	}
-	for _, line := range bytes.SplitN(b, []byte("\n"), 8) {
+	lines := bytes.SplitN(b, []byte("\n"), 8)
+	for i, line := range lines {
+		if full && i == len(lines)-1 && bytes.IndexByte(line, '\n') < 0 {
+			return isText(line)
+		}
 		line = bytes.TrimRight(line, "\r \t")
 		if len(line) == 0 || line[0] == '#' {
 			continue
@@ -455,6 +472,16 @@ func looksFolded(b []byte) bool {
 		return len(line) > i+1
 	}
 	return false
+}
+
+// isText reports whether b holds no control byte but tab and CR.
+func isText(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 // Warnings returns what the loader repaired or dropped while reading p.

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/pprof/profile"
 )
 
 const corpus = "../testdata/corpus/"
@@ -211,4 +213,103 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A folded file whose first line, a deep stack of long names, is longer
+// than the detection window is still folded stacks, gzipped or not; what
+// fills the window with no line break but is not text stays unknown.
+func TestDetectFoldedLongFirstLine(t *testing.T) {
+	var deep strings.Builder
+	for i := 0; deep.Len() < 3*peekSize; i++ {
+		if i > 0 {
+			deep.WriteByte(';')
+		}
+		deep.WriteString("example.com/app/internal/render.(*Renderer).frame" + strings.Repeat("x", i%50))
+	}
+	leaf := "example.com/app.leaf"
+	in := deep.String() + ";" + leaf + " 7\nmain;other 3\n"
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"deep.folded": []byte(in), "deep.folded.gz": gz(t, []byte(in)), "comment.folded": []byte("# " + strings.Repeat("c", 2*peekSize) + "\n" + in)} {
+		path := dir + "/" + name
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if f, err := DetectFile(path); err != nil || f != FormatFolded {
+			t.Errorf("%s: detected %q (%v), want folded", name, f, err)
+		}
+		p, err := Load(path)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		var samples int64
+		leafSamples := int64(0)
+		for _, s := range p.Sample {
+			samples += s.Value[0]
+			if fn := s.Location[0].Line[0].Function.Name; fn == leaf {
+				leafSamples += s.Value[0]
+			}
+		}
+		if samples != 10 || leafSamples != 7 {
+			t.Errorf("%s: %d samples, %d at %s; want 10 and 7", name, samples, leafSamples, leaf)
+		}
+	}
+	for _, c := range []struct {
+		name, in string
+		folded   bool
+	}{
+		{"control bytes", strings.Repeat("ab\x01", peekSize), false},
+		{"protobuf-like", "\x0a\x04" + strings.Repeat("\x08\x01\x10\x02", peekSize/4), false},
+		{"short, no count", "main;a", false},
+		{"less than the window, no count", strings.Repeat("a;", peekSize/2-1) + "b", false},
+		// The count may lie beyond the window: the parser decides.
+		{"the window, no count yet", strings.Repeat("a;", peekSize/2) + "b", true},
+	} {
+		if got := Detect([]byte(c.in)); (got == FormatFolded) != c.folded {
+			t.Errorf("%s: Detect = %q, want folded %v", c.name, got, c.folded)
+		}
+	}
+}
+
+// A profile converted to folded stacks is read back, whatever its names
+// hold (NUL made detection refuse it, a CR, line break or root '#'
+// changed or dropped stacks), and converting that again changes nothing.
+func TestFoldedRoundTrip(t *testing.T) {
+	names := []string{"#main", "nul\x00byte", "cr\rlf\n", "bad\xff", "semi;colon", "leaf 12", "space "}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		Period:     1e6,
+	}
+	var stack []*profile.Location
+	for i, n := range names {
+		fn := &profile.Function{ID: uint64(i + 1), Name: n}
+		loc := &profile.Location{ID: uint64(i + 1), Line: []profile.Line{{Function: fn}}}
+		p.Function = append(p.Function, fn)
+		p.Location = append(p.Location, loc)
+		stack = append([]*profile.Location{loc}, stack...) // names[0] the root
+		p.Sample = append(p.Sample, &profile.Sample{Location: slices.Clone(stack), Value: []int64{int64(i + 1), int64(i+1) * 1e6}})
+	}
+	var first bytes.Buffer
+	if err := Write(&first, p, FormatFolded); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Read(bytes.NewReader(first.Bytes()), WithName("first.folded"))
+	if err != nil {
+		t.Fatalf("reading back %q: %v", first.String(), err)
+	}
+	if len(q.Sample) != len(names) {
+		t.Errorf("read back %d stacks, want %d:\n%s", len(q.Sample), len(names), first.String())
+	}
+	for _, s := range q.Sample {
+		if len(s.Location) != int(s.Value[0]) {
+			t.Errorf("a stack of %d frames has %d samples, want as many as frames:\n%s", len(s.Location), s.Value[0], first.String())
+		}
+	}
+	var second bytes.Buffer
+	if err := Write(&second, q, FormatFolded); err != nil {
+		t.Fatal(err)
+	}
+	if second.String() != first.String() {
+		t.Errorf("converting again:\n%q\nfirst:\n%q", second.String(), first.String())
+	}
 }

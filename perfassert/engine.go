@@ -14,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/suggest"
 )
 
@@ -79,6 +80,19 @@ func NewChecker(profiles ...*profile.Profile) (*Checker, error) {
 		ck.records = append(ck.records, r)
 	}
 	if len(profiles) > 1 {
+		// Pooled, the profiles' values must still sum without overflow
+		// (pbuild.ValueSums, the rule each profile is held to alone).
+		sums := pbuild.NewValueSums(pbuild.ValueTypes(profiles[0]))
+		for i, p := range profiles {
+			for j, smp := range p.Sample {
+				if smp == nil {
+					continue
+				}
+				if err := sums.Add(j, smp.Value); err != nil {
+					return nil, fmt.Errorf("perfassert: profile %d: %w", i+1, err)
+				}
+			}
+		}
 		merged, err := profile.Merge(profiles)
 		if err != nil {
 			return nil, fmt.Errorf("perfassert: the %d profiles cannot be pooled: %w", len(profiles), err)
@@ -140,6 +154,15 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 	if err != nil {
 		return nil, err
 	}
+	// No time, no verdict: an empty profile, or a selection that leaves
+	// nothing, is an error even with AllowMissing (analysis.CheckTime).
+	if err := analysis.CheckTime("", c.sel, []*analysis.Index{ck.index}, []*analysis.Table{t}); err != nil {
+		var e *analysis.NoTimeError
+		if errors.As(err, &e) {
+			e.Profiles = len(ck.records) // pooled into one index
+		}
+		return nil, fmt.Errorf("perfassert: %w", err)
+	}
 	stacks, err := ck.index.Through(t, match, self, c.sel)
 	if err != nil {
 		return nil, fmt.Errorf("perfassert: %w", err)
@@ -175,11 +198,6 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 	cpu := ck.cpu()
 	r.LostSamples = cpu.SamplesLost()
 
-	if len(rows) == 0 || (t.Total == 0 && t.TotalSamples == 0) {
-		r.Warnings = append(r.Warnings, "the profile has no samples (after thread, process and synthetic-frame selection): nothing can be asserted")
-		r.Missing = len(r.Matched) == 0
-		return r, nil
-	}
 	if len(r.Matched) == 0 {
 		r.Missing = true
 		r.Passed = c.allowMissing

@@ -33,7 +33,9 @@
 // (`pkg.(*T).Method`, `pkg.Func.func1`), exactly; the Regexp option makes
 // the selector an RE2 regular expression. An assertion never passes
 // vacuously: a selector that matches no function fails and names the closest
-// functions, unless AllowMissing is given; an empty profile always fails; a
+// functions, unless AllowMissing is given; a profile whose selected samples
+// give no function any time (empty, or a Thread it does not have) always
+// fails, AllowMissing or not (Check's error is an *analysis.NoTimeError); a
 // sampled measurement of fewer than 10 samples is said out loud.
 //
 // Times are self time (pprof's flat: the function is the leaf frame) and
@@ -377,7 +379,8 @@ const (
 
 // Check measures the functions fn selects in p and compares them with limit.
 // It returns an error only for a programming error or an unusable profile
-// (nil, no time-valued sample type, an invalid option or regexp); a
+// (nil, no time-valued sample type, an invalid option or regexp, or no
+// time under the selection: an *analysis.NoTimeError); a
 // selector that matches nothing is a failed Result (Missing), or a passing
 // one with AllowMissing. p is not modified. It is NewChecker(p).Check: a
 // budget line that bounds the same quantity of the same function is the

@@ -74,7 +74,7 @@ func (c *cli) check(args []string) int {
 	}
 	res, err := budget.Check(b, profiles, base)
 	if err != nil {
-		return c.inputErr("check", err)
+		return c.noTimeErr("check", err, map[string][]string{"": pos, "head": pos, "base": baseline})
 	}
 	switch format.value {
 	case "json":

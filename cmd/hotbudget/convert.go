@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 
+	"github.com/hotbudget/hotbudget/internal/atomicfile"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -39,6 +37,9 @@ func (c *cli) convert(args []string) int {
 		return c.usageErr("convert", "want IN and OUT, got %d arguments", len(pos))
 	}
 	in, out := pos[0], pos[1]
+	if err := checkOutputs([]outFile{{"OUT", out}}, []string{in}); err != nil {
+		return c.usageErr("convert", "%v", err)
+	}
 	format := loaders.Format(to.value)
 	if format == loaders.FormatUnknown {
 		if out == "-" {
@@ -74,34 +75,9 @@ func (c *cli) convert(args []string) int {
 	return exitOK
 }
 
-// writeFileAtomic writes path through a temporary file in the same
-// directory, renamed into place only when write succeeded.
+// writeFileAtomic writes path atomically (atomicfile.Write: through a
+// temporary file renamed into place when write succeeded; a replaced file
+// keeps its permissions, a new one gets 0666 less the umask).
 func writeFileAtomic(path string, write func(*os.File) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the temporary file's name means nothing to the user
-		}
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	tmp := f.Name()
-	if err := write(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return atomicfile.Write(path, write)
 }

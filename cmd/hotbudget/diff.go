@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,7 +78,9 @@ func (c *cli) diff(args []string) int {
 	var sel selection
 	addSelection(fs.FlagSet, &sel)
 
-	// Split at the first "--": flags may appear on either side.
+	// Split at the first "--": flags may appear among the base profiles;
+	// everything after it is a head profile, even a name starting with '-'
+	// (a glob the shell expanded may yield one).
 	sep := -1
 	for i, a := range args {
 		if a == "--" {
@@ -95,15 +98,20 @@ func (c *cli) diff(args []string) int {
 	if code >= 0 {
 		return code
 	}
-	headPaths, code := c.parse(fs, args[sep+1:])
-	if code >= 0 {
-		return code
-	}
+	headPaths := args[sep+1:]
 	if len(basePaths) == 0 || len(headPaths) == 0 {
 		return c.usageErr("diff", "need at least one profile on each side of --")
 	}
+	for _, p := range headPaths {
+		if _, err := os.Lstat(p); err != nil && strings.HasPrefix(p, "-") {
+			return c.usageErr("diff", "%s: no such head profile: everything after -- is a head profile; flags go before --", p)
+		}
+	}
 	opts, err := d.options(fs.FlagSet, &sel)
 	if err != nil {
+		return c.usageErr("diff", "%v", err)
+	}
+	if err := checkOutputs([]outFile{{"--out", out.out}, {"--html", out.html}, {"--pprof", *pprofOut}}, append(slices.Clip(basePaths), headPaths...)); err != nil {
 		return c.usageErr("diff", "%v", err)
 	}
 	sides, err := c.loadIndexes("diff", sel, basePaths, headPaths)
@@ -112,7 +120,7 @@ func (c *cli) diff(args []string) int {
 	}
 	rep, err := diff.CompareIndex(sides[0], sides[1], opts...)
 	if err != nil {
-		return c.inputErr("diff", err)
+		return c.noTimeErr("diff", err, map[string][]string{"base": basePaths, "head": headPaths})
 	}
 	if *pprofOut != "" {
 		// Only the pprof output needs the profiles themselves: loaded

@@ -120,3 +120,56 @@ func TestHTMLFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffHeadArgsAreFiles: everything after "--" is a head profile. A
+// glob the shell expands in a directory holding a file named
+// "-only=nothing.folded" must not turn it into --only, which would judge no
+// function and pass the regression of head.folded.
+func TestDiffHeadArgsAreFiles(t *testing.T) {
+	base, err := filepath.Abs("../../testdata/cli/base.folded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := os.ReadFile("../../testdata/cli/head.folded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"-only=nothing.folded", "head.folded"} {
+		if err := os.WriteFile(filepath.Join(dir, name), head, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	hbRun := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := run(args, nil, &stdout, &stderr, func(string) string { return "" })
+		return code, stdout.String(), stderr.String()
+	}
+	diffRun := func(args ...string) (int, string, string) { return hbRun(append([]string{"diff"}, args...)...) }
+	// As sh expands: diff base -- *.folded.
+	code, stdout, stderr := diffRun(base, "--", "-only=nothing.folded", "head.folded")
+	if code != exitFail || !strings.Contains(stdout, "regressed: parse") {
+		t.Errorf("head profile named -only=...: exit %d, want 1 with parse regressed\n%s%s", code, stdout, stderr)
+	}
+	// The same glob, unexpanded, which hotbudget expands.
+	if code, stdout, stderr := diffRun(base, "--", "*.folded"); code != exitFail || !strings.Contains(stdout, "regressed: parse") {
+		t.Errorf("glob: exit %d, want 1\n%s%s", code, stdout, stderr)
+	}
+	// A flag after "--" is a file that does not exist: said so, exit 2.
+	code, _, stderr = diffRun(base, "--", "head.folded", "--only", "nothing")
+	if code != exitUsage || !strings.Contains(stderr, "--only: no such head profile: everything after -- is a head profile; flags go before --") {
+		t.Errorf("flag after --: exit %d, want 2\n%s", code, stderr)
+	}
+	// The other commands that take files after "--" read them as files.
+	if code, stdout, stderr := hbRun("top", "--", "-only=nothing.folded"); code != exitOK || !strings.Contains(stdout, "parse") {
+		t.Errorf("top -- -only=nothing.folded: exit %d, want 0 and its functions\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := hbRun("convert", "--to", "folded", "--", "-only=nothing.folded", "-"); code != exitOK || !strings.Contains(stdout, "parse") {
+		t.Errorf("convert -- -only=nothing.folded -: exit %d, want 0\n%s%s", code, stdout, stderr)
+	}
+	// Flags before "--" still apply, among the base profiles too.
+	if code, _, stderr := diffRun(base, "--only", "^render$", "--", "head.folded"); code != exitOK {
+		t.Errorf("--only among the base profiles: exit %d, want 0\n%s", code, stderr)
+	}
+}

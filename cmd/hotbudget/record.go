@@ -10,10 +10,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -120,6 +120,13 @@ func (c *cli) record(args []string) int {
 	if len(o.pkgs) == 0 {
 		o.pkgs = []string{"./..."}
 	}
+	for _, p := range o.pkgs {
+		// go list would take it for one of its flags (-toolexec runs a
+		// program), whatever "--" said to hotbudget.
+		if strings.HasPrefix(p, "-") {
+			return c.usageErr("record", "package pattern %q starts with '-': flags go before BASE and HEAD; a package pattern never starts with '-' (write ./%s for a directory of that name)", p, p)
+		}
+	}
 	if o.runs < 1 {
 		return c.usageErr("record", "--runs must be at least 1, got %d", o.runs)
 	}
@@ -151,14 +158,18 @@ func (c *cli) record(args []string) int {
 	opts = append([]diff.Option{diff.WithMode(diff.Absolute)}, opts...)
 	o.procs = runtime.GOMAXPROCS(0)
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx, stop := signalContext(context.Background())
 	r := &recorder{c: c, o: o}
 	res, err := r.run(ctx, pos[0], pos[1])
-	if err != nil {
-		if ctx.Err() != nil {
-			err = errors.New("interrupted; the worktrees and temporary files are removed")
+	if sig := stop(); sig != nil {
+		what := "the worktrees and temporary files are removed"
+		if o.keep {
+			what = "the worktrees and test binaries are kept (--keep)"
 		}
+		fmt.Fprintf(c.stderr, "hotbudget record: stopped by %v; %s\n", sig, what)
+		return signalExit(sig)
+	}
+	if err != nil {
 		return c.inputErr("record", err)
 	}
 	funcs, err := diff.Compare(res.base, res.head, opts...)
@@ -257,7 +268,7 @@ func (c *cli) recordReport(res *recordResult, funcs, benches *diff.Report, forma
 //	  "head": {"revision": ".", "commit": ""},   // "" for the working tree
 //	  "out": "perf",                              // where the profiles are
 //	  "functions": {hotbudget.diff/v2 report},
-//	  "benchmarks": {hotbudget.bench/v1 report}
+//	  "benchmarks": {hotbudget.bench/v2 report}
 //	}
 func writeRecordJSON(w io.Writer, res *recordResult, funcs, benches *diff.Report) error {
 	var f, b bytes.Buffer
@@ -335,6 +346,7 @@ func (r *recorder) progress(format string, args ...any) {
 // git runs git in dir and returns its trimmed stdout.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
+	stopGroupOnCancel(cmd)
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -392,6 +404,11 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 		if out, err = os.MkdirTemp("", "hotbudget-record-"); err != nil {
 			return nil, err
 		}
+		defer func() {
+			if err != nil { // nobody is told where it is
+				os.RemoveAll(out)
+			}
+		}()
 	}
 	if out, err = filepath.Abs(out); err != nil {
 		return nil, err
@@ -414,15 +431,7 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 			r.progress("kept the worktrees and test binaries in %s (remove them with: git worktree prune after deleting it)", r.tmp)
 			return
 		}
-		for _, s := range sides {
-			if s.rev.Commit != "" && s.root != "" {
-				if _, err := git(context.Background(), top, "worktree", "remove", "--force", s.root); err != nil {
-					r.progress("warning: removing the worktree %s: %v", s.root, err)
-				}
-			}
-		}
-		git(context.Background(), top, "worktree", "prune")
-		os.RemoveAll(r.tmp)
+		r.removeWorktrees(top, sides)
 	}()
 
 	r.progress("base %s, head %s; packages %s; %d runs a side", sides[0].rev, sides[1].rev, strings.Join(r.o.pkgs, " "), r.o.runs)
@@ -435,7 +444,6 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 		if s.rev.Commit != "" {
 			s.root = filepath.Join(r.tmp, s.name+"-src")
 			if _, err := git(ctx, top, "worktree", "add", "--detach", "--quiet", s.root, s.rev.Commit); err != nil {
-				s.root = ""
 				return nil, fmt.Errorf("checking out %s %s: %v", s.name, s.rev, err)
 			}
 		}
@@ -467,12 +475,40 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 	return res, nil
 }
 
+// removeWorktrees removes the worktrees of sides, registered or half made
+// (a signal may stop git worktree add), and the temporary directory, then
+// prunes what git still records of them. --force twice removes a worktree
+// git still holds locked while it is being added.
+func (r *recorder) removeWorktrees(top string, sides []*recSide) {
+	ctx := context.Background() // the run's context may be cancelled
+	var roots []string
+	for _, s := range sides {
+		if s.rev.Commit != "" && s.root != "" {
+			roots = append(roots, s.root)
+			git(ctx, top, "worktree", "remove", "--force", "--force", s.root)
+		}
+	}
+	os.RemoveAll(r.tmp)
+	git(ctx, top, "worktree", "prune")
+	list, err := git(ctx, top, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		r.progress("warning: git worktree list: %v", err)
+		return
+	}
+	for _, line := range strings.Split(list, "\x00") {
+		if path, ok := strings.CutPrefix(line, "worktree "); ok && slices.Contains(roots, path) {
+			r.progress("warning: git still registers the worktree %s; remove it with: git worktree remove --force --force %s", path, path)
+		}
+	}
+}
+
 // build lists the packages of one side and builds the test binary of each
 // package that has tests.
 func (r *recorder) build(ctx context.Context, s *recSide) error {
 	t0 := time.Now()
 	args := append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}"}, r.o.pkgs...)
 	cmd := exec.CommandContext(ctx, "go", args...)
+	stopGroupOnCancel(cmd)
 	cmd.Dir = s.dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -491,6 +527,7 @@ func (r *recorder) build(ctx context.Context, s *recSide) error {
 	for i, b := range pkgs {
 		b.path = filepath.Join(s.tmp, fmt.Sprintf("pkg%d.test", i))
 		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", b.path, b.pkg)
+		stopGroupOnCancel(cmd)
 		cmd.Dir = s.dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("building the tests of %s at %s %s failed: %v\n%s", b.pkg, s.name, s.rev, err, strings.TrimSpace(string(out)))
@@ -534,6 +571,7 @@ func since(t time.Time) string { return time.Since(t).Round(100 * time.Milliseco
 func (r *recorder) runBinary(ctx context.Context, s *recSide, b *testBinary, args ...string) ([]byte, error) {
 	all := append([]string{"-test.run", "^$", "-test.cpu", strconv.Itoa(r.o.procs), "-test.benchmem"}, args...)
 	cmd := exec.CommandContext(ctx, b.path, all...)
+	stopGroupOnCancel(cmd)
 	cmd.Dir = b.dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -6,7 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -283,5 +286,178 @@ func TestRecordErrors(t *testing.T) {
 	cmd.Dir = repo
 	if out, err := cmd.Output(); err != nil || strings.Count(string(out), "\n") != 1 {
 		t.Errorf("git worktree list after failed records: %v\n%s", err, out)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a child process writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// worktrees is the paths git worktree list names in repo, the main one first.
+func worktrees(t *testing.T, repo string) []string {
+	t.Helper()
+	cmd := exec.Command("git", "worktree", "list", "--porcelain", "-z")
+	cmd.Dir = repo
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git worktree list: %v", err)
+	}
+	var paths []string
+	for _, f := range strings.Split(string(out), "\x00") {
+		if p, ok := strings.CutPrefix(f, "worktree "); ok {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
+// processesUnder is the command lines of the processes whose command line
+// names a path under dir (Linux: read from /proc).
+func processesUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var found []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(dir)) {
+			found = append(found, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
+}
+
+// TestRecordSignals stops hotbudget record, a child process, with the
+// signals CI cancellation, timeout(1) and a closed terminal send: SIGTERM
+// while it builds (once its worktrees exist) and SIGHUP while the
+// benchmarks run. Either way it must exit 128+signal, leave no worktree
+// registered, its temporary directory and default output directory gone
+// (TMPDIR empty: the go command, stopped as by Ctrl-C, removes its work
+// directory too), and no process of its own running.
+func TestRecordSignals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and benchmarks two revisions; skipped with -short")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	for _, c := range []struct {
+		sig  syscall.Signal
+		when string
+		// ready reports whether record has got as far as when says.
+		ready func(repo, stderr string) bool
+	}{
+		{syscall.SIGTERM, "building, once the worktrees exist", func(repo, _ string) bool { return len(worktrees(t, repo)) == 3 }},
+		{syscall.SIGHUP, "running the benchmarks", func(_, stderr string) bool { return strings.Contains(stderr, "run 1 of 50") }},
+	} {
+		t.Run(c.sig.String(), func(t *testing.T) {
+			repo := gitRepo(t)
+			tmp := t.TempDir()
+			cmd := exec.Command(os.Args[0], "record", "--runs", "50", "--benchtime", "100ms", "HEAD~2", "HEAD")
+			cmd.Dir = repo
+			cmd.Env = append(os.Environ(), mainEnv+"=1", "TMPDIR="+tmp)
+			var stderr lockedBuffer
+			cmd.Stdout, cmd.Stderr = &stderr, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			deadline := time.After(3 * time.Minute)
+		wait:
+			for !c.ready(repo, stderr.String()) {
+				select {
+				case err := <-done:
+					t.Fatalf("record ended (%v) before %s:\n%s", err, c.when, stderr.String())
+				case <-deadline:
+					cmd.Process.Kill()
+					t.Fatalf("record did not get to %s in 3 minutes:\n%s", c.when, stderr.String())
+				case <-time.After(10 * time.Millisecond):
+					continue wait
+				}
+			}
+			if err := cmd.Process.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute):
+				cmd.Process.Kill()
+				t.Fatalf("record still runs a minute after %v:\n%s", c.sig, stderr.String())
+			}
+			out := stderr.String()
+			t.Logf("%v while %s:\n%s", c.sig, c.when, out)
+			if code := cmd.ProcessState.ExitCode(); code != 128+int(c.sig) {
+				t.Errorf("exit %d (%v), want %d", code, err, 128+int(c.sig))
+			}
+			if want := "stopped by " + c.sig.String(); !strings.Contains(out, want) {
+				t.Errorf("stderr does not say %q", want)
+			}
+			if wt := worktrees(t, repo); len(wt) != 1 {
+				t.Errorf("worktrees still registered: %q", wt)
+			}
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				var names []string
+				for _, e := range left {
+					names = append(names, e.Name())
+				}
+				t.Errorf("left in TMPDIR: %q", names)
+			}
+			if ps := processesUnder(t, tmp); len(ps) > 0 {
+				t.Errorf("processes still running from TMPDIR:\n%s", strings.Join(ps, "\n"))
+			}
+		})
+	}
+}
+
+// TestRecordFlagPatterns: a package pattern after "--" that starts with '-'
+// would reach go list as one of its flags (-toolexec names a program to
+// run, -modfile and -overlay other inputs): it is refused, exit 2, before
+// git or go runs.
+func TestRecordFlagPatterns(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	repo := gitRepo(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	script := filepath.Join(t.TempDir(), "x.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ntouch "+marker+"\nexec \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"HEAD~1", "HEAD", "--", "-toolexec=" + script, "./..."},
+		{"HEAD~1", "HEAD", "./...", "--", "-modfile=x.mod"},
+		{"--runs", "1", "HEAD~1", "HEAD", "--", "./...", "-x"},
+	} {
+		r := recordIn(t, repo, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "starts with '-'") || strings.Contains(r.stderr, "hotbudget record: base ") {
+			t.Errorf("record %q: exit %d, want 2 refusing the pattern before starting\n%s", args, r.code, r.stderr)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the -toolexec program ran")
+	}
+	if wt := worktrees(t, repo); len(wt) != 1 {
+		t.Errorf("worktrees registered: %q", wt)
 	}
 }

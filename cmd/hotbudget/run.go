@@ -240,6 +240,33 @@ func (c *cli) inputErr(cmd string, err error) int {
 	return exitUsage
 }
 
+// noTimeErr reports err as inputErr does, naming the files when it is
+// analysis.CheckTime's error (no time selected) passed on by the libraries,
+// which do not know them: files maps each side the error may name ("base",
+// "head", or "" for profiles measured alone) to its paths, whose globs are
+// expanded as they were when loaded. It returns exitUsage.
+func (c *cli) noTimeErr(cmd string, err error, files map[string][]string) int {
+	var e *analysis.NoTimeError
+	if !errors.As(err, &e) {
+		return c.inputErr(cmd, err)
+	}
+	paths, ok := files[e.Side]
+	if all, err := expandGlobs(paths); err == nil {
+		paths = all
+	}
+	if !ok || len(paths) != e.Profiles {
+		return c.inputErr(cmd, err)
+	}
+	// The wrappers' messages were made with e's: e's is replaced in them,
+	// and the library's own name is dropped where it repeats the
+	// command's ("hotbudget diff: diff: ").
+	named := *e
+	named.Files = paths
+	msg := strings.Replace(err.Error(), e.Error(), named.Error(), 1)
+	fmt.Fprintf(c.stderr, "hotbudget %s: %s\n", cmd, strings.TrimPrefix(msg, cmd+": "))
+	return exitUsage
+}
+
 // load reads a profile and prints its loader warnings to stderr.
 func (c *cli) load(cmd, path string, opts ...loaders.Option) (*profile.Profile, error) {
 	p, err := loaders.Load(path, opts...)

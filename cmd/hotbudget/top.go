@@ -8,7 +8,6 @@ import (
 	"os"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/hotbudget/hotbudget/analysis"
@@ -117,6 +116,9 @@ func (c *cli) top(args []string) int {
 		return c.usageErr("top", "%v", err)
 	}
 	path := pos[0]
+	if err := checkOutputs([]outFile{{"--out", *out}}, pos); err != nil {
+		return c.usageErr("top", "%v", err)
+	}
 	x, err := c.loadIndex("top", path, sel.loadOptions()...)
 	if err != nil {
 		return c.inputErr("top", err)
@@ -125,9 +127,8 @@ func (c *cli) top(args []string) int {
 	if err != nil {
 		return c.inputErr("top", fmt.Errorf("%s: %w", path, err))
 	}
-	if t.Total == 0 && x.NumSamples() > 0 && (len(sel.threads) > 0 || len(sel.pids) > 0) {
-		return c.inputErr("top", fmt.Errorf("%s: no samples of --thread %s --pid %s; the file has %s",
-			path, orAny(sel.threads), orAny(sel.pids), threadList(x.LabelSets())))
+	if err := analysis.CheckTime("", selected, []*analysis.Index{x}, []*analysis.Table{t}); err != nil {
+		return c.noTimeErr("top", err, map[string][]string{"": {path}})
 	}
 	shown := t.Functions
 	if *n > 0 && len(shown) > *n {
@@ -158,41 +159,6 @@ func (c *cli) top(args []string) int {
 		return c.inputErr("top", err)
 	}
 	return exitOK
-}
-
-func orAny(l listFlag) string {
-	if len(l) == 0 {
-		return "(any)"
-	}
-	return strings.Join(l, ",")
-}
-
-// threadList describes the processes and threads that samples with the
-// given label sets carry.
-func threadList(sets []map[string][]string) string {
-	seen := map[string]bool{}
-	var out []string
-	for _, labels := range sets {
-		var parts []string
-		for _, k := range []string{loaders.LabelProcess, loaders.LabelPID, loaders.LabelThread, loaders.LabelTID} {
-			if v := labels[k]; len(v) > 0 {
-				parts = append(parts, k+" "+textfmt.Name(v[0]))
-			}
-		}
-		d := strings.Join(parts, " ")
-		if d == "" {
-			d = "samples without process or thread labels"
-		}
-		if !seen[d] {
-			seen[d] = true
-			out = append(out, d)
-		}
-	}
-	sort.Strings(out)
-	if len(out) > 10 {
-		out = append(out[:10], fmt.Sprintf("and %d more", len(out)-10))
-	}
-	return strings.Join(out, "; ")
 }
 
 type topJSON struct {

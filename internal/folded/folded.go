@@ -37,6 +37,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
@@ -136,8 +138,15 @@ func truncate(b []byte) string {
 // Write writes p as folded stacks: one line per distinct stack, root first,
 // function names joined by ';', then a space and the sample count; lines are
 // sorted by stack. Every Line of a Location is a frame (Line[0] innermost);
-// locations without functions are named as analysis names them. In names,
-// ';' becomes ':' and '\n' a space, since the format cannot hold them.
+// locations without functions are named as analysis names them.
+//
+// Names are written so that Parse reads back what Write wrote, and Write
+// of that writes the same bytes (see Frame): ';' becomes ':', control
+// characters, line and paragraph separators, bidirectional controls and
+// invalid UTF-8 are escaped as \n, \r, \t, \xHH or \uHHHH, trailing spaces
+// (which Parse trims) as \x20, and a '#' that starts a line (a comment to
+// Parse) as \x23. The escapes are not undone on reading: a name holding
+// them is read as written.
 //
 // The count is the profile's count value (samples/count). A profile without
 // one gets its time value in units of SampleNanos, rounded, so that Parse
@@ -174,7 +183,7 @@ func Write(w io.Writer, p *profile.Profile) error {
 		}
 		sb.Reset()
 		for i := len(names) - 1; i >= 0; i-- {
-			sb.WriteString(clean(names[i]))
+			sb.WriteString(Frame(names[i], i == len(names)-1))
 			if i > 0 {
 				sb.WriteByte(';')
 			}
@@ -202,11 +211,64 @@ func Write(w io.Writer, p *profile.Profile) error {
 	return bw.Flush()
 }
 
-var cleaner = strings.NewReplacer(";", ":", "\n", " ")
-
-func clean(s string) string {
-	if strings.ContainsAny(s, ";\n") {
-		return cleaner.Replace(s)
+// Frame is name as Write writes it, in the root position when root is
+// set: a frame Parse reads back unchanged, and which Frame leaves
+// unchanged. See Write.
+func Frame(name string, root bool) string {
+	if frameSafe(name, root) {
+		return name
 	}
-	return s
+	var b strings.Builder
+	for i := 0; i < len(name); {
+		r, size := utf8.DecodeRuneInString(name[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, name[i])
+		case r == ';':
+			b.WriteByte(':')
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case escapedRune(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r == '#' && i == 0 && root:
+			b.WriteString(`\x23`)
+		default:
+			b.WriteString(name[i : i+size])
+		}
+		i += size
+	}
+	out := b.String()
+	if t := strings.TrimRight(out, " "); len(t) < len(out) {
+		out = t + strings.Repeat(`\x20`, len(out)-len(t))
+	}
+	return out
+}
+
+// frameSafe reports whether Frame leaves name as it is.
+func frameSafe(name string, root bool) bool {
+	if name == "" {
+		return true
+	}
+	if name[len(name)-1] == ' ' || root && name[0] == '#' {
+		return false
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f || r == ';' || r == utf8.RuneError || escapedRune(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// escapedRune reports whether Frame escapes r as \uHHHH: C1 controls, line
+// and paragraph separators, and bidirectional controls, which change how
+// a terminal or an editor shows the text around them.
+func escapedRune(r rune) bool {
+	return r >= 0x80 && r < 0xa0 || r == 0x2028 || r == 0x2029 || unicode.Is(unicode.Bidi_Control, r)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
@@ -199,7 +200,7 @@ func handProfile() *profile.Profile {
 	}
 }
 
-// Inlined lines are frames; labels merge; names lose ';' and line breaks;
+// Inlined lines are frames; labels merge; names lose ';' and line breaks are escaped;
 // a location without function is named by its binary; zero counts and empty
 // stacks are left out.
 func TestWriteGolden(t *testing.T) {
@@ -217,7 +218,7 @@ func TestWriteGolden(t *testing.T) {
 	if out != string(want) {
 		t.Errorf("Write:\n%s\nwant (%s; -update to rewrite):\n%s", out, path, want)
 	}
-	if !strings.Contains(out, "main.main;main.work x;main.inl:ined 5\n") {
+	if !strings.Contains(out, "main.main;main.work\\nx;main.inl:ined 5\n") {
 		t.Errorf("unexpected output:\n%s", out)
 	}
 }
@@ -232,7 +233,7 @@ func TestWriteWithoutCounts(t *testing.T) {
 	p.Sample[0].Value[0] = 30_400_000 // 30.4 ms → 30
 	p.Sample[1].Value[0] = 19_600_000 // 19.6 ms → 20
 	out := write(t, p)
-	if !strings.Contains(out, "main.main;main.work x;main.inl:ined 50\n") || !strings.Contains(out, "main.main;[libc.so.6] 10\n") {
+	if !strings.Contains(out, "main.main;main.work\\nx;main.inl:ined 50\n") || !strings.Contains(out, "main.main;[libc.so.6] 10\n") {
 		t.Errorf("Write:\n%s", out)
 	}
 }
@@ -242,5 +243,93 @@ func TestWriteNotTime(t *testing.T) {
 	p.SampleType[1] = &profile.ValueType{Type: "alloc_space", Unit: "bytes"}
 	if err := Write(&bytes.Buffer{}, p); err == nil || !strings.Contains(err.Error(), "not a time") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// hostileNames are function names the folded format cannot hold as they
+// are, with the frame Write makes of each (in a non-root position).
+var hostileNames = []struct{ name, frame string }{
+	{"semi;colon", "semi:colon"},
+	{"line\nbreak", `line\nbreak`},
+	{"carriage\rreturn", `carriage\rreturn`},
+	{"nul\x00byte", `nul\x00byte`},
+	{"bad\xffutf8\xc3", `bad\xffutf8\xc3`},
+	{"tab\tbed", `tab\tbed`},
+	{"escape\x1b[2Jclear", `escape\x1b[2Jclear`},
+	{"del\x7f", `del\x7f`},
+	{"c1\u0085next", `c1\u0085next`},
+	{"para\u2029sep", `para\u2029sep`},
+	{"bidi\u202eevil", `bidi\u202eevil`},
+	{"trailing number 12", "trailing number 12"},
+	{"trailing space  ", `trailing space\x20\x20`},
+	{"   ", `\x20\x20\x20`},
+	{"#hash", "#hash"}, // a comment only at the start of a line
+	{"ünïcödé ok", "ünïcödé ok"},
+}
+
+// Write escapes what the format cannot hold, so that Parse reads back its
+// output, names as written (a root '#' escaped, a comment otherwise), with
+// every sample, and writing that again gives the same bytes.
+func TestWriteHostileNames(t *testing.T) {
+	var fns []*profile.Function
+	var locs []*profile.Location
+	for i, h := range hostileNames {
+		fns = append(fns, &profile.Function{ID: uint64(i + 1), Name: h.name})
+		locs = append(locs, &profile.Location{ID: uint64(i + 1), Line: []profile.Line{{Function: fns[i]}}})
+	}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		Function:   fns,
+		Location:   locs,
+	}
+	want := map[string]int64{} // frame -> self samples
+	for i := range hostileNames {
+		// Each name as the leaf under every other as the root, and alone.
+		for j := range hostileNames {
+			p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{locs[i], locs[j]}, Value: []int64{1, 1e6}})
+		}
+		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{locs[i]}, Value: []int64{1, 1e6}})
+		want[hostileNames[i].frame] += int64(len(hostileNames))
+		if alone := hostileNames[i].frame; alone == "#hash" {
+			want[`\x23hash`]++ // a root
+		} else {
+			want[alone]++
+		}
+	}
+	out := write(t, p)
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		for _, c := range line {
+			if c < 0x20 || c == 0x7f || c >= 0x80 && c < 0xa0 || c == 0x2028 || c == 0x2029 || c == 0x202e || c == utf8.RuneError {
+				t.Errorf("output line %q holds %U", line, c)
+			}
+		}
+		if strings.HasPrefix(line, "#") {
+			t.Errorf("output line %q starts a comment", line)
+		}
+	}
+	q := parse(t, out)
+	got, tab := rows(t, q)
+	if tab.TotalSamples != int64(len(p.Sample)) {
+		t.Errorf("read back %d samples, want %d", tab.TotalSamples, len(p.Sample))
+	}
+	roots := map[string]bool{}
+	for _, s := range q.Sample {
+		roots[s.Location[len(s.Location)-1].Line[0].Function.Name] = true
+	}
+	if !roots[`\x23hash`] || roots["#hash"] {
+		t.Errorf("root '#hash' not escaped as \\x23hash: roots %v", roots)
+	}
+	for frame, n := range want {
+		if got[frame].selfSamp != n {
+			t.Errorf("%q: %d self samples read back, want %d", frame, got[frame].selfSamp, n)
+		}
+	}
+	if again := write(t, q); again != out {
+		t.Errorf("writing what was read back differs:\n%s\nfirst:\n%s", again, out)
+	}
+	for _, h := range hostileNames {
+		if f := Frame(h.frame, false); f != h.frame {
+			t.Errorf("Frame(%q) = %q: not stable", h.frame, f)
+		}
 	}
 }

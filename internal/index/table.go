@@ -49,6 +49,8 @@ type Sums struct {
 
 // Sum computes self and total time per function in one pass over the
 // samples; a sample adds to the total of each function of its stack once.
+// Every sum is a sum of some of the samples' values, so none overflows
+// once CheckValues has passed (analysis checks every index it builds).
 func (x *Index) Sum(sel Selection) (*Sums, error) {
 	ti, ci, toNanos, err := pbuild.ValueIndexOf(x.Types, x.DefaultType, sel.SampleType)
 	if err != nil {

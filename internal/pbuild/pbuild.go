@@ -83,6 +83,7 @@ type Builder struct {
 	warnings []string
 	warnSeen map[string]int
 	dropped  int
+	err      error // the first value Add could not take, returned by Finish
 }
 
 type funcKey struct {
@@ -163,8 +164,17 @@ func NewLabels(kv ...string) Labels {
 
 // Add records count events taking nanos nanoseconds with the given stack
 // (leaf first) and labels (nil for none). Identical stacks with the same
-// label pointer are merged into one sample.
+// label pointer are merged into one sample. A negative count or time, or
+// a merged sample whose values overflow int64, is an error that Finish
+// returns (ValueSums' rule, which the loaders apply to the whole profile).
 func (b *Builder) Add(stack []*profile.Location, count, nanos int64, labels Labels) {
+	if b.err != nil {
+		return
+	}
+	if count < 0 || nanos < 0 {
+		b.err = fmt.Errorf("sample %d: negative count %d or time %dns", len(b.p.Sample), count, nanos)
+		return
+	}
 	lid, ok := b.labelIDs[labels]
 	if !ok {
 		lid = len(b.labelIDs)
@@ -177,8 +187,13 @@ func (b *Builder) Add(stack []*profile.Location, count, nanos int64, labels Labe
 	}
 	b.keyBuf = key
 	if s, ok := b.samples[unsafe.String(unsafe.SliceData(key), len(key))]; ok {
-		s.Value[0] += count
-		s.Value[1] += nanos
+		c, okc := CheckedAdd(s.Value[0], count)
+		n, okn := CheckedAdd(s.Value[1], nanos)
+		if !okc || !okn {
+			b.err = fmt.Errorf("the samples of one stack add up to more than int64 holds (%d + %d events, %d + %d ns): they would overflow", s.Value[0], count, s.Value[1], nanos)
+			return
+		}
+		s.Value[0], s.Value[1] = c, n
 		return
 	}
 	s := &profile.Sample{
@@ -251,6 +266,9 @@ func (b *Builder) Finish(format string, period, durationNanos int64) (*profile.P
 		p.Comments = append(p.Comments, fmt.Sprintf("%s%d more distinct warnings not shown", WarningPrefix, b.dropped))
 	}
 	b.samples, b.locs, b.funcs, b.labelIDs = nil, nil, nil, nil
+	if b.err != nil {
+		return nil, b.err
+	}
 	if err := p.CheckValid(); err != nil {
 		return nil, fmt.Errorf("internal error: built profile is invalid: %w", err)
 	}

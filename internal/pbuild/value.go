@@ -16,13 +16,18 @@ var ErrNotTime = errors.New("sample value is not a time")
 // type, as pprof chooses), the index of the count value (-1 if p has none),
 // and the factor that turns the time value into nanoseconds.
 func ValueIndex(p *profile.Profile, sampleType string) (timeIdx, countIdx int, toNanos int64, err error) {
+	return ValueIndexOf(ValueTypes(p), p.DefaultSampleType, sampleType)
+}
+
+// ValueTypes are p's sample types.
+func ValueTypes(p *profile.Profile) []ValueType {
 	types := make([]ValueType, len(p.SampleType))
 	for i, st := range p.SampleType {
 		if st != nil {
 			types[i] = ValueType{Type: st.Type, Unit: st.Unit}
 		}
 	}
-	return ValueIndexOf(types, p.DefaultSampleType, sampleType)
+	return types
 }
 
 // ValueType is a sample type without pprof's internal fields.

@@ -1,0 +1,2 @@
+// Package codec is only benchmarks: see codec_test.go.
+package codec
