@@ -609,10 +609,6 @@ func benchRuns(n int) string {
 	return fmt.Sprintf("%d runs", n)
 }
 
-func benchValue(row Row, v float64) string {
-	return benchunit.Scale(v, benchunit.ClassOf(row.Unit)) + " " + textfmt.Name(row.Unit)
-}
-
 // benchCell is a median with benchstat's ±, "49.58µ sec/op ± 80%", scaled
 // as benchstat scales a row: both sides with the prefix that suits the
 // smaller.
