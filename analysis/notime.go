@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // ErrNoTime is what errors.Is finds in every error that refuses to measure
@@ -170,7 +171,7 @@ func threadList(sets []map[string][]string) string {
 		var parts []string
 		for _, k := range []string{pbuild.LabelProcess, pbuild.LabelPID, pbuild.LabelThread, pbuild.LabelTID} {
 			if v := labels[k]; len(v) > 0 {
-				parts = append(parts, k+" "+v[0])
+				parts = append(parts, k+" "+textfmt.Name(v[0])) // a label from the profile
 			}
 		}
 		d := strings.Join(parts, " ")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/hotbudget/hotbudget/internal/textfmt"
@@ -37,26 +38,30 @@ func status(c RuleResult) string {
 func (r *Result) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, c := range r.Checks {
-		fmt.Fprintf(tw, "%s\t%s:%d\t%s\t%s\n", status(c), r.Budget, c.Line, c.Kind, c.Message)
+		fmt.Fprintf(tw, "%s\t%s:%d\t%s\t%s\n", status(c), textfmt.Line(r.Budget), c.Line, c.Kind, textfmt.Line(c.Message))
 		for _, w := range c.Warnings {
-			fmt.Fprintf(tw, "\t\t\twarning: %s\n", w)
+			fmt.Fprintf(tw, "\t\t\twarning: %s\n", textfmt.Line(w))
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, r.summary())
+	_, err := fmt.Fprintln(w, textfmt.Line(r.summary()))
 	return err
 }
 
-// WriteMarkdown writes a table for a pull-request comment or a GitHub job summary.
-func (r *Result) WriteMarkdown(w io.Writer) error {
+// WriteMarkdown writes a table for a pull-request comment or a GitHub job
+// summary. Function names are in code spans, other text from the profiles
+// is escaped (textfmt.MarkdownEscape), and the table is cut to
+// textfmt.MaxMarkdown bytes, saying what was left out.
+func (r *Result) WriteMarkdown(out io.Writer) error {
+	var w strings.Builder
 	icon := ":white_check_mark:"
 	if !r.Passed() {
 		icon = ":x:"
 	}
-	fmt.Fprintf(w, "### %s %s\n\n", icon, textfmt.MarkdownEscape(r.summary()))
-	fmt.Fprint(w, "| | rule | check | function | got | limit | details |\n|---|---|---|---|---:|---:|---|\n")
+	fmt.Fprintf(&w, "### %s %s\n\n", icon, textfmt.MarkdownEscape(r.summary()))
+	fmt.Fprint(&w, "| | rule | check | function | got | limit | details |\n|---|---|---|---|---:|---:|---|\n")
 	for _, c := range r.Checks {
 		mark := ":white_check_mark:"
 		if !c.Pass {
@@ -74,10 +79,11 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		for _, w := range c.Warnings {
 			details += "; warning: " + w
 		}
-		fmt.Fprintf(w, "| %s | %s (line %d) | %s | %s | %s | %s | %s |\n", mark, textfmt.MarkdownEscape(c.Rule), c.Line, c.Kind, fn,
+		fmt.Fprintf(&w, "| %s | %s (line %d) | %s | %s | %s | %s | %s |\n", mark, textfmt.MarkdownEscape(c.Rule), c.Line, c.Kind, fn,
 			got, format(c.Limit, c.Unit), textfmt.MarkdownEscape(details))
 	}
-	_, err := fmt.Fprintln(w)
+	fmt.Fprintln(&w)
+	_, err := io.WriteString(out, textfmt.LimitMarkdown(w.String(), textfmt.MaxMarkdown))
 	return err
 }
 

@@ -566,18 +566,22 @@ func benchLayout(rows []Row) (common, vary []string) {
 // benchName names a benchmark in a summary: its full name, with its unit
 // if unit is set, and its package and the keys that tell it apart from
 // other rows, as "Parse-2 sec/op (example.com/app, goarch=arm64)".
+//
+// Every part comes from the benchmark output and is shortened to
+// textfmt.MaxName characters; the writers escape the whole.
 func benchName(row Row, vary []string, unit bool) string {
-	name := row.Name
+	short := func(s string) string { return textfmt.Shorten(s, textfmt.MaxName) }
+	name := short(row.Name)
 	if unit {
-		name += " " + row.Unit
+		name += " " + short(row.Unit)
 	}
 	var extra []string
 	if p := row.Config["pkg"]; p != "" {
-		extra = append(extra, p)
+		extra = append(extra, short(p))
 	}
 	for _, k := range vary {
 		if k != "pkg" && row.Config[k] != "" {
-			extra = append(extra, k+"="+row.Config[k])
+			extra = append(extra, short(k)+"="+short(row.Config[k]))
 		}
 	}
 	if len(extra) == 0 {
@@ -605,10 +609,6 @@ func benchRuns(n int) string {
 	return fmt.Sprintf("%d runs", n)
 }
 
-func benchValue(row Row, v float64) string {
-	return benchunit.Scale(v, benchunit.ClassOf(row.Unit)) + " " + row.Unit
-}
-
 // benchCell is a median with benchstat's ±, "49.58µ sec/op ± 80%", scaled
 // as benchstat scales a row: both sides with the prefix that suits the
 // smaller.
@@ -624,7 +624,7 @@ func benchCell(row Row, v float64, ci Interval, present bool) string {
 		vals = append(vals, row.Head.Metric)
 	}
 	sc := benchunit.CommonScale(vals, benchunit.ClassOf(row.Unit))
-	return sc.Format(v) + " " + row.Unit + " ± " + spread(v, ci)
+	return sc.Format(v) + " " + textfmt.Name(row.Unit) + " ± " + spread(v, ci)
 }
 
 func benchBaseCell(row Row) string {
@@ -657,7 +657,7 @@ func geomeanCells(g BenchGeomean) (base, head, change string) {
 		if v <= 0 {
 			return "-"
 		}
-		return benchunit.Scale(v, benchunit.ClassOf(g.Unit)) + " " + g.Unit
+		return benchunit.Scale(v, benchunit.ClassOf(g.Unit)) + " " + textfmt.Name(g.Unit)
 	}
 	change = "?"
 	if g.RatioOK {
@@ -691,27 +691,27 @@ func (r *Report) writeBenchText(w io.Writer) error {
 	fmt.Fprintf(&b, "base: %s\nhead: %s\n", benchRuns(r.Base.Runs), benchRuns(r.Head.Runs))
 	fmt.Fprintln(&b, "compared:", r.benchDescribe())
 	for _, warn := range r.Warnings {
-		fmt.Fprintln(&b, "warning:", warn)
+		fmt.Fprintln(&b, "warning:", textfmt.Line(warn))
 	}
 	for _, k := range common {
-		fmt.Fprintf(&b, "%s: %s\n", k, r.Rows[0].Config[k])
+		fmt.Fprintf(&b, "%s: %s\n", textfmt.Name(k), textfmt.Name(r.Rows[0].Config[k]))
 	}
 	fmt.Fprintln(&b)
 	// The configuration columns and the name are left-aligned in one
 	// last cell; tabwriter right-aligns the numbers before it.
 	width := make([]int, len(vary))
 	for i, k := range vary {
-		width[i] = len(k)
+		width[i] = len(textfmt.Name(k))
 		for _, row := range r.Rows {
-			width[i] = max(width[i], len(row.Config[k]))
+			width[i] = max(width[i], len(textfmt.Name(row.Config[k])))
 		}
 	}
 	label := func(cells []string, name string) string {
 		var l strings.Builder
 		for i, c := range cells {
-			fmt.Fprintf(&l, "%-*s  ", width[i], c)
+			fmt.Fprintf(&l, "%-*s  ", width[i], textfmt.Name(c))
 		}
-		return l.String() + name
+		return l.String() + textfmt.Name(name)
 	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "base\thead\tchange\tp\tverdict\t\t%s\n", label(vary, "benchmark"))
@@ -737,19 +737,19 @@ func (r *Report) writeBenchText(w io.Writer) error {
 	for _, g := range r.Geomeans {
 		for _, warn := range g.Warnings {
 			if strings.HasPrefix(warn, "benchmark set differs") {
-				fmt.Fprintf(&b, "geomean %s: %s\n", g.Unit, warn)
+				fmt.Fprintf(&b, "geomean %s: %s\n", textfmt.Name(g.Unit), textfmt.Line(warn))
 			}
 		}
 	}
 	for _, row := range r.Rows {
 		for _, warn := range row.Warnings {
 			if row.Verdict != Unchanged {
-				fmt.Fprintf(&b, "%s: %s\n", benchName(row, vary, true), warn)
+				fmt.Fprintf(&b, "%s: %s\n", textfmt.Line(benchName(row, vary, true)), textfmt.Line(warn))
 			}
 		}
 	}
 	fmt.Fprintln(&b)
-	fmt.Fprintln(&b, r.benchSummary(vary))
+	fmt.Fprintln(&b, textfmt.Line(r.benchSummary(vary)))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -785,8 +785,11 @@ func (r *Report) writeBenchMarkdown(w io.Writer) error {
 			for _, k := range vary {
 				fmt.Fprintf(&b, " %s |", textfmt.MarkdownCode(row.Config[k]))
 			}
-			fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s |\n", textfmt.MarkdownCode(row.Name), benchBaseCell(row),
-				benchHeadCell(row), benchChange(row), pString(row), row.Verdict)
+			// A unit is the benchmark's own (b.ReportMetric): escaped.
+			md := row
+			md.Unit = textfmt.MarkdownEscape(row.Unit)
+			fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s |\n", textfmt.MarkdownCode(row.Name), benchBaseCell(md),
+				benchHeadCell(md), benchChange(row), pString(row), row.Verdict)
 		}
 	}
 	changed, same := splitChanged(r.Rows, nil)
@@ -807,11 +810,13 @@ func (r *Report) writeBenchMarkdown(w io.Writer) error {
 			for _, k := range vary {
 				fmt.Fprintf(&b, " %s |", textfmt.MarkdownCode(g.Config[k]))
 			}
-			base, head, change := geomeanCells(g)
-			fmt.Fprintf(&b, " %s | %s | %s | %s |\n", g.Unit, base, head, change)
+			md := g
+			md.Unit = textfmt.MarkdownEscape(g.Unit)
+			base, head, change := geomeanCells(md)
+			fmt.Fprintf(&b, " %s | %s | %s | %s |\n", md.Unit, base, head, change)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, textfmt.LimitMarkdown(b.String(), textfmt.MaxMarkdown))
 	return err
 }
 

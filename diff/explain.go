@@ -2,7 +2,6 @@ package diff
 
 import (
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"sort"
@@ -688,14 +687,14 @@ func (r *Report) writeExplanations(w io.Writer) error {
 			fmt.Fprintf(w, "\nwhere the changes come from (%s time split over %s):\n", r.Settings.Metric, ex.By)
 			first = false
 		}
-		fmt.Fprintf(w, "%s: %s\n", row.Name, ex.Summary)
+		fmt.Fprintf(w, "%s: %s\n", textfmt.Name(row.Name), textfmt.Line(ex.Summary))
 		if len(ex.Paths) == 1 {
 			continue
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "  of change\tpath change\tp\tverdict\t\t%s path\n", strings.TrimSuffix(ex.By, "s"))
 		for _, pc := range ex.Paths {
-			fmt.Fprintf(tw, "  %s\t%s\tp=%.3g\t%s\t\t%s\n", pct(contribution(row, ex, pc)), r.pathChange(pc), pc.P, pc.Verdict, ex.describePath(pc))
+			fmt.Fprintf(tw, "  %s\t%s\tp=%.3g\t%s\t\t%s\n", pct(contribution(row, ex, pc)), r.pathChange(pc), pc.P, pc.Verdict, textfmt.Line(ex.describePath(pc)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -724,7 +723,7 @@ func (r *Report) writeMarkdownExplanations(w io.Writer) {
 		if ex == nil {
 			continue
 		}
-		fmt.Fprintf(w, "<details><summary><code>%s</code>: %s</summary>\n\n", html.EscapeString(row.Name), html.EscapeString(ex.Summary))
+		fmt.Fprintf(w, "<details><summary><code>%s</code>: %s</summary>\n\n", textfmt.HTML(textfmt.Shorten(row.Name, textfmt.MaxName)), textfmt.HTML(ex.Summary))
 		fmt.Fprintf(w, "| %s path | base | head | path change | of change | p | verdict |\n|:--|--:|--:|--:|--:|--:|:--|\n", strings.TrimSuffix(ex.By, "s"))
 		for _, pc := range ex.Paths {
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | p=%.3g | %s |\n", textfmt.MarkdownEscape(ex.describePath(pc)),

@@ -154,7 +154,7 @@ func (hl Headline) text() string {
 	if unit == "" {
 		unit = UnitTime
 	}
-	what := quantity(unit) + " per " + hl.Per
+	what := quantity(unit) + " per " + textfmt.Name(hl.Per)
 	base, head := hl.Base, hl.Head
 	if unit == UnitTime {
 		base, head = float64(roundNanos(base)), float64(roundNanos(head))

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hotbudget/hotbudget/internal/htmlreport"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // htmlMaxUnchanged bounds the unchanged functions the HTML table lists.
@@ -34,7 +35,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		page.Details = append(page.Details, "noise: "+r.noiseLine())
 	}
 	page.Details = append(page.Details, "whole program: "+r.Headline.text())
-	for _, l := range r.powerLines() {
+	for _, l := range r.powerLines(textfmt.Name) {
 		page.Details = append(page.Details, "power: "+l)
 	}
 	if r.Failed() {
@@ -147,5 +148,5 @@ func (r *Report) writeBenchHTML(w io.Writer) error {
 
 // htmlHeadline is the page's verdict in one sentence.
 func (r *Report) htmlHeadline() string {
-	return r.summary()
+	return r.summary(textfmt.Name)
 }

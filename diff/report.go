@@ -264,8 +264,9 @@ func pString(row Row) string {
 	return fmtP(row.P)
 }
 
-// summary is one line: what needs attention.
-func (r *Report) summary() string {
+// summary is one line: what needs attention, each name written by name
+// (textfmt.Name for text, textfmt.MarkdownCode for Markdown).
+func (r *Report) summary(name func(string) string) string {
 	c := r.Counts()
 	var line string
 	if c[Regressed] == 0 {
@@ -274,7 +275,7 @@ func (r *Report) summary() string {
 	} else {
 		names := make([]string, 0, c[Regressed])
 		for _, row := range r.Regressions() {
-			names = append(names, row.Name)
+			names = append(names, name(row.Name))
 		}
 		if len(names) > 3 {
 			names = append(names[:3], "...")
@@ -282,7 +283,7 @@ func (r *Report) summary() string {
 		line = fmt.Sprintf("%d of %d functions regressed: %s", c[Regressed], len(r.Rows), strings.Join(names, ", "))
 	}
 	if r.Headline.Verdict == Regressed {
-		prefix := fmt.Sprintf("the program's time per %s regressed %+.1f%%", r.Headline.Per, 100*r.Headline.Relative)
+		prefix := fmt.Sprintf("the program's time per %s regressed %+.1f%%", name(r.Headline.Per), 100*r.Headline.Relative)
 		if c[Regressed] == 0 {
 			return prefix + "; " + strings.Replace(line, "no regression among", "no single function regressed among", 1)
 		}
@@ -351,15 +352,16 @@ func (r *Report) powerLine(what string, mde float64, runs int, have int) string 
 	return line
 }
 
-// powerLines is the power advice: the headline's and the rows'.
-func (r *Report) powerLines() []string {
+// powerLines is the power advice: the headline's and the rows', each name
+// written by name.
+func (r *Report) powerLines(name func(string) string) []string {
 	have := min(r.Base.Runs, r.Head.Runs)
 	var out []string
 	if h := r.Headline; h.Judged && h.MinDetectable > 0 {
-		out = append(out, r.powerLine("time per "+h.Per, h.MinDetectable, h.RunsNeeded, have))
+		out = append(out, r.powerLine("time per "+name(h.Per), h.MinDetectable, h.RunsNeeded, have))
 	}
 	for _, row := range r.powerRows() {
-		out = append(out, r.powerLine(row.Name, row.MinDetectable, row.RunsNeeded, have))
+		out = append(out, r.powerLine(name(row.Name), row.MinDetectable, row.RunsNeeded, have))
 	}
 	return out
 }
@@ -381,7 +383,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(&b, "headline:", r.Headline.text())
 	for _, warn := range r.Warnings {
-		fmt.Fprintln(&b, "warning:", warn)
+		fmt.Fprintln(&b, "warning:", textfmt.Line(warn))
 	}
 	fmt.Fprintln(&b)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -393,7 +395,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%s\n", r.formatMetric(row, row.Base.Metric), r.formatMetric(row, row.Head.Metric),
-			r.change(row), pString(row), row.Verdict, row.label(func(n string) string { return n }))
+			r.change(row), pString(row), row.Verdict, row.label(textfmt.Name))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -404,14 +406,14 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, row := range r.Rows {
 		for _, warn := range row.Warnings {
 			if row.Verdict != Unchanged {
-				fmt.Fprintf(&b, "%s: %s\n", row.Name, warn)
+				fmt.Fprintf(&b, "%s: %s\n", textfmt.Name(row.Name), textfmt.Line(warn))
 			}
 		}
 	}
 	if err := r.writeExplanations(&b); err != nil {
 		return err
 	}
-	if lines := r.powerLines(); len(lines) > 0 {
+	if lines := r.powerLines(textfmt.Name); len(lines) > 0 {
 		fmt.Fprintln(&b)
 		fmt.Fprintln(&b, "power (80% chance of detection, were it the only change):")
 		for _, l := range lines {
@@ -419,7 +421,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(&b)
-	fmt.Fprintln(&b, r.summary())
+	fmt.Fprintln(&b, r.summary(textfmt.Name))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -443,6 +445,10 @@ func (r *Report) hide(row Row) bool {
 
 // WriteMarkdown writes a report for a pull-request comment: a headline, a
 // table of the functions that changed, and the unchanged ones folded away.
+// Names from the profiles appear only in code spans, at most
+// textfmt.MaxName characters each, and the report is cut to
+// textfmt.MaxMarkdown bytes (under GitHub's limit on a comment), saying
+// what was left out.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.bench {
 		return r.writeBenchMarkdown(w)
@@ -453,8 +459,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if c[Regressed] > 0 || r.Headline.Verdict == Regressed {
 		icon = "❌"
 	}
-	fmt.Fprintf(&b, "### %s hotbudget diff: %s\n\n", icon, r.summary())
-	fmt.Fprintf(&b, "%s  \n%s  \nCompared: %s.", r.sideLine("Base", r.Base), r.sideLine("Head", r.Head), r.describe())
+	fmt.Fprintf(&b, "### %s hotbudget diff: %s\n\n", icon, r.summary(textfmt.MarkdownCode))
+	fmt.Fprintf(&b, "%s  \n%s  \nCompared: %s.", r.sideLine("Base", r.Base), r.sideLine("Head", r.Head), textfmt.MarkdownEscape(r.describe()))
 	if r.Noise.Source == "runs" {
 		fmt.Fprintf(&b, "  \nNoise: %s.", textfmt.MarkdownEscape(r.noiseLine()))
 	}
@@ -475,7 +481,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintln(&b)
 		r.writeMarkdownExplanations(&b)
 	}
-	if lines := r.powerLines(); len(lines) > 0 {
+	if lines := r.powerLines(textfmt.Name); len(lines) > 0 {
 		fmt.Fprintln(&b, "**Power** (80% chance of detection, were it the only change):")
 		fmt.Fprintln(&b)
 		for _, l := range lines {
@@ -484,7 +490,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintln(&b)
 	}
 	writeFolded(&b, same, "unchanged functions", "largest", table)
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, textfmt.LimitMarkdown(b.String(), textfmt.MaxMarkdown))
 	return err
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/atomicfile"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -182,7 +183,7 @@ func reportRegression(t TestingT, check, sides string, base, current []*profile.
 		return false
 	}
 	if err != nil {
-		t.Errorf("perfassert.%s: %v", check, err)
+		t.Errorf("perfassert.%s: %s", check, textfmt.Lines(err.Error()))
 		return false
 	}
 	return reportReport(t, check, sides, "function", rep)

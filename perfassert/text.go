@@ -15,11 +15,14 @@ import (
 // people and may change between versions; it is deterministic.
 func (r *Result) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "perfassert.%s: %s: %s\n", r.Check, r.Profile, r.headline())
+	// Names, profile names and warnings come from the profiles: each is
+	// escaped for a terminal or CI log (no line break, control character
+	// or workflow command) and bounded (textfmt.Name, textfmt.Line).
+	fmt.Fprintf(&b, "perfassert.%s: %s\n", r.Check, textfmt.Line(r.Profile+": "+r.headline()))
 	if r.Missing && len(r.Suggestions) > 0 {
 		b.WriteString("did you mean:\n")
 		for _, s := range r.Suggestions {
-			fmt.Fprintf(&b, "    %s\n", s)
+			fmt.Fprintf(&b, "    %s\n", textfmt.Name(s))
 		}
 	}
 	if !r.Missing && len(r.Matched) > 1 {
@@ -29,7 +32,7 @@ func (r *Result) String() string {
 				fmt.Fprintf(&b, "    ... and %d more\n", len(r.Matched)-topN)
 				break
 			}
-			fmt.Fprintf(&b, "    %s (self %s, total %s)\n", f.Name, r.fmtValue(f.Self), r.fmtValue(f.Total))
+			fmt.Fprintf(&b, "    %s (self %s, total %s)\n", textfmt.Name(f.Name), r.fmtValue(f.Self), r.fmtValue(f.Total))
 		}
 	}
 	if len(r.Top) > 0 && !r.Passed {
@@ -40,20 +43,20 @@ func (r *Result) String() string {
 		fmt.Fprintf(&b, "top functions by %s %s:\n", metric, r.noun())
 		fmt.Fprintf(&b, "    %10s %7s %10s %7s  %s\n", "self", "self%", "total", "total%", "function")
 		for _, f := range r.Top {
-			fmt.Fprintf(&b, "    %10s %7s %10s %7s  %s\n", r.fmtValue(f.Self), textfmt.Percent(f.SelfShare), r.fmtValue(f.Total), textfmt.Percent(f.TotalShare), f.Name)
+			fmt.Fprintf(&b, "    %10s %7s %10s %7s  %s\n", r.fmtValue(f.Self), textfmt.Percent(f.SelfShare), r.fmtValue(f.Total), textfmt.Percent(f.TotalShare), textfmt.Name(f.Name))
 		}
 	}
 	if len(r.Stacks) > 0 && !r.Passed {
 		b.WriteString("heaviest stacks (leaf first):\n")
 		for _, s := range r.Stacks {
-			fmt.Fprintf(&b, "    %10s %7s  %s\n", r.fmtValue(s.Time), textfmt.Percent(s.Share), fmtStack(s.Frames, max(s.Through+3, 4)))
+			fmt.Fprintf(&b, "    %10s %7s  %s\n", r.fmtValue(s.Time), textfmt.Percent(s.Share), textfmt.Line(fmtStack(s.Frames, max(s.Through+3, 4))))
 		}
 	}
 	for _, w := range r.ProfileWarnings {
-		fmt.Fprintf(&b, "warning: %s\n", w)
+		fmt.Fprintf(&b, "warning: %s\n", textfmt.Line(w))
 	}
 	for _, w := range r.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", w)
+		fmt.Fprintf(&b, "warning: %s\n", textfmt.Line(w))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -60,7 +60,11 @@ func (c *cli) convert(args []string) int {
 		return c.inputErr("convert", err)
 	}
 	if out == "-" {
-		if err := loaders.Write(c.stdout, p, format); err != nil {
+		w := c.stdout
+		if format == loaders.FormatPprof {
+			w = c.rawStdout // gzipped protobuf: bytes, not lines
+		}
+		if err := loaders.Write(w, p, format); err != nil {
 			return c.inputErr("convert", fmt.Errorf("writing %s: %w", format, err))
 		}
 		return exitOK

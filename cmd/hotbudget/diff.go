@@ -42,8 +42,8 @@ its profile is compared (--mode share): it is unaffected by run length.
 
 Exit status: 0 nothing regressed, 1 something regressed, 2 usage or input
 error. Under GitHub Actions (GITHUB_ACTIONS=true) the Markdown report is
-also appended to $GITHUB_STEP_SUMMARY and each regression is printed as an
-::error annotation naming the function.
+also appended to $GITHUB_STEP_SUMMARY and each regression is printed as
+an ::error annotation naming the function.
 
 Examples:
 

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // annotation is one ::error workflow command for GitHub Actions.
@@ -46,13 +48,18 @@ func (c *cli) reportGitHub(markdown func(w *bytes.Buffer) error, anns []annotati
 	for _, a := range anns {
 		props := []string{}
 		if f := c.repoPath(a.file); f != "" {
-			props = append(props, "file="+ghProperty(f))
+			props = append(props, "file="+ghProperty(textfmt.Line(f)))
 			if a.line > 0 {
 				props = append(props, fmt.Sprintf("line=%d", a.line))
 			}
 		}
-		props = append(props, "title="+ghProperty(a.title))
-		fmt.Fprintf(c.stderr, "::error %s::%s\n", strings.Join(props, ","), ghData(a.msg))
+		props = append(props, "title="+ghProperty(textfmt.Line(a.title)))
+		// The title and message quote names from the profile: Line makes
+		// their controls visible and bounds them; ghData and ghProperty
+		// then keep them inside this one command.
+		if err := c.errGuard.Command(fmt.Sprintf("::error %s::%s", strings.Join(props, ","), ghData(textfmt.Line(a.msg)))); err != nil {
+			return err
+		}
 	}
 	return nil
 }

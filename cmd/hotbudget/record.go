@@ -23,6 +23,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -211,6 +212,21 @@ func (r revision) String() string {
 	return fmt.Sprintf("%s (%s)", r.Name, short)
 }
 
+// recordMarkdown writes the function and benchmark reports in Markdown,
+// together within textfmt.MaxMarkdown bytes.
+func recordMarkdown(w *bytes.Buffer, funcs, benches *diff.Report) error {
+	var b bytes.Buffer
+	if err := funcs.WriteMarkdown(&b); err != nil {
+		return err
+	}
+	b.WriteString("\n")
+	if err := benches.WriteMarkdown(&b); err != nil {
+		return err
+	}
+	w.WriteString(textfmt.LimitMarkdown(b.String(), textfmt.MaxMarkdown))
+	return nil
+}
+
 // recordReport prints the function and benchmark reports and returns the
 // exit code: 1 when either found a regression.
 func (c *cli) recordReport(res *recordResult, funcs, benches *diff.Report, format string) int {
@@ -219,12 +235,12 @@ func (c *cli) recordReport(res *recordResult, funcs, benches *diff.Report, forma
 	case "json":
 		err = writeRecordJSON(c.stdout, res, funcs, benches)
 	case "markdown":
-		if err = funcs.WriteMarkdown(c.stdout); err == nil {
-			fmt.Fprintln(c.stdout)
-			err = benches.WriteMarkdown(c.stdout)
+		var b bytes.Buffer
+		if err = recordMarkdown(&b, funcs, benches); err == nil {
+			_, err = c.stdout.Write(b.Bytes())
 		}
 	default:
-		fmt.Fprintf(c.stdout, "functions (%s -> %s, CPU profiles of every benchmark):\n", res.baseRev, res.headRev)
+		fmt.Fprintf(c.stdout, "functions (%s -> %s, CPU profiles of every benchmark):\n", textfmt.Line(res.baseRev.String()), textfmt.Line(res.headRev.String()))
 		if err = funcs.WriteText(c.stdout); err == nil {
 			fmt.Fprintf(c.stdout, "\nbenchmarks:\n")
 			err = benches.WriteText(c.stdout)
@@ -234,13 +250,7 @@ func (c *cli) recordReport(res *recordResult, funcs, benches *diff.Report, forma
 		return c.inputErr("record", err)
 	}
 	anns := append(reportAnnotations("record", funcs, false), reportAnnotations("record", benches, true)...)
-	md := func(w *bytes.Buffer) error {
-		if err := funcs.WriteMarkdown(w); err != nil {
-			return err
-		}
-		w.WriteString("\n")
-		return benches.WriteMarkdown(w)
-	}
+	md := func(w *bytes.Buffer) error { return recordMarkdown(w, funcs, benches) }
 	if err := c.reportGitHub(md, anns); err != nil {
 		return c.inputErr("record", err)
 	}
@@ -674,7 +684,7 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 		case !head.leaves[k]:
 			where = " (gone at head)"
 		}
-		r.progress("%s %s: %d iterations a run%s", l.pkg, l.name, l.iters, where)
+		r.progress("%s %s: %d iterations a run%s", textfmt.Name(l.pkg), textfmt.Name(l.name), l.iters, where)
 		total += r.o.target
 	}
 	if r.o.fixedIters == 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/index"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -43,9 +44,18 @@ func versionString() string {
 }
 
 // cli carries the process's surroundings so that run is testable in-process.
+//
+// stdout and stderr are Guards (textfmt.Guard): every line any writer
+// prints passes through one, so that no text from a profile can forge a
+// GitHub Actions workflow command or reach the terminal as a control
+// character, even where a writer forgot to escape it. Only reportGitHub
+// writes workflow commands, through errGuard.Command; only binary output
+// (convert --to pprof to "-") goes to rawStdout.
 type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	errGuard       *textfmt.Guard
+	rawStdout      io.Writer
 	getenv         func(string) string
 }
 
@@ -104,7 +114,10 @@ func (c *cli) mainUsage(w io.Writer) {
 
 // run is main without the process: it returns the exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	out, errs := textfmt.NewGuard(stdout), textfmt.NewGuard(stderr)
+	defer errs.Flush()
+	defer out.Flush()
+	c := &cli{stdin: stdin, stdout: out, stderr: errs, errGuard: errs, rawStdout: stdout, getenv: getenv}
 	if len(args) == 0 {
 		c.mainUsage(stderr)
 		return exitUsage
@@ -131,7 +144,7 @@ func (c *cli) dispatch(args []string) int {
 	if strings.HasPrefix(args[0], "-") {
 		fmt.Fprintf(c.stderr, "hotbudget: unknown flag %s\nRun 'hotbudget --help' for usage.\n", args[0])
 	} else {
-		fmt.Fprintf(c.stderr, "hotbudget: unknown command %q\nRun 'hotbudget --help' for usage.\n", args[0])
+		fmt.Fprintf(c.stderr, "hotbudget: unknown command %q\nRun 'hotbudget --help' for usage.\n", textfmt.Shorten(args[0], textfmt.MaxName))
 	}
 	return exitUsage
 }
@@ -217,13 +230,13 @@ func (c *cli) parse(fs *cmdFlags, args []string) ([]string, int) {
 
 // usageErr reports a usage error and returns exitUsage.
 func (c *cli) usageErr(cmd, format string, args ...any) int {
-	fmt.Fprintf(c.stderr, "hotbudget %s: %s\nRun 'hotbudget %s --help' for usage.\n", cmd, fmt.Sprintf(format, args...), cmd)
+	fmt.Fprintf(c.stderr, "hotbudget %s: %s\nRun 'hotbudget %s --help' for usage.\n", cmd, textfmt.Lines(fmt.Sprintf(format, args...)), cmd)
 	return exitUsage
 }
 
 // inputErr reports an input error (the error names the file) and returns exitUsage.
 func (c *cli) inputErr(cmd string, err error) int {
-	fmt.Fprintf(c.stderr, "hotbudget %s: %v\n", cmd, err)
+	fmt.Fprintf(c.stderr, "hotbudget %s: %s\n", cmd, textfmt.Lines(err.Error()))
 	return exitUsage
 }
 
@@ -261,7 +274,7 @@ func (c *cli) load(cmd, path string, opts ...loaders.Option) (*profile.Profile, 
 		return nil, err
 	}
 	for _, w := range loaders.Warnings(p) {
-		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s: %s\n", cmd, path, w)
+		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s: %s\n", cmd, textfmt.Line(path), textfmt.Line(w))
 	}
 	return p, nil
 }
@@ -279,7 +292,7 @@ func (c *cli) loadIndex(cmd, path string, opts ...loaders.Option) (*analysis.Ind
 		return nil, err
 	}
 	for _, w := range x.Warnings() {
-		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s: %s\n", cmd, path, w)
+		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s: %s\n", cmd, textfmt.Line(path), textfmt.Line(w))
 	}
 	return x, nil
 }
@@ -417,7 +430,7 @@ func (c *cli) printWarnings(cmd string, files []string, warnings [][]string) {
 		if len(fs) > 1 {
 			name = fmt.Sprintf("%s and %d more", fs[0], len(fs)-1)
 		}
-		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s: %s\n", cmd, name, w)
+		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s: %s\n", cmd, textfmt.Line(name), textfmt.Line(w))
 	}
 }
 

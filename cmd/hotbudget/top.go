@@ -153,7 +153,7 @@ func (c *cli) top(args []string) int {
 		case "json":
 			return writeTopJSON(w, t, shown)
 		case "markdown":
-			writeTopMarkdown(w, path, t, shown)
+			return writeTopMarkdown(w, path, t, shown)
 		case "html":
 			return writeTopHTML(w, path, x, []analysis.Option{selected}, t, shown)
 		default:
@@ -243,9 +243,9 @@ func displayNames(t *analysis.Table, shown []analysis.Function) []string {
 	}
 	names := make([]string, len(shown))
 	for i, f := range shown {
-		names[i] = f.Name
+		names[i] = textfmt.Shorten(f.Name, textfmt.MaxName)
 		if count[f.Name] > 1 {
-			names[i] += " " + location(f.File, f.Line)
+			names[i] += " " + textfmt.Shorten(location(f.File, f.Line), textfmt.MaxName)
 		}
 	}
 	return names
@@ -317,7 +317,7 @@ func countNoun(t *analysis.Table) string {
 
 func writeTopText(w io.Writer, path string, t *analysis.Table, shown []analysis.Function) {
 	for _, l := range topHeader(path, t, shown) {
-		fmt.Fprintln(w, l)
+		fmt.Fprintln(w, textfmt.Line(l))
 	}
 	fmt.Fprintf(w, "%10s %7s %7s %10s %7s  %s\n", "flat", "flat%", "sum%", "cum", "cum%", "name")
 	names := displayNames(t, shown)
@@ -325,21 +325,28 @@ func writeTopText(w io.Writer, path string, t *analysis.Table, shown []analysis.
 	for i, f := range shown {
 		sum += f.SelfShare
 		fmt.Fprintf(w, "%10s %7s %7s %10s %7s  %s\n", t.Format(f.Self), textfmt.Percent(f.SelfShare), textfmt.Percent(sum),
-			t.Format(f.Total), textfmt.Percent(f.TotalShare), names[i])
+			t.Format(f.Total), textfmt.Percent(f.TotalShare), textfmt.Term(names[i]))
 	}
 }
 
-func writeTopMarkdown(w io.Writer, path string, t *analysis.Table, shown []analysis.Function) {
+// writeTopMarkdown writes the table for Markdown: names in code spans,
+// file names and the sample type escaped, at most textfmt.MaxMarkdown
+// bytes.
+func writeTopMarkdown(out io.Writer, path string, t *analysis.Table, shown []analysis.Function) error {
 	hdr := topHeader(path, t, shown)
-	fmt.Fprintf(w, "#### `%s`\n\n", textfmt.MarkdownEscape(path))
+	var w strings.Builder
+	fmt.Fprintf(&w, "#### %s\n\n", textfmt.MarkdownCode(path))
 	for _, l := range hdr[1:] {
-		fmt.Fprintf(w, "%s  \n", textfmt.MarkdownEscape(l))
+		fmt.Fprintf(&w, "%s  \n", textfmt.MarkdownEscape(l))
 	}
-	fmt.Fprint(w, "\n| flat | flat% | sum% | cum | cum% | function | location |\n|---:|---:|---:|---:|---:|---|---|\n")
+	fmt.Fprint(&w, "\n| flat | flat% | sum% | cum | cum% | function | location |\n|---:|---:|---:|---:|---:|---|---|\n")
 	var sum float64
 	for _, f := range shown {
 		sum += f.SelfShare
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", t.Format(f.Self), textfmt.Percent(f.SelfShare), textfmt.Percent(sum),
-			t.Format(f.Total), textfmt.Percent(f.TotalShare), textfmt.MarkdownCode(f.Name), textfmt.MarkdownEscape(location(f.File, f.Line)))
+		fmt.Fprintf(&w, "| %s | %s | %s | %s | %s | %s | %s |\n", t.Format(f.Self), textfmt.Percent(f.SelfShare), textfmt.Percent(sum),
+			t.Format(f.Total), textfmt.Percent(f.TotalShare), textfmt.MarkdownCode(f.Name),
+			textfmt.MarkdownEscape(textfmt.Shorten(location(f.File, f.Line), textfmt.MaxName)))
 	}
+	_, err := io.WriteString(out, textfmt.LimitMarkdown(w.String(), textfmt.MaxMarkdown))
+	return err
 }

@@ -31,6 +31,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // Report is everything one page shows.
@@ -101,9 +103,28 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"numeric": func(t Table, i int) bool { return i < len(t.Numeric) && t.Numeric[i] },
 }).Parse(pageTemplate))
 
-// Write writes r as one HTML page.
+// MaxName is how many characters of a function name the page holds
+// (textfmt.Shorten): a name from a profile may be as long as the profile,
+// and the page repeats it in the table, the flame graph's data and the
+// search pattern a click on it makes.
+const MaxName = 1000
+
+// Write writes r as one HTML page. Function names longer than MaxName are
+// shortened, in the table and in the flame graph alike.
 func Write(w io.Writer, r *Report) error {
 	data := r.Tree.encode()
+	if t := r.Table; t.NameColumn >= 0 {
+		short := *r
+		short.Table.Rows = make([]Row, len(t.Rows))
+		for i, row := range t.Rows {
+			if t.NameColumn < len(row.Cells) && len(row.Cells[t.NameColumn]) > MaxName {
+				row.Cells = append([]string(nil), row.Cells...)
+				row.Cells[t.NameColumn] = textfmt.Shorten(row.Cells[t.NameColumn], MaxName)
+			}
+			short.Table.Rows[i] = row
+		}
+		r = &short
+	}
 	var buf bytes.Buffer
 	err := page.Execute(&buf, struct {
 		*Report
@@ -164,7 +185,7 @@ func (t *Tree) encode() []byte {
 		if !ok {
 			id = len(list)
 			names[n.Name] = id
-			list = append(list, n.Name)
+			list = append(list, textfmt.Shorten(n.Name, MaxName))
 		}
 		nameIdx[i] = id
 	}

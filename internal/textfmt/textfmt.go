@@ -1,7 +1,10 @@
 // Package textfmt holds the one way hotbudget writes numbers and names for
 // people: durations and shares as `go tool pprof -top` prints them, and
-// text escaped for Markdown tables. Every report, failure text and table
-// of the module uses it, so that one time reads the same everywhere.
+// untrusted text (names, labels and comments from profiles) escaped for
+// each kind of output: a terminal or CI log (Term, Name, Line, Guard) and
+// GitHub Markdown (MarkdownCode, MarkdownEscape, HTML, LimitMarkdown).
+// Every report, failure text and table of the module uses it, so that one
+// time reads the same everywhere and no name is written unescaped.
 package textfmt
 
 import (
@@ -50,18 +53,90 @@ func Nanos(ns float64) string {
 // Percent formats a share in [0,1] as pprof does: "12.34%".
 func Percent(share float64) string { return fmt.Sprintf("%.2f%%", 100*share) }
 
-// MarkdownEscape escapes text for a Markdown table cell: pipes, line
-// breaks, HTML and the emphasis and code characters.
+// MarkdownEscape escapes a line of prose that may quote untrusted text
+// for Markdown (a table cell, a quote, a list item): Line first (controls
+// and line breaks visible, at most MaxLine characters), then every
+// character GitHub Flavored Markdown gives a meaning inside a line is
+// escaped, so the text renders as itself: pipes, backslashes, HTML and
+// entities, emphasis, code, links and images ([ ]), strikethrough; a
+// leading #, +, -, = or "1." cannot start a block; bare URLs ("://",
+// "www.") and e-mail addresses are not linked; and "@name" is written
+// "@\u2060name" (a word joiner after the @), which GitHub does not take
+// for a mention.
 func MarkdownEscape(s string) string {
-	return mdEscaper.Replace(s)
+	s = Line(s)
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/8)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\\', '*', '_', '`', '[', ']', '~', '|', '&':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '@':
+			b.WriteByte('@')
+			if i+1 < len(s) && isWordByte(s[i+1]) {
+				b.WriteString("\u2060")
+			}
+		case ':':
+			if strings.HasPrefix(s[i:], "://") {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(':')
+		case '.':
+			if i >= 3 && strings.EqualFold(s[i-3:i], "www") {
+				b.WriteByte('\\')
+			}
+			b.WriteByte('.')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return blockStart(b.String())
 }
 
-var mdEscaper = strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`")
+// blockStart escapes what would start a block at the beginning of a line:
+// a heading (#), a list (-, +, "1." or "1)"), a setext underline (=), an
+// indented code block.
+//
+// Leading spaces (an indented code block) start with "&#32;" instead.
+func blockStart(s string) string {
+	if strings.HasPrefix(s, " ") {
+		return "&#32;" + s[1:]
+	}
+	if s == "" {
+		return s
+	}
+	switch s[0] {
+	case '#', '+', '-', '=':
+		return "\\" + s
+	}
+	d := 0
+	for d < len(s) && d < 10 && s[d] >= '0' && s[d] <= '9' {
+		d++
+	}
+	if d > 0 && d < len(s) && (s[d] == '.' || s[d] == ')') {
+		return s[:d] + "\\" + s[d:]
+	}
+	return s
+}
 
-// MarkdownCode puts s in a code span usable inside a table cell: a fence
-// longer than any run of backticks in s.
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c >= 0x80
+}
+
+// MarkdownCode puts an untrusted name in a code span usable inside a
+// table cell: Name first (at most MaxName characters, controls and line
+// breaks visible), pipes escaped for the table, and a fence longer than
+// any run of backticks in it, padded with a space when it starts or ends
+// with a backtick. Nothing in a code span is a link, mention, HTML or
+// emphasis.
 func MarkdownCode(s string) string {
-	s = strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ").Replace(s)
+	s = strings.ReplaceAll(Name(s), "|", `\|`)
 	fence := "`"
 	for strings.Contains(s, fence) {
 		fence += "`"

@@ -37,7 +37,7 @@ func TestPercent(t *testing.T) {
 }
 
 func TestMarkdown(t *testing.T) {
-	if got := MarkdownEscape("a|b <c> *d* _e_ `f`\ng"); got != `a\|b &lt;c&gt; \*d\* \_e\_ \`+"`"+`f\`+"`"+` g` {
+	if got := MarkdownEscape("a|b <c> *d* _e_ `f`\ng"); got != `a\|b &lt;c&gt; \*d\* \_e\_ \`+"`"+`f\`+"`"+`\\ng` {
 		t.Errorf("MarkdownEscape = %q", got)
 	}
 	if got := MarkdownCode("x`y|z"); got != "``x`y\\|z``" {

@@ -366,7 +366,13 @@
   });
 
   // ---- search ----
-  function setSearch(q) {
+  // An HTML attribute holds a name as the HTML parser read it: NUL as
+  // U+FFFD, CR LF and CR as LF. norm reads a name of the data so.
+  function norm(s) { return s.replace(/\r\n?/g, '\n').replace(/\0/g, '\uFFFD'); }
+  // setSearch marks the frames whose name matches q, a pattern or, when
+  // the pattern cannot be used, text; or, with exact, the frames of the
+  // function of that name (a click on a name in the table).
+  function setSearch(q, exact) {
     search.classList.remove('bad');
     if (!q) {
       matchName = null;
@@ -376,12 +382,18 @@
       draw();
       return;
     }
+    // A pattern V8 cannot compile (bad syntax, or "Regular expression too
+    // large", which V8 throws on first use rather than in the constructor)
+    // is searched for as plain text.
     let re;
-    try { re = new RegExp(q, 'i'); } catch (e) {
+    if (exact !== undefined) re = { test: function (s) { return norm(s) === exact; } };
+    else try { re = new RegExp(q, 'i'); re.test(''); } catch (e) {
       search.classList.add('bad');
       const lq = q.toLowerCase();
       re = { test: function (s) { return s.toLowerCase().indexOf(lq) >= 0; } };
     }
+    const plain = re;
+    re = { test: function (s) { try { return plain.test(s); } catch (e) { return s.toLowerCase().indexOf(q.toLowerCase()) >= 0; } } };
     matchName = new Uint8Array(names.length);
     for (let k = 0; k < names.length; k++) if (re.test(names[k])) matchName[k] = 1;
     let count = 0, val = 0;
@@ -440,9 +452,12 @@
   }
   document.querySelectorAll('a.hb-fn').forEach(function (a) {
     a.addEventListener('click', function () {
-      const q = '^' + a.dataset.fn.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$';
+      // A long name (up to a profile's whole input) is searched for as
+      // text: as a pattern it would be too large for V8.
+      const fn = a.dataset.fn;
+      const q = fn.length > 1000 ? fn : '^' + fn.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$';
       search.value = q;
-      setSearch(q);
+      setSearch(q, fn);
     });
   });
   let pending = false;
