@@ -23,7 +23,8 @@ import (
 
 // Frame is one function of a PC's call stack.
 type Frame struct {
-	Func      string // as runtime.Frame.Function prints it
+	Func      string // as runtime.Frame.Function prints it: pkg.F[...]
+	Symbol    string // the symbol name, as runtime/pprof writes it: pkg.F[go.shape.int]
 	File      string
 	Line      int
 	StartLine int // the line the function is declared on, 0 if unknown
@@ -40,9 +41,12 @@ type Binary struct {
 	// of the file into a file address.
 	TextOffset, TextAddr uint64
 
-	dwarf *dwarf.Data
-	syms  []elf.Symbol // function symbols sorted by address
-	pcln  *gosym.Table
+	dwarf  *dwarf.Data
+	syms   []elf.Symbol // function symbols sorted by address
+	pcln   *gosym.Table
+	text   []byte // the .text section, at textAt
+	textAt uint64
+	amd64  bool
 }
 
 // Open reads the symbol information of the ELF executable at path.
@@ -70,6 +74,11 @@ func Open(path string) (*Binary, error) {
 			}
 		}
 		sort.Slice(b.syms, func(i, j int) bool { return b.syms[i].Value < b.syms[j].Value })
+	}
+	if t := f.Section(".text"); t != nil && f.Machine == elf.EM_X86_64 {
+		if data, err := t.Data(); err == nil {
+			b.text, b.textAt, b.amd64 = data, t.Addr, true
+		}
 	}
 	if d, err := f.DWARF(); err == nil {
 		b.dwarf = d
@@ -120,16 +129,40 @@ func (b *Binary) Resolve(pcs []uint64) (map[uint64][]Frame, error) {
 		}
 		if b.pcln != nil {
 			if file, line, fn := b.pcln.PCToLine(pc); fn != nil {
-				out[pc] = []Frame{{Func: PrintName(fn.Name), File: file, Line: line}}
+				out[pc] = []Frame{{Func: PrintName(fn.Name), Symbol: fn.Name, File: file, Line: line}}
 				continue
 			}
 		}
 		i := sort.Search(len(b.syms), func(i int) bool { return b.syms[i].Value > pc }) - 1
 		if i >= 0 && (pc < b.syms[i].Value+b.syms[i].Size || b.syms[i].Size == 0) {
-			out[pc] = []Frame{{Func: PrintName(b.syms[i].Name)}}
+			out[pc] = []Frame{{Func: PrintName(b.syms[i].Name), Symbol: b.syms[i].Name}}
 		}
 	}
 	return out, nil
+}
+
+// CallsFunc reports whether the file address ret is the return address of
+// a direct call to the function that holds the file address pc: the five
+// bytes before ret are an amd64 CALL rel32 whose target is that
+// function's entry. A sampler that reads the word at the stack pointer
+// of an interrupted function asks this to learn whether the word is its
+// return address, which a frame-pointer walk misses when the function
+// has not pushed a frame (a frameless leaf, or one in its prologue).
+// Always false on other architectures.
+func (b *Binary) CallsFunc(ret, pc uint64) bool {
+	if !b.amd64 || ret < b.textAt+5 || ret > b.textAt+uint64(len(b.text)) {
+		return false
+	}
+	i := sort.Search(len(b.syms), func(i int) bool { return b.syms[i].Value > pc }) - 1
+	if i < 0 || pc >= b.syms[i].Value+b.syms[i].Size {
+		return false
+	}
+	ins := b.text[ret-5-b.textAt : ret-b.textAt]
+	if ins[0] != 0xe8 {
+		return false
+	}
+	rel := int32(uint32(ins[1]) | uint32(ins[2])<<8 | uint32(ins[3])<<16 | uint32(ins[4])<<24)
+	return ret+uint64(int64(rel)) == b.syms[i].Value
 }
 
 func dedup(s []uint64) []uint64 {
@@ -272,7 +305,7 @@ func (b *Binary) resolveDWARF(want []uint64, out map[uint64][]Frame) error {
 				for i := len(chain) - 1; i >= 0; i-- {
 					n := chain[i]
 					name, decl := b.nameOf(n, names)
-					frames = append(frames, Frame{Func: PrintName(name), File: file, Line: line, StartLine: decl})
+					frames = append(frames, Frame{Func: PrintName(name), Symbol: name, File: file, Line: line, StartLine: decl})
 					if n.callFile > 0 && n.callFile < len(files) && files[n.callFile] != nil {
 						file = files[n.callFile].Name
 					} else if n.callFile == 0 && len(files) > 0 && files[0] != nil {
