@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Frame is one function of a PC's call stack.
@@ -46,6 +47,8 @@ type Binary struct {
 	pcln   *gosym.Table
 	text   []byte // the .text section, at textAt
 	textAt uint64
+	mu     sync.Mutex
+	cache  map[uint64][]Frame // what Resolve found, nil for PCs it did not
 	amd64  bool
 }
 
@@ -112,21 +115,51 @@ func (b *Binary) FileAddr(pc, start, offset uint64) uint64 {
 // Resolve symbolises the file addresses pcs. Each PC present in the
 // result maps to its frames, innermost first; a PC the binary does not
 // describe is absent. Callers pass the address of the instruction itself:
-// for a return address, the address minus one.
+// for a return address, the address minus one. The Binary remembers what
+// it found, so that the runs of one binary read its DWARF for new PCs only.
+// It is safe for concurrent use.
 func (b *Binary) Resolve(pcs []uint64) (map[uint64][]Frame, error) {
-	want := append([]uint64(nil), pcs...)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cache == nil {
+		b.cache = map[uint64][]Frame{}
+	}
+	var want []uint64
+	for _, pc := range pcs {
+		if _, ok := b.cache[pc]; !ok {
+			want = append(want, pc)
+		}
+	}
 	sort.Slice(want, func(i, j int) bool { return want[i] < want[j] })
 	want = dedup(want)
-	out := make(map[uint64][]Frame, len(want))
+	if err := b.resolve(want, b.cache); err != nil {
+		return nil, err
+	}
+	out := make(map[uint64][]Frame, len(pcs))
+	for _, pc := range pcs {
+		if f := b.cache[pc]; f != nil {
+			out[pc] = f
+		}
+	}
+	return out, nil
+}
+
+// resolve symbolises the sorted, distinct PCs want into out, nil for a PC
+// the binary does not describe.
+func (b *Binary) resolve(want []uint64, out map[uint64][]Frame) error {
+	if len(want) == 0 {
+		return nil
+	}
 	if b.dwarf != nil {
 		if err := b.resolveDWARF(want, out); err != nil {
-			return nil, fmt.Errorf("binsym: %s: %w", b.Path, err)
+			return fmt.Errorf("binsym: %s: %w", b.Path, err)
 		}
 	}
 	for _, pc := range want {
 		if _, ok := out[pc]; ok {
 			continue
 		}
+		out[pc] = nil
 		if b.pcln != nil {
 			if file, line, fn := b.pcln.PCToLine(pc); fn != nil {
 				out[pc] = []Frame{{Func: PrintName(fn.Name), Symbol: fn.Name, File: file, Line: line}}
@@ -138,7 +171,7 @@ func (b *Binary) Resolve(pcs []uint64) (map[uint64][]Frame, error) {
 			out[pc] = []Frame{{Func: PrintName(b.syms[i].Name), Symbol: b.syms[i].Name}}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // CallsFunc reports whether the file address ret is the return address of

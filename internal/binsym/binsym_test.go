@@ -18,12 +18,9 @@ type frame struct {
 	Line       int
 }
 
-// TestFramesMatchRuntime builds a program (methods, a generic type and
-// function, calls inlined two deep) and symbolises every byte address of
-// its main package's functions twice: with binsym from the binary, and by
-// the program itself with runtime.CallersFrames, as runtime/pprof does.
-// Every frame must agree, as an ordinary and as a PIE binary.
-func TestFramesMatchRuntime(t *testing.T) {
+// stackSource writes testdata/stack.go.txt as a module.
+func stackSource(t *testing.T) string {
+	t.Helper()
 	src, err := os.ReadFile("testdata/stack.go.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -35,18 +32,35 @@ func TestFramesMatchRuntime(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/stack\n\ngo 1.22\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// buildStack builds the module in dir with -buildmode=mode.
+func buildStack(t *testing.T, dir, mode string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "stack-"+mode)
+	cmd := exec.Command("go", "build", "-buildmode="+mode, "-o", bin, ".")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestFramesMatchRuntime builds a program (methods, a generic type and
+// function, calls inlined two deep) and symbolises every byte address of
+// its main package's functions twice: with binsym from the binary, and by
+// the program itself with runtime.CallersFrames, as runtime/pprof does.
+// Every frame must agree, as an ordinary and as a PIE binary.
+func TestFramesMatchRuntime(t *testing.T) {
+	dir := stackSource(t)
 	modes := []string{"exe", "pie"}
 	if testing.Short() {
 		modes = modes[:1] // a PIE build compiles the standard library again
 	}
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
-			bin := filepath.Join(dir, "stack-"+mode)
-			cmd := exec.Command("go", "build", "-buildmode="+mode, "-o", bin, ".")
-			cmd.Dir = dir
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("go build: %v\n%s", err, out)
-			}
+			bin := buildStack(t, dir, mode)
 			b, err := Open(bin)
 			if err != nil {
 				t.Fatal(err)
@@ -64,7 +78,7 @@ func TestFramesMatchRuntime(t *testing.T) {
 					}
 				}
 			}
-			cmd = exec.Command(bin, strconv.FormatUint(b.TextAddr, 16), mode)
+			cmd := exec.Command(bin, strconv.FormatUint(b.TextAddr, 16), mode)
 			cmd.Stdin = strings.NewReader(in.String())
 			out, err := cmd.Output()
 			if err != nil {
@@ -125,6 +139,49 @@ func TestOpenErrors(t *testing.T) {
 	for _, path := range []string{bad, filepath.Join(dir, "missing")} {
 		if _, err := Open(path); err == nil {
 			t.Errorf("Open(%s) succeeded", path)
+		}
+	}
+}
+
+// TestResolveCache: a second Resolve of the same and new PCs answers as
+// a fresh Binary does.
+func TestResolveCache(t *testing.T) {
+	exe := buildStack(t, stackSource(t), "exe")
+	b, err := Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcs := make([]uint64, 0, 400)
+	for _, s := range b.syms[:200] {
+		pcs = append(pcs, s.Value, s.Value+s.Size/2)
+	}
+	first, err := b.Resolve(pcs[:200])
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := b.Resolve(pcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := fresh.Resolve(pcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 300 {
+		t.Fatalf("only %d of %d PCs symbolised", len(want), len(pcs))
+	}
+	for _, pc := range pcs {
+		if !slices.Equal(again[pc], want[pc]) {
+			t.Errorf("%#x: %v after a first Resolve, %v fresh", pc, again[pc], want[pc])
+		}
+	}
+	for pc, f := range first {
+		if !slices.Equal(f, want[pc]) {
+			t.Errorf("%#x: %v in the first Resolve, %v fresh", pc, f, want[pc])
 		}
 	}
 }

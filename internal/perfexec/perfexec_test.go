@@ -272,3 +272,35 @@ func TestExitStatus(t *testing.T) {
 		t.Error("Run of a missing program succeeded")
 	}
 }
+
+// BenchmarkSymbolise is the time to turn one run's samples into a profile:
+// the binary's symbols read (binsym.Open) and the samples' addresses
+// symbolised from its DWARF (Profile), for a test binary of about 30,000
+// samples (3 s of a benchmark at 10 kHz).
+func BenchmarkSymbolise(b *testing.B) {
+	bin := buildBench(b)
+	cmd := exec.Command(bin, "-test.run=^$", "-test.bench=Mix", "-test.benchtime=3s", "-test.cpu=2")
+	cmd.Dir = filepath.Dir(bin)
+	res, err := Run(cmd, Options{})
+	if errors.Is(err, ErrUnavailable) {
+		b.Skipf("perf events refused here (%v)", err)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := os.Stat(bin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		sym, err := binsym.Open(bin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Profile(res, sym); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(res.Samples)), "samples")
+	b.ReportMetric(float64(st.Size())/1e6, "MB-binary")
+}
