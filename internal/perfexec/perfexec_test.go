@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/binsym"
@@ -307,4 +308,53 @@ func BenchmarkSymbolise(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(res.Samples)), "samples")
 	b.ReportMetric(float64(st.Size())/1e6, "MB-binary")
+}
+
+// BenchmarkOverhead measures what sampling costs the program sampled:
+// each iteration runs testdata's BenchmarkPure for 500 iterations on one
+// CPU, unprofiled, under perf events at 10 and 5 kHz, and with
+// -test.cpuprofile, and reports the program's user and system CPU time
+// per iteration of BenchmarkPure (CPU time, not wall time: the machine
+// may be shared). Compare the sub-benchmarks with benchstat:
+//
+//	go test ./internal/perfexec -run '^$' -bench Overhead -count 10 > o.txt
+//	benchstat -col /sampler o.txt
+func BenchmarkOverhead(b *testing.B) {
+	bin := buildBench(b)
+	const ops = 500
+	for _, c := range []struct {
+		name   string
+		period time.Duration // 0: no perf events
+		pprof  bool
+	}{{"none", 0, false}, {"perf10kHz", 100 * time.Microsecond, false}, {"perf5kHz", 200 * time.Microsecond, false}, {"pprof", 0, true}} {
+		b.Run("sampler="+c.name, func(b *testing.B) {
+			var user, sys time.Duration
+			runs := 0
+			for b.Loop() {
+				args := []string{"-test.run=^$", "-test.bench=Pure", fmt.Sprintf("-test.benchtime=%dx", ops), "-test.cpu=1"}
+				if c.pprof {
+					args = append(args, "-test.cpuprofile", filepath.Join(b.TempDir(), "cpu.pprof"))
+				}
+				cmd := exec.Command(bin, args...)
+				cmd.Dir = b.TempDir()
+				var err error
+				if c.period > 0 {
+					_, err = Run(cmd, Options{Period: c.period})
+				} else {
+					err = cmd.Run()
+				}
+				if errors.Is(err, ErrUnavailable) {
+					b.Skipf("perf events refused here (%v)", err)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				user += cmd.ProcessState.UserTime()
+				sys += cmd.ProcessState.SystemTime()
+				runs++
+			}
+			b.ReportMetric(float64(user.Nanoseconds())/float64(runs*ops), "user-ns/op")
+			b.ReportMetric(float64(sys.Nanoseconds())/float64(runs*ops), "sys-ns/op")
+		})
+	}
 }
