@@ -123,8 +123,16 @@ func ownWork(n int) {
 
 // TestCaptureDropsUnlabelledSamples looks at the profiler's whole rounds: a
 // goroutine burning CPU beside the capture is in them (the test is not
-// vacuous) and not in the capture.
+// vacuous) and not in the capture, with either sampler (the perf sampler
+// takes the capturing goroutine's samples from its own thread; runtime/pprof
+// sees the neighbour in its rounds all the same).
 func TestCaptureDropsUnlabelledSamples(t *testing.T) {
+	for _, sampler := range []string{"pprof", "auto"} {
+		t.Run(sampler, func(t *testing.T) { testCaptureDropsUnlabelledSamples(t, sampler) })
+	}
+}
+
+func testCaptureDropsUnlabelledSamples(t *testing.T, sampler string) {
 	var raw, rawBurner atomic.Int64
 	coord.mu.Lock()
 	coord.roundHook = func(p *profile.Profile) {
@@ -157,7 +165,11 @@ func TestCaptureDropsUnlabelledSamples(t *testing.T) {
 			}
 		}
 	}()
-	p, err := CaptureProfile(func() { ownWork(40_000) }, MinSamples(60), MaxDuration(4*time.Second))
+	opts := []CaptureOption{MinSamples(60), MinRuns(10), Precision(0.01), MaxDuration(time.Second), Sampler(sampler)}
+	if sampler == "pprof" {
+		opts = append(opts, Rate(DefaultRate)) // no runtime warning on stderr
+	}
+	p, err := CaptureProfile(func() { ownWork(40_000) }, opts...)
 	close(stop)
 	<-done
 	if err != nil {
