@@ -165,9 +165,10 @@ func testCaptureDropsUnlabelledSamples(t *testing.T, sampler string) {
 			}
 		}
 	}()
-	opts := []CaptureOption{MinSamples(60), MinRuns(10), Precision(0.01), MaxDuration(time.Second), Sampler(sampler)}
+	opts := []CaptureOption{MinSamples(60), MinRuns(10), Precision(0.01), MaxDuration(2 * time.Second), Sampler(sampler)}
 	if sampler == "pprof" {
-		opts = append(opts, Rate(DefaultRate)) // no runtime warning on stderr
+		// 100 Hz: no runtime warning on stderr.
+		opts = []CaptureOption{MinSamples(60), MaxDuration(4 * time.Second), Sampler(sampler), Rate(DefaultRate)}
 	}
 	p, err := CaptureProfile(func() { ownWork(40_000) }, opts...)
 	close(stop)
@@ -185,7 +186,7 @@ func testCaptureDropsUnlabelledSamples(t *testing.T, sampler string) {
 		}
 	}
 	t.Logf("rounds: %d samples, %d of the neighbour; capture: %d samples, %d of the neighbour", raw.Load(), rawBurner.Load(), mine, burner)
-	if rawBurner.Load() < 10 {
+	if least := map[string]int64{"pprof": 10, "auto": 3}[sampler]; rawBurner.Load() < least {
 		t.Fatalf("the neighbour has %d samples in the profiler's rounds: it did not run beside the capture", rawBurner.Load())
 	}
 	if mine == 0 || float64(burner) >= 0.01*float64(mine) {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"reflect"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -81,9 +82,9 @@ var pprofRate = sync.OnceValues(measurePprofRate)
 
 // measurePprofRate asks runtime/pprof for 1000 Hz while one goroutine spins
 // for 100ms of its thread's CPU time, and counts the samples: the kernel's
-// timer frequency caps them (250 Hz on many kernels). It returns 90% of the
-// delivered rate, rounded down to 10 Hz (so that the asked rate is met),
-// at least DefaultRate.
+// timer frequency caps them (250 Hz on many kernels). It returns 80% of the
+// delivered rate, rounded down to 10 Hz (so that the asked rate is met on
+// a busy machine, where fewer signals arrive), at least DefaultRate.
 func measurePprofRate() (hz int, measured float64) {
 	var buf bytes.Buffer
 	runtime.SetCPUProfileRate(1000)
@@ -122,7 +123,7 @@ func measurePprofRate() (hz int, measured float64) {
 		}
 	}
 	measured = float64(n) / cpu.Seconds()
-	hz = int(measured*0.9) / 10 * 10
+	hz = int(measured*0.8) / 10 * 10
 	return min(max(hz, DefaultRate), 1000), measured
 }
 
@@ -180,8 +181,10 @@ func samplerText(c captureConfig, delivered float64) string {
 		return s + fmt.Sprintf("), runtime/pprof at %d Hz for goroutines it starts", c.hz)
 	}
 	s := fmt.Sprintf("sampler: runtime/pprof at %d Hz", c.hz)
-	if _, m := pprofRate(); m > 0 && !c.hzSet {
-		s += fmt.Sprintf(" (the kernel delivered %.0f Hz when asked for 1000)", m)
+	if !c.hzSet {
+		if _, m := pprofRate(); m > 0 {
+			s += fmt.Sprintf(" (the kernel delivered %.0f Hz when asked for 1000)", m)
+		}
 	}
 	switch {
 	case c.refused != nil:
@@ -240,9 +243,15 @@ func (y *symbolizer) loc(pc uint64, leaf bool) *profile.Location {
 	if leaf {
 		look++
 	}
-	frames := runtime.CallersFrames([]uintptr{look})
+	// CallersFrames expands the functions inlined at a program counter
+	// only while more program counters follow it: a sentinel (a PC of a
+	// function of its own) follows, whose frame ends the list.
+	frames := runtime.CallersFrames([]uintptr{look, sentinelPC})
 	for {
 		fr, more := frames.Next()
+		if fr.Entry == sentinelEntry {
+			break
+		}
 		if fr.Function != "" {
 			l.Line = append(l.Line, profile.Line{Function: y.fn(fr), Line: int64(fr.Line)})
 		}
@@ -253,6 +262,17 @@ func (y *symbolizer) loc(pc uint64, leaf bool) *profile.Location {
 	y.locs[key] = l
 	return l
 }
+
+// symbolSentinel is never called: its code ends the program counters given
+// to runtime.CallersFrames.
+//
+//go:noinline
+func symbolSentinel() { calibrationSink.Add(1) }
+
+var (
+	sentinelEntry = reflect.ValueOf(symbolSentinel).Pointer()
+	sentinelPC    = sentinelEntry + 1
+)
 
 func (y *symbolizer) fn(fr runtime.Frame) *profile.Function {
 	if f := y.funcs[fr.Function]; f != nil {
@@ -375,4 +395,3 @@ func (s *session) drain(label string) error {
 		s.mu.Unlock()
 	})
 }
-
