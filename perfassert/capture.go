@@ -54,7 +54,7 @@ const (
 )
 
 // Default capture settings with the perf sampler (see Sampler), which
-// samples the capturing thread 5,000 times a second: more samples and
+// samples the capturing thread 2,000 times a second: more samples and
 // tighter shares, in less time.
 const (
 	PerfMinSamples  = 2000

@@ -57,11 +57,12 @@ const agreePkg = "github.com/hotbudget/hotbudget/perfassert_test."
 
 // TestSamplersAgree captures the same work with the perf sampler and with
 // runtime/pprof alone: the self and total shares of each function agree
-// within sampling error. A function frameless leaf (agreeLeaf) whose caller
+// within sampling error. A frameless leaf (agreeLeaf) whose caller
 // a frame-pointer walk would miss, and an inlined one (agreeInline), are
 // among them. The tolerance is 4.5 standard errors of the difference of two
-// binomial proportions, from each side's sample count: a chance failure
-// about once in 150,000 comparisons. The runtime/pprof side runs at the
+// binomial proportions (the two-proportion test, from each side's sample
+// count and the pooled share): a chance failure about once in 150,000
+// comparisons. The runtime/pprof side runs at the
 // rate the kernel was measured to deliver (hence a child process: the
 // runtime complains on stderr about any rate but 100 Hz).
 func TestSamplersAgree(t *testing.T) {
@@ -112,8 +113,10 @@ func TestSamplersAgree(t *testing.T) {
 			p1, p2 float64
 		}{{"self", a.SelfShare, b.SelfShare}, {"total", a.TotalShare, b.TotalShare}} {
 			n1, n2 := float64(ft.TotalSamples), float64(st.TotalSamples)
-			se := math.Sqrt(m.p1*(1-m.p1)/n1 + m.p2*(1-m.p2)/n2)
-			tol := 4.5 * math.Max(se, 0.5/n2)
+			// The two-proportion test's standard error, from the
+			// pooled share (a share of 0 on one side still has one).
+			pool := (m.p1*n1 + m.p2*n2) / (n1 + n2)
+			tol := 4.5 * math.Sqrt(pool*(1-pool)*(1/n1+1/n2))
 			t.Logf("%-11s %-5s share: perf %5.1f%%, runtime/pprof %5.1f%%, difference %+5.1f%% (tolerance ±%.1f%%)", name, m.what, 100*m.p1, 100*m.p2, 100*(m.p1-m.p2), 100*tol)
 			if math.Abs(m.p1-m.p2) > tol {
 				t.Errorf("%s %s share: perf %.2f%%, runtime/pprof %.2f%%: differ by more than %.2f%%", name, m.what, 100*m.p1, 100*m.p2, 100*tol)

@@ -139,7 +139,7 @@ func (s *session) run(ctx context.Context) {
 		}
 	}()
 	if s.cfg.sampler == samplerPerf {
-		pc, err := openPerf()
+		pc, err := openPerf(PerfPeriod)
 		if err == nil {
 			pc.cpu, _ = threadCPU()
 			err = pc.ev.Enable()
