@@ -53,6 +53,10 @@ const (
 	DefaultPrecision   = 0.10
 )
 
+// recordScale multiplies the default MinSamples and MaxDuration while
+// baselines are written (HOTBUDGET_UPDATE=1 or -hotbudget.update).
+const recordScale = 3
+
 // Default capture settings with the perf sampler (see Sampler), which
 // samples the capturing thread 2,000 times a second: more samples and
 // tighter shares, in less time.
@@ -63,8 +67,9 @@ const (
 )
 
 // MinSamples sets how many CPU samples Capture collects at least before it
-// stops (default 200: a function with 10% of them has a relative error near
-// 22%).
+// stops (default 200 with runtime/pprof: a function with 10% of them has a
+// relative error near 22%; PerfMinSamples, 2000, with the perf sampler;
+// three times as many while baselines are written, see recordScale).
 func MinSamples(n int) CaptureOption {
 	return captureFunc(func(c *captureConfig) {
 		if n <= 0 {
@@ -74,9 +79,10 @@ func MinSamples(n int) CaptureOption {
 	})
 }
 
-// MaxDuration bounds the wall time Capture spends running fn (default 4.5s,
-// so that a test that captures and compares with a baseline stays under 5s
-// on a busy machine). Capture stops there even with fewer samples than
+// MaxDuration bounds the wall time Capture spends running fn (default 4.5s
+// with runtime/pprof, so that a test that captures and compares with a
+// baseline stays under 5s on a busy machine; PerfMaxDuration, 1.5s, with
+// the perf sampler; three times as long while baselines are written). Capture stops there even with fewer samples than
 // MinSamples; fn always runs at least once.
 func MaxDuration(d time.Duration) CaptureOption {
 	return captureFunc(func(c *captureConfig) {
@@ -206,6 +212,13 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	if err := resolveSampler(&c); err != nil {
 		return nil, nil, err
 	}
+	// A baseline is recorded once and compared with every later capture:
+	// it gets recordScale times the samples and time, so that the
+	// comparison's error is mostly the later capture's.
+	scale := int64(1)
+	if updating() {
+		scale = recordScale
+	}
 	if c.sampler == samplerPerf {
 		// Thousands of samples a second: precise shares within the time
 		// a test can spend.
@@ -218,6 +231,12 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 		if !c.maxDurationSet {
 			c.maxDuration = PerfMaxDuration
 		}
+	}
+	if !c.minSamplesSet {
+		c.minSamples *= scale
+	}
+	if !c.maxDurationSet {
+		c.maxDuration *= time.Duration(scale)
 	}
 	s := &session{cfg: c, fn: fn, fnName: funcName(fn),
 		verdict: make(chan bool, 1), admitted: make(chan error, 1), finished: make(chan struct{})}
