@@ -53,6 +53,12 @@ const (
 	DefaultPrecision   = 0.10
 )
 
+// childPeriods is how many of runtime/pprof's sample periods a capture with
+// the perf sampler lasts at least (in the capturing goroutine's CPU time):
+// at 100 Hz, 200ms, in which a goroutine started by the function that does
+// a third of the work has about 10 samples.
+const childPeriods = 20
+
 // recordScale multiplies the default MinSamples and MaxDuration while
 // baselines are written (HOTBUDGET_UPDATE=1 or -hotbudget.update).
 const recordScale = 3
@@ -69,7 +75,9 @@ const (
 // MinSamples sets how many CPU samples Capture collects at least before it
 // stops (default 200 with runtime/pprof: a function with 10% of them has a
 // relative error near 22%; PerfMinSamples, 2000, with the perf sampler;
-// three times as many while baselines are written, see recordScale).
+// three times as many while baselines are written, see recordScale). With
+// the perf sampler a capture lasts at least 200ms of CPU time whatever
+// MinSamples says (see childPeriods).
 func MinSamples(n int) CaptureOption {
 	return captureFunc(func(c *captureConfig) {
 		if n <= 0 {
@@ -234,6 +242,13 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	}
 	if !c.minSamplesSet {
 		c.minSamples *= scale
+	}
+	if c.sampler == samplerPerf {
+		// Goroutines the function starts are sampled by runtime/pprof at
+		// c.hz: the capture lasts for childPeriods of its periods at
+		// least, so that a goroutine doing a fair share of the work is
+		// seen.
+		c.minSamples = max(c.minSamples, int64(math.Ceil(childPeriods*c.sampleHz()/float64(c.hz))))
 	}
 	if !c.maxDurationSet {
 		c.maxDuration *= time.Duration(scale)

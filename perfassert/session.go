@@ -748,9 +748,15 @@ func splitRound(p *profile.Profile, active []*session) (sampled time.Duration, o
 			continue
 		}
 		locs, underRun, ok := trimRun(smp.Location, s.fnName)
-		if !ok || len(locs) == 0 || underRun && s.cfg.sampler == samplerPerf {
+		if !ok || len(locs) == 0 {
+			continue
+		}
+		if s.cfg.sampler == samplerPerf && (underRun || !wholeStack(locs)) {
 			// With the perf sampler, the capturing goroutine's samples
-			// come from its thread's perf event.
+			// come from its thread's perf event; those of goroutines
+			// it started are whole goroutine stacks. A stack cut
+			// short (C code, such as the race detector's, under the
+			// capture's label) may be the capturing goroutine's.
 			continue
 		}
 		if len(locs) > 1 && leafName(locs) == asyncPreempt {
@@ -842,6 +848,26 @@ func trimRun(locs []*profile.Location, fnName string) (mine []*profile.Location,
 		}
 	}
 	return locs, false, !harness
+}
+
+// wholeStack reports whether a stack is a goroutine's own, not one that
+// runtime/pprof cut short because the thread was in code outside Go's
+// traceback (runtime._System, runtime._ExternalCode and the like, or the
+// race detector's racecall): those samples carry the labels of whatever
+// goroutine the thread last ran, possibly the capturing one.
+func wholeStack(locs []*profile.Location) bool {
+	for _, l := range locs {
+		for _, ln := range l.Line {
+			if ln.Function == nil {
+				continue
+			}
+			name := ln.Function.Name
+			if strings.HasPrefix(name, "runtime._") || name == "racecall" {
+				return false
+			}
+		}
+	}
+	return len(locs) > 0
 }
 
 // isFunc reports whether the outermost function of location l is fn (or

@@ -101,7 +101,7 @@ func hbWork() {
 }
 
 func TestParseMatchesBaseline(t *testing.T) {
-	p := perfassert.Capture(t, hbWork)
+	p := perfassert.Capture(t, hbWork%s)
 	perfassert.MatchBaseline(t, "testdata/parse.pb.gz", p)
 	if out := os.Getenv("CAPTURE_OUT"); out != "" && p != nil {
 		f, err := os.Create(out)
@@ -130,7 +130,9 @@ func TestParseMatchesBaseline(t *testing.T) {
 //
 // It downloads the module with `go mod download` (the module proxy);
 // HOTBUDGET_MEASURE_SLOW sets how many bytes ObjectEach hashes first (default
-// 16: about a third more time in it, as the log shows).
+// 16: about a third more time in it, as the log shows);
+// HOTBUDGET_MEASURE_OPTS adds Capture options, as Go source
+// ("perfassert.MaxDuration(6*time.Second)").
 func TestMeasureThirdPartyGolden(t *testing.T) {
 	if os.Getenv("HOTBUDGET_MEASURE") != "1" {
 		t.Skip("a measurement, not a test: set HOTBUDGET_MEASURE=1 to run it")
@@ -138,6 +140,10 @@ func TestMeasureThirdPartyGolden(t *testing.T) {
 	aa := envInt(t, "HOTBUDGET_MEASURE_AA", 20)
 	n := envInt(t, "HOTBUDGET_MEASURE_RUNS", 5)
 	slow := envInt(t, "HOTBUDGET_MEASURE_SLOW", 16)
+	opts := "" // default settings
+	if o := os.Getenv("HOTBUDGET_MEASURE_OPTS"); o != "" {
+		opts = ", " + o
+	}
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +180,7 @@ func TestMeasureThirdPartyGolden(t *testing.T) {
 		"go.sum":     string(sum),
 		"hb_fast.go": tpFast,
 		"hb_slow.go": fmt.Sprintf(tpSlowFmt, slow),
-		"hb_test.go": fmt.Sprintf(tpTest),
+		"hb_test.go": fmt.Sprintf(tpTest, opts),
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -197,7 +203,7 @@ func TestMeasureThirdPartyGolden(t *testing.T) {
 		}
 	}
 	capLine := regexp.MustCompile(`capture of TestParseMatchesBaseline: (\d+) samples in (\d+) runs, ([0-9.]+m?s) wall`)
-	run := func(bin string, update bool) (passed bool, named []string, took time.Duration, info string, perIter time.Duration) {
+	run := func(bin string, update bool) (passed bool, named []string, took time.Duration, info string, share float64) {
 		capture := filepath.Join(t.TempDir(), "capture.pb.gz")
 		cmd := exec.Command("./"+bin, "-test.count=1", "-test.v", "-test.run=^TestParseMatchesBaseline$")
 		cmd.Dir = dir
@@ -218,14 +224,14 @@ func TestMeasureThirdPartyGolden(t *testing.T) {
 			info = fmt.Sprintf("%s samples in %s runs, %s capture", m[1], m[2], m[3])
 		}
 		if p, lerr := loaders.Load(capture); lerr == nil {
-			if r, cerr := perfassert.Check(p, tpModule+"."+tpFunc, perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Hour}, perfassert.PerIteration()); cerr == nil {
-				perIter = r.Time
+			if r, cerr := perfassert.Check(p, tpModule+"."+tpFunc, perfassert.Limit{Quantity: perfassert.SelfShare, Share: 1}); cerr == nil {
+				share = r.Share
 			}
 		}
 		if err != nil || update {
 			t.Logf("%s: %v\n%s", bin, err, lastLines(text, 16))
 		}
-		return err == nil, named, took, info, perIter
+		return err == nil, named, took, info, share
 	}
 	load := func() string {
 		b, _ := os.ReadFile("/proc/loadavg")
@@ -268,7 +274,7 @@ func TestMeasureThirdPartyGolden(t *testing.T) {
 	}{{"unchanged", "jp.test", aa}, {tpFunc + " slower", "jphbslow.test", n}} {
 		var pass, exact int
 		var times []string
-		var per time.Duration
+		var shares float64
 		for i := 0; i < c.n; i++ {
 			burning.Store(c.name == "unchanged" && i%2 == 1)
 			ok, named, took, info, pi := run(c.bin, false)
@@ -279,10 +285,10 @@ func TestMeasureThirdPartyGolden(t *testing.T) {
 			if len(named) == 1 && named[0] == tpFunc {
 				exact++
 			}
-			per += pi
+			shares += pi
 			times = append(times, fmt.Sprintf("%.2fs", took.Seconds()))
-			t.Logf("%s run %d: passed %v, regressed %v, %v (%s; %s self %v per iteration), load %s, beside a burner %v", c.name, i+1, ok, named, took, info, tpFunc, pi, load(), c.name == "unchanged" && i%2 == 1)
+			t.Logf("%s run %d: passed %v, regressed %v, %v (%s; %s self share %.1f%%), load %s, beside a burner %v", c.name, i+1, ok, named, took, info, tpFunc, 100*pi, load(), c.name == "unchanged" && i%2 == 1)
 		}
-		t.Logf("%s: %d of %d passed, %d named %s alone; test times %s; mean %s self per iteration %v", c.name, pass, c.n, exact, tpFunc, strings.Join(times, " "), tpFunc, per/time.Duration(c.n))
+		t.Logf("%s: %d of %d passed, %d named %s alone; test times %s; mean %s self share %.2f%%", c.name, pass, c.n, exact, tpFunc, strings.Join(times, " "), tpFunc, 100*shares/float64(c.n))
 	}
 }
