@@ -815,19 +815,14 @@ func funcName(f any) string {
 	return ""
 }
 
-// trimHarness returns the frames of a captured sample that belong to the
+// trimRun returns the frames of a captured sample that belong to the
 // captured function: those leafward of the capture loop (session.run), if
 // the frame it called is the function (not the loop's own bookkeeping).
 // Samples of goroutines the function started have no loop frame and are
 // kept whole; other samples in perfassert's code are dropped (ok false).
-func trimHarness(locs []*profile.Location, fnName string) ([]*profile.Location, bool) {
-	locs, _, ok := trimRun(locs, fnName)
-	return locs, ok
-}
-
-// trimRun is trimHarness, and says whether the stack went through the
-// capture loop (the capturing goroutine's samples do; those of goroutines
-// the function started do not).
+// underRun says whether the stack went through the capture loop (the
+// capturing goroutine's samples do; those of goroutines the function
+// started do not).
 func trimRun(locs []*profile.Location, fnName string) (mine []*profile.Location, underRun, ok bool) {
 	harness := false
 	for i, l := range locs {
