@@ -51,13 +51,17 @@ type Config struct {
 	LeafRet bool
 }
 
-// DefaultPeriod is the sample period when Config.Period is 0: 5 kHz. The
-// kernel re-arms its timer from the time it fired and skips the periods it
-// fired late for, so below some period the samples stand for less time
-// than they say: on the 2-core virtual machine this was measured on, a
-// spinning thread's samples stood for 99% of its user CPU time at 200µs,
-// 97% at 150µs, but 66% at 100µs (6.5 kHz delivered) and 33% at 50µs.
-const DefaultPeriod = 200 * time.Microsecond
+// DefaultPeriod is the sample period when Config.Period is 0: 2 kHz.
+//
+// Two costs bound it from below on the 2-core virtual machine it was
+// measured on. The kernel re-arms its timer from the time it fired and
+// skips the periods it fired late for, so short periods deliver fewer
+// samples than they claim: a spinning thread's samples stood for 99% of its
+// user CPU time at 200µs, 97% at 150µs, 66% at 100µs (6.5 kHz delivered).
+// And each timer interrupt slows the sampled code by more than its own
+// handling (a virtual machine's exits): a function ran 37% slower at 200µs,
+// 13% at 400µs and 4% at 1ms (perfassert's BenchmarkSamplerOverhead).
+const DefaultPeriod = 500 * time.Microsecond
 
 // DefaultPages is the ring buffer size when Config.Pages is 0.
 const DefaultPages = 64

@@ -210,6 +210,17 @@ func (e *Event) Close() error {
 	return nil
 }
 
+// Buffered returns how many bytes of records wait in the ring buffer, and
+// its size: a reader drains it (Read) before it fills.
+func (e *Event) Buffered() (n, size int) {
+	if e.mem == nil {
+		return 0, 0
+	}
+	head := atomic.LoadUint64(&e.ring.meta.Data_head)
+	tail := atomic.LoadUint64(&e.ring.meta.Data_tail)
+	return int(head - tail), len(e.ring.data)
+}
+
 // Lost is the number of samples the kernel dropped so far because the ring
 // buffer was full (PERF_RECORD_LOST), as read by Read.
 func (e *Event) Lost() uint64 { return e.ring.lost }

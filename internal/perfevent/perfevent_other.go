@@ -36,6 +36,9 @@ func (e *Event) SetOutput(*Event) error { return ErrUnavailable }
 // Close does nothing.
 func (e *Event) Close() error { return nil }
 
+// Buffered returns 0, 0.
+func (e *Event) Buffered() (n, size int) { return 0, 0 }
+
 // Lost returns 0.
 func (e *Event) Lost() uint64 { return 0 }
 
