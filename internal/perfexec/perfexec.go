@@ -49,14 +49,18 @@ type Options struct {
 }
 
 // DefaultPeriod is the sampling period when Options.Period is 0: 100µs,
-// 10 kHz. It is shorter than perfevent's default on purpose: on the 2-core
-// virtual machine this was measured on, a benchmark whose iterations hand
-// work to a goroutine (about 250µs an iteration) was sampled with a bias
-// at 200µs and 211µs (a frameless leaf at 14-15% of the samples in five
-// runs, against 25-26% at 100µs and 150µs and 17-28% by runtime/pprof in
-// the same runs), while a benchmark without goroutines gave the same
-// shares at every period. The cost is the kernel's time to take the
-// samples, which the profile does not see (it samples user time).
+// 10 kHz, shorter than perfevent.DefaultPeriod (500µs) on purpose. On the
+// 2-core virtual machine this was measured on, perf events and
+// runtime/pprof sampling the same run of a benchmark whose iterations
+// (about 250µs) hand work to a goroutine on -test.cpu=2 agreed at 100µs
+// (every |z| under 1.5) but not at 200µs (a frameless leaf at 14-15% of
+// the samples in five runs, 24-26% by runtime/pprof) nor at 500µs (its
+// caller's total 11-17 points higher than runtime/pprof's in three runs);
+// without the goroutine, or on -test.cpu=1, they agreed at every period.
+// Which sampler is biased there is not known: at 100µs the kernel's time
+// to take the samples is large on that machine (the sampled benchmark's
+// user CPU time +118%, BenchmarkOverhead), and runtime/pprof counts it to
+// the function perf events interrupted, which pulls the two together.
 const DefaultPeriod = 100 * time.Microsecond
 
 // Mapping is where the program's executable was mapped: a run-time
