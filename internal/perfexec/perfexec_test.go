@@ -172,21 +172,25 @@ func TestAgreesWithPprof(t *testing.T) {
 			t.Errorf("%s: share %.3f in perf's profile, %.3f in runtime/pprof's: both should have it", name, pt[name], rt[name])
 		}
 	}
-	// Every function that holds 1% of runtime/pprof's samples, and every
-	// inlined call in its locations (callee inlined into caller), has the
-	// same name in perf's profile.
+	// Every function of the benchmark and of package testing that holds
+	// 1% of runtime/pprof's samples, and every inlined call (callee
+	// inlined into caller) in locations that hold 1%, has the same name
+	// in perf's profile. (A runtime function may spend its time in the
+	// kernel, which perf events do not sample: runtime.asyncPreempt held
+	// 2.3% of runtime/pprof's samples in one run and none of perf's.)
 	for name, v := range rt {
-		if v >= 0.01 && pt[name] == 0 {
+		user := strings.HasPrefix(name, "example.com/bench.") || strings.HasPrefix(name, "testing.")
+		if user && v >= 0.01 && pt[name] == 0 {
 			t.Errorf("%s: %.1f%% in runtime/pprof's profile, not in perf's", name, 100*v)
 		}
 	}
 	pin, rin := inlined(perf), inlined(ref)
-	for pair := range rin {
-		if !pin[pair] {
-			t.Errorf("runtime/pprof has %s inlined into %s, perf's profile does not", pair[0], pair[1])
+	for pair, v := range rin {
+		if v >= 0.01 && pin[pair] == 0 {
+			t.Errorf("runtime/pprof has %s inlined into %s in %.1f%% of its samples, perf's profile not at all", pair[0], pair[1], 100*v)
 		}
 	}
-	if !rin[[2]string{"example.com/bench.square", "example.com/bench.heavy"}] {
+	if rin[[2]string{"example.com/bench.square", "example.com/bench.heavy"}] < 0.05 {
 		t.Errorf("runtime/pprof's profile lacks square inlined into heavy: the benchmark no longer tests inlining")
 	}
 	if rate := res.Rate() * res.Period.Seconds(); rate < 0.7 || rate > 1.1 {
@@ -197,14 +201,26 @@ func TestAgreesWithPprof(t *testing.T) {
 	}
 }
 
-// inlined lists the (callee, caller) pairs of the inlined calls in p's
-// locations.
-func inlined(p *profile.Profile) map[[2]string]bool {
-	out := map[[2]string]bool{}
-	for _, l := range p.Location {
-		for i := 0; i+1 < len(l.Line); i++ {
-			out[[2]string{l.Line[i].Function.Name, l.Line[i+1].Function.Name}] = true
+// inlined is the share of p's samples whose stacks hold each (callee,
+// caller) pair of inlined calls.
+func inlined(p *profile.Profile) map[[2]string]float64 {
+	out := map[[2]string]float64{}
+	n := 0.0
+	for _, s := range p.Sample {
+		n += float64(s.Value[0])
+		seen := map[[2]string]bool{}
+		for _, l := range s.Location {
+			for i := 0; i+1 < len(l.Line); i++ {
+				pair := [2]string{l.Line[i].Function.Name, l.Line[i+1].Function.Name}
+				if !seen[pair] {
+					seen[pair] = true
+					out[pair] += float64(s.Value[0])
+				}
+			}
 		}
+	}
+	for k := range out {
+		out[k] /= n
 	}
 	return out
 }
