@@ -32,6 +32,12 @@ type captureConfig struct {
 	hz          int
 	name        string
 	err         error
+
+	// Set by the options, to tell a default from a choice.
+	hzSet, minSamplesSet, precisionSet, maxDurationSet, samplerSet bool
+
+	sampler string // samplerPerf or samplerPprof once resolved
+	refused error  // why perf events were not used, when they were not asked against
 }
 
 type captureFunc func(*captureConfig)
@@ -47,33 +53,59 @@ const (
 	DefaultPrecision   = 0.10
 )
 
+// childPeriods is how many of runtime/pprof's sample periods a capture with
+// the perf sampler lasts at least (in the capturing goroutine's CPU time):
+// at 100 Hz, 200ms, in which a goroutine started by the function that does
+// a third of the work has about 10 samples.
+const childPeriods = 20
+
+// recordScale multiplies the default MinSamples and MaxDuration while
+// baselines are written (HOTBUDGET_UPDATE=1 or -hotbudget.update).
+const recordScale = 3
+
+// Default capture settings with the perf sampler (see Sampler), which
+// samples the capturing thread 2,000 times a second: more samples and
+// tighter shares, in less time.
+const (
+	PerfMinSamples  = 2000
+	PerfPrecision   = 0.05
+	PerfMaxDuration = 1500 * time.Millisecond
+)
+
 // MinSamples sets how many CPU samples Capture collects at least before it
-// stops (default 200: a function with 10% of them has a relative error near
-// 22%).
+// stops (default 200 with runtime/pprof: a function with 10% of them has a
+// relative error near 22%; PerfMinSamples, 2000, with the perf sampler;
+// three times as many while baselines are written, see recordScale). With
+// the perf sampler a capture lasts at least 200ms of CPU time whatever
+// MinSamples says (see childPeriods).
 func MinSamples(n int) CaptureOption {
 	return captureFunc(func(c *captureConfig) {
 		if n <= 0 {
 			c.err = fmt.Errorf("perfassert: MinSamples(%d): want a positive count", n)
 		}
-		c.minSamples = int64(n)
+		c.minSamples, c.minSamplesSet = int64(n), true
 	})
 }
 
-// MaxDuration bounds the wall time Capture spends running fn (default 4.5s,
-// so that a test that captures and compares with a baseline stays under 5s
-// on a busy machine). Capture stops there even with fewer samples than
+// MaxDuration bounds the wall time Capture spends running fn (default 4.5s
+// with runtime/pprof, so that a test that captures and compares with a
+// baseline stays under 5s on a busy machine; PerfMaxDuration, 1.5s, with
+// the perf sampler; three times as long while baselines are written). Capture stops there even with fewer samples than
 // MinSamples; fn always runs at least once.
 func MaxDuration(d time.Duration) CaptureOption {
 	return captureFunc(func(c *captureConfig) {
 		if d <= 0 {
 			c.err = fmt.Errorf("perfassert: MaxDuration(%s): want a positive duration", textfmt.Duration(d))
 		}
-		c.maxDuration = d
+		c.maxDuration, c.maxDurationSet = d, true
 	})
 }
 
-// Rate sets the sampling rate in Hz (default 100, runtime/pprof's rate; at
-// most 10000). The kernel may deliver fewer samples than asked above its
+// Rate sets runtime/pprof's sampling rate in Hz (at most 10000), and with
+// it makes the capture use runtime/pprof alone unless Sampler("perf") is
+// given too (then Rate is the rate of the goroutines the function starts).
+// Without Rate, runtime/pprof alone samples at the highest rate the kernel
+// was measured to deliver (see Sampler). The kernel may deliver fewer samples than asked above its
 // timer frequency (often 250 Hz on Linux: 500 Hz gave about 230 samples a
 // second here); each sample still counts one period, so absolute times then
 // read low. Capture compares the samples with the CPU time the process used
@@ -90,7 +122,7 @@ func Rate(hz int) CaptureOption {
 		if hz <= 0 || hz > 10000 {
 			c.err = fmt.Errorf("perfassert: Rate(%d): want 1..10000 Hz", hz)
 		}
-		c.hz = hz
+		c.hz, c.hzSet = hz, true
 	})
 }
 
@@ -125,7 +157,7 @@ func Precision(relErr float64) CaptureOption {
 		if !(relErr > 0 && relErr < 1) {
 			c.err = fmt.Errorf("perfassert: Precision(%v): want a relative error in (0,1)", relErr)
 		}
-		c.precision = relErr
+		c.precision, c.precisionSet = relErr, true
 	})
 }
 
@@ -168,6 +200,7 @@ type captureStats struct {
 	top        string
 	rse        float64
 	lost       string // the lost-samples warning, if samples were lost
+	sampler    string // which sampler ran, at what rate (samplerText)
 }
 
 func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *captureStats, error) {
@@ -183,6 +216,42 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	}
 	if fn == nil {
 		return nil, nil, errors.New("perfassert: Capture of a nil function")
+	}
+	if err := resolveSampler(&c); err != nil {
+		return nil, nil, err
+	}
+	// A baseline is recorded once and compared with every later capture:
+	// it gets recordScale times the samples and time, so that the
+	// comparison's error is mostly the later capture's.
+	scale := int64(1)
+	if updating() {
+		scale = recordScale
+	}
+	if c.sampler == samplerPerf {
+		// Thousands of samples a second: precise shares within the time
+		// a test can spend.
+		if !c.minSamplesSet {
+			c.minSamples = PerfMinSamples
+		}
+		if !c.precisionSet {
+			c.precision = PerfPrecision
+		}
+		if !c.maxDurationSet {
+			c.maxDuration = PerfMaxDuration
+		}
+	}
+	if !c.minSamplesSet {
+		c.minSamples *= scale
+	}
+	if c.sampler == samplerPerf {
+		// Goroutines the function starts are sampled by runtime/pprof at
+		// c.hz: the capture lasts for childPeriods of its periods at
+		// least, so that a goroutine doing a fair share of the work is
+		// seen.
+		c.minSamples = max(c.minSamples, int64(math.Ceil(childPeriods*c.sampleHz()/float64(c.hz))))
+	}
+	if !c.maxDurationSet {
+		c.maxDuration *= time.Duration(scale)
 	}
 	s := &session{cfg: c, fn: fn, fnName: funcName(fn),
 		verdict: make(chan bool, 1), admitted: make(chan error, 1), finished: make(chan struct{})}
@@ -200,6 +269,9 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	<-s.finished
 	if s.err != nil {
 		return nil, nil, s.err
+	}
+	if s.perfErr != nil {
+		return nil, nil, fmt.Errorf("perfassert: the perf sampler on the capturing thread: %w", s.perfErr)
 	}
 	p, err := s.assemble()
 	if err != nil {
@@ -219,6 +291,18 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	}
 	st.runs = len(rec.Runs)
 	st.lost = rec.LostSamplesWarning()
+	delivered := 0.0
+	if s.perf != nil {
+		s.mu.Lock()
+		if s.perf.cpu > 0 {
+			delivered = float64(s.perf.n) / s.perf.cpu.Seconds()
+		}
+		if s.perf.lost > 0 {
+			st.lost = strings.TrimPrefix(st.lost+"; ", "; ") + fmt.Sprintf("the perf ring buffer overflowed: %d samples lost", s.perf.lost)
+		}
+		s.mu.Unlock()
+	}
+	st.sampler = samplerText(c, delivered)
 	return p, st, nil
 }
 
@@ -309,6 +393,7 @@ func Capture(t TestingT, fn func(), opts ...CaptureOption) *profile.Profile {
 		t.Errorf("perfassert.Capture: %s", strings.TrimPrefix(err.Error(), "perfassert: "))
 		return nil
 	}
+	samplerNote.Do(func() { logf(t, "perfassert.Capture: %s", st.sampler) })
 	logf(t, "perfassert.Capture: %s: %s", name, st)
 	return p
 }

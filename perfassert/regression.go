@@ -378,7 +378,48 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		return false
 	}
 	opts = append([]diff.Option{diff.WithoutHeadline()}, opts...)
-	return reportRegression(t, "MatchBaseline", "base = "+path+runsNote(bs)+", head = current"+runsNote(cs), bs, cs, opts)
+	rep, err := CheckRegression(bs, cs, opts...)
+	if err != nil {
+		t.Errorf("perfassert.MatchBaseline: %v", err)
+		return false
+	}
+	if note := thinBaseline(path, rep, bs, cs); note != "" {
+		logf(t, "perfassert.MatchBaseline: %s", note)
+	}
+	return reportReport(t, "MatchBaseline", "base = "+path+runsNote(bs)+", head = current"+runsNote(cs), "function", rep)
+}
+
+// thinBaseline says when a baseline is too thin for the comparison: the
+// heaviest function judged could not be seen to slow down by the minimum
+// change (Settings.MinRelative) with 80% probability, and the baseline has
+// fewer samples or runs than the capture it is compared with, so that
+// recording it longer would help. It names the settings that fix it.
+func thinBaseline(path string, rep *diff.Report, bs, cs []*profile.Profile) string {
+	var top *diff.Row
+	for i := range rep.Rows {
+		r := &rep.Rows[i]
+		if r.MinDetectable <= 0 || r.Verdict == diff.New || r.Verdict == diff.Gone {
+			continue
+		}
+		if top == nil || r.Base.Metric > top.Base.Metric {
+			top = r
+		}
+	}
+	if top == nil || top.MinDetectable <= rep.Settings.MinRelative {
+		return ""
+	}
+	var nb, nc int64
+	for _, p := range bs {
+		nb += countSamples(p)
+	}
+	for _, p := range cs {
+		nc += countSamples(p)
+	}
+	if nb >= nc && len(bs) >= len(cs) {
+		return "" // the capture is as thin: more baseline would not help much
+	}
+	return fmt.Sprintf("baseline %s is thin (%d samples in %d runs; the capture: %d in %d): the heaviest function judged, %s, would have to slow down by %.0f%% to be detected (80%% chance), the minimum change being %.0f%%; record it with more samples: %s=1 with Capture options perfassert.MinSamples(%d) and perfassert.MaxDuration(...) long enough for them",
+		path, nb, len(bs), nc, len(cs), top.Name, 100*top.MinDetectable, 100*rep.Settings.MinRelative, UpdateEnv, max(4*nc, 2*nb))
 }
 
 // runsOf is the runs of p, or p alone when its runs cannot be told.

@@ -48,6 +48,11 @@ type Record struct {
 	Race bool `json:"race,omitempty"`
 	// RateHz is the sampling rate asked for, in samples per second.
 	RateHz int `json:"rate_hz,omitempty"`
+	// Sampler names what took the samples: "perf" (the Linux cpu-clock
+	// perf event on the capturing thread, with runtime/pprof for the
+	// goroutines it started) or "pprof" (runtime/pprof alone); "" is
+	// unknown, as in profiles written before it was recorded.
+	Sampler string `json:"sampler,omitempty"`
 	// WorkUnit names what Run.Work counts: "iteration" (Capture), "op" (a
 	// benchmark's b.N), or a caller's own word.
 	WorkUnit string `json:"work_unit,omitempty"`

@@ -1,0 +1,49 @@
+package perfassert
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/perfevent"
+	"github.com/hotbudget/hotbudget/internal/testchild"
+)
+
+// TestSamplerRefusedFallsBack: where the kernel refuses perf events, a
+// capture uses runtime/pprof alone and says once why and how to allow the
+// fast sampler; a capture that asks for the perf sampler fails saying why.
+// The refusal is simulated (this machine allows perf events).
+func TestSamplerRefusedFallsBack(t *testing.T) {
+	if testchild.Rerun(t, testchild.RuntimeRateLine) {
+		return
+	}
+	refusal := fmt.Errorf("perfevent: %w: refused by the kernel (permission denied) at kernel.perf_event_paranoid = 4, which forbids perf events to unprivileged processes", perfevent.ErrUnavailable)
+	old := perfState
+	perfState = func() error { return refusal }
+	samplerNote = sync.Once{}
+	t.Cleanup(func() { perfState = old })
+	t.Setenv(SamplerEnv, "")
+
+	r := &recT{}
+	p := Capture(r, func() { ownWork(20_000) }, MinSamples(20), MaxDuration(2*time.Second))
+	if p == nil {
+		t.Fatalf("no profile: %v", r.errs)
+	}
+	if rec, _, _ := meta.Get(p); rec.Sampler != samplerPprof {
+		t.Errorf("record says sampler %q, want pprof", rec.Sampler)
+	}
+	logs := strings.Join(r.logs, "\n")
+	t.Log(logs)
+	for _, want := range []string{"sampler: runtime/pprof at ", "the perf sampler (2,000 Hz) is unavailable", "perf_event_paranoid = 4", "`sysctl kernel.perf_event_paranoid=2`"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logs)
+		}
+	}
+	if _, err := CaptureProfile(func() {}, Sampler("perf")); !errors.Is(err, perfevent.ErrUnavailable) || !strings.Contains(err.Error(), "paranoid") {
+		t.Errorf("Sampler(\"perf\") where refused: %v", err)
+	}
+}
