@@ -149,6 +149,68 @@ func Compare(base, head []*profile.Profile, opts ...Option) (*Report, error) {
 	return s.compare(bx, hx)
 }
 
+// Pair is one comparison of several judged together (CompareEach): the
+// base and head profiles of one benchmark, say, under a name.
+type Pair struct {
+	Name       string
+	Base, Head []*profile.Profile
+}
+
+// CompareEach judges every pair on its own, as Compare does (its own
+// functions, noise, headline and report, named Pair.Name), but decides all
+// their functions together: one Benjamini–Hochberg adjustment over every
+// pair's tests holds the false-discovery rate across all of them. A
+// function holding 10% of one benchmark is judged at 10%, not at its 0.5%
+// of a profile merging forty benchmarks, and forty benchmarks judged
+// apart do not multiply the false alarms by forty.
+func CompareEach(pairs []Pair, opts ...Option) ([]*Report, error) {
+	js := make([]*judging, len(pairs))
+	for i, p := range pairs {
+		s, err := newEngine(opts)
+		if err != nil {
+			return nil, err
+		}
+		if len(p.Base) == 0 || len(p.Head) == 0 {
+			return nil, fmt.Errorf("diff: %s: no base or no head profiles", p.Name)
+		}
+		xs := [2][]*analysis.Index{}
+		for k, ps := range [][]*profile.Profile{p.Base, p.Head} {
+			for n, q := range ps {
+				if q == nil {
+					return nil, fmt.Errorf("diff: %s: %s profile %d is nil", p.Name, [2]string{"base", "head"}[k], n+1)
+				}
+				x, err := analysis.NewIndex(q)
+				if err != nil {
+					return nil, fmt.Errorf("diff: %s: %s profile %d: %w", p.Name, [2]string{"base", "head"}[k], n+1, err)
+				}
+				xs[k] = append(xs[k], x)
+			}
+		}
+		b, err := s.side("base", xs[0], s.BaseOps)
+		if err != nil {
+			return nil, fmt.Errorf("diff: %s: %w", p.Name, err)
+		}
+		h, err := s.side("head", xs[1], s.HeadOps)
+		if err != nil {
+			return nil, fmt.Errorf("diff: %s: %w", p.Name, err)
+		}
+		if js[i], err = s.prepare(b, h); err != nil {
+			return nil, fmt.Errorf("diff: %s: %w", p.Name, err)
+		}
+		js[i].rep.Name = p.Name
+	}
+	decide(js)
+	reps := make([]*Report, len(js))
+	for i, j := range js {
+		j.finish()
+		if err := j.rep.explain(); err != nil {
+			return nil, fmt.Errorf("diff: %s: %w", pairs[i].Name, err)
+		}
+		reps[i] = j.rep
+	}
+	return reps, nil
+}
+
 // CompareIndex is Compare for profiles already indexed (analysis.NewIndex,
 // or analysis.ParseIndex straight from a Go profile's bytes, which spares
 // building a *profile.Profile): the same verdicts, from the same tables.

@@ -219,7 +219,7 @@ type Row struct {
 	// adjusted value, 1 below the minimum effect.
 	P    float64 `json:"p"`
 	Q    float64 `json:"q"`
-	Test string  `json:"test"` // "moderated-t", "pair-t", "exact", "exact-t", "mann-whitney", "welch-t", "none"
+	Test string  `json:"test"` // "moderated-t", "pair-t", "exact", "exact-t", "mann-whitney", "welch-t", "presence" (new or gone), "none"
 	// Scale is how much the rest of the profile's shares moved, head over
 	// base, factored out of Head.Metric in Share mode (1 otherwise).
 	Scale float64 `json:"scale"`
@@ -227,9 +227,9 @@ type Row struct {
 	// would detect with 80% probability, were this function the only one
 	// that changed; RunsNeeded is how many runs a side would detect the
 	// minimum change (Settings.MinRelative). Both are 0 when untested.
-	MinDetectable float64  `json:"min_detectable"`
-	RunsNeeded    int      `json:"runs_needed"`
-	Verdict       Verdict  `json:"verdict"`
+	MinDetectable float64 `json:"min_detectable"`
+	RunsNeeded    int     `json:"runs_needed"`
+	Verdict       Verdict `json:"verdict"`
 	// Ungated is true for a function outside Settings.Gate: shown, never
 	// judged regressed, improved, new or gone.
 	Ungated bool `json:"ungated,omitempty"`
@@ -237,8 +237,8 @@ type Row struct {
 	// slower by at least the minimum change with a small p-value whose
 	// adjusted q is above the false-discovery rate, or a significant
 	// change of an ungated function. A near miss never fails the gate.
-	NearMiss string `json:"near_miss,omitempty"`
-	Warnings      []string `json:"warnings,omitempty"`
+	NearMiss string   `json:"near_miss,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 	// RenamedFrom lists the base names matched with this function by
 	// Settings.Rename (WithRename, --rename).
 	RenamedFrom []string `json:"renamed_from,omitempty"`
@@ -301,8 +301,8 @@ type Report struct {
 	Settings Settings `json:"-"`
 	// Name names the comparison among several (CompareEach: a benchmark).
 	Name string `json:"name,omitempty"`
-	Base     Side     `json:"base"`
-	Head     Side     `json:"head"`
+	Base Side   `json:"base"`
+	Head Side   `json:"head"`
 	// Headline is the verdict on the whole profile's time per unit of work.
 	Headline Headline `json:"headline"`
 	// Noise is the noise model the comparison learned.
