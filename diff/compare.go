@@ -208,6 +208,22 @@ func CompareEach(pairs []Pair, opts ...Option) ([]*Report, error) {
 		}
 		reps[i] = j.rep
 	}
+	// The headlines too are judged with one false-discovery control.
+	var hp []float64
+	var hi []int
+	for i, r := range reps {
+		if r.Headline.Judged {
+			hp = append(hp, r.Headline.P)
+			hi = append(hi, i)
+		}
+	}
+	for k, q := range stats.BH(hp) {
+		h := &reps[hi[k]].Headline
+		h.Q = q
+		if (h.Verdict == Regressed || h.Verdict == Improved) && q >= reps[hi[k]].Settings.Alpha {
+			h.Verdict = Unchanged
+		}
+	}
 	return reps, nil
 }
 

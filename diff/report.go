@@ -248,6 +248,9 @@ func pString(row Row) string {
 	return fmtP(row.P)
 }
 
+// Summary is the report's last line: what needs attention.
+func (r *Report) Summary() string { return r.summary() }
+
 // summary is one line: what needs attention.
 func (r *Report) summary() string {
 	c := r.Counts()
