@@ -65,12 +65,11 @@ fail. The diff flags below apply to the functions; --alpha, --assume and
 --min-change to the benchmarks too.
 
 Time: each benchmark runs about --benchtime per run and side, plus the
-start of its test binary and its setup; the calibration costs about two
---benchtime per benchmark. record measures these and prints an estimate,
-then the time left after every run. On two cores a module of 50
-benchmarks takes about 50 × (2 × --runs + 2) × --benchtime plus 1-2 s a
-benchmark and run: 10 min at --runs 5 --benchtime 1s; --benchtime 300ms
-makes it about 4 min.
+start of its test binary and its setup (about 1.3 s a run on a module of
+46 benchmarks), and is calibrated once (about two --benchtime). record
+measures both after calibrating, prints its estimate, then the time left
+after every run; --budget fits the runs into a limit by running fewer
+iterations of every benchmark.
 
 Written under --out:
 
