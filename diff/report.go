@@ -17,6 +17,7 @@ const SchemaVersion = "hotbudget.diff/v2"
 // jsonReport is what WriteJSON writes; its doc comment has the schema.
 type jsonReport struct {
 	Schema      string            `json:"schema"`
+	Name        string            `json:"name,omitempty"`
 	Metric      Metric            `json:"metric"`
 	Mode        Mode              `json:"mode"`
 	Key         Key               `json:"key"`
@@ -58,6 +59,7 @@ func (r *Report) Counts() map[Verdict]int {
 //
 //	{
 //	  "schema": "hotbudget.diff/v2",
+//	  "name": "PKG BenchmarkX",   // one of several judged together (CompareEach; omitted otherwise)
 //	  "metric": "self" | "total",
 //	  "mode": "share" | "absolute" | "per-op",
 //	  "key": "name" | "name+file" | "name+file+line",
@@ -147,7 +149,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(jsonReport{
-		Schema: SchemaVersion, Metric: r.Settings.Metric, Mode: r.Settings.Mode, Key: r.Settings.Key,
+		Schema: SchemaVersion, Name: r.Name, Metric: r.Settings.Metric, Mode: r.Settings.Mode, Key: r.Settings.Key,
 		Assume: r.Settings.Assume, Anchor: r.Settings.Anchor, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
 		MinAbsolute: int64(r.Settings.MinAbsolute), MinShare: r.Settings.MinShare,
 		SameWork: r.Settings.SameWork, Rename: r.Settings.Rename, Base: r.Base, Head: r.Head,
