@@ -1466,8 +1466,8 @@ func decide(js []*judging) {
 			s.verdict(row, s.bigEnough(row))
 			if row.Ungated && row.Verdict != Unchanged {
 				if row.Verdict == Regressed {
-					row.NearMiss = fmt.Sprintf("%s, q=%s: significant, but not gated (outside the gated functions; gate every function with --gate '.')",
-						pct(row.Relative), fmtP(row.Q))
+					row.NearMiss = fmt.Sprintf("%s, %s, q=%.3g: significant, but not gated (outside the gated functions; gate every function with --gate '.')",
+						pct(row.Relative), fmtP(row.P), row.Q)
 				}
 				row.Verdict = Unchanged
 			}
@@ -1490,8 +1490,8 @@ func (s *engine) nearMisses(rep *Report) {
 			continue
 		}
 		if row.Q >= s.Alpha && row.Q < math.Min(nearMissQ*s.Alpha, 0.5) {
-			row.NearMiss = fmt.Sprintf("%s with p=%s, but q=%s is above the false-discovery rate %g: more runs would tell",
-				pct(row.Relative), fmtP(row.P), fmtP(row.Q), s.Alpha)
+			row.NearMiss = fmt.Sprintf("%s with %s, but q=%.3g is above the false-discovery rate %g: more runs would tell",
+				pct(row.Relative), fmtP(row.P), row.Q, s.Alpha)
 		}
 	}
 }
