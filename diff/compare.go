@@ -1399,8 +1399,8 @@ func (s *engine) values(m *measured, runs []*run, head []bool) (Value, Value) {
 //
 // The family is every function present on both sides that is large
 // enough on one of them for its change to reach the absolute minimum
-// effect, and every sizeable function on one side only (whether it is
-// new or gone): chosen by size, never by the observed change, since
+// effect, and, in a family of their own, every sizeable function on one
+// side only (whether it is new or gone): chosen by size, never by the observed change, since
 // keeping only the functions that moved most would shrink the correction
 // and let noise through. Benjamini–Hochberg runs over the whole family
 // twice: on the one-sided p-values for "slower" (the gate's question) and
@@ -1412,7 +1412,11 @@ func decide(js []*judging) {
 		j   *judging
 		row *Row
 	}
-	var gated, ungated []member
+	// Families: gated and ungated, tested and on one side only. Functions
+	// on one side only are adjusted among themselves: many of them are
+	// small, and in one family their small weights would raise the
+	// weights, and lower the q, of the large functions tested.
+	fams := map[[2]bool][]member{}
 	for _, j := range js {
 		for i := range j.rep.Rows {
 			row := &j.rep.Rows[i]
@@ -1424,14 +1428,12 @@ func decide(js []*judging) {
 				row.Verdict, row.Q = Unchanged, 1
 				continue
 			}
-			if row.Ungated {
-				ungated = append(ungated, member{j, row})
-			} else {
-				gated = append(gated, member{j, row})
-			}
+			k := [2]bool{row.Ungated, row.presence != ""}
+			fams[k] = append(fams[k], member{j, row})
 		}
 	}
-	for _, fam := range [][]member{gated, ungated} {
+	for _, k := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+		fam := fams[k]
 		up := make([]float64, len(fam))
 		down := make([]float64, len(fam))
 		w := make([]float64, len(fam))

@@ -709,20 +709,17 @@ func TestAssumptions(t *testing.T) {
 
 // A function seen on one side only is new (or gone) when its samples could
 // not all have fallen on that side by chance, adjusted with the other
-// functions' tests. Worked by hand: with equal sampled time on both sides
-// each sample of a function of unchanged rate lands on the head side with
-// probability 1/2, so k samples all there have p = 2^-k. The family is
-// gcAssist and work (main has no self time); their false-discovery weights
-// are min(1, share × 10% / 0.5%): gcAssist's k/400 × 20, work's 1, scaled
-// to average 1. k = 6: weight 0.3 → 0.3/0.65, q = 2 × (1/64)/(0.3/0.65) =
-// 0.068 > 0.05, unchanged; k = 7: weight 0.35 → 0.35/0.675, q = 2 ×
-// (1/128)/(0.35/0.675) = 0.030 < 0.05, new. All are sizeable (≥ 0.5% of
+// functions seen on one side only (here there are none). Worked by hand:
+// with equal sampled time on both sides each sample of a function of
+// unchanged rate lands on the head side with probability 1/2, so 4 samples
+// all there have p = 1/16 = 0.0625 > 0.05 (not distinguishable from none:
+// unchanged), 5 have p = 1/32 < 0.05 (new). Both are sizeable (≥ 0.5% of
 // the profile).
 func TestNewNeedsSamplesThatCouldNotBeChance(t *testing.T) {
 	for _, c := range []struct {
 		k    int
 		want diff.Verdict
-	}{{4, diff.Unchanged}, {6, diff.Unchanged}, {7, diff.New}, {40, diff.New}} {
+	}{{4, diff.Unchanged}, {5, diff.New}, {40, diff.New}} {
 		base := folded(t, fmt.Sprintf("main;work %d\n", 400))
 		head := folded(t, fmt.Sprintf("main;work %d\nmain;gcAssist %d\n", 400-c.k, c.k))
 		r := compare(t, one(base), one(head), diff.WithoutHeadline())
