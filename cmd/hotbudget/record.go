@@ -50,6 +50,13 @@ uncommitted changes included. Run it inside the repository, from the
 directory the package patterns are relative to. In a shallow clone fetch
 the base first (actions/checkout: fetch-depth: 0).
 
+Each run is profiled with Linux perf events (the cpu-clock event, 10,000
+samples a second of CPU time, opened on the test binary before it starts
+and symbolised from it) where the kernel allows them
+(kernel.perf_event_paranoid 2 or lower), else with go test -cpuprofile
+(runtime/pprof, 100 a second); record says which on its first run.
+HOTBUDGET_SAMPLER=pprof forces go test -cpuprofile, =perf perf events.
+
 Since both sides do the same work, functions are compared by their CPU
 time per run (--mode absolute; --mode share compares shares of the
 profile). Each benchmark is its own comparison, with its own profile,
@@ -142,6 +149,9 @@ func (c *cli) record(args []string) int {
 	}
 	if o.count < 1 {
 		return c.usageErr("record", "--count must be at least 1, got %d", o.count)
+	}
+	if err := checkSampler(c.getenv(samplerEnv)); err != nil {
+		return c.usageErr("record", "%v", err)
 	}
 	if _, err := regexp.Compile(o.bench); err != nil {
 		return c.usageErr("record", "--bench: %v", err)
@@ -384,6 +394,7 @@ type recorder struct {
 	tmp   string
 	start time.Time
 	mu    sync.Mutex // progress is written from the two sides' builds at once
+	prof  recProfiler
 }
 
 // recSide is one revision being recorded.
@@ -655,20 +666,9 @@ func since(t time.Time) string { return time.Since(t).Round(100 * time.Milliseco
 // runBinary runs a test binary's benchmarks in its package's directory,
 // as go test does, and returns their output.
 func (r *recorder) runBinary(ctx context.Context, s *recSide, b *testBinary, args ...string) ([]byte, error) {
-	all := append([]string{"-test.run", "^$", "-test.cpu", strconv.Itoa(r.o.procs), "-test.benchmem"}, args...)
-	cmd := exec.CommandContext(ctx, b.path, all...)
-	cmd.Dir = b.dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd, stdout, stderr := r.benchCmd(ctx, b, args...)
 	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		out := strings.TrimSpace(stdout.String() + stderr.String())
-		if lines := strings.Split(out, "\n"); len(lines) > 40 {
-			out = "...\n" + strings.Join(lines[len(lines)-40:], "\n")
-		}
-		return nil, fmt.Errorf("the benchmarks of %s at %s %s failed: %v\n%s", b.pkg, s.name, s.rev, err, out)
+		return nil, benchFailed(ctx, s, b, err, stdout, stderr)
 	}
 	return stdout.Bytes(), nil
 }
@@ -919,9 +919,9 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._=+-]+`)
 // profile, with the iterations it did recorded in it.
 func (r *recorder) runLeaf(ctx context.Context, s *recSide, l leaf, run int) (*profile.Profile, int64, error) {
 	b := s.bins[l.pkg]
-	raw := filepath.Join(s.tmp, "cpu.pprof")
-	out, err := r.runBinary(ctx, s, b, "-test.bench", l.pattern(), "-test.benchtime", fmt.Sprintf("%dx", l.iters),
-		"-test.count", strconv.Itoa(r.o.count), "-test.cpuprofile", raw)
+	what := fmt.Sprintf("%s %s at %s %s", l.pkg, l.name, s.name, s.rev)
+	out, p, err := r.profileRun(ctx, s, b, what, "-test.bench", l.pattern(), "-test.benchtime", fmt.Sprintf("%dx", l.iters),
+		"-test.count", strconv.Itoa(r.o.count))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -933,16 +933,7 @@ func (r *recorder) runLeaf(ctx context.Context, s *recSide, l leaf, run int) (*p
 		}
 	}
 	if iters == 0 {
-		return nil, 0, fmt.Errorf("%s %s at %s %s printed no result (was it skipped?):\n%s", l.pkg, l.name, s.name, s.rev, strings.TrimSpace(string(out)))
-	}
-	f, err := os.Open(raw)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s %s at %s %s wrote no CPU profile: %w", l.pkg, l.name, s.name, s.rev, err)
-	}
-	p, err := profile.Parse(f)
-	f.Close()
-	if err != nil {
-		return nil, 0, fmt.Errorf("the CPU profile of %s %s at %s %s: %w", l.pkg, l.name, s.name, s.rev, err)
+		return nil, 0, fmt.Errorf("%s printed no result (was it skipped?):\n%s", what, strings.TrimSpace(string(out)))
 	}
 	meta.Set(p, meta.Record{
 		Name:  fmt.Sprintf("%s %s at %s %s, run %d", l.pkg, l.name, s.name, s.rev, run),

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/binsym"
+	"github.com/hotbudget/hotbudget/internal/perfexec"
+)
+
+// samplerEnv picks record's profiler, as it picks perfassert.Capture's
+// (perfassert.SamplerEnv): "pprof" forces go test's -test.cpuprofile
+// (runtime/pprof), "perf" Linux perf events (record fails where they are
+// refused), "auto" or unset perf events where allowed, else pprof.
+const samplerEnv = "HOTBUDGET_SAMPLER"
+
+// recProfiler is what record knows of its profiler across runs.
+type recProfiler struct {
+	mu      sync.Mutex
+	refused error // why perf events were refused, once they were
+	said    bool  // the note on the profiler was written
+	syms    map[string]*binsym.Binary
+}
+
+// profileRun runs a test binary's benchmarks once (args select them, as
+// for runBinary) under the profiler, and returns their output and CPU
+// profile. what names the run in errors. The first run says which profiler
+// ran and at what rate; where perf events are refused it says so and how
+// to allow them.
+func (r *recorder) profileRun(ctx context.Context, s *recSide, b *testBinary, what string, args ...string) ([]byte, *profile.Profile, error) {
+	mode := r.c.getenv(samplerEnv)
+	if err := checkSampler(mode); err != nil {
+		return nil, nil, err
+	}
+	pr := &r.prof
+	pr.mu.Lock()
+	refused := pr.refused
+	pr.mu.Unlock()
+	if mode != "pprof" && refused == nil {
+		out, p, err := r.perfRun(ctx, s, b, what, args)
+		if err == nil || !errors.Is(err, perfexec.ErrUnavailable) || mode == "perf" {
+			return out, p, err
+		}
+		pr.mu.Lock()
+		pr.refused = err
+		pr.mu.Unlock()
+	}
+	return r.pprofRun(ctx, s, b, what, mode, args)
+}
+
+// checkSampler checks the value of samplerEnv.
+func checkSampler(mode string) error {
+	switch mode {
+	case "", "auto", "perf", "pprof":
+		return nil
+	}
+	return fmt.Errorf("%s=%q: want perf, pprof or auto", samplerEnv, mode)
+}
+
+// runPerf is perfexec.Run; tests replace it to refuse perf events.
+var runPerf = perfexec.Run
+
+// benchCmd is the command that runs a test binary's benchmarks, as go test
+// runs them, in its package's directory.
+func (r *recorder) benchCmd(ctx context.Context, b *testBinary, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	all := append([]string{"-test.run", "^$", "-test.cpu", strconv.Itoa(r.o.procs), "-test.benchmem"}, args...)
+	cmd := exec.CommandContext(ctx, b.path, all...)
+	cmd.Dir = b.dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	return cmd, &stdout, &stderr
+}
+
+// benchFailed is the error of benchmarks that failed.
+func benchFailed(ctx context.Context, s *recSide, b *testBinary, err error, stdout, stderr *bytes.Buffer) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	out := strings.TrimSpace(stdout.String() + stderr.String())
+	if lines := strings.Split(out, "\n"); len(lines) > 40 {
+		out = "...\n" + strings.Join(lines[len(lines)-40:], "\n")
+	}
+	return fmt.Errorf("the benchmarks of %s at %s %s failed: %v\n%s", b.pkg, s.name, s.rev, err, out)
+}
+
+// perfRun profiles with perf events opened on the test binary before it
+// starts (perfexec), symbolised from the binary.
+func (r *recorder) perfRun(ctx context.Context, s *recSide, b *testBinary, what string, args []string) ([]byte, *profile.Profile, error) {
+	cmd, stdout, stderr := r.benchCmd(ctx, b, args...)
+	res, err := runPerf(cmd, perfexec.Options{})
+	if errors.Is(err, perfexec.ErrUnavailable) {
+		return nil, nil, err
+	}
+	if err != nil {
+		return nil, nil, benchFailed(ctx, s, b, err, stdout, stderr)
+	}
+	pr := &r.prof
+	pr.mu.Lock()
+	sym := pr.syms[b.path]
+	pr.mu.Unlock()
+	if sym == nil {
+		if sym, err = binsym.Open(b.path); err != nil {
+			return nil, nil, fmt.Errorf("the symbols of %s: %w", what, err)
+		}
+		pr.mu.Lock()
+		if pr.syms == nil {
+			pr.syms = map[string]*binsym.Binary{}
+		}
+		pr.syms[b.path] = sym
+		pr.mu.Unlock()
+	}
+	p, err := perfexec.Profile(res, sym)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the CPU profile of %s: %w", what, err)
+	}
+	if res.Lost > uint64(len(res.Samples)/100) {
+		r.progress("warning: %s: the kernel dropped %d of %d samples (a ring buffer was full): the profile under-counts", what, res.Lost, uint64(len(res.Samples))+res.Lost)
+	}
+	r.sayOnce("profiling each run with perf events (cpu-clock): %.0f samples/s asked, %.0f delivered per second of user CPU time in the first run, %d lost (%s=pprof profiles with go test -cpuprofile instead)",
+		1/res.Period.Seconds(), res.Rate(), res.Lost, samplerEnv)
+	return stdout.Bytes(), p, nil
+}
+
+// pprofRun profiles with go test's -test.cpuprofile, runtime/pprof's 100 Hz.
+func (r *recorder) pprofRun(ctx context.Context, s *recSide, b *testBinary, what, mode string, args []string) ([]byte, *profile.Profile, error) {
+	dir, err := os.MkdirTemp(s.tmp, "cpu")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	raw := filepath.Join(dir, "cpu.pprof")
+	cmd, stdout, stderr := r.benchCmd(ctx, b, append(args, "-test.cpuprofile", raw)...)
+	if err := cmd.Run(); err != nil {
+		return nil, nil, benchFailed(ctx, s, b, err, stdout, stderr)
+	}
+	f, err := os.Open(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s wrote no CPU profile: %w", what, err)
+	}
+	p, err := profile.Parse(f)
+	f.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("the CPU profile of %s: %w", what, err)
+	}
+	// The rate delivered: samples per second of the process's CPU time
+	// (the profile covers the benchmarks, nearly all of it).
+	rate := 0.0
+	if st := cmd.ProcessState; st != nil {
+		if cpu := st.UserTime() + st.SystemTime(); cpu > 0 {
+			n := int64(0)
+			for _, smp := range p.Sample {
+				n += smp.Value[0]
+			}
+			rate = float64(n) / cpu.Seconds()
+		}
+	}
+	pr := &r.prof
+	pr.mu.Lock()
+	refused := pr.refused
+	pr.mu.Unlock()
+	why := samplerEnv + "=pprof"
+	if mode != "pprof" && refused != nil {
+		why = fmt.Sprintf("perf events are refused here (%v); sysctl kernel.perf_event_paranoid=2 allows them and samples at %.0f Hz", refused, 1/perfexec.DefaultPeriod.Seconds())
+	}
+	r.sayOnce("profiling each run with go test -cpuprofile (runtime/pprof asks %d Hz; %.0f samples per second of CPU time delivered in the first run): %s",
+		rateHz(p), rate, why)
+	return stdout.Bytes(), p, nil
+}
+
+// sayOnce writes a progress line the first time it is called.
+func (r *recorder) sayOnce(format string, args ...any) {
+	r.prof.mu.Lock()
+	said := r.prof.said
+	r.prof.said = true
+	r.prof.mu.Unlock()
+	if !said {
+		r.progress(format, args...)
+	}
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/perfevent"
+	"github.com/hotbudget/hotbudget/internal/perfexec"
+)
+
+// recordEnv runs record with env as its environment.
+func recordEnv(t *testing.T, dir string, env map[string]string, args ...string) result {
+	t.Helper()
+	t.Chdir(dir)
+	var stdout, stderr bytes.Buffer
+	code := run(append([]string{"record"}, args...), strings.NewReader(""), &stdout, &stderr, func(k string) string { return env[k] })
+	t.Logf("%v hotbudget record %s: exit %d\n%s", env, strings.Join(args, " "), code, stderr.String())
+	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
+}
+
+// readRun reads the profile of run 1 of BenchmarkProcess on one side.
+func readRun(t *testing.T, out, side string) (*profile.Profile, meta.Record) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(out, side, "example.com", "rec", "BenchmarkProcess.1.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := meta.Get(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, rec
+}
+
+func samplesOf(p *profile.Profile, fn string) (n, all int64) {
+	for _, s := range p.Sample {
+		all += s.Value[0]
+		for _, l := range s.Location {
+			for _, ln := range l.Line {
+				if ln.Function.Name == fn {
+					n += s.Value[0]
+					goto next
+				}
+			}
+		}
+	next:
+	}
+	return n, all
+}
+
+// TestRecordSampler: record profiles with perf events where they are
+// allowed, at 10 kHz; HOTBUDGET_SAMPLER=pprof forces go test -cpuprofile;
+// where perf events are refused it falls back and says so once, with the
+// rate it got and how to allow perf events; a bad value is a usage error.
+func TestRecordSampler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and benchmarks two revisions; skipped with -short")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	repo := gitRepo(t)
+	args := func(out string) []string {
+		return []string{"--runs", "2", "--benchtime", "300ms", "--out", out, "HEAD~2", "HEAD"}
+	}
+	notes := func(r result, what string) {
+		t.Helper()
+		if n := strings.Count(r.stderr, "profiling each run with"); n != 1 {
+			t.Errorf("%s: %d notes on the profiler, want 1:\n%s", what, n, r.stderr)
+		}
+	}
+
+	t.Run("pprof", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "perf")
+		r := recordEnv(t, repo, map[string]string{samplerEnv: "pprof"}, args(out)...)
+		if r.code == exitUsage {
+			t.Fatalf("exit %d", r.code)
+		}
+		notes(r, "pprof")
+		if !strings.Contains(r.stderr, "go test -cpuprofile (runtime/pprof asks 100 Hz;") || !strings.Contains(r.stderr, "HOTBUDGET_SAMPLER=pprof") {
+			t.Errorf("the note does not say runtime/pprof was forced:\n%s", r.stderr)
+		}
+		for _, side := range []string{"base", "head"} {
+			if p, rec := readRun(t, out, side); rec.RateHz != 100 || p.Period != 10_000_000 {
+				t.Errorf("%s: %d Hz, period %d, want runtime/pprof's 100 Hz", side, rec.RateHz, p.Period)
+			}
+		}
+	})
+
+	t.Run("refused", func(t *testing.T) {
+		t.Cleanup(func() { runPerf = perfexec.Run })
+		calls := 0
+		runPerf = func(cmd *exec.Cmd, o perfexec.Options) (*perfexec.Result, error) {
+			calls++
+			return nil, fmt.Errorf("perfevent: perf events are refused (kernel.perf_event_paranoid is 3): %w", perfexec.ErrUnavailable)
+		}
+		out := filepath.Join(t.TempDir(), "perf")
+		r := recordEnv(t, repo, nil, args(out)...)
+		if r.code == exitUsage {
+			t.Fatalf("exit %d", r.code)
+		}
+		notes(r, "refused")
+		if !strings.Contains(r.stderr, "perf events are refused here (perfevent: perf events are refused (kernel.perf_event_paranoid is 3)") ||
+			!strings.Contains(r.stderr, "sysctl kernel.perf_event_paranoid=2 allows them") {
+			t.Errorf("the fallback is not explained:\n%s", r.stderr)
+		}
+		if calls != 1 {
+			t.Errorf("perf events were tried %d times, want once", calls)
+		}
+		if _, rec := readRun(t, out, "head"); rec.RateHz != 100 {
+			t.Errorf("%d Hz after the fallback, want 100", rec.RateHz)
+		}
+	})
+
+	t.Run("bad", func(t *testing.T) {
+		r := recordEnv(t, repo, map[string]string{samplerEnv: "fast"}, args(filepath.Join(t.TempDir(), "o"))...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, `HOTBUDGET_SAMPLER="fast": want perf, pprof or auto`) {
+			t.Errorf("exit %d, want 2 naming the variable\n%s", r.code, r.stderr)
+		}
+	})
+
+	t.Run("perf", func(t *testing.T) {
+		if lvl, err := perfevent.Paranoid(); err != nil || lvl > 2 {
+			t.Skipf("perf events are not allowed here (kernel.perf_event_paranoid %d, %v)", lvl, err)
+		}
+		out := filepath.Join(t.TempDir(), "perf")
+		r := recordEnv(t, repo, map[string]string{samplerEnv: "perf"}, args(out)...)
+		if r.code == exitUsage {
+			t.Fatalf("exit %d", r.code)
+		}
+		notes(r, "perf")
+		if !strings.Contains(r.stderr, "profiling each run with perf events (cpu-clock): 10000 samples/s asked") {
+			t.Errorf("the note does not say perf events ran:\n%s", r.stderr)
+		}
+		for _, side := range []string{"base", "head"} {
+			p, rec := readRun(t, out, side)
+			n, all := samplesOf(p, "example.com/rec.checksum")
+			// 300ms of benchmark at 10 kHz: about 3,000 samples, where
+			// runtime/pprof takes 30. checksum is about half.
+			if rec.RateHz != 10000 || all < 1000 || n < all/5 {
+				t.Errorf("%s: %d Hz, %d samples, %d in checksum: want 10 kHz, 1,000 samples or more, a fifth in checksum", side, rec.RateHz, all, n)
+			}
+			if rec.Runs[0].Work < 1 {
+				t.Errorf("%s: no work recorded: %+v", side, rec)
+			}
+		}
+	})
+}

@@ -1,0 +1,87 @@
+// Package perfevent samples threads with Linux perf events, in pure Go.
+//
+// Open starts the software cpu-clock event (PERF_COUNT_SW_CPU_CLOCK), which
+// the kernel drives from a high-resolution timer rather than the scheduler
+// tick, so a thread is sampled every Period of the CPU time it runs, at
+// kilohertz rates, where Go's runtime/pprof is held to the tick (250 Hz on
+// many kernels). Each sample carries the thread, the time and the user-space
+// callchain the kernel unwound along the frame pointers (Go keeps them on
+// amd64 and arm64); samples are read from the event's mmap ring buffer.
+//
+// Kernel frames are never sampled (exclude_kernel, exclude_hv,
+// exclude_callchain_kernel), so a process may sample itself and its
+// children at kernel.perf_event_paranoid 2, the default of most
+// distributions. Where the kernel refuses (a higher paranoid level, a
+// seccomp filter, a kernel without perf events, or another system), Open
+// returns an error matching ErrUnavailable that says why and how to allow it.
+package perfevent
+
+import (
+	"errors"
+	"time"
+)
+
+// ErrUnavailable is matched (errors.Is) by the error Open returns when the
+// system does not allow perf events here; the error's text says why.
+var ErrUnavailable = errors.New("perf events are unavailable")
+
+// Config says what to sample.
+type Config struct {
+	// Pid is the thread (a tid) or process to sample: 0 is the calling
+	// thread, -1 every task on CPU (which needs paranoid 0 or lower).
+	Pid int
+	// CPU restricts sampling to one CPU; -1 samples the task on any CPU.
+	// Inherit with an mmap buffer needs one event per CPU (CPU >= 0).
+	CPU int
+	// Period is the CPU time between samples (default DefaultPeriod).
+	Period time.Duration
+	// Inherit extends the event to the threads and processes the task
+	// creates after the event is opened; their samples go to this event's
+	// buffer.
+	Inherit bool
+	// EnableOnExec starts the (Disabled) event when the task calls exec.
+	EnableOnExec bool
+	// Disabled opens the event stopped; Enable starts it.
+	Disabled bool
+	// Pages is the size of the ring buffer in pages, a power of two
+	// (default 64: 256 KiB with 4 KiB pages, about 1,500 samples of a
+	// 20-deep stack).
+	Pages int
+	// LeafRet asks for Sample.LeafRet (see there).
+	LeafRet bool
+}
+
+// DefaultPeriod is the sample period when Config.Period is 0: 5 kHz. The
+// kernel re-arms its timer from the time it fired and skips the periods it
+// fired late for, so below some period the samples stand for less time
+// than they say: on the 2-core virtual machine this was measured on, a
+// spinning thread's samples stood for 99% of its user CPU time at 200µs,
+// 97% at 150µs, but 66% at 100µs (6.5 kHz delivered) and 33% at 50µs.
+const DefaultPeriod = 200 * time.Microsecond
+
+// DefaultPages is the ring buffer size when Config.Pages is 0.
+const DefaultPages = 64
+
+// Sample is one sample of the cpu-clock event.
+type Sample struct {
+	Pid, Tid uint32
+	// Time is the kernel's CLOCK_MONOTONIC when the sample was taken, in
+	// nanoseconds.
+	Time uint64
+	// Period is the CPU time the sample stands for, in nanoseconds.
+	Period uint64
+	// Callchain holds the user-space program counters, innermost first,
+	// without the kernel's PERF_CONTEXT markers: Callchain[0] is the
+	// interrupted instruction, the others return addresses, as the kernel
+	// found them along the frame pointers.
+	Callchain []uint64
+	// LeafRet, when Config.LeafRet asked for it, is the return address of
+	// the interrupted function if that function had not set up a frame
+	// (a Go function without a frame, or one interrupted in its prologue):
+	// on amd64 the word at the stack pointer, on arm64 the link register.
+	// A frame-pointer walk cannot see that function's caller, so
+	// Callchain lacks it; a user who knows the function's frame layout
+	// (a symboliser) decides whether LeafRet belongs after Callchain[0].
+	// 0 when not asked for or not known.
+	LeafRet uint64
+}
