@@ -153,6 +153,84 @@ func Compare(base, head []*profile.Profile, opts ...Option) (*Report, error) {
 	return s.compare(bx, hx)
 }
 
+// Pair is one comparison of several judged together (CompareEach): the
+// base and head profiles of one benchmark, say, under a name.
+type Pair struct {
+	Name       string
+	Base, Head []*profile.Profile
+}
+
+// CompareEach judges every pair on its own, as Compare does (its own
+// functions, noise, headline and report, named Pair.Name), but decides all
+// their functions together: one Benjamini–Hochberg adjustment over every
+// pair's tests holds the false-discovery rate across all of them. A
+// function holding 10% of one benchmark is judged at 10%, not at its 0.5%
+// of a profile merging forty benchmarks, and forty benchmarks judged
+// apart do not multiply the false alarms by forty.
+func CompareEach(pairs []Pair, opts ...Option) ([]*Report, error) {
+	js := make([]*judging, len(pairs))
+	for i, p := range pairs {
+		s, err := newEngine(opts)
+		if err != nil {
+			return nil, err
+		}
+		if len(p.Base) == 0 || len(p.Head) == 0 {
+			return nil, fmt.Errorf("diff: %s: no base or no head profiles", p.Name)
+		}
+		xs := [2][]*analysis.Index{}
+		for k, ps := range [][]*profile.Profile{p.Base, p.Head} {
+			for n, q := range ps {
+				if q == nil {
+					return nil, fmt.Errorf("diff: %s: %s profile %d is nil", p.Name, [2]string{"base", "head"}[k], n+1)
+				}
+				x, err := analysis.NewIndex(q)
+				if err != nil {
+					return nil, fmt.Errorf("diff: %s: %s profile %d: %w", p.Name, [2]string{"base", "head"}[k], n+1, err)
+				}
+				xs[k] = append(xs[k], x)
+			}
+		}
+		b, err := s.side("base", xs[0], s.BaseOps)
+		if err != nil {
+			return nil, fmt.Errorf("diff: %s: %w", p.Name, err)
+		}
+		h, err := s.side("head", xs[1], s.HeadOps)
+		if err != nil {
+			return nil, fmt.Errorf("diff: %s: %w", p.Name, err)
+		}
+		if js[i], err = s.prepare(b, h); err != nil {
+			return nil, fmt.Errorf("diff: %s: %w", p.Name, err)
+		}
+		js[i].rep.Name = p.Name
+	}
+	decide(js)
+	reps := make([]*Report, len(js))
+	for i, j := range js {
+		j.finish()
+		if err := j.rep.explain(); err != nil {
+			return nil, fmt.Errorf("diff: %s: %w", pairs[i].Name, err)
+		}
+		reps[i] = j.rep
+	}
+	// The headlines too are judged with one false-discovery control.
+	var hp []float64
+	var hi []int
+	for i, r := range reps {
+		if r.Headline.Judged {
+			hp = append(hp, r.Headline.P)
+			hi = append(hi, i)
+		}
+	}
+	for k, q := range stats.BH(hp) {
+		h := &reps[hi[k]].Headline
+		h.Q = q
+		if (h.Verdict == Regressed || h.Verdict == Improved) && q >= reps[hi[k]].Settings.Alpha {
+			h.Verdict = Unchanged
+		}
+	}
+	return reps, nil
+}
+
 // CompareIndex is Compare for profiles already indexed (analysis.NewIndex,
 // or analysis.ParseIndex straight from a Go profile's bytes, which spares
 // building a *profile.Profile): the same verdicts, from the same tables.
@@ -450,6 +528,33 @@ type measured struct {
 
 // judge compares the two sides function by function, and as a whole.
 func (s *engine) judge(b, h *side) (*Report, error) {
+	j, err := s.prepare(b, h)
+	if err != nil {
+		return nil, err
+	}
+	decide([]*judging{j})
+	j.finish()
+	return j.rep, nil
+}
+
+// judging is one comparison whose rows are measured and tested but not
+// yet decided: decide adjusts the p-values of one or several of them
+// together (CompareEach), finish completes each.
+type judging struct {
+	s            *engine
+	rep          *Report
+	b, h         *side
+	ms           []*measured
+	runs         []*run
+	head         []bool
+	expo, ev     [][]float64
+	display      []float64
+	exact, multi bool
+	nz           noise
+}
+
+// prepare measures and tests every function of the two sides.
+func (s *engine) prepare(b, h *side) (*judging, error) {
 	minAbsNote := ""
 	if b.sum.Unit != UnitTime && b.sum.Unit != "" && s.MinAbsolute != 0 && (s.Mode == Absolute || s.Mode == PerOp && s.Anchor == "") {
 		// MinAbsolute is a time: it says nothing of bytes or objects.
@@ -512,7 +617,17 @@ func (s *engine) judge(b, h *side) (*Report, error) {
 			}
 		}
 	}
-	fits, nz, mdl := fitModel(fs, head, calib)
+	var whole *feature
+	if s.Mode != Share {
+		// The whole profile's time per run: its run-to-run spread is a
+		// noise every function shares, learned even when no function has
+		// the samples to show its own.
+		whole = &feature{k: make([]float64, len(runs)), e: general, ev: make([]float64, len(runs))}
+		for j, r := range runs {
+			whole.k[j] = r.cpu / r.period
+		}
+	}
+	fits, nz, mdl := fitModel(fs, head, calib, whole)
 	rep.Noise = noiseReport(nz)
 	fitOf := make([]*fit, len(ms))
 	for n, i := range both {
@@ -529,11 +644,21 @@ func (s *engine) judge(b, h *side) (*Report, error) {
 		rep.Rows = append(rep.Rows, s.row(m, runs, head, display[i], scale[i], fitOf[i], exact, multi, expo[i]))
 		row := &rep.Rows[len(rep.Rows)-1]
 		row.idx, row.id = i, m.id
+		row.Ungated = s.Gate != nil && !s.Gate.MatchString(m.name)
 	}
-	s.decide(rep, exact && !multi)
+	return &judging{s: s, rep: rep, b: b, h: h, ms: ms, runs: runs, head: head, expo: expo, ev: ev,
+		display: display, exact: exact, multi: multi, nz: nz}, nil
+}
+
+// finish completes a decided comparison: JIT moves confirmed, warnings,
+// renames, the headline, near misses, rows sorted.
+func (j *judging) finish() {
+	s, rep, b, h, ms, runs, head := j.s, j.rep, j.b, j.h, j.ms, j.runs, j.head
+	exact, multi, nz := j.exact, j.multi, j.nz
 	if s.Metric == Self && s.Assume == AssumeModel && !exact {
-		s.confirm(rep, ms, runs, head, expo, ev, display)
+		s.confirm(rep, ms, runs, head, j.expo, j.ev, j.display)
 	}
+	s.nearMisses(rep)
 	if !multi && !exact {
 		rep.Warnings = append(rep.Warnings, pairWarning(len(b.runs), len(h.runs), nz))
 	}
@@ -553,7 +678,9 @@ func (s *engine) judge(b, h *side) (*Report, error) {
 	rep.Headline.unit = b.sum.Unit
 	sortRows(rep.Rows)
 	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "functions", s.Alpha)...)
-	return rep, nil
+	if w := noiseWarning(nz); w != "" && s.Assume == AssumeModel {
+		rep.Warnings = append(rep.Warnings, w)
+	}
 }
 
 func samePeriod(a, b time.Duration) bool {
@@ -908,44 +1035,61 @@ func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float
 		}
 		return sk / se * display
 	}
-	// distinct reports whether the samples a function has on side g,
-	// and none on the other, could not have fallen so by chance: were
-	// its rate the same on both sides, each sample would land on the
-	// other side with probability e(other)/e(both), and all k miss it
-	// with probability (1 − that)^k. A function of 1-3 samples in one
-	// run of runtime work is seldom distinct.
-	distinct := func(g int) bool {
+	// distinct is the p-value of the samples a function has on side g,
+	// and none on the other, falling so by chance: were its rate the
+	// same on both sides, each sample would land on side g with
+	// probability e(g)/e(both), and all k do with probability that^k.
+	// Samples come in runs, which vary beyond sampling: with several runs
+	// a side the runs it was seen in must also all be on side g, which
+	// the m of them are with probability C(n_g, m)/C(n, m) (a function of
+	// two samples in each of five runs is 1 in 252 so, not 1 in 1,024).
+	distinct := func(g int) float64 {
 		var k, eg, eo float64
+		var seen, ng, no int
 		for j := range runs {
 			if grp(head[j]) == g {
 				k += m.k[j]
 				eg += e[j]
+				ng++
+				if m.k[j] > 0 {
+					seen++
+				}
 			} else {
 				eo += e[j]
+				no++
 			}
 		}
 		if !(eg > 0) || !(eo > 0) {
-			return false
+			return 1
 		}
-		return k*math.Log(eg/(eg+eo)) < math.Log(s.Alpha)
+		p := math.Exp(k * math.Log(eg/(eg+eo)))
+		if multi {
+			pr := 1.0
+			for i := 0; i < seen; i++ {
+				pr *= float64(ng-i) / float64(ng+no-i)
+			}
+			p = math.Max(p, pr)
+		}
+		return math.Min(p, 1)
 	}
 	switch {
 	case !m.inBase:
 		// New only when it matters: a function that appears with a
-		// sample or two is noise, not news.
+		// sample or two is noise, not news. decide adjusts P with the
+		// other functions' tests.
 		row.Head.Metric = pooled(1)
 		row.Delta = row.Head.Metric
 		row.Verdict = Unchanged
-		if s.sizeable(row.Head.Metric) && distinct(1) {
-			row.Verdict = New
+		if s.sizeable(row.Head.Metric) {
+			row.presence, row.P, row.Test = New, distinct(1), "presence"
 		}
 		return row
 	case !m.inHead:
 		row.Base.Metric = pooled(0)
 		row.Delta = -row.Base.Metric
 		row.Verdict = Unchanged
-		if s.sizeable(row.Base.Metric) && distinct(0) {
-			row.Verdict = Gone
+		if s.sizeable(row.Base.Metric) {
+			row.presence, row.P, row.Test = Gone, distinct(0), "presence"
 		}
 		return row
 	}
@@ -1154,7 +1298,7 @@ func (s *engine) confirm(rep *Report, ms []*measured, runs []*run, head []bool, 
 			fs = append(fs, &feature{k: m.k, e: expo[i], ev: ev[i]})
 		}
 	}
-	fits, _, _ := fitModel(fs, head, nil)
+	fits, _, _ := fitModel(fs, head, nil, nil)
 	done := map[*Row]bool{}
 	for n := 0; n < n0; n++ {
 		c, f := checks[n], fits[n]
@@ -1329,49 +1473,108 @@ func (s *engine) values(m *measured, runs []*run, head []bool) (Value, Value) {
 	return v[0], v[1]
 }
 
-// decide applies the false-discovery rate and the minimum effect to the
-// tested rows, and gives power advice.
+// decide adjusts the p-values of the tested rows of one or several
+// comparisons together (CompareEach: one per benchmark, the false-discovery
+// rate held across all of them), decides them, and gives power advice.
 //
 // The family is every function present on both sides that is large
 // enough on one of them for its change to reach the absolute minimum
-// effect: chosen by size, never by the observed change, since keeping only
-// the functions that moved most would shrink the correction and let noise
-// through. Benjamini–Hochberg runs over the whole family twice: on the
-// one-sided p-values for "slower" (the gate's question) and for "faster".
-// The minimum effect applies after the adjustment.
-func (s *engine) decide(rep *Report, exactSingle bool) {
-	var fam []int
+// effect, and, in a family of their own, every sizeable function on one
+// side only (whether it is new or gone): chosen by size, never by the observed change, since
+// keeping only the functions that moved most would shrink the correction
+// and let noise through. Benjamini–Hochberg runs over the whole family
+// twice: on the one-sided p-values for "slower" (the gate's question) and
+// for "faster". The minimum effect applies after the adjustment.
+// Functions outside Settings.Gate are a family of their own, which only
+// finds near misses.
+func decide(js []*judging) {
+	type member struct {
+		j   *judging
+		row *Row
+	}
+	// Families: gated and ungated, tested and on one side only. Functions
+	// on one side only are adjusted among themselves: many of them are
+	// small, and in one family their small weights would raise the
+	// weights, and lower the q, of the large functions tested.
+	fams := map[[2]bool][]member{}
+	for _, j := range js {
+		for i := range j.rep.Rows {
+			row := &j.rep.Rows[i]
+			switch {
+			case row.presence != "":
+			case !row.tested:
+				continue
+			case !j.s.sizeable(math.Max(row.Base.Metric, row.Head.Metric)):
+				row.Verdict, row.Q = Unchanged, 1
+				continue
+			}
+			k := [2]bool{row.Ungated, row.presence != ""}
+			fams[k] = append(fams[k], member{j, row})
+		}
+	}
+	for _, k := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+		fam := fams[k]
+		up := make([]float64, len(fam))
+		down := make([]float64, len(fam))
+		w := make([]float64, len(fam))
+		for n, m := range fam {
+			row := m.row
+			up[n], down[n] = row.pUp, row.pDown
+			switch row.presence {
+			case New:
+				up[n], down[n] = row.P, 1
+			case Gone:
+				up[n], down[n] = 1, row.P
+			}
+			w[n] = m.j.s.weight(row)
+		}
+		qUp, qDown := stats.WeightedBH(up, w), stats.WeightedBH(down, w)
+		for n, m := range fam {
+			s, row := m.j.s, m.row
+			a := s.Alpha / math.Max(float64(len(fam)), 1)
+			row.Q = qUp[n]
+			if row.Delta < 0 {
+				row.Q = qDown[n]
+			}
+			if row.presence != "" {
+				if row.Q < s.Alpha && !row.Ungated {
+					row.Verdict = row.presence
+				}
+				continue
+			}
+			if f := row.fit; f != nil && !(m.j.exact && !m.j.multi) {
+				row.MinDetectable, row.RunsNeeded = detectable(f.se, f.df, a, s.MinRelative, f.perRun)
+			}
+			s.verdict(row, s.bigEnough(row))
+			if row.Ungated && row.Verdict != Unchanged {
+				if row.Verdict == Regressed {
+					row.NearMiss = fmt.Sprintf("%s, %s, q=%.3g: significant, but not gated (outside the gated functions; gate every function with --gate '.')",
+						pct(row.Relative), fmtP(row.P), row.Q)
+				}
+				row.Verdict = Unchanged
+			}
+		}
+	}
+}
+
+// nearMissQ is the adjusted p-value, as a multiple of the false-discovery
+// rate, below which a gated slowdown of at least the minimum change that
+// is not a regression is a near miss: at alpha 0.05, q < 0.25.
+const nearMissQ = 5
+
+// nearMisses marks the gated rows that are suspicious without failing:
+// slower by at least the minimum change, q above the false-discovery rate
+// but within nearMissQ times it.
+func (s *engine) nearMisses(rep *Report) {
 	for i := range rep.Rows {
 		row := &rep.Rows[i]
-		if !row.tested {
+		if !row.tested || row.Ungated || row.Verdict != Unchanged || !(row.Delta > 0) || !s.bigEnough(row) {
 			continue
 		}
-		if !s.sizeable(math.Max(row.Base.Metric, row.Head.Metric)) {
-			row.Verdict, row.Q = Unchanged, 1
-			continue
+		if row.Q >= s.Alpha && row.Q < math.Min(nearMissQ*s.Alpha, 0.5) {
+			row.NearMiss = fmt.Sprintf("%s with %s, but q=%.3g is above the false-discovery rate %g: more runs would tell",
+				pct(row.Relative), fmtP(row.P), row.Q, s.Alpha)
 		}
-		fam = append(fam, i)
-	}
-	up := make([]float64, len(fam))
-	down := make([]float64, len(fam))
-	w := make([]float64, len(fam))
-	for n, i := range fam {
-		row := &rep.Rows[i]
-		up[n], down[n] = row.pUp, row.pDown
-		w[n] = s.weight(row)
-	}
-	qUp, qDown := stats.WeightedBH(up, w), stats.WeightedBH(down, w)
-	a := s.Alpha / math.Max(float64(len(fam)), 1)
-	for n, i := range fam {
-		row := &rep.Rows[i]
-		row.Q = qUp[n]
-		if row.Delta < 0 {
-			row.Q = qDown[n]
-		}
-		if f := row.fit; f != nil && !exactSingle {
-			row.MinDetectable, row.RunsNeeded = detectable(f.se, f.df, a, s.MinRelative, f.perRun)
-		}
-		s.verdict(row, s.bigEnough(row))
 	}
 }
 
@@ -1402,8 +1605,22 @@ func pairWarning(nb, nh int, nz noise) string {
 	return fmt.Sprintf("%d base and %d head run(s): %s; changes smaller than that cannot be told from noise: compare several runs a side (hotbudget record)", nb, nh, how)
 }
 
+// noiseWarning says when several runs a side could not learn the noise
+// from the functions, what was taken instead, and what fixes it.
+func noiseWarning(nz noise) string {
+	if nz.resDF <= 0 || nz.used >= minRunsFunctions {
+		return ""
+	}
+	how := fmt.Sprintf("the least assumed, %.1f%%", 100*math.Sqrt(nz.phi))
+	if nz.source == "whole" {
+		how = fmt.Sprintf("the whole profile's own run-to-run spread, %.1f%%", 100*math.Sqrt(nz.phi))
+	}
+	return fmt.Sprintf("run-to-run noise not learned: only %d function(s) have %d samples a run in every run (%d needed), so functions are taken to vary as %s; longer runs (hotbudget record --benchtime, perfassert.MinSamples) learn it",
+		nz.used, minNoiseCount, minRunsFunctions, how)
+}
+
 func noiseReport(nz noise) Noise {
-	out := Noise{Source: nz.source, Dispersion: nz.phi, Functions: nz.used, ResidualDF: nz.resDF, Outliers: nz.outliers}
+	out := Noise{Source: nz.source, Dispersion: nz.phi, Functions: nz.used, ResidualDF: nz.resDF, Outliers: nz.outliers, Whole: nz.whole}
 	if math.IsInf(nz.priorDF, 1) {
 		out.PriorDF = -1
 	} else {

@@ -134,6 +134,13 @@ type Settings struct {
 	// judging, not a selection of samples: unlike Selection.Focus it
 	// removes no sample from any total.
 	Only *regexp.Regexp
+	// Gate, when set, is the functions the gate judges (WithGate): the
+	// others are tested and shown, count in every total, but never
+	// regressed, improved, new or gone, and take no part in the
+	// false-discovery control of the gated ones (Row.Ungated). hotbudget
+	// record sets it to the module's own functions; perfassert judges them
+	// alone (Only).
+	Gate *regexp.Regexp
 
 	// Rename maps a base function's name to the name it has in head: the
 	// two are matched as one function, reported under the new name
@@ -217,7 +224,7 @@ type Row struct {
 	// adjusted value, 1 below the minimum effect.
 	P    float64 `json:"p"`
 	Q    float64 `json:"q"`
-	Test string  `json:"test"` // "moderated-t", "pair-t", "exact", "exact-t", "mann-whitney", "welch-t", "none"
+	Test string  `json:"test"` // "moderated-t", "pair-t", "exact", "exact-t", "mann-whitney", "welch-t", "presence" (new or gone), "none"
 	// Scale is how much the rest of the profile's shares moved, head over
 	// base, factored out of Head.Metric in Share mode (1 otherwise).
 	Scale float64 `json:"scale"`
@@ -225,10 +232,18 @@ type Row struct {
 	// would detect with 80% probability, were this function the only one
 	// that changed; RunsNeeded is how many runs a side would detect the
 	// minimum change (Settings.MinRelative). Both are 0 when untested.
-	MinDetectable float64  `json:"min_detectable"`
-	RunsNeeded    int      `json:"runs_needed"`
-	Verdict       Verdict  `json:"verdict"`
-	Warnings      []string `json:"warnings,omitempty"`
+	MinDetectable float64 `json:"min_detectable"`
+	RunsNeeded    int     `json:"runs_needed"`
+	Verdict       Verdict `json:"verdict"`
+	// Ungated is true for a function outside Settings.Gate: shown, never
+	// judged regressed, improved, new or gone.
+	Ungated bool `json:"ungated,omitempty"`
+	// NearMiss, when not empty, says why an unchanged row is suspicious:
+	// slower by at least the minimum change with a small p-value whose
+	// adjusted q is above the false-discovery rate, or a significant
+	// change of an ungated function. A near miss never fails the gate.
+	NearMiss string   `json:"near_miss,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 	// RenamedFrom lists the base names matched with this function by
 	// Settings.Rename (WithRename, --rename).
 	RenamedFrom []string `json:"renamed_from,omitempty"`
@@ -252,6 +267,9 @@ type Row struct {
 
 	tested     bool
 	pUp, pDown float64 // one-sided p-values, slower and faster
+	// presence is a row on one side only, sizeable, whose P tests that it
+	// could not have fallen so by chance: New or Gone when its Q passes.
+	presence Verdict
 	// tooFew is the runs a side of a Mann–Whitney test whose smallest
 	// possible p-value is not below alpha (zero otherwise).
 	tooFew [2]int
@@ -264,9 +282,16 @@ type Row struct {
 // documentation).
 type Noise struct {
 	// Source is "runs" (learned from the runs' residuals), "pair" (one
-	// run a side: from the spread of the functions' changes) or "floor"
-	// (too few functions to learn from: the least noise assumed).
+	// run a side: from the spread of the functions' changes), "whole"
+	// (several runs a side, too few functions to learn from: the whole
+	// profile's run-to-run dispersion) or "floor" (too few functions to
+	// learn from: the least noise assumed). Only "runs" and "pair" are
+	// learned from the functions; a report's warnings say when not.
 	Source string `json:"source"`
+	// Whole is the whole profile's run-to-run dispersion (several runs a
+	// side, times compared, not shares; 0 otherwise), the least
+	// Dispersion taken.
+	Whole float64 `json:"whole_dispersion,omitempty"`
 	// Dispersion is the run-to-run variance of a function's log time
 	// beyond sampling noise: its square root is the coefficient of
 	// variation between runs.
@@ -285,8 +310,10 @@ type Noise struct {
 // Report is the result of a comparison.
 type Report struct {
 	Settings Settings `json:"-"`
-	Base     Side     `json:"base"`
-	Head     Side     `json:"head"`
+	// Name names the comparison among several (CompareEach: a benchmark).
+	Name string `json:"name,omitempty"`
+	Base Side   `json:"base"`
+	Head Side   `json:"head"`
 	// Headline is the verdict on the whole profile's time per unit of work.
 	Headline Headline `json:"headline"`
 	// Noise is the noise model the comparison learned.
@@ -303,6 +330,17 @@ type Report struct {
 // whole program's time per unit of work did (Headline).
 func (r *Report) Failed() bool {
 	return len(r.Regressions()) > 0 || r.Headline.Verdict == Regressed
+}
+
+// NearMisses returns the rows with a NearMiss: suspicious, not failing.
+func (r *Report) NearMisses() []Row {
+	var out []Row
+	for _, row := range r.Rows {
+		if row.NearMiss != "" {
+			out = append(out, row)
+		}
+	}
+	return out
 }
 
 // Regressions returns the rows whose verdict is Regressed.
@@ -444,6 +482,16 @@ func WithMinChange(relative float64, absolute time.Duration) Option {
 // samples: unlike WithFocus it removes no sample from any total.
 func WithOnly(re *regexp.Regexp) Option {
 	return optionFunc(func(s *Settings) error { s.Only = re; return nil })
+}
+
+// WithGate gates only the functions whose names match re (Settings.Gate):
+// the others, the runtime's and the standard library's for a module, are
+// still tested and shown, and a sizeable significant change of one of them
+// is a near miss (Row.NearMiss), but they never fail the gate and do not
+// share the false-discovery budget of the functions the user owns. Nil
+// gates every function (the default).
+func WithGate(re *regexp.Regexp) Option {
+	return optionFunc(func(s *Settings) error { s.Gate = re; return nil })
 }
 
 // WithRename matches the base's function old with head's function new

@@ -708,11 +708,13 @@ func TestAssumptions(t *testing.T) {
 }
 
 // A function seen on one side only is new (or gone) when its samples could
-// not all have fallen on that side by chance. Worked by hand: with equal
-// sampled time on both sides each sample of a function of unchanged rate
-// lands on the head side with probability 1/2, so 4 samples all there have
-// p = 1/16 = 0.0625 > 0.05 (not distinguishable from none: unchanged), 5
-// have p = 1/32 < 0.05 (new). Both are sizeable (≥ 0.5% of the profile).
+// not all have fallen on that side by chance, adjusted with the other
+// functions seen on one side only (here there are none). Worked by hand:
+// with equal sampled time on both sides each sample of a function of
+// unchanged rate lands on the head side with probability 1/2, so 4 samples
+// all there have p = 1/16 = 0.0625 > 0.05 (not distinguishable from none:
+// unchanged), 5 have p = 1/32 < 0.05 (new). Both are sizeable (≥ 0.5% of
+// the profile).
 func TestNewNeedsSamplesThatCouldNotBeChance(t *testing.T) {
 	for _, c := range []struct {
 		k    int

@@ -32,8 +32,11 @@ type Headline struct {
 	// of the change.
 	Relative float64 `json:"relative"`
 	P        float64 `json:"p"`
-	Test     string  `json:"test"`
-	Verdict  Verdict `json:"verdict"`
+	// Q is P adjusted over the headlines of several comparisons judged
+	// together (CompareEach); 0 when judged alone.
+	Q       float64 `json:"q,omitempty"`
+	Test    string  `json:"test"`
+	Verdict Verdict `json:"verdict"`
 	// MinDetectable is the smallest slowdown the runs given detect with
 	// 80% probability; RunsNeeded the runs a side that would detect the
 	// minimum change.

@@ -51,6 +51,11 @@ const (
 	// floorPair is the least assumed with one run a side, where the runs'
 	// own spread cannot be seen: a 5% coefficient of variation.
 	floorPair = 0.0025
+	// minRunsFunctions is how many functions several runs a side need to
+	// learn φ from their residuals; with fewer, φ is the whole profile's
+	// run-to-run dispersion (or the floor, when the profile's time is not
+	// compared), and the report says the noise was not learned.
+	minRunsFunctions = 5
 	// minPairFunctions is how many functions one run a side needs to learn
 	// φ from their spread; with fewer, the floor is taken.
 	minPairFunctions = 5
@@ -94,7 +99,20 @@ type noise struct {
 	priorDF  float64 // prior degrees of freedom (+Inf: all alike)
 	used     int     // functions the noise was learned from
 	outliers int
-	source   string // "runs", "pair" or "floor"
+	source   string  // "runs", "whole", "pair" or "floor"
+	whole    float64 // the whole profile's run-to-run dispersion (0: unknown)
+}
+
+// wholeDispersion is the run-to-run dispersion of the whole profile's time:
+// its residual variance on the log scale within the sides, less sampling's.
+func wholeDispersion(f *feature, head []bool) float64 {
+	ones := make([]float64, len(head))
+	for j := range ones {
+		ones[j] = 1
+	}
+	y, c, _ := logValues(f, head)
+	_, _, s2, _ := stats.TwoGroup(y, ones, head)
+	return math.Max(s2-mean(c), 0)
 }
 
 // logValues returns y_j, the sampling variance c_j of y_j and the group
@@ -144,7 +162,11 @@ func eligibleFor(f *feature) bool {
 // fitModel fits every feature. head tells each run's side. calib, when not
 // nil, are the features one run a side learns the noise from instead of fs.
 // The returned model judges further features (call paths) as it judged fs.
-func fitModel(fs []*feature, head []bool, calib []*feature) ([]fit, noise, *model) {
+//
+// whole, when not nil, is the whole profile's time per run (Absolute and
+// PerOp modes): its residual dispersion is a noise every function shares,
+// the least φ several runs a side take.
+func fitModel(fs []*feature, head []bool, calib []*feature, whole *feature) ([]fit, noise, *model) {
 	n := len(fs)
 	out := make([]fit, n)
 	ys := make([][]float64, n)
@@ -164,7 +186,7 @@ func fitModel(fs []*feature, head []bool, calib []*feature) ([]fit, noise, *mode
 	}
 	df := float64(nb + nh - 2)
 	if df > 0 {
-		return fitRuns(fs, head, ys, cs, elig, df, out)
+		return fitRuns(fs, head, ys, cs, elig, df, out, whole)
 	}
 	if calib == nil {
 		return fitPair(ys, cs, elig, out, nil, head)
@@ -199,7 +221,11 @@ func (m *model) judge(f *feature) fit {
 	}
 	r := m.weighted(f, y, c)
 	r.out.rate = rate
-	return m.moderate(r, m.prior.ScaleAt(r.cov), m.prior.DF, eligibleFor(f))
+	out := m.moderate(r, m.prior.ScaleAt(r.cov), m.prior.DF, eligibleFor(f))
+	if !eligibleFor(f) {
+		m.pooledCheck(f, &out)
+	}
+	return out
 }
 
 // weightedFit is one feature's weighted fit before moderation.
@@ -271,7 +297,7 @@ type pairCalib struct {
 }
 
 // fitRuns is the model with residual degrees of freedom.
-func fitRuns(fs []*feature, head []bool, ys, cs [][]float64, elig []bool, df float64, out []fit) ([]fit, noise, *model) {
+func fitRuns(fs []*feature, head []bool, ys, cs [][]float64, elig []bool, df float64, out []fit, whole *feature) ([]fit, noise, *model) {
 	n := len(fs)
 	ones := make([]float64, len(head))
 	for j := range ones {
@@ -290,7 +316,23 @@ func fitRuns(fs []*feature, head []bool, ys, cs [][]float64, elig []bool, df flo
 		mult = append(mult, 1)
 	}
 	nz := noise{resDF: df, used: len(r2), source: "runs"}
-	nz.phi = stats.CalibrateDispersion(r2, pois, mult, df, 0.5, floorRuns)
+	if whole != nil {
+		nz.whole = wholeDispersion(whole, head)
+	}
+	if len(r2) >= minRunsFunctions {
+		nz.phi = stats.CalibrateDispersion(r2, pois, mult, df, 0.5, floorRuns)
+	} else {
+		// Too few functions with the samples to show their run-to-run
+		// noise: the median of one or two residuals is no estimate (it
+		// moved from 1% to 34% between records of the same code).
+		nz.phi, nz.source = floorRuns, "floor"
+	}
+	if nz.whole > nz.phi {
+		nz.phi = nz.whole
+		if nz.source == "floor" {
+			nz.source = "whole"
+		}
+	}
 	m := &model{head: head, phi: nz.phi, df: df, used: nz.used}
 
 	// Weighted fits: each run weighs by its precision under the model.
@@ -314,11 +356,37 @@ func fitRuns(fs []*feature, head []bool, ys, cs [][]float64, elig []bool, df flo
 		if m.prior.Outlier[i] {
 			nz.outliers++
 			out[i] = m.moderate(ws[i], 0, 0, elig[i]) // its own variance
-			continue
+		} else {
+			out[i] = m.moderate(ws[i], m.prior.Scale[i], m.prior.DF, elig[i])
 		}
-		out[i] = m.moderate(ws[i], m.prior.Scale[i], m.prior.DF, elig[i])
+		if !elig[i] {
+			m.pooledCheck(fs[i], &out[i])
+		}
 	}
 	return out, nz, m
+}
+
+// pooledCheck keeps the test of a function with few samples a run honest.
+// Its log values are mostly zeros and ones patched with half a sample,
+// whose spread says little: such a function is also tested on its
+// counts summed over each side (Poisson, with the learned dispersion
+// between runs), and the larger p-value stands.
+func (m *model) pooledCheck(f *feature, out *fit) {
+	var k, e [2]float64
+	var n [2]int
+	for j := range f.k {
+		g := grp(m.head[j])
+		k[g] += f.k[j]
+		e[g] += f.e[j]
+		n[g]++
+	}
+	if !(e[0] > 0 && e[1] > 0) {
+		return
+	}
+	lfc := math.Log((k[1]+0.5)/e[1]) - math.Log((k[0]+0.5)/e[0])
+	v := 1/(k[0]+0.5) + 1/(k[1]+0.5) + m.phi*(1/float64(n[0])+1/float64(n[1]))
+	up, down := stats.TailT(lfc/math.Sqrt(v), math.Inf(1))
+	out.pUp, out.pDwn = math.Max(out.pUp, up), math.Max(out.pDwn, down)
 }
 
 // trendable reports whether the eligible functions are many enough, and

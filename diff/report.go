@@ -18,6 +18,7 @@ const SchemaVersion = "hotbudget.diff/v2"
 // jsonReport is what WriteJSON writes; its doc comment has the schema.
 type jsonReport struct {
 	Schema      string            `json:"schema"`
+	Name        string            `json:"name,omitempty"`
 	Metric      Metric            `json:"metric"`
 	Mode        Mode              `json:"mode"`
 	Key         Key               `json:"key"`
@@ -38,6 +39,7 @@ type jsonReport struct {
 	Improved    int               `json:"improved"`
 	New         int               `json:"new"`
 	Gone        int               `json:"gone"`
+	NearMisses  int               `json:"near_misses"`
 	Functions   []Row             `json:"functions"`
 	Warnings    []string          `json:"warnings"`
 }
@@ -58,6 +60,7 @@ func (r *Report) Counts() map[Verdict]int {
 //
 //	{
 //	  "schema": "hotbudget.diff/v2",
+//	  "name": "PKG BenchmarkX",   // one of several judged together (CompareEach; omitted otherwise)
 //	  "metric": "self" | "total",
 //	  "mode": "share" | "absolute" | "per-op",
 //	  "key": "name" | "name+file" | "name+file+line",
@@ -78,10 +81,12 @@ func (r *Report) Counts() map[Verdict]int {
 //	    "verdict": "regressed" | "improved" | "unchanged",
 //	    "min_detectable": 0.06, "runs_needed": 4
 //	  },
-//	  "noise": {"source": "runs" | "pair" | "floor", "dispersion", "functions",
-//	            "residual_df", "prior_df" (-1: infinite), "outliers"},
+//	  "noise": {"source": "runs" | "pair" | "whole" | "floor", "dispersion", "functions",
+//	            "residual_df", "prior_df" (-1: infinite), "outliers",
+//	            "whole_dispersion": the whole profile's (omitted when unknown)},
 //	  "failed": true,             // the gate's answer: a regression or a headline regression
 //	  "regressed": 1, "improved": 0, "new": 0, "gone": 0,
+//	  "near_misses": 1,           // rows with a near_miss: they never fail the gate
 //	  "functions": [{
 //	    "name", "file",
 //	    "renamed_from": ["old"],  // base names matched by a rename (omitted when none)
@@ -91,11 +96,13 @@ func (r *Report) Counts() map[Verdict]int {
 //	    "relative": head.metric/base.metric - 1 (0.2 = +20%; 0 for new and gone),
 //	    "p": one-sided p-value in the direction of the change,
 //	    "q": FDR-adjusted p (1 when not tested or below the minimum effect),
-//	    "test": "moderated-t" | "pair-t" | "exact" | "exact-t" | "mann-whitney" | "welch-t" | "none",
+//	    "test": "moderated-t" | "pair-t" | "exact" | "exact-t" | "mann-whitney" | "welch-t" | "presence" | "none",
 //	    "scale": how much the rest of the profile's shares moved (share mode; else 1),
 //	    "min_detectable": smallest slowdown these runs detect (0.12 = +12%; 0 untested),
 //	    "runs_needed": runs a side that detect min_relative (0 untested),
 //	    "verdict": "regressed" | "improved" | "unchanged" | "new" | "gone",
+//	    "ungated": true,         // outside the gated functions (WithGate): never fails (omitted when false)
+//	    "near_miss": "why",      // suspicious, not failing (omitted when not)
 //	    "warnings": [...],
 //	    "explain": {             // regressed and improved functions only (Explanation)
 //	      "by": "callers" | "callees", // self time split over callers, total time over callees
@@ -151,12 +158,12 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	err := enc.Encode(jsonReport{
-		Schema: SchemaVersion, Metric: r.Settings.Metric, Mode: r.Settings.Mode, Key: r.Settings.Key,
+		Schema: SchemaVersion, Name: r.Name, Metric: r.Settings.Metric, Mode: r.Settings.Mode, Key: r.Settings.Key,
 		Assume: r.Settings.Assume, Anchor: r.Settings.Anchor, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
 		MinAbsolute: int64(r.Settings.MinAbsolute), MinShare: r.Settings.MinShare,
 		SameWork: r.Settings.SameWork, Rename: r.Settings.Rename, Base: r.Base, Head: r.Head,
 		Headline: finiteHeadline(r.Headline), Noise: r.Noise, Failed: r.Failed(),
-		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone],
+		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone], NearMisses: len(r.NearMisses()),
 		Functions: rows, Warnings: warn,
 	})
 	if err != nil {
@@ -264,6 +271,10 @@ func pString(row Row) string {
 	return fmtP(row.P)
 }
 
+// Summary is the report's last line: what needs attention, names made
+// safe for a terminal (textfmt.Name).
+func (r *Report) Summary() string { return r.summary(textfmt.Name) }
+
 // summary is one line: what needs attention, each name written by name
 // (textfmt.Name for text, textfmt.MarkdownCode for Markdown).
 func (r *Report) summary(name func(string) string) string {
@@ -322,9 +333,10 @@ func (r *Report) powerRows() []Row {
 		if row.MinDetectable <= 0 || row.RunsNeeded <= 0 {
 			continue
 		}
-		// Suspicious: as large as the minimum change, not shown to be real.
-		// Advice that needs more than a hundred runs helps no one.
-		suspicious := row.Verdict == Unchanged && row.Delta > 0 && row.Relative >= r.Settings.MinRelative && row.RunsNeeded <= 100
+		// Suspicious: as large as the minimum change, not shown to be real;
+		// one that would need more than a hundred runs is listed too, as a
+		// change these runs could not have seen.
+		suspicious := row.Verdict == Unchanged && !row.Ungated && row.Delta > 0 && row.Relative >= r.Settings.MinRelative
 		if row.Verdict == Regressed || suspicious {
 			out = append(out, row)
 		}
@@ -346,6 +358,8 @@ func (r *Report) powerLine(what string, mde float64, runs int, have int) string 
 	case runs <= 0:
 	case runs <= have:
 		line += fmt.Sprintf("; %d would detect %.0f%%", runs, 100*r.Settings.MinRelative)
+	case runs > 100:
+		line += fmt.Sprintf("; a change of %.0f%% could not have been seen: it needs %d runs a side, or more samples a run (longer runs, a faster sampler)", 100*r.Settings.MinRelative, runs)
 	default:
 		line += fmt.Sprintf("; %d runs a side would detect %.0f%%", runs, 100*r.Settings.MinRelative)
 	}
@@ -384,6 +398,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintln(&b, "headline:", r.Headline.text())
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(&b, "warning:", textfmt.Line(warn))
+	}
+	for _, row := range r.NearMisses() {
+		fmt.Fprintf(&b, "near miss (does not fail the gate): %s: %s\n", row.Name, row.NearMiss)
 	}
 	fmt.Fprintln(&b)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -467,6 +484,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "  \n**Whole program:** %s", textfmt.MarkdownEscape(r.Headline.text()))
 	fmt.Fprint(&b, "\n\n")
 	writeMarkdownWarnings(&b, r.Warnings)
+	if nm := r.NearMisses(); len(nm) > 0 {
+		for _, row := range nm {
+			fmt.Fprintf(&b, "> 🔶 **Near miss** (does not fail the gate): %s: %s\n", textfmt.MarkdownCode(row.Name), textfmt.MarkdownEscape(row.NearMiss))
+		}
+		fmt.Fprintln(&b)
+	}
 	table := func(rows []Row) {
 		fmt.Fprintln(&b, "| function | base | head | change | p | verdict |")
 		fmt.Fprintln(&b, "|:--|--:|--:|--:|--:|:--|")

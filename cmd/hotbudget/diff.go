@@ -209,6 +209,18 @@ func reportAnnotations(cmd string, rep *diff.Report, bench bool) []annotation {
 	return anns
 }
 
+// modulePattern matches the function names of the modules' packages and
+// their external test packages ("example.com/m/parse.Parse",
+// "example.com/m.F", "example.com/m_test.TestX"), as perfassert selects
+// the module under test.
+func modulePattern(mods []string) *regexp.Regexp {
+	alts := make([]string, len(mods))
+	for i, m := range mods {
+		alts[i] = regexp.QuoteMeta(m)
+	}
+	return regexp.MustCompile(`^(` + strings.Join(alts, "|") + `)(/|\.|_test\.)`)
+}
+
 func fmtMetric(v float64, m diff.Mode, unit string) string {
 	switch {
 	case m == diff.Share:
@@ -225,6 +237,7 @@ type diffFlags struct {
 	anchor                    string
 	sameWork                  bool
 	only                      string
+	gate, module              string
 	alpha                     float64
 	minChange                 string
 	minTime                   time.Duration
@@ -253,6 +266,8 @@ func addDiffFlags(fs *flag.FlagSet) *diffFlags {
 	fs.BoolVar(&d.sameWork, "same-work", false, "every run of both sides did the same work: judge the whole program's time per run (the headline)")
 	fs.Var(d.assume, "assume", assumeUsage)
 	fs.StringVar(&d.only, "only", "", "judge only functions matching this `regexp` (the rest still count in totals; e.g. your module, not the runtime)")
+	fs.StringVar(&d.gate, "gate", "", "gate only functions matching this `regexp`; the rest are tested and shown, never fail (--gate . gates every function)")
+	fs.StringVar(&d.module, "module", "", "gate only the functions of the Go module at this import `path` (as --gate); the runtime's and the standard library's are shown, not gated")
 	fs.Float64Var(&d.alpha, "alpha", diff.DefaultSettings.Alpha, "false-discovery `rate` across functions")
 	fs.StringVar(&d.minChange, "min-change", fmt.Sprintf("%g%%", 100*diff.DefaultSettings.MinRelative), "smallest relative `change` that counts")
 	fs.DurationVar(&d.minTime, "min-time", diff.DefaultSettings.MinAbsolute, "smallest absolute `time` change that counts (absolute and per-op modes)")
@@ -286,6 +301,18 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 			return nil, fmt.Errorf("--only: %w", err)
 		}
 		opts = append(opts, diff.WithOnly(re))
+	}
+	switch {
+	case d.gate != "" && d.module != "":
+		return nil, errors.New("--gate and --module both say which functions are gated: give one")
+	case d.gate != "":
+		re, err := regexp.Compile(d.gate)
+		if err != nil {
+			return nil, fmt.Errorf("--gate: %w", err)
+		}
+		opts = append(opts, diff.WithGate(re))
+	case d.module != "":
+		opts = append(opts, diff.WithGate(modulePattern(strings.Fields(d.module))))
 	}
 	if d.anchor != "" {
 		opts = append(opts, diff.WithAnchor(d.anchor))

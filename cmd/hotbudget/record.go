@@ -58,15 +58,29 @@ HOTBUDGET_SAMPLER=pprof forces go test -cpuprofile, =perf perf events.
 
 Since both sides do the same work, functions are compared by their CPU
 time per run (--mode absolute; --mode share compares shares of the
-profile). Every function is judged, the runtime's too: code that allocates
-more shows up in runtime.mallocgc. --only '^example.com/app[./]' judges
-your module's functions alone. The diff flags below apply to the
-functions; --alpha, --assume and --min-change to the benchmarks too.
+profile). Each benchmark is its own comparison, with its own profile,
+headline and functions, and one false-discovery control holds across all
+of them: a function holding 10% of one benchmark is judged at 10%. The
+gate judges the functions of the module(s) record runs in (go list -m);
+the runtime's and the standard library's count in every total and are
+shown, tested, and named as near misses when they change, but never fail
+the gate (--gate . gates every function: code that allocates more shows
+up in runtime.mallocgc). Near misses (a slowdown whose q is above the
+false-discovery rate but within five times it) are listed first and never
+fail. The diff flags below apply to the functions; --alpha, --assume and
+--min-change to the benchmarks too.
+
+Time: each benchmark runs about --benchtime per run and side, plus the
+start of its test binary and its setup (about 1.3 s a run on a module of
+46 benchmarks), and is calibrated once (about two --benchtime). record
+measures both after calibrating, prints its estimate, then the time left
+after every run; --budget fits the runs into a limit by running fewer
+iterations of every benchmark.
 
 Written under --out:
 
 	base/bench.txt           the benchmark output of every run
-	base/cpu-N.pb.gz         run N's CPU profile, all benchmarks merged
+	base/cpu-N.pb.gz         run N's CPU profile, all benchmarks merged (not judged)
 	base/PKG/NAME.N.pb.gz    run N's CPU profile of one benchmark
 	head/...                 the same for HEAD
 
@@ -99,6 +113,7 @@ type recordOpts struct {
 	keep        bool
 	pkgs        []string
 	procs       int // -test.cpu: the GOMAXPROCS suffix of benchmark names
+	budget      time.Duration
 }
 
 func (c *cli) record(args []string) int {
@@ -108,6 +123,7 @@ func (c *cli) record(args []string) int {
 	fs.IntVar(&o.count, "count", 1, "`n` benchmark results a run (go test -count)")
 	fs.StringVar(&o.bench, "bench", ".", "run the benchmarks matching this `regexp` (go test -bench)")
 	fs.StringVar(&o.benchtime, "benchtime", "1s", "calibrate each benchmark to run for this `duration` on the base revision, or Nx for N iterations")
+	fs.DurationVar(&o.budget, "budget", 15*time.Minute, "fit the runs into this `duration`: when the estimate after calibration is longer, every benchmark runs fewer iterations (0: no limit)")
 	fs.StringVar(&o.out, "out", "", "write base/ and head/ under this `directory` (default: a new temporary directory)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the worktrees and test binaries (their directory is printed)")
 	fs.StringVar(&o.html, "html", "", "also write the functions' HTML report (flame graph, explanations) to `file`")
@@ -182,7 +198,10 @@ func (c *cli) record(args []string) int {
 	if err != nil {
 		return c.inputErr("record", err)
 	}
-	funcs, err := diff.Compare(res.base, res.head, opts...)
+	if d.gate == "" && d.module == "" && len(res.modules) > 0 {
+		opts = append(opts, diff.WithGate(modulePattern(res.modules)))
+	}
+	funcs, err := diff.CompareEach(res.pairs, opts...)
 	if err != nil {
 		return c.inputErr("record", err)
 	}
@@ -191,9 +210,12 @@ func (c *cli) record(args []string) int {
 		return c.inputErr("record", err)
 	}
 	if o.html != "" {
-		if err := writeFileAtomic(o.html, func(f *os.File) error { return funcs.WriteHTML(f) }); err != nil {
+		// One benchmark's report: the first that needs attention.
+		top := ordered(funcs)[0]
+		if err := writeFileAtomic(o.html, func(f *os.File) error { return top.WriteHTML(f) }); err != nil {
 			return c.inputErr("record", err)
 		}
+		r.progress("wrote the HTML report of %s to %s", top.Name, o.html)
 	}
 	return c.recordReport(res, funcs, benches, format.value)
 }
@@ -202,7 +224,8 @@ func (c *cli) record(args []string) int {
 type recordResult struct {
 	out                  string
 	baseRev, headRev     revision
-	base, head           []*profile.Profile // one merged profile per run
+	pairs                []diff.Pair // per benchmark both sides have: its runs' profiles
+	modules              []string    // the module(s) record ran in (go list -m)
 	baseBench, headBench []byte
 }
 
@@ -222,82 +245,159 @@ func (r revision) String() string {
 	return fmt.Sprintf("%s (%s)", r.Name, short)
 }
 
-// recordMarkdown writes the function and benchmark reports in Markdown,
-// together within textfmt.MaxMarkdown bytes.
-func recordMarkdown(w *bytes.Buffer, funcs, benches *diff.Report) error {
-	var b bytes.Buffer
-	if err := funcs.WriteMarkdown(&b); err != nil {
-		return err
+// ordered returns the benchmarks' reports in the order they are shown:
+// those that fail first, then those with near misses, then the rest, each
+// group in benchmark order.
+func ordered(funcs []*diff.Report) []*diff.Report {
+	out := slices.Clone(funcs)
+	rank := func(r *diff.Report) int {
+		switch {
+		case r.Failed():
+			return 0
+		case len(r.NearMisses()) > 0:
+			return 1
+		}
+		return 2
 	}
-	b.WriteString("\n")
-	if err := benches.WriteMarkdown(&b); err != nil {
-		return err
+	slices.SortStableFunc(out, func(a, b *diff.Report) int { return rank(a) - rank(b) })
+	return out
+}
+
+// recordSummary is one line over every benchmark's functions.
+func recordSummary(funcs []*diff.Report) string {
+	var failed, near []string
+	rows := 0
+	for _, r := range funcs {
+		rows += len(r.Rows)
+		if r.Failed() {
+			failed = append(failed, textfmt.Name(r.Name))
+		}
+		if len(r.NearMisses()) > 0 {
+			near = append(near, textfmt.Name(r.Name))
+		}
 	}
-	w.WriteString(textfmt.LimitMarkdown(b.String(), textfmt.MaxMarkdown))
-	return nil
+	line := fmt.Sprintf("%d benchmarks, %d function rows: ", len(funcs), rows)
+	if len(failed) == 0 {
+		line += "no regression"
+	} else {
+		line += fmt.Sprintf("%d regressed (%s)", len(failed), strings.Join(failed, ", "))
+	}
+	if len(near) > 0 {
+		line += fmt.Sprintf("; near misses in %s", strings.Join(near, ", "))
+	}
+	return line
 }
 
 // recordReport prints the function and benchmark reports and returns the
 // exit code: 1 when either found a regression.
-func (c *cli) recordReport(res *recordResult, funcs, benches *diff.Report, format string) int {
+func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *diff.Report, format string) int {
 	var err error
+	shown := ordered(funcs)
+	md := func(out *bytes.Buffer) error {
+		// The whole comment within GitHub's limit (textfmt.LimitMarkdown).
+		w := new(bytes.Buffer)
+		defer func() { out.WriteString(textfmt.LimitMarkdown(w.String(), textfmt.MaxMarkdown)) }()
+		icon := "✅"
+		if slices.ContainsFunc(funcs, (*diff.Report).Failed) {
+			icon = "❌"
+		}
+		fmt.Fprintf(w, "## %s hotbudget record: %s\n\n", icon, textfmt.MarkdownEscape(recordSummary(funcs)))
+		var quiet []*diff.Report
+		for _, r := range shown {
+			if !r.Failed() && len(r.NearMisses()) == 0 && len(funcs) > 1 {
+				quiet = append(quiet, r)
+				continue
+			}
+			fmt.Fprintf(w, "#### %s\n\n", textfmt.MarkdownCode(r.Name))
+			if err := r.WriteMarkdown(w); err != nil {
+				return err
+			}
+			w.WriteString("\n")
+		}
+		if len(quiet) > 0 {
+			fmt.Fprintf(w, "<details><summary>%d benchmarks with no regression and no near miss</summary>\n\n", len(quiet))
+			for _, r := range quiet {
+				fmt.Fprintf(w, "- %s: %s\n", textfmt.MarkdownCode(r.Name), textfmt.MarkdownEscape(r.Summary()))
+			}
+			w.WriteString("\n</details>\n\n")
+		}
+		return benches.WriteMarkdown(w)
+	}
 	switch format {
 	case "json":
 		err = writeRecordJSON(c.stdout, res, funcs, benches)
 	case "markdown":
 		var b bytes.Buffer
-		if err = recordMarkdown(&b, funcs, benches); err == nil {
+		if err = md(&b); err == nil {
 			_, err = c.stdout.Write(b.Bytes())
 		}
 	default:
-		fmt.Fprintf(c.stdout, "functions (%s -> %s, CPU profiles of every benchmark):\n", textfmt.Line(res.baseRev.String()), textfmt.Line(res.headRev.String()))
-		if err = funcs.WriteText(c.stdout); err == nil {
-			fmt.Fprintf(c.stdout, "\nbenchmarks:\n")
+		fmt.Fprintf(c.stdout, "functions (%s -> %s, each benchmark's CPU profiles on their own, one false-discovery control over all):\n", textfmt.Line(res.baseRev.String()), textfmt.Line(res.headRev.String()))
+		for _, r := range shown {
+			fmt.Fprintf(c.stdout, "\n== %s ==\n", textfmt.Name(r.Name))
+			if err = r.WriteText(c.stdout); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			fmt.Fprintf(c.stdout, "\n%s\n\nbenchmarks:\n", recordSummary(funcs))
 			err = benches.WriteText(c.stdout)
 		}
 	}
 	if err != nil {
 		return c.inputErr("record", err)
 	}
-	anns := append(reportAnnotations("record", funcs, false), reportAnnotations("record", benches, true)...)
-	md := func(w *bytes.Buffer) error { return recordMarkdown(w, funcs, benches) }
+	var anns []annotation
+	for _, r := range funcs {
+		anns = append(anns, reportAnnotations("record", r, false)...)
+	}
+	anns = append(anns, reportAnnotations("record", benches, true)...)
 	if err := c.reportGitHub(md, anns); err != nil {
 		return c.inputErr("record", err)
 	}
-	if funcs.Failed() || len(benches.Regressions()) > 0 {
+	if slices.ContainsFunc(funcs, (*diff.Report).Failed) || len(benches.Regressions()) > 0 {
 		return exitFail
 	}
 	return exitOK
 }
 
-// writeRecordJSON writes both reports in one object:
+// writeRecordJSON writes every report in one object:
 //
 //	{
-//	  "schema": "hotbudget.record/v1",
+//	  "schema": "hotbudget.record/v2",
 //	  "base": {"revision": "origin/main", "commit": "0123..."},
 //	  "head": {"revision": ".", "commit": ""},   // "" for the working tree
 //	  "out": "perf",                              // where the profiles are
-//	  "functions": {hotbudget.diff/v2 report},
+//	  "functions": [{hotbudget.diff/v2 report, "name": "PKG BenchmarkX"}, ...],
 //	  "benchmarks": {hotbudget.bench/v2 report}
 //	}
-func writeRecordJSON(w io.Writer, res *recordResult, funcs, benches *diff.Report) error {
-	var f, b bytes.Buffer
-	if err := funcs.WriteJSON(&f); err != nil {
-		return err
+//
+// v2 differs from v1: functions is one report per benchmark, named, in the
+// order the text report shows them (failing first), instead of one report
+// of the merged profiles.
+func writeRecordJSON(w io.Writer, res *recordResult, funcs []*diff.Report, benches *diff.Report) error {
+	fs := make([]json.RawMessage, 0, len(funcs))
+	for _, r := range ordered(funcs) {
+		var f bytes.Buffer
+		if err := r.WriteJSON(&f); err != nil {
+			return err
+		}
+		fs = append(fs, f.Bytes())
 	}
+	var b bytes.Buffer
 	if err := benches.WriteJSON(&b); err != nil {
 		return err
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		Schema     string          `json:"schema"`
-		Base       revision        `json:"base"`
-		Head       revision        `json:"head"`
-		Out        string          `json:"out"`
-		Functions  json.RawMessage `json:"functions"`
-		Benchmarks json.RawMessage `json:"benchmarks"`
-	}{"hotbudget.record/v1", res.baseRev, res.headRev, res.out, f.Bytes(), b.Bytes()})
+		Schema     string            `json:"schema"`
+		Base       revision          `json:"base"`
+		Head       revision          `json:"head"`
+		Out        string            `json:"out"`
+		Functions  []json.RawMessage `json:"functions"`
+		Benchmarks json.RawMessage   `json:"benchmarks"`
+	}{"hotbudget.record/v2", res.baseRev, res.headRev, res.out, fs, b.Bytes()})
 }
 
 // recorder builds, calibrates and runs the benchmarks of two revisions.
@@ -334,7 +434,12 @@ type testBinary struct {
 // suffix.
 type leaf struct {
 	pkg, name string
-	iters     int64 // calibrated iterations
+	iters     int64   // calibrated iterations
+	nsOp      float64 // wall-clock time per operation when calibrated
+	// overhead is the wall-clock time of one run beyond its timed
+	// iterations: starting the test binary, the benchmark's setup, its
+	// first one-iteration round, writing the profile.
+	overhead time.Duration
 }
 
 func (l leaf) key() string { return l.pkg + " " + l.name }
@@ -480,6 +585,14 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 		return nil, err
 	}
 	res = &recordResult{out: out, baseRev: sides[0].rev, headRev: sides[1].rev}
+	// The gate judges the module's own functions (go list -m: the main
+	// module, or a workspace's modules).
+	if mods, err := goOut(ctx, sides[1].dir, "list", "-m"); err == nil {
+		res.modules = strings.Fields(mods)
+		r.progress("gating the functions of %s; the runtime's and the standard library's are shown, not gated (--gate . gates every function)", strings.Join(res.modules, " "))
+	} else {
+		r.progress("warning: go list -m: %v; every function is gated", err)
+	}
 	if err := r.runAll(ctx, sides, leaves, res); err != nil {
 		return nil, err
 	}
@@ -511,6 +624,18 @@ func (r *recorder) removeWorktrees(top string, sides []*recSide) {
 			r.progress("warning: git still registers the worktree %s; remove it with: git worktree remove --force --force %s", path, path)
 		}
 	}
+}
+
+// goOut runs the go command in dir and returns its trimmed stdout.
+func goOut(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(stdout.String()), nil
 }
 
 // build lists the packages of one side and builds the test binary of each
@@ -591,6 +716,7 @@ func (r *recorder) runBinary(ctx context.Context, s *recSide, b *testBinary, arg
 type benchResult struct {
 	name  string // without the GOMAXPROCS suffix
 	iters int64
+	nsOp  float64 // wall-clock time per operation
 }
 
 // parseBench reads the benchmark results in out.
@@ -604,7 +730,13 @@ func (r *recorder) parseBench(out []byte) []benchResult {
 	for rd.Scan() {
 		if rec, ok := rd.Result().(*benchfmt.Result); ok {
 			name := "Benchmark" + strings.TrimSuffix(string(rec.Name), suffix)
-			res = append(res, benchResult{name, int64(rec.Iters)})
+			ns, ok := rec.Value("sec/op")
+			if ok {
+				ns *= 1e9
+			} else {
+				ns, _ = rec.Value("ns/op")
+			}
+			res = append(res, benchResult{name, int64(rec.Iters), ns})
 		}
 	}
 	return res
@@ -617,15 +749,27 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 	t0 := time.Now()
 	byKey := map[string]*leaf{}
 	var order []string
+	overhead := map[string]time.Duration{} // per run of one benchmark of a package
 	find := func(s *recSide, benchtime string) error {
 		s.leaves = map[string]bool{}
 		for _, pkg := range sortedKeys(s.bins) {
+			t1 := time.Now()
 			out, err := r.runBinary(ctx, s, s.bins[pkg], "-test.bench", r.o.bench, "-test.benchtime", benchtime)
 			if err != nil {
 				return err
 			}
-			for _, res := range r.parseBench(out) {
-				l := leaf{pkg: pkg, name: res.name, iters: res.iters}
+			results := r.parseBench(out)
+			if benchtime == "1x" && len(results) > 0 {
+				// One process, each benchmark set up and run once: what a
+				// run costs beyond its timed iterations, shared out.
+				var timed float64
+				for _, res := range results {
+					timed += res.nsOp
+				}
+				overhead[pkg] = (time.Since(t1) - time.Duration(timed)) / time.Duration(len(results))
+			}
+			for _, res := range results {
+				l := leaf{pkg: pkg, name: res.name, iters: res.iters, nsOp: res.nsOp}
 				s.leaves[l.key()] = true
 				if byKey[l.key()] == nil {
 					byKey[l.key()] = &l
@@ -659,7 +803,7 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 		}
 		for _, res := range r.parseBench(out) {
 			if res.name == l.name {
-				l.iters = res.iters
+				l.iters, l.nsOp = res.iters, res.nsOp
 			}
 		}
 	}
@@ -669,28 +813,56 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 	}
 	var leaves []leaf
 	sort.Strings(order)
-	var total time.Duration
 	for _, k := range order {
 		l := *byKey[k]
 		if r.o.fixedIters > 0 {
 			l.iters = r.o.fixedIters
 		}
+		l.overhead = max(overhead[l.pkg], 0)
 		leaves = append(leaves, l)
+	}
+	work, over := r.estimate(leaves, base, head)
+	if b := r.o.budget; b > 0 && work+over > b && work > 0 && b > over {
+		// Fewer iterations, the same for every benchmark in proportion.
+		f := float64(b-over) / float64(work)
+		for i := range leaves {
+			leaves[i].iters = max(1, int64(float64(leaves[i].iters)*f))
+		}
+		r.progress("the runs would take about %s, beyond --budget %s: every benchmark runs %.0f%% of its calibrated iterations (--budget 0 for no limit)",
+			(work + over).Round(time.Second), b, 100*f)
+		work, over = r.estimate(leaves, base, head)
+	}
+	for _, l := range leaves {
 		where := ""
 		switch {
-		case !base.leaves[k]:
+		case !base.leaves[l.key()]:
 			where = " (new at head)"
-		case !head.leaves[k]:
+		case !head.leaves[l.key()]:
 			where = " (gone at head)"
 		}
 		r.progress("%s %s: %d iterations a run%s", textfmt.Name(l.pkg), textfmt.Name(l.name), l.iters, where)
-		total += r.o.target
 	}
-	if r.o.fixedIters == 0 {
-		r.progress("calibrated %s in %s; the runs take about %s", plural(len(leaves), "benchmark", "benchmarks"), since(t0),
-			(time.Duration(2*r.o.runs*r.o.count) * total).Round(time.Second))
-	}
+	r.progress("calibrated %s in %s; the runs take about %s (%s of benchmark iterations, %s starting test binaries and setting up)",
+		plural(len(leaves), "benchmark", "benchmarks"), since(t0), (work + over).Round(time.Second), work.Round(time.Second), over.Round(time.Second))
 	return leaves, nil
+}
+
+// estimate is how long the runs of leaves take: their timed iterations
+// at the calibrated time per operation, and the rest of every run
+// (measured when the head side listed its benchmarks).
+func (r *recorder) estimate(leaves []leaf, base, head *recSide) (work, over time.Duration) {
+	for _, l := range leaves {
+		sides := 0
+		for _, s := range []*recSide{base, head} {
+			if s.leaves[l.key()] {
+				sides++
+			}
+		}
+		n := time.Duration(sides * r.o.runs)
+		work += n * time.Duration(float64(l.iters*int64(r.o.count))*l.nsOp)
+		over += n * l.overhead
+	}
+	return work, over
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -715,7 +887,8 @@ func (r *recorder) runAll(ctx context.Context, sides []*recSide, leaves []leaf, 
 	if both == 0 {
 		return errors.New("no benchmark exists at both revisions: there is nothing to compare")
 	}
-	merged := map[*recSide][]*profile.Profile{}
+	pairs := map[string]*diff.Pair{}
+	runsStart := time.Now()
 	for run := 1; run <= r.o.runs; run++ {
 		t0 := time.Now()
 		order := []*recSide{base, head}
@@ -739,18 +912,27 @@ func (r *recorder) runAll(ctx context.Context, sides []*recSide, leaves []leaf, 
 				if base.leaves[l.key()] && head.leaves[l.key()] {
 					parts[s] = append(parts[s], p)
 					ops[s] += iters
+					pr := pairs[l.key()]
+					if pr == nil {
+						pr = &diff.Pair{Name: l.key()}
+						pairs[l.key()] = pr
+					}
+					if s == base {
+						pr.Base = append(pr.Base, p)
+					} else {
+						pr.Head = append(pr.Head, p)
+					}
 				}
 			}
 		}
 		for _, s := range sides {
-			p, err := r.mergeRun(s, parts[s], ops[s], run)
-			if err != nil {
+			if _, err := r.mergeRun(s, parts[s], ops[s], run); err != nil {
 				return err
 			}
-			merged[s] = append(merged[s], p)
 		}
-		r.progress("run %d of %d: base %s, head %s (%s)", run, r.o.runs, spent[base].Round(10*time.Millisecond),
-			spent[head].Round(10*time.Millisecond), since(t0))
+		left := time.Since(runsStart) / time.Duration(run) * time.Duration(r.o.runs-run)
+		r.progress("run %d of %d: base %s, head %s (%s); about %s left", run, r.o.runs, spent[base].Round(10*time.Millisecond),
+			spent[head].Round(10*time.Millisecond), since(t0), left.Round(time.Second))
 	}
 	for _, s := range sides {
 		path := filepath.Join(s.out, "bench.txt")
@@ -758,9 +940,13 @@ func (r *recorder) runAll(ctx context.Context, sides []*recSide, leaves []leaf, 
 			return err
 		}
 	}
-	res.base, res.head = merged[base], merged[head]
+	for _, l := range leaves {
+		if pr := pairs[l.key()]; pr != nil {
+			res.pairs = append(res.pairs, *pr)
+		}
+	}
 	res.baseBench, res.headBench = base.bench.Bytes(), head.bench.Bytes()
-	r.progress("wrote %s and %s in %s", base.out, head.out, since(r.start))
+	r.progress("wrote %s and %s in %s (the runs %s)", base.out, head.out, since(r.start), since(runsStart))
 	return nil
 }
 

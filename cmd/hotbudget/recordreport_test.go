@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+// recordReports judges two benchmarks as record does: in "A" the
+// module's function slow takes 60% more time in head, "B" is unchanged.
+func recordReports(t *testing.T) ([]*diff.Report, *diff.Report) {
+	t.Helper()
+	prof := func(text string) *profile.Profile {
+		p, err := loaders.Read(strings.NewReader(text), loaders.WithFormat(loaders.FormatFolded))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var pairs []diff.Pair
+	for _, name := range []string{"example.com/m BenchmarkB", "example.com/m BenchmarkA"} {
+		pr := diff.Pair{Name: name}
+		for i := range 5 {
+			slow := 300 + 7*i
+			if name == "example.com/m BenchmarkA" {
+				pr.Head = append(pr.Head, prof(fmt.Sprintf("main;example.com/m.slow %d\nmain;example.com/m.fast %d\nmain;runtime.mallocgc %d\n", slow*16/10, 700-5*i, 100+i)))
+			} else {
+				pr.Head = append(pr.Head, prof(fmt.Sprintf("main;example.com/m.slow %d\nmain;example.com/m.fast %d\nmain;runtime.mallocgc %d\n", slow+3, 700-5*i, 100+i)))
+			}
+			pr.Base = append(pr.Base, prof(fmt.Sprintf("main;example.com/m.slow %d\nmain;example.com/m.fast %d\nmain;runtime.mallocgc %d\n", slow, 702-5*i, 101+i)))
+		}
+		pairs = append(pairs, pr)
+	}
+	funcs, err := diff.CompareEach(pairs, diff.WithMode(diff.Absolute), diff.WithGate(modulePattern([]string{"example.com/m"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	benches, err := diff.CompareBench(strings.NewReader(""), strings.NewReader(""))
+	if err != nil {
+		benches = &diff.Report{}
+	}
+	return funcs, benches
+}
+
+// record's reports: one per benchmark, the failing one first, in every
+// format; the exit status fails on it.
+func TestRecordReportPerBenchmark(t *testing.T) {
+	funcs, benches := recordReports(t)
+	if !funcs[1].Failed() || funcs[0].Failed() {
+		t.Fatalf("A failed %v, B failed %v: want A alone", funcs[1].Failed(), funcs[0].Failed())
+	}
+	res := &recordResult{baseRev: revision{Name: "main", Commit: "0123456789abcdef"}, headRev: revision{Name: "."}}
+	for _, format := range []string{"text", "markdown", "json"} {
+		var stdout, stderr bytes.Buffer
+		c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+		code := c.recordReport(res, funcs, benches, format)
+		out := stdout.String()
+		if code != exitFail {
+			t.Errorf("%s: exit %d, want %d\n%s%s", format, code, exitFail, out, stderr.String())
+		}
+		a, b := strings.Index(out, "BenchmarkA"), strings.Index(out, "BenchmarkB")
+		if a < 0 || b < 0 || a > b {
+			t.Errorf("%s: BenchmarkA (failing) at %d, BenchmarkB at %d: want both, A first\n%s", format, a, b, out)
+		}
+		switch format {
+		case "text":
+			if !strings.Contains(out, "2 benchmarks, ") || !strings.Contains(out, "1 regressed (example.com/m BenchmarkA)") {
+				t.Errorf("text: no summary over the benchmarks:\n%s", out)
+			}
+		case "markdown":
+			if !strings.HasPrefix(out, "## ❌ hotbudget record:") || !strings.Contains(out, "<details><summary>1 benchmarks with no regression") {
+				t.Errorf("markdown: want a failing title and the quiet benchmark folded:\n%s", out)
+			}
+		case "json":
+			var got struct {
+				Schema    string `json:"schema"`
+				Functions []struct {
+					Name      string `json:"name"`
+					Failed    bool   `json:"failed"`
+					Functions []struct {
+						Name    string `json:"name"`
+						Verdict string `json:"verdict"`
+						Ungated bool   `json:"ungated"`
+					} `json:"functions"`
+				} `json:"functions"`
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+				t.Fatalf("json: %v\n%s", err, out)
+			}
+			if got.Schema != "hotbudget.record/v2" || len(got.Functions) != 2 || got.Functions[0].Name != "example.com/m BenchmarkA" || !got.Functions[0].Failed {
+				t.Errorf("json: schema %q, %d reports, first %q failed %v", got.Schema, len(got.Functions), got.Functions[0].Name, got.Functions[0].Failed)
+			}
+			for _, row := range got.Functions[0].Functions {
+				if ungated := !strings.HasPrefix(row.Name, "example.com/m."); row.Ungated != ungated {
+					t.Errorf("json: %s ungated %v", row.Name, row.Ungated)
+				}
+				if want := map[bool]string{true: "regressed", false: "unchanged"}[row.Name == "example.com/m.slow"]; row.Verdict != want {
+					t.Errorf("json: %s %s, want %s", row.Name, row.Verdict, want)
+				}
+			}
+		}
+	}
+}
