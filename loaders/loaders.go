@@ -63,6 +63,7 @@ import (
 	"github.com/hotbudget/hotbudget/internal/folded"
 	"github.com/hotbudget/hotbudget/internal/gotrace"
 	"github.com/hotbudget/hotbudget/internal/jsonscan"
+	"github.com/hotbudget/hotbudget/internal/membudget"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/speedscope"
 	"github.com/hotbudget/hotbudget/internal/v8"
@@ -314,15 +315,23 @@ func (g *gzipErrReader) Read(p []byte) (int, error) {
 // checked as they are read, so that what is no profile stops the read at
 // once: a protobuf's top-level fields (bytes that are no protobuf, or a
 // field longer than the limit), or the lines of pprof's legacy text formats.
+//
+// A protobuf is also charged, as it is read, for the memory pprof's parser
+// will take (membudget): unless the limit is off, more than
+// membudget.Ratio bytes per byte of input, or more than half the limit
+// with the input, is refused before the parser runs.
 func readPprof(r *limitReader, head []byte) (*profile.Profile, error) {
 	var src io.Reader = r
 	switch {
 	case looksProtobuf(head):
-		src = &checkReader{r: r, c: &protoWalker{limit: r.limit}}
+		src = &checkReader{r: r, c: membudget.NewPprofWalker(r.limit, membudget.ForLimit(r.limit))}
 	case looksLegacyText(head):
 		src = &checkReader{r: r, c: &lineChecker{}}
 	}
 	data, err := readAll(src)
+	if errors.Is(err, ErrTooLarge) && !r.over {
+		return nil, fmt.Errorf("%w; raise the limit with %s or loaders.WithMaxBytes (0: none)", err, MaxBytesEnv)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -271,16 +271,36 @@ func loadIndex(path string, opts ...loaders.Option) (*analysis.Index, error) {
 }
 
 // parseIndexFile is loadIndex's fast path: a pprof file that ParseIndex
-// takes.
+// takes. A file larger on disk than ParseIndex takes decompressed is left
+// to the loaders unread (they refuse it from its first bytes), so that the
+// fast path never holds more than index.MaxDecoded of it.
 func parseIndexFile(path string, opts []loaders.Option) (*analysis.Index, bool) {
-	if f, err := loaders.DetectFile(path, opts...); err == nil && f == loaders.FormatPprof {
-		if data, err := os.ReadFile(path); err == nil {
-			if x, err := analysis.ParseIndex(data); err == nil {
-				return x, true
-			}
-		}
+	if f, err := loaders.DetectFile(path, opts...); err != nil || f != loaders.FormatPprof {
+		return nil, false
 	}
-	return nil, false
+	data, err := readFileMax(path, index.MaxDecoded)
+	if err != nil {
+		return nil, false
+	}
+	x, err := analysis.ParseIndex(data)
+	return x, err == nil
+}
+
+// readFileMax reads the file at path when it holds at most max bytes.
+func readFileMax(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Size() > max {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("%s: larger than %d bytes", path, max)
+	}
+	return data, err
 }
 
 // loadAll expands globs and loads every profile. A warning that several
