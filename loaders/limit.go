@@ -90,6 +90,7 @@ type limitReader struct {
 	left  int64
 	limit int64
 	over  bool
+	meter *membudget.Meter // when not nil, fed what is read; its error stops the read
 }
 
 func (l *limitReader) err() error {
@@ -112,6 +113,11 @@ func (l *limitReader) Read(p []byte) (int, error) {
 		return n, l.err()
 	}
 	l.left -= int64(n)
+	if l.meter != nil {
+		if merr := l.meter.Read(n); merr != nil {
+			return n, merr
+		}
+	}
 	return n, err
 }
 

@@ -80,22 +80,22 @@ const (
 
 // ForLimit returns the Meter of a parse whose input may be limit bytes
 // once decompressed (math.MaxInt64 or less than 1: no limit, and a nil
-// Meter): the input and the memory charged together may be half the
-// limit, so that with the garbage collector's headroom (at GOGC=100 the
-// heap grows to twice what is live before a collection) the process stays
-// within about the limit.
+// Meter): the memory charged may be half the limit (or Allowance, if that
+// is more, as a small profile may always take), so that with the
+// garbage collector's headroom (at GOGC=100 the heap grows to twice what
+// is live before a collection) the process stays within about the limit.
 func ForLimit(limit int64) *Meter {
 	if limit <= 0 || limit == math.MaxInt64 {
 		return nil
 	}
-	return &Meter{Max: limit / 2}
+	return &Meter{Max: max(limit/2, Allowance)}
 }
 
 // A Meter adds up the estimated memory of a parse and refuses what
 // exceeds its budget. The zero Meter has no total limit (Max 0).
 type Meter struct {
-	// Max bounds the input read and the memory charged together; 0 or
-	// less: no bound but the Ratio.
+	// Max bounds the memory charged (besides the input, which has its own
+	// limit); 0 or less: no bound but the Ratio.
 	Max   int64
 	in    int64
 	total int64
@@ -140,9 +140,8 @@ func (m *Meter) check() error {
 	switch {
 	case m.total > Ratio*m.in+Allowance:
 		over = fmt.Sprintf("more than %d times the %s of input read so far", Ratio, size(m.in))
-	case m.Max > 0 && m.total > m.Max-m.in:
-		over = fmt.Sprintf("more than the %s that remain of the budget of %s after the %s of input read so far",
-			size(max(m.Max-m.in, 0)), size(m.Max), size(m.in))
+	case m.Max > 0 && m.total > m.Max:
+		over = fmt.Sprintf("more than the budget of %s (half the limit on input)", size(m.Max))
 	default:
 		return nil
 	}

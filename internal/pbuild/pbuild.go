@@ -24,6 +24,7 @@ import (
 	"unsafe"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/membudget"
 )
 
 // Label keys set on samples by the loaders.
@@ -83,7 +84,37 @@ type Builder struct {
 	warnings []string
 	warnSeen map[string]int
 	dropped  int
+	meter    *membudget.Meter
+	prepaid  bool // locations and functions are charged by the caller
 }
+
+// SetMeter makes b charge m for the locations, functions and samples it
+// creates (nil: none). The loader's reader checks m as input arrives, and
+// Finish refuses the profile if m's budget was exceeded.
+func (b *Builder) SetMeter(m *membudget.Meter) { b.meter = m }
+
+// PrepaidLocations tells b that its caller charged the meter, as it read
+// the input, for every location and function b will create (V8's nodes,
+// one location each): b charges only for samples.
+func (b *Builder) PrepaidLocations() { b.prepaid = true }
+
+// Err returns the error of the meter's exceeded budget, or nil. Once it is
+// set, Add adds nothing: the caller stops, and Finish returns the error.
+func (b *Builder) Err() error {
+	if b.meter == nil {
+		return nil
+	}
+	return b.meter.Err()
+}
+
+// Charges of the Builder's structures: a location with its line and its
+// key in the map of locations; a function, its key and its strings; a
+// sample, its key and its values, besides 8 bytes per location of its stack.
+const (
+	costLocation = membudget.CostLocation + membudget.CostLine + 120
+	costFunction = membudget.CostFunction + 80
+	costSample   = membudget.CostSample + membudget.CostString + 2*membudget.CostValue
+)
 
 type funcKey struct {
 	name, system, file string
@@ -136,6 +167,12 @@ func (b *Builder) Location(f Frame) *profile.Location {
 		}
 		b.funcs[fk] = fn
 		b.p.Function = append(b.p.Function, fn)
+		if b.meter != nil && !b.prepaid {
+			b.meter.Add(membudget.Function, 1, costFunction+2*int64(len(f.Name)+len(sys)+len(f.File)))
+		}
+	}
+	if b.meter != nil && !b.prepaid {
+		b.meter.Add(membudget.Location, 1, costLocation)
 	}
 	l := &profile.Location{
 		ID:   uint64(len(b.p.Location) + 1),
@@ -165,6 +202,9 @@ func NewLabels(kv ...string) Labels {
 // (leaf first) and labels (nil for none). Identical stacks with the same
 // label pointer are merged into one sample.
 func (b *Builder) Add(stack []*profile.Location, count, nanos int64, labels Labels) {
+	if b.meter != nil && b.meter.Err() != nil {
+		return
+	}
 	lid, ok := b.labelIDs[labels]
 	if !ok {
 		lid = len(b.labelIDs)
@@ -190,6 +230,9 @@ func (b *Builder) Add(stack []*profile.Location, count, nanos int64, labels Labe
 	}
 	b.samples[string(key)] = s
 	b.p.Sample = append(b.p.Sample, s)
+	if b.meter != nil {
+		b.meter.Add(membudget.Sample, 1, costSample+int64(len(key))+16*int64(len(stack)))
+	}
 }
 
 func appendUvarint(b []byte, v uint64) []byte {
@@ -251,6 +294,11 @@ func (b *Builder) Finish(format string, period, durationNanos int64) (*profile.P
 		p.Comments = append(p.Comments, fmt.Sprintf("%s%d more distinct warnings not shown", WarningPrefix, b.dropped))
 	}
 	b.samples, b.locs, b.funcs, b.labelIDs = nil, nil, nil, nil
+	if b.meter != nil {
+		if err := b.meter.Err(); err != nil {
+			return nil, err
+		}
+	}
 	if err := p.CheckValid(); err != nil {
 		return nil, fmt.Errorf("internal error: built profile is invalid: %w", err)
 	}
@@ -317,6 +365,10 @@ type Options struct {
 	// View selects what a Chrome trace contributes when it has both CPU
 	// samples and duration events: ViewSamples, ViewDurations or "" (default).
 	View string
+	// Meter, when not nil, is charged for what the parser builds (see
+	// Builder.SetMeter); the caller feeds it the input read and stops the
+	// read when its budget is exceeded.
+	Meter *membudget.Meter
 }
 
 // Views of a trace that has both CPU samples and duration events.
