@@ -68,6 +68,9 @@ func bigPair(b *testing.B) (base, head string) {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(cliChildEnv) == "1" { // the test binary as the CLI: see runChild
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	}
 	code := m.Run()
 	if big.dir != "" {
 		os.RemoveAll(big.dir)
