@@ -77,7 +77,7 @@ func gzFile(gen func(w *os.File) error) func(string) error {
 	}
 }
 
-func top(path string) []string  { return []string{"top", path} }
+func top(path string) []string   { return []string{"top", path} }
 func diff2(path string) []string { return []string{"diff", path, "--", path} }
 
 var amplifiers = []amplifier{

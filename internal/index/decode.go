@@ -28,7 +28,7 @@ const MaxDecoded = 1 << 30
 // caller falls back to the loaders for their message.
 //
 // It also rejects, as the loaders do, a profile whose parsed form
-// membudget estimates at more than MaxDecoded/2 bytes with its input, or at
+// membudget estimates at more than MaxDecoded/2 bytes besides its input, or at
 // more than membudget.Ratio bytes per byte of input: gzip-compressed
 // input is checked as it is decompressed, so such a profile is refused
 // before it is all in memory.
