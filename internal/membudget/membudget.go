@@ -126,6 +126,9 @@ func (m *Meter) Add(k Kind, n, cost int64) {
 	m.total += cost
 }
 
+// Count returns how many elements of kind k were charged.
+func (m *Meter) Count(k Kind) int64 { return m.by[k].n }
+
 // Total returns the memory charged so far and the input read.
 func (m *Meter) Total() (charged, input int64) { return m.total, m.in }
 
