@@ -8,10 +8,11 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hotbudget/hotbudget/internal/membudget"
 )
 
 // DefaultMaxBytes is how much input, after decompression, Read takes in
@@ -23,8 +24,11 @@ const DefaultMaxBytes int64 = 1 << 30
 // MiB, GiB or TiB, or 0 for no limit.
 const MaxBytesEnv = "HOTBUDGET_MAX_BYTES"
 
-// ErrTooLarge is wrapped by the error for input larger than the limit.
-var ErrTooLarge = errors.New("input too large")
+// ErrTooLarge is wrapped by the error for input larger than the limit,
+// and for input whose parsed form would take more memory than the limit,
+// or more than a small multiple of the input (see Memory in the package
+// documentation).
+var ErrTooLarge = membudget.ErrTooLarge
 
 // MaxBytes returns the limit on decompressed input that Read applies with
 // opts: WithMaxBytes, else HOTBUDGET_MAX_BYTES, else DefaultMaxBytes;
@@ -77,17 +81,7 @@ func parseSize(s string) (int64, error) {
 }
 
 // sizeString writes n bytes for people: "1 GiB (1073741824 bytes)".
-func sizeString(n int64) string {
-	for _, u := range []struct {
-		name  string
-		shift uint
-	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
-		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
-			return fmt.Sprintf("%d %s (%d bytes)", n>>u.shift, u.name, n)
-		}
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
+func sizeString(n int64) string { return membudget.SizeString(n) }
 
 // limitReader passes on at most limit bytes of r and then fails with the
 // ErrTooLarge error if r has more; over records that it did.
@@ -96,6 +90,7 @@ type limitReader struct {
 	left  int64
 	limit int64
 	over  bool
+	meter *membudget.Meter // when not nil, fed what is read; its error stops the read
 }
 
 func (l *limitReader) err() error {
@@ -118,6 +113,11 @@ func (l *limitReader) Read(p []byte) (int, error) {
 		return n, l.err()
 	}
 	l.left -= int64(n)
+	if l.meter != nil {
+		if merr := l.meter.Read(n); merr != nil {
+			return n, merr
+		}
+	}
 	return n, err
 }
 
@@ -211,110 +211,12 @@ func looksLegacyCPU(b []byte) bool {
 // looksProtobuf reports whether head, the start of a file, reads as the
 // top-level fields of a pprof Profile message.
 func looksProtobuf(head []byte) bool {
-	w := protoWalker{limit: math.MaxInt64}
-	return w.feed(head) == nil && w.fields > 0
-}
-
-// protoWalker follows the top-level fields of a protobuf Profile message
-// as its bytes arrive, without keeping them.
-type protoWalker struct {
-	limit  int64 // longest field accepted
-	off    int64 // bytes seen
-	fields int   // complete keys seen
-	state  int   // what the next byte is part of
-	v      uint64
-	shift  uint
-	field  uint64
-	skip   int64
-}
-
-const (
-	pwKey = iota
-	pwVarint
-	pwLength
-	pwSkip
-)
-
-// profileWireTypes are the wire types pprof's decoder accepts for the
-// Profile message's fields (profile.proto): 2 for messages and strings, 0
-// for integers, both for the packed repeated comment field.
-var profileWireTypes = map[uint64][]uint64{
-	1: {2}, 2: {2}, 3: {2}, 4: {2}, 5: {2}, 6: {2}, 11: {2},
-	7: {0}, 8: {0}, 9: {0}, 10: {0}, 12: {0}, 14: {0}, 15: {0},
-	13: {0, 2},
-}
-
-func (w *protoWalker) fail(format string, args ...any) error {
-	return fmt.Errorf("not a pprof protobuf: at offset %d: %s", w.off, fmt.Sprintf(format, args...))
-}
-
-// feed reads the next bytes of the message.
-func (w *protoWalker) feed(b []byte) error {
-	for len(b) > 0 {
-		if w.state == pwSkip {
-			n := min(int64(len(b)), w.skip)
-			w.skip -= n
-			w.off += n
-			b = b[n:]
-			if w.skip == 0 {
-				w.state = pwKey
-			}
-			continue
-		}
-		c := b[0]
-		b = b[1:]
-		if w.shift >= 63 && c > 1 {
-			return w.fail("varint too long")
-		}
-		w.v |= uint64(c&0x7f) << w.shift
-		w.shift += 7
-		w.off++
-		if c&0x80 != 0 {
-			continue
-		}
-		v := w.v
-		w.v, w.shift = 0, 0
-		switch w.state {
-		case pwKey:
-			w.field = v >> 3
-			typ := v & 7
-			if w.field == 0 {
-				return w.fail("field number 0")
-			}
-			if want, ok := profileWireTypes[w.field]; ok && !slices.Contains(want, typ) {
-				return w.fail("field %d with wire type %d", w.field, typ)
-			}
-			w.fields++
-			switch typ {
-			case 0:
-				w.state = pwVarint
-			case 1:
-				w.state, w.skip = pwSkip, 8
-			case 2:
-				w.state = pwLength
-			case 5:
-				w.state, w.skip = pwSkip, 4
-			default:
-				return w.fail("field %d with wire type %d", w.field, typ)
-			}
-		case pwVarint:
-			w.state = pwKey
-		case pwLength:
-			if v > uint64(w.limit) {
-				return fmt.Errorf("%w: field %d at offset %d is %d bytes long, more than the limit of %s; raise the limit with %s or loaders.WithMaxBytes",
-					ErrTooLarge, w.field, w.off, v, sizeString(w.limit), MaxBytesEnv)
-			}
-			w.state, w.skip = pwSkip, int64(v)
-			if v == 0 {
-				w.state = pwKey
-			}
-		}
-	}
-	return nil
+	w := membudget.NewPprofWalker(0, nil)
+	return w.Feed(head) == nil && w.Fields() > 0
 }
 
 // checker follows a format's bytes as they are read.
-type checker interface{ feed([]byte) error }
+type checker interface{ Feed([]byte) error }
 
 // checkReader passes on what it reads to a checker and fails as soon as
 // the checker does.
@@ -329,7 +231,7 @@ func (p *checkReader) Read(b []byte) (int, error) {
 		return 0, p.err
 	}
 	n, err := p.r.Read(b)
-	if cerr := p.c.feed(b[:n]); cerr != nil {
+	if cerr := p.c.Feed(b[:n]); cerr != nil {
 		p.err = cerr
 		return n, cerr
 	}
@@ -347,7 +249,7 @@ type lineChecker struct {
 	off, line, lineLen, blank int64
 }
 
-func (l *lineChecker) feed(b []byte) error {
+func (l *lineChecker) Feed(b []byte) error {
 	for _, c := range b {
 		l.off++
 		switch c {

@@ -40,7 +40,14 @@
 //
 // Read takes in at most DefaultMaxBytes (1 GiB) of input after
 // decompression and refuses larger input with an error wrapping
-// ErrTooLarge. The JSON, folded and trace loaders read their input as a
+// ErrTooLarge. What a loader builds is charged, as the input arrives, for
+// the memory it takes (strings, locations, lines and samples of a pprof
+// file; nodes, frames and samples of the others), and input whose parse
+// would take more than 24 bytes per byte of input (ordinary profiles take
+// 7 to 14), or more than half the limit besides the input, is refused with
+// ErrTooLarge too, naming what there is too much of, before the memory is
+// taken: a pprof file of millions of empty strings or locations, a few
+// bytes each, stops within its first megabytes. The JSON, folded and trace loaders read their input as a
 // stream, a node, event or line at a time, so their memory follows the
 // profile they build, not the file (white space is skipped, and one value is
 // held whole only up to the limit); pprof's parser
@@ -74,6 +81,7 @@ import (
 	"github.com/hotbudget/hotbudget/internal/folded"
 	"github.com/hotbudget/hotbudget/internal/gotrace"
 	"github.com/hotbudget/hotbudget/internal/jsonscan"
+	"github.com/hotbudget/hotbudget/internal/membudget"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/speedscope"
 	"github.com/hotbudget/hotbudget/internal/v8"
@@ -199,6 +207,10 @@ func read(r io.Reader, c *config) (*profile.Profile, error) {
 	}
 	lr := &limitReader{r: br, left: limit, limit: limit}
 	o := pbuild.Options{Name: c.name, View: string(c.view)}
+	if f != FormatPprof { // readPprof charges its own
+		lr.meter = membudget.ForLimit(limit)
+		o.Meter = lr.meter
+	}
 	var p *profile.Profile
 	switch f {
 	case FormatPprof:
@@ -222,6 +234,10 @@ func read(r io.Reader, c *config) (*profile.Profile, error) {
 		// Whatever the parser made of the cut input, the input was too
 		// large; a parser that accepts truncated files must not succeed.
 		return nil, lr.err()
+	}
+	if lr.meter != nil && lr.meter.Err() != nil {
+		// The parse would take too much memory: the read was stopped.
+		return nil, fmt.Errorf("%s: %w; raise the limit with %s or loaders.WithMaxBytes (0: none)", f, lr.meter.Err(), MaxBytesEnv)
 	}
 	if err == nil {
 		// Every format is held to the one rule on sample values: none
@@ -333,15 +349,23 @@ func (g *gzipErrReader) Read(p []byte) (int, error) {
 // checked as they are read, so that what is no profile stops the read at
 // once: a protobuf's top-level fields (bytes that are no protobuf, or a
 // field longer than the limit), or the lines of pprof's legacy text formats.
+//
+// A protobuf is also charged, as it is read, for the memory pprof's parser
+// will take (membudget): unless the limit is off, more than
+// membudget.Ratio bytes per byte of input, or more than half the limit
+// besides the input, is refused before the parser runs.
 func readPprof(r *limitReader, head []byte) (*profile.Profile, error) {
 	var src io.Reader = r
 	switch {
 	case looksProtobuf(head):
-		src = &checkReader{r: r, c: &protoWalker{limit: r.limit}}
+		src = &checkReader{r: r, c: membudget.NewPprofWalker(r.limit, membudget.ForLimit(r.limit))}
 	case looksLegacyText(head):
 		src = &checkReader{r: r, c: &lineChecker{}}
 	}
 	data, err := readAll(src)
+	if errors.Is(err, ErrTooLarge) && !r.over {
+		return nil, fmt.Errorf("%w; raise the limit with %s or loaders.WithMaxBytes (0: none)", err, MaxBytesEnv)
+	}
 	if err != nil {
 		return nil, err
 	}

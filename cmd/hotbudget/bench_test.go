@@ -75,6 +75,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
 		main()
 	}
+	if os.Getenv(cliChildEnv) == "1" { // the test binary as the CLI: see runChild
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	}
 	code := m.Run()
 	if big.dir != "" {
 		os.RemoveAll(big.dir)

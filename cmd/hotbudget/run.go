@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +19,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/index"
+	"github.com/hotbudget/hotbudget/internal/membudget"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
 )
@@ -311,16 +314,36 @@ func loadIndex(path string, opts ...loaders.Option) (*analysis.Index, error) {
 }
 
 // parseIndexFile is loadIndex's fast path: a pprof file that ParseIndex
-// takes.
+// takes. A file larger on disk than ParseIndex takes decompressed is left
+// to the loaders unread (they refuse it from its first bytes), so that the
+// fast path never holds more than index.MaxDecoded of it.
 func parseIndexFile(path string, opts []loaders.Option) (*analysis.Index, bool) {
-	if f, err := loaders.DetectFile(path, opts...); err == nil && f == loaders.FormatPprof {
-		if data, err := os.ReadFile(path); err == nil {
-			if x, err := analysis.ParseIndex(data); err == nil {
-				return x, true
-			}
-		}
+	if f, err := loaders.DetectFile(path, opts...); err != nil || f != loaders.FormatPprof {
+		return nil, false
 	}
-	return nil, false
+	data, err := readFileMax(path, index.MaxDecoded)
+	if err != nil {
+		return nil, false
+	}
+	x, err := analysis.ParseIndex(data)
+	return x, err == nil
+}
+
+// readFileMax reads the file at path when it holds at most max bytes.
+func readFileMax(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Size() > max {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("%s: larger than %d bytes", path, max)
+	}
+	return data, err
 }
 
 // loadAll expands globs and loads every profile. A warning that several
@@ -380,20 +403,31 @@ func (c *cli) loadIndexes(cmd string, sel selection, lists ...[]string) ([][]*an
 }
 
 // loadFiles loads every file with load, several at once (as many as there
-// are processors), and returns them in order with each file's loader
+// are processors, and only as many as fit together in the memory budget
+// of loadBudget), and returns them in order with each file's loader
 // warnings; the error is the first file's in order.
 func loadFiles[T any](files []string, load func(string) (T, []string, error)) ([]T, [][]string, error) {
+	return loadFilesWithin(files, runtime.GOMAXPROCS(0), loadBudget(), loadCost, load)
+}
+
+// loadFilesWithin is loadFiles with workers goroutines, a budget of bytes
+// (0: none) and the cost of loading a file.
+func loadFilesWithin[T any](files []string, workers int, budget int64, cost func(string) int64,
+	load func(string) (T, []string, error)) ([]T, [][]string, error) {
 	out := make([]T, len(files))
 	warnings := make([][]string, len(files))
 	errs := make([]error, len(files))
+	sem := newByteSem(budget)
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(files)) {
+	for range min(workers, len(files)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
+				w := sem.acquire(cost(files[i]))
 				out[i], warnings[i], errs[i] = load(files[i])
+				sem.release(w)
 			}
 		}()
 	}
@@ -408,6 +442,90 @@ func loadFiles[T any](files []string, load func(string) (T, []string, error)) ([
 		}
 	}
 	return out, warnings, nil
+}
+
+// loadBudget is how much memory the loads that run at once may take
+// together, as loadCost estimates it: what one load may take
+// (membudget.ForLimit of the loaders' limit); 0 when there is no limit.
+func loadBudget() int64 {
+	limit, err := loaders.MaxBytes()
+	if err != nil {
+		return 0
+	}
+	if m := membudget.ForLimit(limit); m != nil {
+		return m.Max
+	}
+	return 0
+}
+
+// loadCost estimates the memory that loading the file at path takes,
+// before reading it: its decompressed size (the size on disk, or a gzip
+// file's trailer, whichever is more) times what parsing ordinary profiles
+// takes per byte. A trailer that lies only lets a file load beside
+// others: each load is bounded by its own budget as it reads.
+func loadCost(path string) int64 {
+	const perByte = membudget.Ratio / 2
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	n := fi.Size()
+	var b [4]byte
+	if _, err := f.ReadAt(b[:2], 0); err == nil && b[0] == 0x1f && b[1] == 0x8b && n >= 18 {
+		if _, err := f.ReadAt(b[:], n-4); err == nil {
+			n = max(n, int64(binary.LittleEndian.Uint32(b[:])))
+		}
+	}
+	return min(n, math.MaxInt64/perByte) * perByte
+}
+
+// byteSem is a semaphore of bytes: acquire waits until the weight fits
+// beside what others hold. A weight larger than the whole budget waits
+// until nothing else is held. A nil byteSem never waits.
+type byteSem struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	size int64
+	held int64
+}
+
+func newByteSem(size int64) *byteSem {
+	if size <= 0 {
+		return nil
+	}
+	s := &byteSem{size: size}
+	s.cond = sync.NewCond(&s.mu)
+	return s
+}
+
+// acquire takes w bytes (at most the whole budget) and returns what it took.
+func (s *byteSem) acquire(w int64) int64 {
+	if s == nil {
+		return 0
+	}
+	w = min(max(w, 0), s.size)
+	s.mu.Lock()
+	for s.held+w > s.size {
+		s.cond.Wait()
+	}
+	s.held += w
+	s.mu.Unlock()
+	return w
+}
+
+func (s *byteSem) release(w int64) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.held -= w
+	s.mu.Unlock()
+	s.cond.Broadcast()
 }
 
 // printWarnings prints the loader warnings of files. A warning that

@@ -67,6 +67,7 @@ func (p *parser) addWarnings(b *pbuild.Builder) {
 
 func (p *parser) finishSamples() (*profile.Profile, error) {
 	b := pbuild.New(pbuild.Sampled)
+	b.SetMeter(p.meter)
 	p.addWarnings(b)
 	var period, start, end int64
 	most, first := -1, true
@@ -121,6 +122,7 @@ func (p *parser) finishSamples() (*profile.Profile, error) {
 
 func (p *parser) finishDurations() (*profile.Profile, error) {
 	b := pbuild.New(pbuild.Exact)
+	b.SetMeter(p.meter)
 	p.addWarnings(b)
 	var start, end int64
 	first := true

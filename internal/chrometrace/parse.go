@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/membudget"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	v8 "github.com/hotbudget/hotbudget/internal/v8"
 )
@@ -28,6 +29,7 @@ func Parse(r io.Reader, o pbuild.Options) (*profile.Profile, error) {
 	}
 	p := newParser(r)
 	p.view = o.View
+	p.meter = o.Meter
 	if err := p.top(); err != nil {
 		return nil, err
 	}
@@ -62,6 +64,7 @@ func (e *event) reset() {
 }
 
 type parser struct {
+	meter     *membudget.Meter // charged by the builders
 	s         *jsonscan.Scanner
 	ev        event
 	n         int // events read

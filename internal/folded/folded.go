@@ -55,6 +55,7 @@ func Parse(r io.Reader, o pbuild.Options) (*profile.Profile, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
 	b := pbuild.New(pbuild.Sampled)
+	b.SetMeter(o.Meter)
 	locs := make(map[string]*profile.Location)
 	var stack []*profile.Location
 	var total int64

@@ -97,6 +97,8 @@ func Parse(r io.Reader, o pbuild.Options) (p *profile.Profile, err error) {
 	}
 	cr := &countingReader{r: r}
 	ps := newParser()
+	ps.regions.SetMeter(o.Meter)
+	ps.cpu.SetMeter(o.Meter)
 	defer func() {
 		// x/exp/trace validates what it reads, but a corrupt trace must
 		// never crash the caller: report any panic as an error.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/hotbudget/hotbudget/internal/membudget"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -25,42 +26,75 @@ const MaxDecoded = 1 << 30
 // gives for the parsed profile. It rejects everything else, including
 // pprof's legacy formats, with an error that need not match pprof's: the
 // caller falls back to the loaders for their message.
+//
+// It also rejects, as the loaders do, a profile whose parsed form
+// membudget estimates at more than MaxDecoded/2 bytes besides its input, or at
+// more than membudget.Ratio bytes per byte of input: gzip-compressed
+// input is checked as it is decompressed, so such a profile is refused
+// before it is all in memory.
 func Decode(data []byte) (*Index, error) {
+	w := membudget.NewPprofWalker(MaxDecoded, membudget.ForLimit(MaxDecoded))
 	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
-		raw, err := gunzip(data)
+		raw, err := gunzip(data, w)
 		if err != nil {
 			return nil, err
 		}
 		data = raw
+	} else {
+		if len(data) > MaxDecoded {
+			return nil, fmt.Errorf("larger than %d bytes", MaxDecoded)
+		}
+		if err := w.Feed(data); err != nil {
+			return nil, err
+		}
 	}
 	if len(data) == 0 {
 		return nil, errors.New("empty input")
-	}
-	if len(data) > MaxDecoded {
-		return nil, fmt.Errorf("larger than %d bytes", MaxDecoded)
 	}
 	var d decoder
 	return d.decode(data)
 }
 
-func gunzip(data []byte) ([]byte, error) {
+// gunzip decompresses data through w, which may refuse it before it is
+// all in memory. No buffer is sized from the gzip trailer, which the file
+// may fake: the output grows in chunks as it is read.
+func gunzip(data []byte, w *membudget.PprofWalker) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("gzip: %w", err)
 	}
-	// The trailer holds the size of the last member mod 2^32: a good first
-	// guess, trusted only as far as deflate can compress (1032:1).
-	hint := int(binary.LittleEndian.Uint32(data[len(data)-4:]))
-	hint = min(max(hint, 4*len(data)), 1032*len(data), MaxDecoded)
-	buf := bytes.NewBuffer(make([]byte, 0, hint+bytes.MinRead))
-	n, err := buf.ReadFrom(io.LimitReader(zr, MaxDecoded+1))
-	if err != nil {
-		return nil, fmt.Errorf("gzip: %w", err)
+	var chunks [][]byte
+	size, total := max(4*len(data), 64<<10), 0
+	for eof := false; !eof; size = min(2*size, 64<<20) {
+		buf := make([]byte, min(size, MaxDecoded+1-total))
+		n := 0
+		for n < len(buf) && !eof {
+			m, err := zr.Read(buf[n:])
+			n += m
+			if err == io.EOF {
+				eof = true
+			} else if err != nil {
+				return nil, fmt.Errorf("gzip: %w", err)
+			}
+		}
+		total += n
+		if total > MaxDecoded {
+			return nil, fmt.Errorf("larger than %d bytes decompressed", MaxDecoded)
+		}
+		if err := w.Feed(buf[:n]); err != nil {
+			return nil, err
+		}
+		chunks = append(chunks, buf[:n])
 	}
-	if n > MaxDecoded {
-		return nil, fmt.Errorf("larger than %d bytes decompressed", MaxDecoded)
+	if len(chunks) == 1 {
+		return chunks[0], nil
 	}
-	return buf.Bytes(), nil
+	out := make([]byte, 0, total)
+	for i, c := range chunks {
+		out = append(out, c...)
+		chunks[i] = nil
+	}
+	return out, nil
 }
 
 var (

@@ -24,6 +24,7 @@ import (
 	"unsafe"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/membudget"
 )
 
 // Label keys set on samples by the loaders.
@@ -84,7 +85,37 @@ type Builder struct {
 	warnSeen map[string]int
 	dropped  int
 	err      error // the first value Add could not take, returned by Finish
+	meter    *membudget.Meter
+	prepaid  bool // locations and functions are charged by the caller
 }
+
+// SetMeter makes b charge m for the locations, functions and samples it
+// creates (nil: none). The loader's reader checks m as input arrives, and
+// Finish refuses the profile if m's budget was exceeded.
+func (b *Builder) SetMeter(m *membudget.Meter) { b.meter = m }
+
+// PrepaidLocations tells b that its caller charged the meter, as it read
+// the input, for every location and function b will create (V8's nodes,
+// one location each): b charges only for samples.
+func (b *Builder) PrepaidLocations() { b.prepaid = true }
+
+// Err returns the error of the meter's exceeded budget, or nil. Once it is
+// set, Add adds nothing: the caller stops, and Finish returns the error.
+func (b *Builder) Err() error {
+	if b.meter == nil {
+		return nil
+	}
+	return b.meter.Err()
+}
+
+// Charges of the Builder's structures: a location with its line and its
+// key in the map of locations; a function, its key and its strings; a
+// sample, its key and its values, besides 8 bytes per location of its stack.
+const (
+	costLocation = membudget.CostLocation + membudget.CostLine + 120
+	costFunction = membudget.CostFunction + 80
+	costSample   = membudget.CostSample + membudget.CostString + 2*membudget.CostValue
+)
 
 type funcKey struct {
 	name, system, file string
@@ -137,6 +168,12 @@ func (b *Builder) Location(f Frame) *profile.Location {
 		}
 		b.funcs[fk] = fn
 		b.p.Function = append(b.p.Function, fn)
+		if b.meter != nil && !b.prepaid {
+			b.meter.Add(membudget.Function, 1, costFunction+2*int64(len(f.Name)+len(sys)+len(f.File)))
+		}
+	}
+	if b.meter != nil && !b.prepaid {
+		b.meter.Add(membudget.Location, 1, costLocation)
 	}
 	l := &profile.Location{
 		ID:   uint64(len(b.p.Location) + 1),
@@ -168,7 +205,7 @@ func NewLabels(kv ...string) Labels {
 // a merged sample whose values overflow int64, is an error that Finish
 // returns (ValueSums' rule, which the loaders apply to the whole profile).
 func (b *Builder) Add(stack []*profile.Location, count, nanos int64, labels Labels) {
-	if b.err != nil {
+	if b.err != nil || b.meter != nil && b.meter.Err() != nil {
 		return
 	}
 	if count < 0 || nanos < 0 {
@@ -205,6 +242,9 @@ func (b *Builder) Add(stack []*profile.Location, count, nanos int64, labels Labe
 	}
 	b.samples[string(key)] = s
 	b.p.Sample = append(b.p.Sample, s)
+	if b.meter != nil {
+		b.meter.Add(membudget.Sample, 1, costSample+int64(len(key))+16*int64(len(stack)))
+	}
 }
 
 func appendUvarint(b []byte, v uint64) []byte {
@@ -268,6 +308,11 @@ func (b *Builder) Finish(format string, period, durationNanos int64) (*profile.P
 	b.samples, b.locs, b.funcs, b.labelIDs = nil, nil, nil, nil
 	if b.err != nil {
 		return nil, b.err
+	}
+	if b.meter != nil {
+		if err := b.meter.Err(); err != nil {
+			return nil, err
+		}
 	}
 	if err := p.CheckValid(); err != nil {
 		return nil, fmt.Errorf("internal error: built profile is invalid: %w", err)
@@ -335,6 +380,10 @@ type Options struct {
 	// View selects what a Chrome trace contributes when it has both CPU
 	// samples and duration events: ViewSamples, ViewDurations or "" (default).
 	View string
+	// Meter, when not nil, is charged for what the parser builds (see
+	// Builder.SetMeter); the caller feeds it the input read and stops the
+	// read when its budget is exceeded.
+	Meter *membudget.Meter
 }
 
 // Views of a trace that has both CPU samples and duration events.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/jsonscan"
+	"github.com/hotbudget/hotbudget/internal/membudget"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -277,7 +278,7 @@ func Parse(rd io.Reader, o pbuild.Options) (*profile.Profile, error) {
 	if err := r.delim('}', "end of top level"); err != nil {
 		return nil, err
 	}
-	return f.build()
+	return f.build(o.Meter)
 }
 
 func (r *reader) shared(f *file) error {
@@ -627,7 +628,7 @@ type builder struct {
 	weight []int64 // positive sample weights, for Period
 }
 
-func (f *file) build() (*profile.Profile, error) {
+func (f *file) build(m *membudget.Meter) (*profile.Profile, error) {
 	if f.hasSchema && f.schema != Schema {
 		return nil, fmt.Errorf("\"$schema\" is %q, want %q", truncate(f.schema, 100), Schema)
 	}
@@ -659,6 +660,7 @@ func (f *file) build() (*profile.Profile, error) {
 		return nil, profileError(chosen, fmt.Errorf("type %q, want %q or %q", chosen.typ, typeEvented, typeSampled))
 	}
 	bd := &builder{f: f, b: pbuild.New(kind), locs: make([]*profile.Location, len(f.frames))}
+	bd.b.SetMeter(m)
 	if !f.hasSchema {
 		bd.b.Warnf(`no "$schema": read as speedscope because of its keys`)
 	}

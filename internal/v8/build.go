@@ -231,6 +231,11 @@ func (t *tree) dropsRoot() bool {
 // next call reuses (Builder.Add copies it).
 func (t *tree) stackOf(i int32) []*profile.Location {
 	s := t.stack[:0]
+	if t.b.Err() != nil {
+		// Over the memory budget: Add adds nothing and Finish fails;
+		// walking deep stacks would only take time.
+		return append(s, t.location(i))
+	}
 	drop := t.dropsRoot()
 	for j := i; j >= 0; j = t.parent[j] {
 		if j == t.root && drop {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/membudget"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -28,11 +29,13 @@ const Format = "cpuprofile"
 // When o.Name's base name is Node's CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile,
 // samples get pid, tid and seq labels. See Build for how samples are counted.
 func Parse(r io.Reader, o pbuild.Options) (*profile.Profile, error) {
-	p, legacy, err := Read(r)
+	p, legacy, err := read(r, o.Meter)
 	if err != nil {
 		return nil, err
 	}
 	b := pbuild.New(pbuild.Sampled)
+	b.SetMeter(o.Meter)
+	b.PrepaidLocations()
 	if legacy {
 		b.Warnf("legacy V8 profile layout (head tree and timestamps)")
 	}
@@ -84,14 +87,19 @@ type reader struct {
 	hasNodes               bool
 	legacyParent           []int // legacy: index of each node's parent, -1 for the head
 	seen                   map[string]bool
+	meter                  *membudget.Meter
 }
 
 // Read decodes a V8 CPU profile without building samples. legacy reports
 // whether the input used the legacy head/timestamps layout, which Read
 // converts: lines and columns become 0-based, parents are set from the
 // nesting and Timestamps holds the sample times.
-func Read(r io.Reader) (p *Profile, legacy bool, err error) {
-	rd := &reader{s: jsonscan.New(r), seen: map[string]bool{}}
+func Read(r io.Reader) (p *Profile, legacy bool, err error) { return read(r, nil) }
+
+// read is Read charging m, when not nil, for each node as it is read:
+// the node and what Build makes of it besides the Builder's own charges.
+func read(r io.Reader, m *membudget.Meter) (p *Profile, legacy bool, err error) {
+	rd := &reader{s: jsonscan.New(r), seen: map[string]bool{}, meter: m}
 	c, err := rd.s.Peek()
 	if errors.Is(err, jsonscan.ErrEOF) { // nothing but white space
 
@@ -216,9 +224,27 @@ func (rd *reader) nodes() error {
 			return fmt.Errorf("nodes[%d] (offset %d): %w", i, off, err)
 		}
 		rd.p.Nodes = append(rd.p.Nodes, n)
+		rd.charge(&n)
 		return nil
 	})
 	return err
+}
+
+// costNode is the charge of a node besides its strings: Node (a CallFrame
+// of three strings and two numbers, an id, a parent, children, a hit
+// count) with the spare capacity of Nodes; per node in Build, the entry
+// of the id map, the parent, state and location slices; and the location
+// and function the Builder makes of it (Parse tells the Builder they are
+// paid for).
+const costNode = 2*128 + 64 + 600
+
+// charge charges the meter for node n.
+func (rd *reader) charge(n *Node) {
+	if rd.meter != nil {
+		cf := &n.CallFrame
+		rd.meter.Add(membudget.Node, 1, costNode+8*int64(cap(n.Children))+
+			3*int64(len(cf.FunctionName)+len(cf.ScriptID)+len(cf.URL)))
+	}
 }
 
 // head flattens the legacy nested tree without recursion: each node's
@@ -342,6 +368,7 @@ func (rd *reader) head() error {
 func (rd *reader) newLegacyNode(parent int) int {
 	rd.p.Nodes = append(rd.p.Nodes, Node{CallFrame: CallFrame{LineNumber: -1, ColumnNumber: -1}})
 	rd.legacyParent = append(rd.legacyParent, parent)
+	rd.charge(&rd.p.Nodes[len(rd.p.Nodes)-1]) // its strings are not read yet: charged per byte of input
 	return len(rd.p.Nodes) - 1
 }
 

@@ -1,0 +1,184 @@
+// Package membudget bounds the memory that a profile takes once parsed, in
+// proportion to its decompressed input and in total.
+//
+// A loader charges a Meter for what it builds (a string, a location, a
+// line of a location, a sample, a location id of a sample, a node) as the
+// input arrives, and the Meter refuses, with an error wrapping ErrTooLarge
+// that says what there is too much of, as soon as the estimated memory
+// exceeds Ratio bytes per byte of input read so far (plus an Allowance for
+// the fixed costs of a small profile), or Max in all. The charges are
+// estimates of what the structures cost on a 64-bit machine, including
+// the spare capacity that growing slices leave, so that what a charge
+// admits stays within a small multiple of the input, and the whole parse
+// within about Max: a profile of millions of empty strings or locations,
+// each a few bytes of input, is refused from its first megabytes instead
+// of being read in full.
+package membudget
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// ErrTooLarge is wrapped by the errors of input larger than a limit, on
+// disk, after decompression or once parsed.
+var ErrTooLarge = errors.New("input too large")
+
+// Ratio is how many bytes of memory a parsed profile may take per byte of
+// its decompressed input, beyond Allowance. Ordinary profiles take 7 to 14
+// in pprof's parser (structures of 64 to 128 bytes per location, function
+// or sample, a map per labelled sample, 16 bytes per location id of a
+// sample: see TestChargesFollowAllocation); what takes more is made of
+// elements far smaller than any profiler writes.
+const Ratio = 24
+
+// Allowance is the memory every profile may take whatever its size.
+const Allowance = 64 << 20
+
+// Kind names what a charge is for, in errors.
+type Kind int
+
+// Kinds of charges.
+const (
+	String Kind = iota
+	Location
+	Line
+	Function
+	Mapping
+	Sample
+	LocationID
+	Value
+	Label
+	Other
+	Node
+	Frame
+	Event
+	numKinds
+)
+
+var kindNames = [numKinds]string{"strings", "locations", "lines of locations", "functions", "mappings", "samples",
+	"location ids of samples", "sample values", "labels", "other fields", "nodes", "stack frames", "events"}
+
+// Charges, in bytes, of pprof's parsed structures (profile.Profile on a
+// 64-bit machine), with a half again for the spare capacity of the slices
+// that hold them.
+const (
+	CostString     = 24  // + the bytes: a string header in the string table
+	CostLocation   = 104 // *Location in Profile.Location, Location (64 bytes), its Line slice
+	CostLine       = 48  // a Line (32 bytes)
+	CostFunction   = 120 // *Function, Function (96 bytes)
+	CostMapping    = 136 // *Mapping, Mapping (112 bytes)
+	CostSample     = 144 // *Sample, Sample (128 bytes)
+	CostLocationID = 16  // Sample.locationIDX and Sample.Location
+	CostValue      = 12  // an int64 in Sample.Value
+	CostLabel      = 96  // a label (32 bytes) and its entry in the sample's label map
+	CostLabelMap   = 336 // the label map of a sample that has labels
+	CostOther      = 48  // a ValueType, a comment
+)
+
+// ForLimit returns the Meter of a parse whose input may be limit bytes
+// once decompressed (math.MaxInt64 or less than 1: no limit, and a nil
+// Meter): the memory charged may be half the limit (or Allowance, if that
+// is more, as a small profile may always take), so that with the
+// garbage collector's headroom (at GOGC=100 the heap grows to twice what
+// is live before a collection) the process stays within about the limit.
+func ForLimit(limit int64) *Meter {
+	if limit <= 0 || limit == math.MaxInt64 {
+		return nil
+	}
+	return &Meter{Max: max(limit/2, Allowance)}
+}
+
+// A Meter adds up the estimated memory of a parse and refuses what
+// exceeds its budget. The zero Meter has no total limit (Max 0).
+type Meter struct {
+	// Max bounds the memory charged (besides the input, which has its own
+	// limit); 0 or less: no bound but the Ratio.
+	Max   int64
+	in    int64
+	total int64
+	by    [numKinds]struct{ n, cost int64 }
+	err   error
+}
+
+// Read records n more bytes of input and checks the budget.
+func (m *Meter) Read(n int) error {
+	m.in += int64(n)
+	return m.check()
+}
+
+// Charge records n elements of kind k costing cost bytes in all. It
+// returns the error of an exceeded budget, as Err does; a caller that
+// charges often may instead check Err now and then.
+func (m *Meter) Charge(k Kind, n, cost int64) error {
+	m.by[k].n += n
+	m.by[k].cost += cost
+	m.total += cost
+	return m.check()
+}
+
+// Add is Charge without the check: for loops that call Err after.
+func (m *Meter) Add(k Kind, n, cost int64) {
+	m.by[k].n += n
+	m.by[k].cost += cost
+	m.total += cost
+}
+
+// Count returns how many elements of kind k were charged.
+func (m *Meter) Count(k Kind) int64 { return m.by[k].n }
+
+// Total returns the memory charged so far and the input read.
+func (m *Meter) Total() (charged, input int64) { return m.total, m.in }
+
+// Err returns the error of an exceeded budget, or nil.
+func (m *Meter) Err() error { return m.check() }
+
+func (m *Meter) check() error {
+	if m.err != nil {
+		return m.err
+	}
+	over := ""
+	switch {
+	case m.total > Ratio*m.in+Allowance:
+		over = fmt.Sprintf("more than %d times the %s of input read so far", Ratio, size(m.in))
+	case m.Max > 0 && m.total > m.Max:
+		over = fmt.Sprintf("more than the budget of %s (half the limit on input)", size(m.Max))
+	default:
+		return nil
+	}
+	// Name the kind that costs the most.
+	k := Kind(0)
+	for i := range m.by {
+		if m.by[i].cost > m.by[k].cost {
+			k = Kind(i)
+		}
+	}
+	m.err = fmt.Errorf("%w: once parsed it would take about %s of memory, %s (of which %d %s: %s)",
+		ErrTooLarge, size(m.total), over, m.by[k].n, kindNames[k], size(m.by[k].cost))
+	return m.err
+}
+
+// size writes n bytes for people: "1.5 GiB", "96 MiB", "812 bytes".
+func size(n int64) string {
+	for _, u := range []struct {
+		name  string
+		shift uint
+	}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+		if n >= 1<<u.shift {
+			s := fmt.Sprintf("%.1f", float64(n)/float64(int64(1)<<u.shift))
+			return strings.TrimSuffix(s, ".0") + " " + u.name
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// StringCost is the charge of a string of n bytes in pprof's string table
+// or in an interned name: its header and its bytes rounded up to a word.
+func StringCost(n int64) int64 {
+	if n > math.MaxInt64/2 {
+		return math.MaxInt64 / 2
+	}
+	return CostString + (n+7)&^7
+}
