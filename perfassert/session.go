@@ -964,15 +964,17 @@ func (s *session) assemble() (*profile.Profile, error) {
 }
 
 // Runs a capture is judged by (item 4 of issue 15): a capture of a slow
-// function may finish dozens of runs of one iteration each with a handful
-// of samples apiece, in which no function has enough samples a run for the
-// comparison to learn how runs vary; then it falls back on a floor and
-// finds differences in unchanged code. Consecutive runs are therefore
-// grouped, the same number of runs a group, so that groups have
-// groupSamples samples on average and there are at most maxGroups of
-// them (but at least minRuns when the samples allow).
+// function, or one starved of CPU, may finish dozens of runs with a
+// handful of samples apiece, in which no function has enough samples a run
+// for the comparison to learn how runs vary; then it falls back on a floor
+// and finds differences in unchanged code (3 of 20 unchanged captures of
+// 260-380 samples in 11-14 runs failed at load 29 on 2 cores). Consecutive
+// runs are therefore grouped, the same number of runs a group, so that
+// groups have groupSamples samples on average and there are at most
+// maxGroups of them (but at least MinRuns when those hold half of
+// groupSamples each).
 const (
-	groupSamples = 100
+	groupSamples = 50
 	maxGroups    = 30
 )
 
@@ -989,8 +991,11 @@ func groupRuns(perRun []*runSamples, minRuns int) [][]int {
 	size := 1
 	if n > 0 && total > 0 {
 		bySamples := int(math.Ceil(float64(groupSamples) * float64(n) / float64(total)))
-		// Not fewer than minRuns groups for the samples alone.
-		bySamples = min(bySamples, max(1, n/max(minRuns, 1)))
+		if total/int64(max(minRuns, 1)) >= groupSamples/2 {
+			// MinRuns groups hold half of groupSamples or more: keep
+			// MinRuns of them at least.
+			bySamples = min(bySamples, max(1, n/max(minRuns, 1)))
+		}
 		size = max(bySamples, (n+maxGroups-1)/maxGroups, 1)
 	}
 	var groups [][]int

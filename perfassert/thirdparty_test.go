@@ -219,7 +219,7 @@ func TestMeasureThirdPartyGolden(t *testing.T) {
 			s, _ := strconv.ParseFloat(m[2], 64)
 			took = time.Duration(s * float64(time.Second)).Round(time.Millisecond)
 		}
-		for _, m := range regexp.MustCompile(`regressed  (\S+)`).FindAllStringSubmatch(text, -1) {
+		for _, m := range regexp.MustCompile(`(?m)regressed  (\S+)$`).FindAllStringSubmatch(text, -1) { // rows, not call paths
 			named = append(named, strings.TrimPrefix(m[1], tpModule+"."))
 		}
 		if m := capLine.FindStringSubmatch(text); m != nil {
