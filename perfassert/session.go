@@ -127,7 +127,9 @@ func (s *session) run(ctx context.Context) {
 	// on its thread meanwhile so that the thread's CPU clock counts it (a
 	// machine busy with other work, or the garbage collector's background
 	// workers, then do not leave the run with few samples), but at most
-	// four times runLen of wall time (fn may wait rather than compute).
+	// four times runLen of wall time (fn may wait rather than compute),
+	// and at most MaxDuration over twice MinRuns (a starved capture still
+	// gets runs enough to tell how they vary).
 	// The clock is read at most ten times a run, after runLen of wall time.
 	// With the perf sampler the goroutine stays on its thread for the
 	// whole capture: the perf event samples that thread.
@@ -186,7 +188,7 @@ func (s *session) run(ctx context.Context) {
 		switch {
 		case wall < s.runLen:
 			return false
-		case wall >= 4*s.runLen || !tcpOK:
+		case wall >= min(4*s.runLen, s.cfg.maxDuration/time.Duration(2*max(s.cfg.minRuns, 1))) || !tcpOK:
 			return true
 		case now.Sub(lastCheck) < s.runLen/10:
 			return false
@@ -351,6 +353,12 @@ func (c *coordinator) admitLocked(s *session) {
 	// busy, and for a few samples at least.
 	perRun := max(float64(s.cfg.minSamples)/float64(s.cfg.minRuns), minRunSamples)
 	s.runLen = time.Duration(perRun / s.cfg.sampleHz() * float64(time.Second))
+	// Twice MinRuns runs fit in MaxDuration even when the machine gives
+	// the capture little CPU: a capture of three or four long runs cannot
+	// tell how runs vary (a baseline of 3 runs was seen at load 20 on 2
+	// cores, and functions of a few samples a run were then called
+	// regressed).
+	s.runLen = min(s.runLen, s.cfg.maxDuration/time.Duration(2*max(s.cfg.minRuns, 1)))
 	s.runLen = min(max(s.runLen, minRun), maxRun)
 	s.target.Store(int64(s.cfg.minRuns))
 	c.active = append(c.active, s)
@@ -956,15 +964,17 @@ func (s *session) assemble() (*profile.Profile, error) {
 }
 
 // Runs a capture is judged by (item 4 of issue 15): a capture of a slow
-// function may finish dozens of runs of one iteration each with a handful
-// of samples apiece, in which no function has enough samples a run for the
-// comparison to learn how runs vary; then it falls back on a floor and
-// finds differences in unchanged code. Consecutive runs are therefore
-// grouped, the same number of runs a group, so that groups have
-// groupSamples samples on average and there are at most maxGroups of
-// them (but at least minRuns when the samples allow).
+// function, or one starved of CPU, may finish dozens of runs with a
+// handful of samples apiece, in which no function has enough samples a run
+// for the comparison to learn how runs vary; then it falls back on a floor
+// and finds differences in unchanged code (3 of 20 unchanged captures of
+// 260-380 samples in 11-14 runs failed at load 29 on 2 cores). Consecutive
+// runs are therefore grouped, the same number of runs a group, so that
+// groups have groupSamples samples on average and there are at most
+// maxGroups of them (but at least MinRuns when those hold half of
+// groupSamples each).
 const (
-	groupSamples = 100
+	groupSamples = 50
 	maxGroups    = 30
 )
 
@@ -981,8 +991,11 @@ func groupRuns(perRun []*runSamples, minRuns int) [][]int {
 	size := 1
 	if n > 0 && total > 0 {
 		bySamples := int(math.Ceil(float64(groupSamples) * float64(n) / float64(total)))
-		// Not fewer than minRuns groups for the samples alone.
-		bySamples = min(bySamples, max(1, n/max(minRuns, 1)))
+		if total/int64(max(minRuns, 1)) >= groupSamples/2 {
+			// MinRuns groups hold half of groupSamples or more: keep
+			// MinRuns of them at least.
+			bySamples = min(bySamples, max(1, n/max(minRuns, 1)))
+		}
 		size = max(bySamples, (n+maxGroups-1)/maxGroups, 1)
 	}
 	var groups [][]int

@@ -59,8 +59,10 @@ type Config struct {
 // samples than they claim: a spinning thread's samples stood for 99% of its
 // user CPU time at 200µs, 97% at 150µs, 66% at 100µs (6.5 kHz delivered).
 // And each timer interrupt slows the sampled code by more than its own
-// handling (a virtual machine's exits): a function ran 37% slower at 200µs,
-// 13% at 400µs and 4% at 1ms (perfassert's BenchmarkSamplerOverhead).
+// handling (a virtual machine's exits, some 60µs a sample there): a
+// function used 36% more CPU time per call at 250µs, 15% at 500µs and 6%
+// at 1ms (perfassert's BenchmarkSamplerOverhead, load 11-13 on 2 cores).
+// 500µs trades that cost for four times 1ms's samples.
 const DefaultPeriod = 500 * time.Microsecond
 
 // DefaultPages is the ring buffer size when Config.Pages is 0.
