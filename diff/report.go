@@ -400,7 +400,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintln(&b, "warning:", textfmt.Line(warn))
 	}
 	for _, row := range r.NearMisses() {
-		fmt.Fprintf(&b, "near miss (does not fail the gate): %s: %s\n", row.Name, row.NearMiss)
+		fmt.Fprintf(&b, "near miss (does not fail the gate): %s: %s\n", textfmt.Name(row.Name), textfmt.Line(row.NearMiss))
 	}
 	fmt.Fprintln(&b)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)

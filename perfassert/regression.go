@@ -176,17 +176,25 @@ func reportRegression(t TestingT, check, sides string, base, current []*profile.
 		h.Helper()
 	}
 	rep, err := CheckRegression(base, current, opts...)
-	var none *analysis.NoTimeError
-	if errors.As(err, &none) {
-		// Nothing to judge on one side: say which, with both sides named.
-		t.Errorf("perfassert.%s: %v (%s)", check, none, sides)
-		return false
-	}
 	if err != nil {
-		t.Errorf("perfassert.%s: %s", check, textfmt.Lines(err.Error()))
+		failRegression(t, check, sides, err)
 		return false
 	}
 	return reportReport(t, check, sides, "function", rep)
+}
+
+// failRegression fails t with the error of a comparison that could not be
+// made; nothing to judge on one side names both sides.
+func failRegression(t TestingT, check, sides string, err error) {
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
+	var none *analysis.NoTimeError
+	if errors.As(err, &none) {
+		t.Errorf("perfassert.%s: %v (%s)", check, none, sides)
+		return
+	}
+	t.Errorf("perfassert.%s: %s", check, textfmt.Lines(err.Error()))
 }
 
 // reportReport fails t with the regressed rows of rep, if any.
@@ -378,15 +386,16 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		return false
 	}
 	opts = append([]diff.Option{diff.WithoutHeadline()}, opts...)
+	sides := "base = " + path + runsNote(bs) + ", head = current" + runsNote(cs)
 	rep, err := CheckRegression(bs, cs, opts...)
 	if err != nil {
-		t.Errorf("perfassert.MatchBaseline: %v", err)
+		failRegression(t, "MatchBaseline", sides, err)
 		return false
 	}
 	if note := thinBaseline(path, rep, bs, cs); note != "" {
 		logf(t, "perfassert.MatchBaseline: %s", note)
 	}
-	return reportReport(t, "MatchBaseline", "base = "+path+runsNote(bs)+", head = current"+runsNote(cs), "function", rep)
+	return reportReport(t, "MatchBaseline", sides, "function", rep)
 }
 
 // thinBaseline says when a baseline is too thin for the comparison: the
