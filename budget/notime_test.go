@@ -2,7 +2,6 @@ package budget
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -11,24 +10,14 @@ import (
 	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
-// sevenFuncs is a profile of main.main and six functions on one thread,
-// main.f0 taking f0 nanoseconds.
-func sevenFuncs(thread string, f0 int64) *profile.Profile {
-	var ss []testutil.Sample
-	for i, ns := range []int64{f0, 300e6, 100e6, 50e6, 30e6, 20e6} {
-		ss = append(ss, testutil.Sample{Stack: []string{"main.main", fmt.Sprintf("main.f%d", i)}, Nanos: ns, Thread: thread})
-	}
-	return testutil.TimeProfile(ss...)
-}
-
 // TestCheckRefusesNothingToMeasure: a budget checked on profiles with
 // nothing selected neither passes nor fails a limit: Check returns the
 // *analysis.NoTimeError naming the side and the selection, for limits and
 // for max_regression against a baseline alike.
 func TestCheckRefusesNothingToMeasure(t *testing.T) {
-	ok := sevenFuncs("main", 500e6)
+	ok := testutil.SevenFuncs("main", 500e6)
 	empty := testutil.TimeProfile()
-	renamed := sevenFuncs("worker", 900e6)
+	renamed := testutil.SevenFuncs("worker", 900e6)
 	limit := "version: 1\nrules:\n  - function: main.f0\n    max_self: 2s\n    allow_missing: true\n"
 	onMain := "version: 1\nrules:\n  - function: main.f0\n    thread: main\n    max_self: 2s\n"
 	regression := "version: 1\nrules:\n  - function: main.f0\n    thread: main\n    max_regression: 10%\n"
@@ -78,7 +67,7 @@ func TestCheckRefusesValuesItCannotSum(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "perfassert: profile 2: sample 0: the cpu/nanoseconds values add up to more than") {
 		t.Errorf("two profiles of 2^62ns: %v", err)
 	}
-	neg := sevenFuncs("", -300e6)
+	neg := testutil.SevenFuncs("", -300e6)
 	if _, err := Check(b, []*profile.Profile{neg}, nil); err == nil || !strings.Contains(err.Error(), "negative") {
 		t.Errorf("a negative value: %v", err)
 	}

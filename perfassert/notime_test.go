@@ -1,7 +1,6 @@
 package perfassert_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,16 +11,6 @@ import (
 	"github.com/hotbudget/hotbudget/perfassert"
 )
 
-// sevenFuncs is a profile of main.main and six functions on one thread,
-// main.f0 taking f0 nanoseconds.
-func sevenFuncs(thread string, f0 int64) *profile.Profile {
-	var ss []testutil.Sample
-	for i, ns := range []int64{f0, 300e6, 100e6, 50e6, 30e6, 20e6} {
-		ss = append(ss, testutil.Sample{Stack: []string{"main.main", fmt.Sprintf("main.f%d", i)}, Nanos: ns, Thread: thread})
-	}
-	return testutil.TimeProfile(ss...)
-}
-
 // TestNoGreenByAbsence rebuilds the probes against the comparisons of
 // tests: MatchBaseline passed against a baseline whose total was negative,
 // and a head with nothing in it had no function that regressed. Each now
@@ -29,14 +18,14 @@ func sevenFuncs(thread string, f0 int64) *profile.Profile {
 func TestNoGreenByAbsence(t *testing.T) {
 	t.Setenv(perfassert.UpdateEnv, "")
 	dir := t.TempDir()
-	ok := sevenFuncs("main", 500e6)
+	ok := testutil.SevenFuncs("main", 500e6)
 	tests := []struct {
 		name  string
 		check func(perfassert.TestingT) bool
 		want  []string
 	}{
 		{"MatchBaseline, a negative-total baseline", func(ft perfassert.TestingT) bool {
-			path := testutil.WriteProfile(t, dir, "negative.pb.gz", sevenFuncs("main", -3000e6))
+			path := testutil.WriteProfile(t, dir, "negative.pb.gz", testutil.SevenFuncs("main", -3000e6))
 			return perfassert.MatchBaseline(ft, path, ok)
 		}, []string{"perfassert.MatchBaseline: reading baseline: ", "negative.pb.gz: pprof: sample 0 has a negative samples/count value, -300"}},
 		{"MatchBaseline, a baseline whose values overflow", func(ft perfassert.TestingT) bool {
@@ -55,22 +44,22 @@ func TestNoGreenByAbsence(t *testing.T) {
 		}, []string{"perfassert.MatchBaseline: head: the profile has no samples (base = ", "ok.pb.gz, head = current)"}},
 		{"MatchBaseline, the thread renamed", func(ft perfassert.TestingT) bool {
 			path := testutil.WriteProfile(t, dir, "main.pb.gz", ok)
-			return perfassert.MatchBaseline(ft, path, sevenFuncs("worker", 900e6), diff.WithThread("main"))
+			return perfassert.MatchBaseline(ft, path, testutil.SevenFuncs("worker", 900e6), diff.WithThread("main"))
 		}, []string{`perfassert.MatchBaseline: head: the selection (thread "main") leaves no time; the profile has thread worker (base = `}},
 		{"NoRegression, an empty head", func(ft perfassert.TestingT) bool {
 			return perfassert.NoRegression(ft, ok, testutil.TimeProfile())
 		}, []string{"perfassert.NoRegression: head: the profile has no samples (base = baseline, head = current)"}},
 		{"NoRegression, the thread renamed", func(ft perfassert.TestingT) bool {
-			return perfassert.NoRegression(ft, ok, sevenFuncs("worker", 900e6), diff.WithThread("main"))
+			return perfassert.NoRegression(ft, ok, testutil.SevenFuncs("worker", 900e6), diff.WithThread("main"))
 		}, []string{`perfassert.NoRegression: head: the selection (thread "main") leaves no time; the profile has thread worker`}},
 		{"NoRegression, a negative head", func(ft perfassert.TestingT) bool {
-			return perfassert.NoRegression(ft, ok, sevenFuncs("main", -300e6))
+			return perfassert.NoRegression(ft, ok, testutil.SevenFuncs("main", -300e6))
 		}, []string{"perfassert.NoRegression: diff: head profile 1: sample 0 has a negative samples/count value, -30"}},
 		{"NoRegressionRuns, every head run empty", func(ft perfassert.TestingT) bool {
 			return perfassert.NoRegressionRuns(ft, []*profile.Profile{ok, ok}, []*profile.Profile{testutil.TimeProfile(), testutil.TimeProfile()})
 		}, []string{"perfassert.NoRegressionRuns: head (2 profiles): the profiles have no samples"}},
 		{"MaxSelfTime, the thread renamed", func(ft perfassert.TestingT) bool {
-			return perfassert.MaxSelfTime(ft, sevenFuncs("worker", 900e6), "main.f0", time.Second, perfassert.Thread("main"), perfassert.AllowMissing())
+			return perfassert.MaxSelfTime(ft, testutil.SevenFuncs("worker", 900e6), "main.f0", time.Second, perfassert.Thread("main"), perfassert.AllowMissing())
 		}, []string{`perfassert.MaxSelfTime("main.f0"): perfassert: the selection (thread "main") leaves no time; the profile has thread worker`}},
 	}
 	for _, tc := range tests {
@@ -89,7 +78,7 @@ func TestNoGreenByAbsence(t *testing.T) {
 	// The same profiles with time on both sides are compared as ever.
 	ft := &fakeT{}
 	path := testutil.WriteProfile(t, dir, "same.pb.gz", ok)
-	if !perfassert.MatchBaseline(ft, path, sevenFuncs("main", 500e6)) {
+	if !perfassert.MatchBaseline(ft, path, testutil.SevenFuncs("main", 500e6)) {
 		t.Errorf("an identical profile failed: %s", ft.text())
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,16 +10,6 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/testutil"
 )
-
-// sevenFuncs is a profile of main.main and six functions on one thread,
-// main.f0 taking f0 nanoseconds.
-func sevenFuncs(thread string, f0 int64) *profile.Profile {
-	var ss []testutil.Sample
-	for i, ns := range []int64{f0, 300e6, 100e6, 50e6, 30e6, 20e6} {
-		ss = append(ss, testutil.Sample{Stack: []string{"main.main", fmt.Sprintf("main.f%d", i)}, Nanos: ns, Thread: thread})
-	}
-	return testutil.TimeProfile(ss...)
-}
 
 // TestNoGreenByAbsence rebuilds the probes that turned the gate green
 // (`diff` exited 0, "no regression among 7 functions") or showed nonsense
@@ -40,11 +29,11 @@ func TestNoGreenByAbsence(t *testing.T) {
 		}
 		return path
 	}
-	base := write("base.pb.gz", sevenFuncs("main", 500e6))
-	base2 := write("base2.pb.gz", sevenFuncs("main", 510e6))
+	base := write("base.pb.gz", testutil.SevenFuncs("main", 500e6))
+	base2 := write("base2.pb.gz", testutil.SevenFuncs("main", 510e6))
 	empty := write("empty.pb.gz", testutil.TimeProfile())
-	renamed := write("renamed.pb.gz", sevenFuncs("worker", 900e6))
-	negative := write("negative.pb.gz", sevenFuncs("main", -300e6))
+	renamed := write("renamed.pb.gz", testutil.SevenFuncs("worker", 900e6))
+	negative := write("negative.pb.gz", testutil.SevenFuncs("main", -300e6))
 	overflow := write("overflow.pb.gz", testutil.TimeProfile(
 		testutil.Sample{Stack: []string{"main.main", "main.f0"}, Nanos: 1 << 62},
 		testutil.Sample{Stack: []string{"main.main", "main.f1"}, Nanos: 1 << 62}))

@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -67,4 +68,16 @@ func WriteProfile(t testing.TB, dir, name string, p *profile.Profile) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// SevenFuncs is a profile of main.main calling six functions on one
+// thread, main.f0 taking f0 nanoseconds and the others 300ms to 20ms: the
+// input of the no-time probes of every package (an empty side, a renamed
+// thread, a negative value).
+func SevenFuncs(thread string, f0 int64) *profile.Profile {
+	var ss []Sample
+	for i, ns := range []int64{f0, 300e6, 100e6, 50e6, 30e6, 20e6} {
+		ss = append(ss, Sample{Stack: []string{"main.main", fmt.Sprintf("main.f%d", i)}, Nanos: ns, Thread: thread})
+	}
+	return TimeProfile(ss...)
 }
