@@ -287,19 +287,12 @@ func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
 		rr.Message = fmt.Sprintf("%s: new, not in the baseline", subject)
 	case diff.Regressed:
 		rr.Message = fmt.Sprintf("%s: %s %s -> %s (%+.1f%%, q=%.3g) regressed by more than %s", subject, metric,
-			fmtMetric(w.Base.Metric, r.Mode), fmtMetric(w.Head.Metric, r.Mode), 100*w.Relative, w.Q, textfmt.Percent(l.Value))
+			rep.FormatMetric(w.Base.Metric), rep.FormatMetric(w.Head.Metric), 100*w.Relative, w.Q, textfmt.Percent(l.Value))
 	default:
 		rr.Message = fmt.Sprintf("%s: %s %s -> %s (%+.1f%%, q=%.3g) %s, limit +%s", subject, metric,
-			fmtMetric(w.Base.Metric, r.Mode), fmtMetric(w.Head.Metric, r.Mode), 100*w.Relative, w.Q, w.Verdict, textfmt.Percent(l.Value))
+			rep.FormatMetric(w.Base.Metric), rep.FormatMetric(w.Head.Metric), 100*w.Relative, w.Q, w.Verdict, textfmt.Percent(l.Value))
 	}
 	return rr, nil
-}
-
-func fmtMetric(v float64, m diff.Mode) string {
-	if m == diff.Share {
-		return textfmt.Percent(v)
-	}
-	return textfmt.Nanos(v)
 }
 
 // selects reports whether r's selector names or matches a function.

@@ -238,6 +238,12 @@ func (r *Report) sideLine(name string, sd Side) string {
 	return fmt.Sprintf("%s: %s, %s total per run, %d samples (%s)", name, runs, r.fmtValue(float64(sd.Total)), sd.Samples, kind)
 }
 
+// FormatMetric renders a value of the compared metric (Row.Base.Metric,
+// Row.Head.Metric) as the report's writers do: a share as a percentage, a
+// ratio to the anchor as "0.400x", bytes and objects as such, else a time.
+// Annotations and budget results use it, so every output says the same.
+func (r *Report) FormatMetric(v float64) string { return r.formatMetric(Row{}, v) }
+
 // formatMetric renders a normalised metric value of row in its unit.
 func (r *Report) formatMetric(row Row, v float64) string {
 	s := r.Settings

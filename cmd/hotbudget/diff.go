@@ -14,7 +14,6 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
-	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -197,7 +196,7 @@ func reportAnnotations(cmd string, rep *diff.Report, bench bool) []annotation {
 		} else {
 			file = r.File
 			msg = fmt.Sprintf("%s regressed: %s %s -> %s (%+.1f%%, p=%.3g, q=%.3g)", r.Name, rep.Settings.Metric,
-				fmtMetric(r.Base.Metric, rep.Settings.Mode, rep.Base.Unit), fmtMetric(r.Head.Metric, rep.Settings.Mode, rep.Base.Unit),
+				rep.FormatMetric(r.Base.Metric), rep.FormatMetric(r.Head.Metric),
 				100*r.Relative, r.P, r.Q)
 		}
 		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + name + " regressed", file: file, msg: msg})
@@ -219,16 +218,6 @@ func modulePattern(mods []string) *regexp.Regexp {
 		alts[i] = regexp.QuoteMeta(m)
 	}
 	return regexp.MustCompile(`^(` + strings.Join(alts, "|") + `)(/|\.|_test\.)`)
-}
-
-func fmtMetric(v float64, m diff.Mode, unit string) string {
-	switch {
-	case m == diff.Share:
-		return textfmt.Percent(v)
-	case unit != "" && unit != diff.UnitTime:
-		return textfmt.Value(unit, v)
-	}
-	return textfmt.Duration(time.Duration(v))
 }
 
 // diffFlags are the statistical flags shared by diff and bench.

@@ -20,6 +20,7 @@ func TestGoldenDiff(t *testing.T) {
 		{name: "diff-regression-json", why: "the JSON report machines read", args: []string{"diff", "--format", "json", "testdata/cli/base.folded", "--", "testdata/cli/head.folded"}},
 		{name: "diff-regression-markdown", why: "Markdown for a PR comment", args: []string{"diff", "--format", "markdown", "testdata/cli/base.folded", "--", "testdata/cli/head.folded"}},
 		{name: "diff-regression-github", why: "under GitHub Actions: summary appended and an ::error annotation naming the function", args: []string{"diff", "testdata/cli/base.folded", "--", "testdata/cli/head.folded"}, github: true},
+		{name: "diff-anchor-github", why: "per handler call under GitHub Actions: the annotation shows the ratios the table shows (it said self 0 -> 0)", args: []string{"diff", "--anchor", "handler", "--min-change", "5%", "testdata/cli/runs/base-*.folded", "--", "testdata/cli/runs/head-*.folded"}, github: true},
 		{name: "diff-runs-glob", why: "five runs a side by glob: Mann-Whitney flags parse", args: []string{"diff", "testdata/cli/runs/base-*.folded", "--", "testdata/cli/runs/head-*.folded"}},
 		{name: "diff-rename", why: "parse renamed parseFast in head: --rename judges them as one, the very verdict of diff-regression", args: []string{"diff", "--rename", "parse=parseFast", "testdata/cli/base.folded", "--", "testdata/cli/head-renamed.folded"}},
 		{name: "diff-rename-bad", why: "--rename without = is a usage error", args: []string{"diff", "--rename", "parse", "testdata/cli/base.folded", "--", "testdata/cli/head-renamed.folded"}},
