@@ -762,7 +762,7 @@ func overlap(ms []*measured, runs []*run, head []bool, rep *Report, key Key) err
 		if key != KeyName {
 			hint += fmt.Sprintf("; functions are matched by %s: do file paths or lines differ between the builds? (--key name)", key)
 		}
-		return fmt.Errorf("diff: base and head share functions holding only %.1f%% of the base's time and %.1f%% of the head's: %s", 100*fb, 100*fh, hint)
+		return &UnrelatedError{BaseShared: fb, HeadShared: fh, Hint: hint}
 	case fb < 0.5 || fh < 0.5:
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
 			"base and head share functions holding only %.1f%% of the base's time and %.1f%% of the head's: most of the profile is new or gone, so per-function verdicts say little; are both sides the same program?", 100*fb, 100*fh))
@@ -1927,3 +1927,30 @@ func (s *Settings) analysisOptions() []analysis.Option {
 // yardMedian is the yardstick size above which its per-run factor is a
 // median rather than a sum.
 const yardMedian = 5
+
+// UnrelatedError is Compare's error when the two sides share almost no
+// functions (under 10% of either side's time): a Go profile against a Node
+// one, or a selection that leaves other functions on each side. Callers
+// that know the files name them (Files).
+type UnrelatedError struct {
+	// BaseShared and HeadShared are the fractions of each side's time in
+	// functions both sides have.
+	BaseShared, HeadShared float64
+	Hint                   string
+	// Files names each side's files, when the caller sets them.
+	Files [2][]string
+}
+
+func (e *UnrelatedError) Error() string {
+	side := func(name string, files []string) string {
+		if len(files) == 0 {
+			return name
+		}
+		if len(files) > 3 {
+			return fmt.Sprintf("%s (%s and %d more)", name, strings.Join(files[:2], ", "), len(files)-2)
+		}
+		return fmt.Sprintf("%s (%s)", name, strings.Join(files, ", "))
+	}
+	return fmt.Sprintf("diff: %s and %s share functions holding only %.1f%% of the base's time and %.1f%% of the head's: %s",
+		side("base", e.Files[0]), side("head", e.Files[1]), 100*e.BaseShared, 100*e.HeadShared, e.Hint)
+}

@@ -118,6 +118,9 @@ func (c *cli) diff(args []string) int {
 		return c.inputErr("diff", err)
 	}
 	rep, err := diff.CompareIndex(sides[0], sides[1], opts...)
+	if ue := (*diff.UnrelatedError)(nil); errors.As(err, &ue) {
+		ue.Files = [2][]string{basePaths, headPaths}
+	}
 	if err != nil {
 		return c.noTimeErr("diff", err, map[string][]string{"base": basePaths, "head": headPaths})
 	}

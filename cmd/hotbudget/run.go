@@ -239,7 +239,9 @@ func (c *cli) usageErr(cmd, format string, args ...any) int {
 
 // inputErr reports an input error (the error names the file) and returns exitUsage.
 func (c *cli) inputErr(cmd string, err error) int {
-	fmt.Fprintf(c.stderr, "hotbudget %s: %s\n", cmd, textfmt.Lines(err.Error()))
+	// "hotbudget diff: diff: ...": the library's name where it repeats the
+	// command's is dropped.
+	fmt.Fprintf(c.stderr, "hotbudget %s: %s\n", cmd, textfmt.Lines(strings.TrimPrefix(err.Error(), cmd+": ")))
 	return exitUsage
 }
 
