@@ -2,19 +2,21 @@ package perfassert
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
+	"reflect"
 	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/perfevent"
-	"github.com/hotbudget/hotbudget/internal/threadprof"
 )
 
 // Samplers. Capture samples the capturing goroutine with the Linux
@@ -200,13 +202,145 @@ func samplerText(c captureConfig, delivered float64) string {
 	return s
 }
 
+// symbolizer turns the program counters of perf samples into profile
+// locations, as runtime/pprof does: runtime.CallersFrames, inlined frames
+// expanded, one location per program counter.
+type symbolizer struct {
+	locs  map[uint64]*profile.Location // by pc<<1 | leaf
+	funcs map[string]*profile.Function
+	nLoc  uint64
+}
+
+func newSymbolizer() *symbolizer {
+	return &symbolizer{locs: map[uint64]*profile.Location{}, funcs: map[string]*profile.Function{}}
+}
+
+// stack returns the locations of a callchain, innermost first.
+// Callchain[0] is the interrupted instruction, the others return addresses
+// (CallersFrames takes return addresses: the leaf is passed as pc+1). A
+// caller the frame-pointer walk missed (perfevent.Sample.LeafRet) is put
+// back when the instruction before it calls the leaf's function.
+func (y *symbolizer) stack(s *perfevent.Sample, dst []*profile.Location) []*profile.Location {
+	dst = dst[:0]
+	for i, pc := range s.Callchain {
+		dst = append(dst, y.loc(pc, i == 0))
+		if i == 0 && s.LeafRet != 0 && (len(s.Callchain) < 2 || s.Callchain[1] != s.LeafRet) && callsFunc(s.LeafRet, pc) {
+			dst = append(dst, y.loc(s.LeafRet, false))
+		}
+	}
+	return dst
+}
+
+func (y *symbolizer) loc(pc uint64, leaf bool) *profile.Location {
+	key := pc << 1
+	if leaf {
+		key |= 1
+	}
+	if l := y.locs[key]; l != nil {
+		return l
+	}
+	y.nLoc++
+	l := &profile.Location{ID: y.nLoc, Address: pc}
+	look := uintptr(pc)
+	if leaf {
+		look++
+	}
+	// CallersFrames expands the functions inlined at a program counter
+	// only while more program counters follow it: a sentinel (a PC of a
+	// function of its own) follows, whose frame ends the list.
+	frames := runtime.CallersFrames([]uintptr{look, sentinelPC})
+	for {
+		fr, more := frames.Next()
+		if fr.Entry == sentinelEntry {
+			break
+		}
+		if fr.Function != "" {
+			l.Line = append(l.Line, profile.Line{Function: y.fn(fr), Line: int64(fr.Line)})
+		}
+		if !more {
+			break
+		}
+	}
+	y.locs[key] = l
+	return l
+}
+
+// symbolSentinel is never called: its code ends the program counters given
+// to runtime.CallersFrames.
+//
+//go:noinline
+func symbolSentinel() { calibrationSink.Add(1) }
+
+var (
+	sentinelEntry = reflect.ValueOf(symbolSentinel).Pointer()
+	sentinelPC    = sentinelEntry + 1
+)
+
+func (y *symbolizer) fn(fr runtime.Frame) *profile.Function {
+	if f := y.funcs[fr.Function]; f != nil {
+		return f
+	}
+	f := &profile.Function{ID: uint64(len(y.funcs) + 1), Name: fr.Function, SystemName: fr.Function, Filename: fr.File}
+	y.funcs[fr.Function] = f
+	return f
+}
+
+// callsFunc reports whether ret is the return address of a call to the
+// function holding pc: on amd64 a direct CALL (E8 rel32) to its entry or
+// an indirect call through a register, on arm64 a BL to its entry or a
+// BLR. It reads the program's own text, which ret points into.
+func callsFunc(ret, pc uint64) bool {
+	caller := runtime.FuncForPC(uintptr(ret) - 1)
+	callee := runtime.FuncForPC(uintptr(pc))
+	if caller == nil || callee == nil {
+		return false
+	}
+	entry := uint64(caller.Entry())
+	code := func(back uint64) []byte {
+		if ret-back < entry {
+			return nil
+		}
+		return codeAt(uintptr(ret-back), int(back))
+	}
+	switch runtime.GOARCH {
+	case "amd64":
+		if b := code(5); b != nil && b[0] == 0xE8 {
+			rel := int32(binary.LittleEndian.Uint32(b[1:]))
+			return uint64(int64(ret)+int64(rel)) == uint64(callee.Entry())
+		}
+		if b := code(2); b != nil && b[0] == 0xFF && b[1]&0xF8 == 0xD0 { // CALL reg
+			return true
+		}
+		if b := code(3); b != nil && b[0] == 0x41 && b[1] == 0xFF && b[2]&0xF8 == 0xD0 { // CALL r8-r15
+			return true
+		}
+	case "arm64":
+		if b := code(4); b != nil {
+			ins := binary.LittleEndian.Uint32(b)
+			if ins&0xFC000000 == 0x94000000 { // BL imm26
+				off := int64(int32(ins<<6)>>6) * 4
+				return uint64(int64(ret)-4+off) == uint64(callee.Entry())
+			}
+			return ins&0xFFFFFC1F == 0xD63F0000 // BLR reg
+		}
+	}
+	return false
+}
+
+// codeAt returns n bytes of the program's text at addr, which must lie
+// inside a function's code (read only).
+func codeAt(addr uintptr, n int) []byte {
+	p := *(*unsafe.Pointer)(unsafe.Pointer(&addr))
+	return unsafe.Slice((*byte)(p), n)
+}
+
 // perfCapture is the perf side of a capture: the event on the capturing
 // thread and the samples read from it, by run. The capturing goroutine
 // fills it; the coordinator reads it under session.mu once the runs it
 // judges are finished.
 type perfCapture struct {
 	ev      *perfevent.Event
-	sym     *threadprof.Symbolizer
+	sym     *symbolizer
 	scratch []*profile.Location
 	samples []*profile.Sample
 	byRun   map[string]*runSamples
@@ -219,11 +353,11 @@ type perfCapture struct {
 // openPerf opens the perf event on the calling thread, which must be
 // locked to its goroutine.
 func openPerf(period time.Duration) (*perfCapture, error) {
-	t, err := threadprof.Open(period)
+	ev, err := perfevent.Open(perfevent.Config{CPU: -1, Period: period, Disabled: true, LeafRet: true, Pages: 128})
 	if err != nil {
 		return nil, err
 	}
-	return &perfCapture{ev: t.Event, sym: t.Sym, byRun: map[string]*runSamples{}}, nil
+	return &perfCapture{ev: ev, sym: newSymbolizer(), byRun: map[string]*runSamples{}}, nil
 }
 
 // full reports whether the ring buffer is half full.
@@ -238,7 +372,7 @@ func (s *session) drain(label string) error {
 	pc := s.perf
 	return pc.ev.Read(func(smp *perfevent.Sample) {
 		pc.n++
-		locs := pc.sym.Stack(smp, pc.scratch)
+		locs := pc.sym.stack(smp, pc.scratch)
 		pc.scratch = locs
 		mine, underRun, ok := trimRun(locs, s.fnName)
 		if !underRun || !ok || len(mine) == 0 {

@@ -2,6 +2,7 @@ package perfassert
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -1037,11 +1038,15 @@ func (s *session) perfProfile() *profile.Profile {
 		q.PeriodType = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
 	}
 	q.Period = PerfPeriod.Nanoseconds()
-	q.Location = s.perf.sym.Locations()
-	q.Function = s.perf.sym.Functions()
-	for _, f := range q.Function {
-		f.StartLine = start[f.Name]
+	for _, l := range s.perf.sym.locs {
+		q.Location = append(q.Location, l)
 	}
+	slices.SortFunc(q.Location, func(a, b *profile.Location) int { return cmp.Compare(a.ID, b.ID) })
+	for _, f := range s.perf.sym.funcs {
+		f.StartLine = start[f.Name]
+		q.Function = append(q.Function, f)
+	}
+	slices.SortFunc(q.Function, func(a, b *profile.Function) int { return cmp.Compare(a.ID, b.ID) })
 	q.Sample = samples
 	return &q
 }

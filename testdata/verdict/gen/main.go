@@ -9,9 +9,7 @@
 // a temporary directory with npm and record `node --cpu-prof` profiles of the
 // small drivers in gen/node; node-lib's variant B is acorn with the patch in
 // patch.go applied. go-app and go-other build the programs in gen/goapp and
-// gen/goother and record profiles of the calling thread taken by the Linux
-// cpu-clock perf event at 2 kHz (gen/gorun; runtime/pprof at 100 Hz where
-// perf events are refused) that carry
+// gen/goother and record runtime/pprof profiles (100 Hz) that carry
 // hotbudget's meta record of the work each run did.
 //
 // The runs of the variants of one data set are interleaved (A,B,B,A,A,B,...;
@@ -33,8 +31,6 @@ import (
 	"runtime"
 	"strings"
 	"time"
-
-	"github.com/hotbudget/hotbudget/testdata/verdict/gen/gorun"
 )
 
 //go:embed node/*.js
@@ -133,7 +129,7 @@ func (g *gen) record(set string, runs []run) {
 	check(os.MkdirAll(dir, 0o755))
 	var log bytes.Buffer
 	fmt.Fprintf(&log, "# %s recorded by testdata/verdict/gen on %s (%d CPUs), %s\n", set, host(), runtime.NumCPU(), runtime.Version())
-	fmt.Fprintf(&log, "file\tvariant\tstarted_utc\tloadavg_1m\twall_s\tcpu_s\tsampler\tsamples\tsampled_cpu_s\trate_hz\tlost\n")
+	fmt.Fprintf(&log, "file\tvariant\tstarted_utc\tloadavg_1m\twall_s\tcpu_s\n")
 	for i, r := range runs {
 		load := loadavg()
 		start := time.Now()
@@ -160,31 +156,10 @@ func (g *gen) record(set string, runs []run) {
 			check(err)
 			check(os.WriteFile(dst, b, 0o644))
 		}
-		sm := samplerFields(stderr.String())
-		fmt.Fprintf(&log, "%s\t%s\t%s\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\n", r.name, r.variant, start.UTC().Format(time.RFC3339), load, wall.Seconds(), cpu.Seconds(),
-			sm["sampler"], sm["samples"], sm["thread_cpu_s"], sm["rate_hz"], sm["lost"])
-		fmt.Fprintf(os.Stderr, "%s/%s load %s wall %.1fs cpu %.1fs sampler %s %s Hz\n", set, r.name, load, wall.Seconds(), cpu.Seconds(), sm["sampler"], sm["rate_hz"])
+		fmt.Fprintf(&log, "%s\t%s\t%s\t%s\t%.2f\t%.2f\n", r.name, r.variant, start.UTC().Format(time.RFC3339), load, wall.Seconds(), cpu.Seconds())
+		fmt.Fprintf(os.Stderr, "%s/%s load %s wall %.1fs cpu %.1fs\n", set, r.name, load, wall.Seconds(), cpu.Seconds())
 	}
 	check(os.WriteFile(filepath.Join(dir, "RECORDING.tsv"), log.Bytes(), 0o644))
-}
-
-// samplerFields reads the fields of the line a Go workload writes to
-// standard error (gorun.Line); "-" for each when there is none (node,
-// whose sampler is its own --cpu-prof-interval).
-func samplerFields(stderr string) map[string]string {
-	m := map[string]string{"sampler": "-", "samples": "-", "thread_cpu_s": "-", "rate_hz": "-", "lost": "-"}
-	for _, l := range strings.Split(stderr, "\n") {
-		rest, ok := strings.CutPrefix(l, gorun.Line)
-		if !ok || !strings.HasPrefix(rest, "sampler=") {
-			continue
-		}
-		for _, f := range strings.Fields(rest) {
-			if k, v, ok := strings.Cut(f, "="); ok {
-				m[k] = v
-			}
-		}
-	}
-	return m
 }
 
 func gzipFile(src, dst string) {
