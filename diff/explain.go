@@ -727,7 +727,7 @@ func (r *Report) writeMarkdownExplanations(w io.Writer) {
 		fmt.Fprintf(w, "| %s path | base | head | path change | of change | p | verdict |\n|:--|--:|--:|--:|--:|--:|:--|\n", strings.TrimSuffix(ex.By, "s"))
 		for _, pc := range ex.Paths {
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | p=%.3g | %s |\n", textfmt.MarkdownEscape(ex.describePath(pc)),
-				r.formatMetric(*row, pc.Base), r.formatMetric(*row, pc.Head), r.pathChange(pc), pct(contribution(row, ex, pc)), pc.P, pc.Verdict)
+				r.FormatMetric(pc.Base), r.FormatMetric(pc.Head), r.pathChange(pc), pct(contribution(row, ex, pc)), pc.P, pc.Verdict)
 		}
 		fmt.Fprint(w, "\n</details>\n\n")
 	}

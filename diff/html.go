@@ -60,7 +60,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			unchanged++
 		}
 		hr := htmlreport.Row{
-			Cells: []string{row.Name, r.formatMetric(row, row.Base.Metric), r.formatMetric(row, row.Head.Metric),
+			Cells: []string{row.Name, r.FormatMetric(row.Base.Metric), r.FormatMetric(row.Head.Metric),
 				r.change(row), pString(row), string(row.Verdict)},
 			Verdict: string(row.Verdict),
 		}
@@ -69,7 +69,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 				Columns: []string{ex.By[:len(ex.By)-1] + " path", "base", "head", "path change", "of change", "p", "verdict"}}
 			for _, pc := range ex.Paths {
 				he.Paths = append(he.Paths, htmlreport.ExplainPath{
-					Cells: []string{ex.describePath(pc), r.formatMetric(row, pc.Base), r.formatMetric(row, pc.Head),
+					Cells: []string{ex.describePath(pc), r.FormatMetric(pc.Base), r.FormatMetric(pc.Head),
 						r.pathChange(pc), pct(contribution(&row, ex, pc)), fmt.Sprintf("p=%.3g", pc.P), string(pc.Verdict)},
 					Verdict: string(pc.Verdict),
 				})

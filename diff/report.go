@@ -239,13 +239,11 @@ func (r *Report) sideLine(name string, sd Side) string {
 }
 
 // FormatMetric renders a value of the compared metric (Row.Base.Metric,
-// Row.Head.Metric) as the report's writers do: a share as a percentage, a
-// ratio to the anchor as "0.400x", bytes and objects as such, else a time.
-// Annotations and budget results use it, so every output says the same.
-func (r *Report) FormatMetric(v float64) string { return r.formatMetric(Row{}, v) }
-
-// formatMetric renders a normalised metric value of row in its unit.
-func (r *Report) formatMetric(row Row, v float64) string {
+// Row.Head.Metric, a call path's values) as every writer does: a share as a
+// percentage, a ratio to the anchor as "0.400x", bytes and objects as such,
+// else a time. Annotations and budget results use it too, so every output
+// says the same.
+func (r *Report) FormatMetric(v float64) string {
 	s := r.Settings
 	switch {
 	case s.Mode == Share:
@@ -417,7 +415,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			hidden++
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%s\n", r.formatMetric(row, row.Base.Metric), r.formatMetric(row, row.Head.Metric),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%s\n", r.FormatMetric(row.Base.Metric), r.FormatMetric(row.Head.Metric),
 			r.change(row), pString(row), row.Verdict, row.label(textfmt.Name))
 	}
 	if err := tw.Flush(); err != nil {
@@ -500,8 +498,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintln(&b, "| function | base | head | change | p | verdict |")
 		fmt.Fprintln(&b, "|:--|--:|--:|--:|--:|:--|")
 		for _, row := range rows {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.label(textfmt.MarkdownCode), r.formatMetric(row, row.Base.Metric),
-				r.formatMetric(row, row.Head.Metric), r.change(row), pString(row), row.Verdict)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.label(textfmt.MarkdownCode), r.FormatMetric(row.Base.Metric),
+				r.FormatMetric(row.Head.Metric), r.change(row), pString(row), row.Verdict)
 		}
 	}
 	changed, same := splitChanged(r.Rows, r.hide)

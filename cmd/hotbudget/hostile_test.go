@@ -30,16 +30,7 @@ func hostileProfile(t *testing.T, path string, names []string, head bool, unit s
 	t.Helper()
 	p := testutil.HostileProfile(names, head)
 	meta.Set(p, meta.Record{Name: names[2], WorkUnit: unit, Runs: []meta.Run{{Work: 1000}}})
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteProfile(t, filepath.Dir(path), filepath.Base(path), p)
 }
 
 // benign are names of the same number and shape without any attack, to
