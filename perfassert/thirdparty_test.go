@@ -134,7 +134,10 @@ func TestParseMatchesBaseline(t *testing.T) {
 // about 38% more time in it; 26 bytes gave about 20%, 36 about 60%: the
 // log shows the shares);
 // HOTBUDGET_MEASURE_OPTS adds Capture options, as Go source
-// ("perfassert.MaxDuration(6*time.Second)").
+// ("perfassert.MaxDuration(6*time.Second)"); HOTBUDGET_MEASURE_KEEP names a
+// directory that keeps every capture (numbered, named by the test binary:
+// jp is unchanged, jphbslow slower), so that other pairings can be judged
+// afterwards.
 func TestMeasureThirdPartyGolden(t *testing.T) {
 	if os.Getenv("HOTBUDGET_MEASURE") != "1" {
 		t.Skip("a measurement, not a test: set HOTBUDGET_MEASURE=1 to run it")
@@ -205,8 +208,14 @@ func TestMeasureThirdPartyGolden(t *testing.T) {
 		}
 	}
 	capLine := regexp.MustCompile(`capture of TestParseMatchesBaseline: (\d+) samples in (\d+) runs, ([0-9.]+m?s) wall`)
+	keep := os.Getenv("HOTBUDGET_MEASURE_KEEP") // a directory that keeps every capture
+	captures := 0
 	run := func(bin string, update bool) (passed bool, named []string, took time.Duration, info string, share float64) {
 		capture := filepath.Join(t.TempDir(), "capture.pb.gz")
+		if keep != "" {
+			captures++
+			capture = filepath.Join(keep, fmt.Sprintf("%02d-%s.pb.gz", captures, strings.TrimSuffix(bin, ".test")))
+		}
 		cmd := exec.Command("./"+bin, "-test.count=1", "-test.v", "-test.run=^TestParseMatchesBaseline$")
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "CAPTURE_OUT="+capture)
