@@ -1,0 +1,210 @@
+package perfassert
+
+import (
+	"math"
+	"reflect"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/meta"
+)
+
+// Which samples are a capture's: the stacks under its run loop, split by
+// capture from the profiler's rounds and trimmed to the captured function.
+
+// splitRound gives each active capture its samples of round profile p,
+// trimmed of the frames that belong to perfassert and not to the captured
+// function. Samples of no active capture are dropped.
+//
+// It returns the CPU time all of p's samples stand for, dropped ones
+// included: the sum of every sample's time value (the sample type
+// analysis.Functions reads), which is that table's Total. ok is false when
+// p has no time value or a sample lacks it (Functions fails on those).
+func splitRound(p *profile.Profile, active []*session) (sampled time.Duration, ok bool) {
+	ti, _, toNanos, err := analysis.ValueIndex(p, "")
+	ok = err == nil
+	byID := make(map[string]*session, len(active))
+	mine := make(map[string]*profile.Profile, len(active))
+	for _, s := range active {
+		byID[s.id] = s
+		q := &profile.Profile{
+			SampleType: p.SampleType, DefaultSampleType: p.DefaultSampleType,
+			PeriodType: p.PeriodType, Period: p.Period, TimeNanos: p.TimeNanos,
+			Mapping: p.Mapping,
+		}
+		mine[s.id] = q
+		s.ps = append(s.ps, q)
+		if s.byRun == nil {
+			s.byRun = map[string]*runSamples{}
+		}
+	}
+	for _, smp := range p.Sample {
+		if ok {
+			if len(smp.Value) > ti {
+				sampled += time.Duration(smp.Value[ti] * toNanos)
+			} else {
+				ok = false
+			}
+		}
+		l := smp.Label[captureLabel]
+		if len(l) != 1 {
+			continue
+		}
+		s := byID[l[0]]
+		if s == nil {
+			continue
+		}
+		locs, underRun, ok := trimRun(smp.Location, s.fnName)
+		if !ok || len(locs) == 0 {
+			continue
+		}
+		if s.cfg.sampler == samplerPerf && (underRun || !wholeStack(locs)) {
+			// With the perf sampler, the capturing goroutine's samples
+			// come from its thread's perf event; those of goroutines
+			// it started are whole goroutine stacks. A stack cut
+			// short (C code, such as the race detector's, under the
+			// capture's label) may be the capturing goroutine's.
+			continue
+		}
+		if len(locs) > 1 && leafName(locs) == asyncPreempt {
+			// The profiling signal arrived together with a preemption
+			// request, whose handler had just pointed the thread at
+			// asyncPreempt: the time is the interrupted function's.
+			locs = locs[1:]
+		}
+		labels := make(map[string][]string, len(smp.Label))
+		for k, v := range smp.Label {
+			if k != captureLabel {
+				labels[k] = v
+			}
+		}
+		q := mine[s.id]
+		q.Sample = append(q.Sample, &profile.Sample{
+			Location: locs, Value: smp.Value, Label: labels,
+			NumLabel: smp.NumLabel, NumUnit: smp.NumUnit,
+		})
+		if run := labels[meta.LabelRun]; len(run) == 1 && len(smp.Value) > 0 {
+			r := s.byRun[run[0]]
+			if r == nil {
+				r = &runSamples{leaves: map[string]int64{}}
+				s.byRun[run[0]] = r
+			}
+			w := smp.Value[0]
+			if s.cfg.sampler == samplerPerf && ok && len(smp.Value) > ti {
+				// In perf samples: the time this sample stands for.
+				w = int64(math.Round(float64(smp.Value[ti]) * float64(toNanos) / float64(PerfPeriod)))
+			}
+			r.samples += w
+			r.leaves[ownLeaf(locs)] += w
+		}
+	}
+	if !ok {
+		return 0, false
+	}
+	return sampled, true
+}
+
+// Names of perfassert's own code, found at run time so that they follow the
+// module path.
+// (Set in init: the capture loop refers to them through the functions it
+// calls.)
+var runName, harnessPkg string
+
+func init() {
+	runName = funcName((*session).run)
+	harnessPkg = runName[:strings.Index(runName, ".(*session)")+1] // ".../perfassert."
+}
+
+func funcName(f any) string {
+	if fn := runtime.FuncForPC(reflect.ValueOf(f).Pointer()); fn != nil {
+		return fn.Name()
+	}
+	return ""
+}
+
+// trimRun returns the frames of a captured sample that belong to the
+// captured function: those leafward of the capture loop (session.run), if
+// the frame it called is the function (not the loop's own bookkeeping).
+// Samples of goroutines the function started have no loop frame and are
+// kept whole; other samples in perfassert's code are dropped (ok false).
+// underRun says whether the stack went through the capture loop (the
+// capturing goroutine's samples do; those of goroutines the function
+// started do not).
+func trimRun(locs []*profile.Location, fnName string) (mine []*profile.Location, underRun, ok bool) {
+	harness := false
+	for i, l := range locs {
+		for _, ln := range l.Line {
+			if ln.Function == nil {
+				continue
+			}
+			name := ln.Function.Name
+			if name == runName {
+				if i == 0 || !isFunc(locs[i-1], fnName) {
+					return nil, true, false
+				}
+				return locs[:i], true, true
+			}
+			if strings.HasPrefix(name, harnessPkg) {
+				harness = true
+			}
+		}
+	}
+	return locs, false, !harness
+}
+
+// wholeStack reports whether a stack is a goroutine's own, not one that
+// runtime/pprof cut short because the thread was in code outside Go's
+// traceback (runtime._System, runtime._ExternalCode and the like, or the
+// race detector's racecall): those samples carry the labels of whatever
+// goroutine the thread last ran, possibly the capturing one.
+func wholeStack(locs []*profile.Location) bool {
+	for _, l := range locs {
+		for _, ln := range l.Line {
+			if ln.Function == nil {
+				continue
+			}
+			name := ln.Function.Name
+			if strings.HasPrefix(name, "runtime._") || name == "racecall" {
+				return false
+			}
+		}
+	}
+	return len(locs) > 0
+}
+
+// isFunc reports whether the outermost function of location l is fn (or
+// the method a method value's "-fm" wrapper calls).
+func isFunc(l *profile.Location, fn string) bool {
+	if len(l.Line) == 0 || l.Line[len(l.Line)-1].Function == nil {
+		return false
+	}
+	name := l.Line[len(l.Line)-1].Function.Name
+	return name == fn || name == strings.TrimSuffix(fn, "-fm")
+}
+
+// ownLeaf is the innermost function of the module under test on a stack
+// (the time of the other packages' code it calls is its time), or the
+// function the stack ends in when it has none.
+func ownLeaf(locs []*profile.Location) string {
+	if mod := moduleFuncs(); mod != nil {
+		for _, l := range locs {
+			for _, ln := range l.Line {
+				if ln.Function != nil && mod.MatchString(ln.Function.Name) {
+					return ln.Function.Name
+				}
+			}
+		}
+	}
+	return leafName(locs)
+}
+
+// leafName is the function a stack ends in.
+func leafName(locs []*profile.Location) string {
+	if len(locs) == 0 || len(locs[0].Line) == 0 || locs[0].Line[0].Function == nil {
+		return ""
+	}
+	return locs[0].Line[0].Function.Name
+}
