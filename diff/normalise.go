@@ -1,0 +1,355 @@
+package diff
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hotbudget/hotbudget/internal/stats"
+)
+
+// Stage one, normalise: every function's metric per run, and the exposure
+// each run gives it (what its count is divided by: the rest of the profile
+// in share mode, the run's work per op, the sample period), so that the
+// model compares rates.
+
+// measured is one key's raw measurements over all runs (base runs first).
+type measured struct {
+	id     int32 // key id
+	name   string
+	file   string
+	t      []float64 // the compared metric's time per run, ns
+	k      []float64 // effective samples per run: t over the run's period
+	inBase bool
+	inHead bool
+}
+
+// measure gathers every key's metric per run, base runs first, in key
+// order.
+func (s *engine) measure(runs []*run, head []bool, metric Metric) []*measured {
+	n := len(runs)
+	all := make([]measured, len(s.keys))
+	buf := make([]float64, 2*n*len(s.keys))
+	for id := range all {
+		m := &all[id]
+		m.id, m.name, m.file = int32(id), s.keys[id].name, s.keys[id].file
+		m.t, buf = buf[:n:n], buf[n:]
+		m.k, buf = buf[:n:n], buf[n:]
+	}
+	for j, r := range runs {
+		for id := range r.fn {
+			f := &r.fn[id]
+			if !f.present {
+				continue
+			}
+			m := &all[id]
+			t, _ := f.metric(metric)
+			m.t[j] = float64(t)
+			m.k[j] = float64(t) / r.period
+			if t > 0 || f.self > 0 || f.total > 0 {
+				if head[j] {
+					m.inHead = true
+				} else {
+					m.inBase = true
+				}
+			}
+		}
+	}
+	ms := make([]*measured, len(all))
+	for i, id := range s.keyOrder() {
+		ms[i] = &all[id]
+	}
+	return ms
+}
+
+// keyOrder returns the key ids sorted by key.
+func (s *engine) keyOrder() []int32 {
+	if len(s.order) != len(s.keys) {
+		s.order = make([]int32, len(s.keys))
+		for i := range s.order {
+			s.order[i] = int32(i)
+		}
+		slices.SortFunc(s.order, func(a, b int32) int { return strings.Compare(s.keys[a].key, s.keys[b].key) })
+	}
+	return s.order
+}
+
+// overlap refuses two sides that share almost nothing (two different
+// programs) and warns when they share little.
+func overlap(ms []*measured, runs []*run, head []bool, rep *Report, key Key) error {
+	var shared, all [2]float64
+	for _, m := range ms {
+		for j := range runs {
+			g := grp(head[j])
+			all[g] += m.t[j]
+			if m.inBase && m.inHead {
+				shared[g] += m.t[j]
+			}
+		}
+	}
+	if all[0] <= 0 || all[1] <= 0 {
+		return nil
+	}
+	fb, fh := shared[0]/all[0], shared[1]/all[1]
+	switch {
+	case fb < 0.1 || fh < 0.1:
+		hint := "they are not profiles of the same program (or one side is filtered to other threads or functions)"
+		if key != KeyName {
+			hint += fmt.Sprintf("; functions are matched by %s: do file paths or lines differ between the builds? (--key name)", key)
+		}
+		return &UnrelatedError{BaseShared: fb, HeadShared: fh, Hint: hint}
+	case fb < 0.5 || fh < 0.5:
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+			"base and head share functions holding only %.1f%% of the base's time and %.1f%% of the head's: most of the profile is new or gone, so per-function verdicts say little; are both sides the same program?", 100*fb, 100*fh))
+	}
+	return nil
+}
+
+// exposures returns, per key and run, the exposure the model divides
+// counts by, the known variance of its logarithm, the factor that turns a
+// fitted rate into the displayed metric, and the scale (how the rest of
+// the profile moved, head over base; 1 outside Share mode).
+func (s *engine) exposures(ms []*measured, runs []*run, head []bool, rep *Report) (e, ev [][]float64, display, scale, general []float64) {
+	n := len(runs)
+	e = make([][]float64, len(ms))
+	ev = make([][]float64, len(ms))
+	display = make([]float64, len(ms))
+	scale = make([]float64, len(ms))
+	general = make([]float64, n)
+	if s.Mode != Share {
+		for j, r := range runs {
+			general[j] = r.unit / r.period
+		}
+		zero := make([]float64, n) // read-only, shared
+		for i := range ms {
+			e[i], ev[i] = general, zero
+			display[i], scale[i] = 1, 1
+		}
+		return e, ev, display, scale, general
+	}
+	// Share: each run's effective samples, corrected for how the rest of
+	// the profile moved (median of ratios over the reference functions).
+	total := make([]float64, n)
+	for j, r := range runs {
+		total[j] = float64(r.table.Total) / r.period
+	}
+	copy(general, total)
+	var refs []int
+	for i, m := range ms {
+		if isReference(m, total, head) {
+			refs = append(refs, i)
+		}
+	}
+	if len(refs) < 3 {
+		// Too few functions to tell how the rest moved: each function is
+		// compared with the rest of its own profile.
+		for i, m := range ms {
+			if !m.inBase || !m.inHead {
+				// New or gone: its share of its own profile (against the
+				// rest of the profile it would read as odds, 69% as 223%).
+				e[i], ev[i] = slices.Clone(total), make([]float64, n)
+				display[i], scale[i] = 1, 1
+				continue
+			}
+			e[i], ev[i] = make([]float64, n), make([]float64, n)
+			var lb, lh float64
+			var nb, nh int
+			for j := range runs {
+				rest := total[j] - m.k[j]
+				if rest >= 1 && m.k[j] <= 0.9*total[j] {
+					e[i][j], ev[i][j] = rest, 1/rest
+				} else {
+					e[i][j] = total[j] // nearly everything: no rest to compare with
+				}
+				l := math.Log(e[i][j] / total[j])
+				if head[j] {
+					lh += l
+					nh++
+				} else {
+					lb += l
+					nb++
+				}
+			}
+			display[i] = math.Exp(lb / float64(nb))
+			scale[i] = math.Exp(lh/float64(nh) - lb/float64(nb))
+		}
+		return e, ev, display, scale, general
+	}
+	// The yardstick: the majority of the reference functions whose ratio
+	// head/base is closest to the typical (median) ratio. A function is
+	// measured against the yardstick without itself, run by run, so that
+	// neither its own change nor another changed function moves it, and
+	// the yardstick's own sampling noise (the variance of the log of its
+	// samples) counts.
+	ratio := make([]float64, len(refs))
+	for r, i := range refs {
+		var sh [2]float64
+		var nr [2]int
+		for j := range runs {
+			g := grp(head[j])
+			sh[g] += ms[i].k[j] / total[j]
+			nr[g]++
+		}
+		ratio[r] = math.Log(sh[1] / float64(nr[1]) / (sh[0] / float64(nr[0])))
+	}
+	typical := stats.Median(ratio)
+	order := make([]int, len(refs))
+	for r := range order {
+		order[r] = r
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		return math.Abs(ratio[order[a]]-typical) < math.Abs(ratio[order[b]]-typical)
+	})
+	majority := map[int]bool{} // index into ms
+	for _, r := range order[:len(refs)/2+1] {
+		majority[refs[r]] = true
+	}
+	var members []int
+	for i := range majority {
+		members = append(members, i)
+	}
+	sort.Ints(members)
+	yard := make([]float64, n) // the whole yardstick's samples per run
+	for _, i := range members {
+		for j := range runs {
+			yard[j] += ms[i].k[j]
+		}
+	}
+	// With enough members, a run's factor is the median of the members'
+	// log shares (each centred on its mean over the runs), as DESeq2's
+	// size factors: robust to the one member whose time a JIT moved in
+	// that run. With few, their summed samples.
+	centred := map[int][]float64{}
+	if len(members) > yardMedian {
+		for _, i := range members {
+			c := make([]float64, n)
+			var sum float64
+			for j := range runs {
+				c[j] = math.Log(ms[i].k[j] / total[j])
+				sum += c[j]
+			}
+			for j := range c {
+				c[j] -= sum / float64(n)
+			}
+			centred[i] = c
+		}
+	}
+	medianFactor := func(skip int) ([]float64, []float64) {
+		f := make([]float64, n)
+		v := make([]float64, n)
+		col := make([]float64, 0, len(members))
+		for j := range runs {
+			col = col[:0]
+			var inv float64
+			for _, i := range members {
+				if i != skip {
+					col = append(col, centred[i][j])
+					inv += 1 / ms[i].k[j]
+				}
+			}
+			f[j] = math.Exp(stats.Median(col))
+			// The variance of a median of m values, each with sampling
+			// variance 1/k: about π/2 times that of their mean.
+			v[j] = math.Pi / 2 * inv / float64(len(col)*len(col))
+		}
+		return f, v
+	}
+	var allF, allV []float64
+	if len(centred) > 0 {
+		allF, allV = medianFactor(-1)
+	}
+	// exposure is the exposures of function i (-1: any function outside
+	// the yardstick, which all share them), and its scale.
+	exposure := func(i int) (e, ev []float64, scale float64) {
+		e, ev = make([]float64, n), make([]float64, n)
+		ys := make([]float64, n) // ln of the yardstick's share per run
+		if len(centred) > 0 {
+			f, v := allF, allV
+			if i >= 0 {
+				f, v = medianFactor(i)
+			}
+			for j := range runs {
+				e[j], ev[j] = total[j]*f[j], v[j]
+				ys[j] = math.Log(f[j])
+			}
+		} else {
+			for j := range runs {
+				y := yard[j]
+				if i >= 0 {
+					y -= ms[i].k[j]
+				}
+				e[j], ev[j] = y, 1/y
+				ys[j] = math.Log(y / total[j])
+			}
+		}
+		// Exposures are the yardstick's samples over its mean base share,
+		// so that base rates read as shares.
+		var lb, lh float64
+		var nb, nh int
+		for j := range runs {
+			if head[j] {
+				lh += ys[j]
+				nh++
+			} else {
+				lb += ys[j]
+				nb++
+			}
+		}
+		ref := math.Exp(lb / float64(nb))
+		for j := range runs {
+			e[j] /= ref
+		}
+		return e, ev, math.Exp(lh/float64(nh) - lb/float64(nb))
+	}
+	var moved float64
+	var rest struct {
+		e, ev []float64
+		scale float64
+	}
+	for i := range ms {
+		display[i] = 1
+		if majority[i] {
+			e[i], ev[i], scale[i] = exposure(i)
+			continue
+		}
+		if rest.e == nil {
+			rest.e, rest.ev, rest.scale = exposure(-1)
+			copy(general, rest.e) // the whole yardstick, as any other function's
+			moved = rest.scale
+		}
+		// Read-only, shared by every function outside the yardstick.
+		e[i], ev[i], scale[i] = rest.e, rest.ev, rest.scale
+	}
+	if len(majority) == len(ms) {
+		moved = scale[0]
+	}
+	if sc := moved; sc < 0.5 || sc > 2 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+			"the shares of most functions moved by a factor of %.3g: the comparison assumes most functions did not change; are both sides the same program and build (one under -race, say)?", sc))
+	}
+	return e, ev, display, scale, general
+}
+
+// isReference reports whether a function may stand for how the rest of
+// the profile moved: present in every run with enough samples for its
+// share to be measured, and at least 1% of the profile on one side.
+func isReference(m *measured, total []float64, head []bool) bool {
+	var sum float64
+	var sh [2]float64
+	var n [2]int
+	for j, k := range m.k {
+		if k <= 0 || total[j] <= 0 {
+			return false
+		}
+		sum += k
+		g := grp(head[j])
+		sh[g] += k / total[j]
+		n[g]++
+	}
+	if sum/float64(len(m.k)) < 2*minNoiseCount {
+		return false
+	}
+	return sh[0]/float64(n[0]) >= 0.01 || sh[1]/float64(n[1]) >= 0.01
+}
