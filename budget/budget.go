@@ -71,14 +71,15 @@
 //
 // Semantics, decided once and pinned by tests:
 //
-//   - A limit is perfassert's check (a perfassert.Checker of the profiles),
+//   - A limit is perfassert's check (a limits.Checker of the profiles, the
+//     engine behind perfassert's assertions),
 //     so that a budget line and the assertion that bounds the same
 //     quantity are one check by construction, with one result and one
 //     text: max_self is MaxSelfTime, max_total_share MaxTotalShare, the
 //     per-op limits add PerIteration, and thread, process and
 //     drop_synthetic are the rule's analysis.Selection (perfassert's
 //     WithSelection). Assertion gives the check a limit makes; the
-//     message of a result is perfassert.Result.Summary.
+//     message of a result is limits.Result.Summary.
 //   - Several profiles are runs of the same program: a time limit applies
 //     to the mean time per run (a run without the function counts as
 //     zero), a share limit to the share of all runs pooled, a per-op
@@ -88,7 +89,7 @@
 //     JavaScript functions in different files share one), their samples
 //     pooled: a sample through two of them counts once.
 //   - A match rule judges each function name it matches on its own, as a
-//     function rule would, and reports the worst (perfassert.EachMatch):
+//     function rule would, and reports the worst (limits.EachMatch):
 //     every matching function must keep the limit. (An assertion with a
 //     regular expression, without EachMatch, pools the matches instead.)
 //   - A selector that matches no function fails, naming the closest
