@@ -498,7 +498,7 @@ func (v *validator) budget(root *yaml.Node) *Budget {
 	} else {
 		b.Version = 1
 	}
-	def := Rule{Metric: diff.DefaultSettings.Metric, Mode: diff.DefaultSettings.Mode, Assume: diff.DefaultSettings.Assume}
+	def := Rule{Metric: diff.DefaultSettings().Metric, Mode: diff.DefaultSettings().Mode, Assume: diff.DefaultSettings().Assume}
 	if n, ok := f["defaults"]; ok {
 		df, _ := v.fields(n, "defaults", "thread", "process", "drop_synthetic", "metric", "mode", "assume", "sample_type")
 		v.common(df, &def)

@@ -214,14 +214,14 @@ func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
 	// to its caller, as hotbudget diff does, unless the rule says.
 	sel := r.Selection
 	if sel.ToCaller == nil {
-		sel.ToCaller = diff.DefaultSettings.Selection.ToCaller
+		sel.ToCaller = diff.DefaultSettings().Selection.ToCaller
 	}
 	k := regKey{sel: sel.String(), metric: r.Metric, mode: r.Mode, assume: r.Assume, minRelative: l.Value}
 	rep, ok := c.reports[k]
 	if !ok {
 		opts := []diff.Option{
 			diff.WithMetric(r.Metric), diff.WithMode(r.Mode),
-			diff.WithMinChange(l.Value, diff.DefaultSettings.MinAbsolute),
+			diff.WithMinChange(l.Value, diff.DefaultSettings().MinAbsolute),
 			diff.WithSelection(sel),
 		}
 		if r.Assume != "" { // empty in a Rule built in Go: diff's default

@@ -69,7 +69,7 @@ type Config struct {
 
 func (c *Config) defaults() {
 	if c.Alpha == 0 {
-		c.Alpha = diff.DefaultSettings.Alpha
+		c.Alpha = diff.DefaultSettings().Alpha
 	}
 	if c.Seed == 0 {
 		c.Seed = 1
