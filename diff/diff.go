@@ -124,7 +124,7 @@ type Settings struct {
 	// of the scheduler's preemption signal, whose share follows machine
 	// load: on identical Go runs it alone made one profile a side fail the
 	// gate in 10-15% of pairs. WithSelection replaces it all; WithFocus,
-	// WithIgnore, WithoutSynthetic, WithThread, WithProcess and
+	// WithIgnore, WithDropSynthetic, WithThread, WithProcess and
 	// WithToCaller change one field.
 	Selection analysis.Selection
 
@@ -571,9 +571,11 @@ func WithIgnore(re *regexp.Regexp) Option {
 	return optionFunc(func(s *Settings) error { s.Selection.Ignore = re; return nil })
 }
 
-// WithoutSynthetic drops the samples whose leaf is a synthetic frame such
-// as (idle) and (program) (Selection.DropSynthetic).
-func WithoutSynthetic() Option {
+// WithDropSynthetic drops the samples whose leaf is a synthetic frame such
+// as (idle) and (program) (Selection.DropSynthetic), as analysis.DropSynthetic
+// and perfassert.DropSynthetic do: diff's options that change one field of
+// the selection are analysis's options with a With prefix.
+func WithDropSynthetic() Option {
 	return optionFunc(func(s *Settings) error { s.Selection.DropSynthetic = true; return nil })
 }
 
