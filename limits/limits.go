@@ -209,14 +209,16 @@ func Process(nameOrPID string) Option {
 func SampleType(name string) Option { return optionFunc(func(c *config) { c.sel.SampleType = name }) }
 
 // Named names the profile in failure text (for example its file name).
-// Without it the name recorded by Capture is used, else "profile".
+// Without it the name recorded by perfassert.Capture is used, else
+// "profile".
 func Named(name string) Option { return optionFunc(func(c *config) { c.name = name }) }
 
 // PerIteration makes time limits bound the time per unit of work the
-// profile records: per run of the function Capture ran (its iterations),
-// or per benchmark op in a profile `hotbudget record` wrote. A capture
-// runs its function until it has enough samples, so its total times say
-// more about MinSamples than about the code; per run they are comparable.
+// profile records: per run of the function perfassert.Capture ran (its
+// iterations), or per benchmark op in a profile `hotbudget record` wrote.
+// A capture runs its function until it has enough samples, so its total
+// times say more about perfassert.MinSamples than about the code; per run
+// they are comparable.
 // It is an error on a profile that records no work; shares are
 // unaffected.
 func PerIteration() Option { return optionFunc(func(c *config) { c.perIteration = true }) }
@@ -253,7 +255,7 @@ type Stack struct {
 // CLI and budget files).
 type Result struct {
 	Check    string // assertion name, e.g. "MaxSelfTime"
-	Profile  string // profile name (Named, or the name Capture recorded)
+	Profile  string // profile name (Named, or the name perfassert.Capture recorded)
 	Selector string
 	Regexp   bool // Selector is a regular expression
 	Limit    Limit
@@ -306,14 +308,15 @@ type Result struct {
 	// FewSamples is set when the measurement rests on fewer than 10
 	// samples of sampled data (a relative error above 30%).
 	FewSamples bool
-	// LostSamples is set when Capture found that the samples account for
-	// much less CPU time than the process used: absolute times read low.
+	// LostSamples is set when perfassert.Capture found that the samples
+	// account for much less CPU time than the process used: absolute times
+	// read low.
 	LostSamples bool
 	// Iterations is the number of units of work (WorkUnit) Time is divided
 	// by (PerIteration), 0 when Time is the profiles' whole time.
 	Iterations int64
 	// WorkUnit names what Iterations counts: "iteration" (a run of the
-	// function Capture ran) or "op" (a benchmark op); "" without
+	// function perfassert.Capture ran) or "op" (a benchmark op); "" without
 	// PerIteration.
 	WorkUnit string
 	// Race is set when the profile was captured with the race detector on.

@@ -56,6 +56,11 @@
 // all. Budget files check their limits with a Checker, so that a budget
 // line and the assertion that bounds the same quantity are one check with
 // one result text.
+//
+// The checks themselves are package limits's (Check, Checker, Limit,
+// Result and the options here are its, by alias or one-line wrapper): a
+// program that checks limits without a test, as the hotbudget command does
+// for budget files, imports limits and does not link package testing.
 package perfassert
 
 import (
