@@ -42,6 +42,7 @@ package analysis
 
 import (
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -131,21 +132,17 @@ const (
 // bytes in binary units ("1.50MiB", "512B"), a count as a whole number.
 func (t *Table) Format(v time.Duration) string { return textfmt.Value(t.Unit, float64(v)) }
 
-// Synthetic lists the frame names that stand for no code of the program: V8's
-// and speedscope's markers for idle time, the engine itself, garbage
-// collection and the tree root. DropSynthetic removes samples whose leaf is one
-// of them.
-var Synthetic = []string{"(idle)", "(program)", "(garbage collector)", "(root)"}
+// synthetic are the frame names Synthetic lists.
+var synthetic = [...]string{"(idle)", "(program)", "(garbage collector)", "(root)"}
 
-// IsSynthetic reports whether name is one of Synthetic.
-func IsSynthetic(name string) bool {
-	for _, s := range Synthetic {
-		if name == s {
-			return true
-		}
-	}
-	return false
-}
+// Synthetic returns the frame names that stand for no code of the program:
+// V8's and speedscope's markers for idle time, the engine itself, garbage
+// collection and the tree root. DropSynthetic removes samples whose leaf is
+// one of them. The slice is new on every call.
+func Synthetic() []string { return slices.Clone(synthetic[:]) }
+
+// IsSynthetic reports whether name is one of Synthetic's.
+func IsSynthetic(name string) bool { return slices.Contains(synthetic[:], name) }
 
 // An Option changes how Functions selects and counts samples. A Selection
 // is an Option, and so is each of the functions below, which sets one of

@@ -11,7 +11,7 @@ import (
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/suggest"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
-	"github.com/hotbudget/hotbudget/perfassert"
+	"github.com/hotbudget/hotbudget/limits"
 )
 
 // Result is the outcome of checking profiles against a budget: one
@@ -47,8 +47,8 @@ type RuleResult struct {
 	Message string `json:"message"`
 	// Warnings are caveats about the measurement: for max_regression,
 	// diff's about the comparison and the judged function (too few runs,
-	// too few samples); for the other limits, perfassert's
-	// (perfassert.Result.Warnings: no or too few samples, lost samples, a
+	// too few samples); for the other limits, the limits package's
+	// (limits.Result.Warnings: no or too few samples, lost samples, a
 	// capture's time summed over its runs, the race detector).
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -119,60 +119,60 @@ type regKey struct {
 
 type checker struct {
 	profiles, baseline []*profile.Profile
-	limits             *perfassert.Checker // made when a limit first needs it
+	limits             *limits.Checker // made when a limit first needs it
 	reports            map[regKey]*diff.Report
 }
 
-// quantity is the perfassert limit a budget limit is, and whether it is
+// quantity is the limits.Limit a budget limit is, and whether it is
 // per unit of work.
-func quantity(l Limit) (perfassert.Limit, bool) {
+func quantity(l Limit) (limits.Limit, bool) {
 	switch l.Kind {
 	case MaxSelf, MaxSelfPerOp:
-		return perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Duration(l.Value)}, l.Kind == MaxSelfPerOp
+		return limits.Limit{Quantity: limits.SelfTime, Time: time.Duration(l.Value)}, l.Kind == MaxSelfPerOp
 	case MaxTotal, MaxTotalPerOp:
-		return perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Duration(l.Value)}, l.Kind == MaxTotalPerOp
+		return limits.Limit{Quantity: limits.TotalTime, Time: time.Duration(l.Value)}, l.Kind == MaxTotalPerOp
 	case MaxSelfShare:
-		return perfassert.Limit{Quantity: perfassert.SelfShare, Share: l.Value}, false
+		return limits.Limit{Quantity: limits.SelfShare, Share: l.Value}, false
 	case MaxAllocs:
-		return perfassert.Limit{Quantity: perfassert.SelfAllocs, Count: int64(l.Value)}, false
+		return limits.Limit{Quantity: limits.SelfAllocs, Count: int64(l.Value)}, false
 	case MaxTotalAllocs:
-		return perfassert.Limit{Quantity: perfassert.TotalAllocs, Count: int64(l.Value)}, false
+		return limits.Limit{Quantity: limits.TotalAllocs, Count: int64(l.Value)}, false
 	case MaxAllocBytes:
-		return perfassert.Limit{Quantity: perfassert.SelfAllocBytes, Count: int64(l.Value)}, false
+		return limits.Limit{Quantity: limits.SelfAllocBytes, Count: int64(l.Value)}, false
 	case MaxTotalAllocBytes:
-		return perfassert.Limit{Quantity: perfassert.TotalAllocBytes, Count: int64(l.Value)}, false
+		return limits.Limit{Quantity: limits.TotalAllocBytes, Count: int64(l.Value)}, false
 	}
-	return perfassert.Limit{Quantity: perfassert.TotalShare, Share: l.Value}, false
+	return limits.Limit{Quantity: limits.TotalShare, Share: l.Value}, false
 }
 
-// Assertion returns what a limit of r checks as a perfassert check: the
-// selector, the limit and the options, so that
-// perfassert.Check(p, sel, limit, opts...) is the check a budget line
-// makes, result and text alike. The limit must not be max_regression,
+// Assertion returns what a limit of r checks as a limits check: the
+// selector, the limit and the options, so that limits.Check(p, sel, limit,
+// opts...), or perfassert.Check, whose types these are, is the check a
+// budget line makes, result and text alike. The limit must not be max_regression,
 // which diff judges.
-func Assertion(r *Rule, l Limit) (sel string, limit perfassert.Limit, opts []perfassert.Option) {
+func Assertion(r *Rule, l Limit) (sel string, limit limits.Limit, opts []limits.Option) {
 	limit, perOp := quantity(l)
-	opts = []perfassert.Option{perfassert.WithSelection(r.Selection)}
+	opts = []limits.Option{limits.WithSelection(r.Selection)}
 	sel = r.Function
 	if r.Match != nil {
 		sel = r.Match.String()
-		opts = append(opts, perfassert.Regexp(), perfassert.EachMatch())
+		opts = append(opts, limits.Regexp(), limits.EachMatch())
 	}
 	if r.AllowMissing {
-		opts = append(opts, perfassert.AllowMissing())
+		opts = append(opts, limits.AllowMissing())
 	}
 	if perOp {
-		opts = append(opts, perfassert.PerIteration())
+		opts = append(opts, limits.PerIteration())
 	}
 	return sel, limit, opts
 }
 
-// limit checks one limit with perfassert's engine: the result's numbers
+// limit checks one limit with the limits package: the result's numbers
 // and its one-line text are the engine's.
 func (c *checker) limit(r *Rule, l Limit) (RuleResult, error) {
 	rr := newResult(r, l)
 	if c.limits == nil {
-		ck, err := perfassert.NewChecker(c.profiles...)
+		ck, err := limits.NewChecker(c.profiles...)
 		if err != nil {
 			return rr, err
 		}
@@ -214,14 +214,14 @@ func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
 	// to its caller, as hotbudget diff does, unless the rule says.
 	sel := r.Selection
 	if sel.ToCaller == nil {
-		sel.ToCaller = diff.DefaultSettings.Selection.ToCaller
+		sel.ToCaller = diff.DefaultSettings().Selection.ToCaller
 	}
 	k := regKey{sel: sel.String(), metric: r.Metric, mode: r.Mode, assume: r.Assume, minRelative: l.Value}
 	rep, ok := c.reports[k]
 	if !ok {
 		opts := []diff.Option{
 			diff.WithMetric(r.Metric), diff.WithMode(r.Mode),
-			diff.WithMinChange(l.Value, diff.DefaultSettings.MinAbsolute),
+			diff.WithMinChange(l.Value, diff.DefaultSettings().MinAbsolute),
 			diff.WithSelection(sel),
 		}
 		if r.Assume != "" { // empty in a Rule built in Go: diff's default

@@ -36,7 +36,7 @@ type keyInfo struct {
 
 // newEngine applies opts to the default settings and checks the result.
 func newEngine(opts []Option) (*engine, error) {
-	s := &engine{Settings: DefaultSettings, ids: map[string]int32{}}
+	s := &engine{Settings: DefaultSettings(), ids: map[string]int32{}}
 	for _, o := range opts {
 		if o == nil {
 			continue

@@ -86,7 +86,7 @@ const (
 	AssumeNormal Assumption = "normal"
 )
 
-// Settings holds every knob of a comparison. Start from DefaultSettings.
+// Settings holds every knob of a comparison. Start from DefaultSettings().
 type Settings struct {
 	Metric Metric
 	Mode   Mode
@@ -124,7 +124,7 @@ type Settings struct {
 	// of the scheduler's preemption signal, whose share follows machine
 	// load: on identical Go runs it alone made one profile a side fail the
 	// gate in 10-15% of pairs. WithSelection replaces it all; WithFocus,
-	// WithIgnore, WithoutSynthetic, WithThread, WithProcess and
+	// WithIgnore, WithDropSynthetic, WithThread, WithProcess and
 	// WithToCaller change one field.
 	Selection analysis.Selection
 
@@ -155,17 +155,23 @@ type Settings struct {
 	BenchIgnore []string
 }
 
-// DefaultSettings are the settings used when no option changes them.
-var DefaultSettings = Settings{
-	Metric:      Self,
-	Mode:        Share,
-	Key:         KeyName,
-	Assume:      AssumeModel,
-	Alpha:       0.05,
-	MinRelative: 0.10,
-	MinAbsolute: time.Millisecond,
-	MinShare:    0.005,
-	Selection:   analysis.Selection{ToCaller: regexp.MustCompile(`^runtime\.asyncPreempt$`)},
+// DefaultSettings returns the settings used when no option changes them, a
+// new value on every call (its ToCaller regexp included): changing it
+// changes no one else's. The default Selection charges
+// runtime.asyncPreempt, the frame of an asynchronous preemption, to its
+// caller.
+func DefaultSettings() Settings {
+	return Settings{
+		Metric:      Self,
+		Mode:        Share,
+		Key:         KeyName,
+		Assume:      AssumeModel,
+		Alpha:       0.05,
+		MinRelative: 0.10,
+		MinAbsolute: time.Millisecond,
+		MinShare:    0.005,
+		Selection:   analysis.Selection{ToCaller: regexp.MustCompile(`^runtime\.asyncPreempt$`)},
+	}
 }
 
 // Option changes Settings. Options are checked when built: an invalid one
@@ -533,7 +539,7 @@ func WithRename(old, new string) Option {
 
 // WithSelection sets which samples both sides count (Settings.Selection),
 // replacing the whole selection, diff's default ToCaller included: start
-// from DefaultSettings.Selection to keep it. The options below change one
+// from DefaultSettings().Selection to keep it. The options below change one
 // field each and may follow it.
 func WithSelection(sel analysis.Selection) Option {
 	return optionFunc(func(s *Settings) error {
@@ -565,9 +571,11 @@ func WithIgnore(re *regexp.Regexp) Option {
 	return optionFunc(func(s *Settings) error { s.Selection.Ignore = re; return nil })
 }
 
-// WithoutSynthetic drops the samples whose leaf is a synthetic frame such
-// as (idle) and (program) (Selection.DropSynthetic).
-func WithoutSynthetic() Option {
+// WithDropSynthetic drops the samples whose leaf is a synthetic frame such
+// as (idle) and (program) (Selection.DropSynthetic), as analysis.DropSynthetic
+// and perfassert.DropSynthetic do: diff's options that change one field of
+// the selection are analysis's options with a With prefix.
+func WithDropSynthetic() Option {
 	return optionFunc(func(s *Settings) error { s.Selection.DropSynthetic = true; return nil })
 }
 

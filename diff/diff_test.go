@@ -233,9 +233,9 @@ func TestSamplingFalseAlarms(t *testing.T) {
 			flagged++
 		}
 	}
-	if rate := float64(flagged) / comparisons; rate > diff.DefaultSettings.Alpha {
+	if rate := float64(flagged) / comparisons; rate > diff.DefaultSettings().Alpha {
 		t.Errorf("%d of %d comparisons of the same program flagged a regression (%.1f%%), want at most %.0f%%",
-			flagged, comparisons, 100*rate, 100*diff.DefaultSettings.Alpha)
+			flagged, comparisons, 100*rate, 100*diff.DefaultSettings().Alpha)
 	}
 }
 
@@ -677,7 +677,7 @@ func TestAssumptions(t *testing.T) {
 	// Under the null the false-discovery rate is the chance of any false
 	// alarm, held at alpha; at 100 samples a function per run the log
 	// scale's skew adds a little (5.25% in 400 draws of this test's model).
-	alpha := diff.DefaultSettings.Alpha
+	alpha := diff.DefaultSettings().Alpha
 	if float64(falseAA) > comparisons*alpha*1.25 {
 		t.Errorf("a false regression in %d of %d A/A comparisons, want at most %.2g%%", falseAA, comparisons, 125*alpha)
 	}

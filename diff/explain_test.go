@@ -74,7 +74,7 @@ func TestExplainRegressFixture(t *testing.T) {
 	meanShare := func(ps []*profile.Profile) float64 {
 		var sum float64
 		for _, p := range ps {
-			tab, err := analysis.Functions(p, analysis.ToCaller(diff.DefaultSettings.Selection.ToCaller))
+			tab, err := analysis.Functions(p, analysis.ToCaller(diff.DefaultSettings().Selection.ToCaller))
 			if err != nil {
 				t.Fatal(err)
 			}

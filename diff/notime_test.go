@@ -46,7 +46,7 @@ func TestNoGreenByAbsence(t *testing.T) {
 		{"a focus matching nothing on head", program("", 500e6), testutil.TimeProfile(testutil.Sample{Stack: []string{"main.main", "main.g"}, Nanos: 1e9}),
 			[]diff.Option{diff.WithFocus(regexp.MustCompile(`^main\.f0$`))}, `diff: head: the selection (focus /^main\.f0$/) leaves no time`},
 		{"only synthetic frames on head", base, testutil.TimeProfile(testutil.Sample{Stack: []string{"(root)", "(idle)"}, Nanos: 1e9}),
-			[]diff.Option{diff.WithoutSynthetic()}, "diff: head: the selection (without synthetic frames) leaves no time"},
+			[]diff.Option{diff.WithDropSynthetic()}, "diff: head: the selection (without synthetic frames) leaves no time"},
 		{"the functions judged are gone from head", base, testutil.TimeProfile(testutil.Sample{Stack: []string{"other.main", "other.g"}, Nanos: 1e9}),
 			[]diff.Option{diff.WithOnly(regexp.MustCompile(`^main\.`))}, `diff: head: no time in the functions judged (matching /^main\./)`},
 		{"--only matching nothing", base, base, []diff.Option{diff.WithOnly(regexp.MustCompile(`^nothing$`))},

@@ -279,7 +279,7 @@ func nodeExperiment(t *testing.T, dir string) []string {
 		name string
 		head []*profile.Profile
 	}{{"A/A", a2}, {"1000µs vs 100µs", fine}} {
-		r := compare(t, a, c.head, diff.WithoutSynthetic())
+		r := compare(t, a, c.head, diff.WithDropSynthetic())
 		if reg := r.Regressions(); len(reg) != 0 {
 			var buf bytes.Buffer
 			r.WriteText(&buf)

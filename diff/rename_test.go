@@ -155,7 +155,7 @@ func TestWithRenameErrors(t *testing.T) {
 		t.Error(err)
 	}
 	// A rename does not change the map of the settings it started from.
-	set := diff.DefaultSettings
+	set := diff.DefaultSettings()
 	set.Rename = map[string]string{"parse": "x"}
 	if _, err := diff.Compare([]*profile.Profile{base}, []*profile.Profile{base}, diff.WithSettings(set), diff.WithRename("render", "y")); err != nil {
 		t.Fatal(err)

@@ -63,15 +63,15 @@ func TestSelectionOptions(t *testing.T) {
 	// Options set fields of the default selection, which keeps charging
 	// runtime.asyncPreempt to its caller; WithSelection replaces it.
 	r := compare(t, one(p), one(p), diff.WithThread("a"))
-	if r.Settings.Selection.ToCaller == nil || r.Settings.Selection.ToCaller.String() != diff.DefaultSettings.Selection.ToCaller.String() {
+	if r.Settings.Selection.ToCaller == nil || r.Settings.Selection.ToCaller.String() != diff.DefaultSettings().Selection.ToCaller.String() {
 		t.Errorf("WithThread lost the default ToCaller: %+v", r.Settings.Selection)
 	}
 	r = compare(t, one(p), one(p), diff.WithSelection(analysis.Selection{Threads: []string{"a"}}))
 	if r.Settings.Selection.ToCaller != nil {
 		t.Errorf("WithSelection kept ToCaller %v", r.Settings.Selection.ToCaller)
 	}
-	if len(diff.DefaultSettings.Selection.Threads) != 0 {
-		t.Errorf("options changed DefaultSettings: %+v", diff.DefaultSettings.Selection)
+	if len(diff.DefaultSettings().Selection.Threads) != 0 {
+		t.Errorf("options changed DefaultSettings: %+v", diff.DefaultSettings().Selection)
 	}
 	for _, o := range []diff.Option{diff.WithThread(""), diff.WithProcess(""), diff.WithSelection(analysis.Selection{Threads: []string{""}})} {
 		if _, err := diff.Compare(one(p), one(p), o); err == nil || !strings.Contains(err.Error(), "empty") {
@@ -83,8 +83,8 @@ func TestSelectionOptions(t *testing.T) {
 // WithSelection compares only the samples an analysis.Selection keeps,
 // here two of a profile's three threads; WithThread would add a third.
 func ExampleWithSelection() {
-	p := threeThreads()                   // threads a (10ms), b (20ms) and c (40ms)
-	sel := diff.DefaultSettings.Selection // keeps diff's default ToCaller
+	p := threeThreads()                     // threads a (10ms), b (20ms) and c (40ms)
+	sel := diff.DefaultSettings().Selection // keeps diff's default ToCaller
 	sel.Threads = []string{"a", "b"}
 	r, err := diff.Compare([]*profile.Profile{p}, []*profile.Profile{p}, diff.WithSelection(sel))
 	if err != nil {
@@ -93,4 +93,17 @@ func ExampleWithSelection() {
 	fmt.Println(r.Base.Total, r.Head.Total, len(r.Regressions()))
 	// Output:
 	// 30ms 30ms 0
+}
+
+// DefaultSettings is a function: a caller that changes the value it
+// returns, its ToCaller regexp included, changes no other comparison's.
+func TestDefaultSettingsIsNotShared(t *testing.T) {
+	a := diff.DefaultSettings()
+	a.Alpha = 0.5
+	a.Selection.Threads = append(a.Selection.Threads, "a")
+	a.Selection.ToCaller.Longest()
+	b := diff.DefaultSettings()
+	if b.Alpha != 0.05 || len(b.Selection.Threads) != 0 || a.Selection.ToCaller == b.Selection.ToCaller {
+		t.Errorf("DefaultSettings() shares state between calls: %+v", b)
+	}
 }

@@ -29,7 +29,7 @@ func (r *recT) Logf(format string, args ...any) {
 // report's warnings follow.
 func TestReportReport(t *testing.T) {
 	rep := &diff.Report{
-		Settings: diff.DefaultSettings,
+		Settings: diff.DefaultSettings(),
 		Base:     diff.Side{Runs: 1, Samples: 100},
 		Head:     diff.Side{Runs: 1, Samples: 100},
 		Rows: []diff.Row{

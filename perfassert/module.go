@@ -3,7 +3,6 @@ package perfassert
 import (
 	"regexp"
 	"runtime/debug"
-	"strings"
 	"sync"
 
 	"github.com/google/pprof/profile"
@@ -63,14 +62,4 @@ func capturedUnderRace(p *profile.Profile) (race, known bool) {
 func ProfileName(p *profile.Profile) string {
 	r, _ := record(p)
 	return r.Name
-}
-
-// isHarness reports whether a function belongs to the machinery that runs
-// tests and captures rather than to the code under test: package testing
-// (tRunner, the benchmark loop), runtime.goexit, runtime/pprof.Do and
-// perfassert itself. Failure text leaves these out of its top tables and
-// off the root end of its stacks; captures trim them off their samples.
-func isHarness(name string) bool {
-	return strings.HasPrefix(name, "testing.") || name == "runtime.goexit" ||
-		name == "runtime/pprof.Do" || strings.HasPrefix(name, harnessPkg)
 }

@@ -240,15 +240,15 @@ type diffFlags struct {
 const assumeUsage = "test for several runs a side: `model|nothing|normal` (model: noise learned across all functions; nothing: Mann-Whitney U per function; normal: Welch's t-test per function)"
 
 func newAssume() *choiceFlag {
-	return newChoice(string(diff.DefaultSettings.Assume), string(diff.AssumeModel), string(diff.AssumeNothing), string(diff.AssumeNormal))
+	return newChoice(string(diff.DefaultSettings().Assume), string(diff.AssumeModel), string(diff.AssumeNothing), string(diff.AssumeNormal))
 }
 
 // addDiffFlags registers the comparison flags on fs.
 func addDiffFlags(fs *flag.FlagSet) *diffFlags {
 	d := &diffFlags{
-		metric: newChoice(string(diff.DefaultSettings.Metric), string(diff.Self), string(diff.Total)),
-		mode:   newChoice(string(diff.DefaultSettings.Mode), string(diff.Share), string(diff.Absolute), string(diff.PerOp)),
-		key:    newChoice(string(diff.DefaultSettings.Key), string(diff.KeyName), string(diff.KeyNameFile), string(diff.KeyNameFileLine)),
+		metric: newChoice(string(diff.DefaultSettings().Metric), string(diff.Self), string(diff.Total)),
+		mode:   newChoice(string(diff.DefaultSettings().Mode), string(diff.Share), string(diff.Absolute), string(diff.PerOp)),
+		key:    newChoice(string(diff.DefaultSettings().Key), string(diff.KeyName), string(diff.KeyNameFile), string(diff.KeyNameFileLine)),
 		assume: newAssume(),
 	}
 	fs.Var(d.metric, "metric", "compare `self|total` time")
@@ -260,9 +260,9 @@ func addDiffFlags(fs *flag.FlagSet) *diffFlags {
 	fs.StringVar(&d.only, "only", "", "judge only functions matching this `regexp` (the rest still count in totals; e.g. your module, not the runtime)")
 	fs.StringVar(&d.gate, "gate", "", "gate only functions matching this `regexp`; the rest are tested and shown, never fail (--gate . gates every function)")
 	fs.StringVar(&d.module, "module", "", "gate only the functions of the Go module at this import `path` (as --gate); the runtime's and the standard library's are shown, not gated")
-	fs.Float64Var(&d.alpha, "alpha", diff.DefaultSettings.Alpha, "false-discovery `rate` across functions")
-	fs.StringVar(&d.minChange, "min-change", fmt.Sprintf("%g%%", 100*diff.DefaultSettings.MinRelative), "smallest relative `change` that counts")
-	fs.DurationVar(&d.minTime, "min-time", diff.DefaultSettings.MinAbsolute, "smallest absolute `time` change that counts (absolute and per-op modes)")
+	fs.Float64Var(&d.alpha, "alpha", diff.DefaultSettings().Alpha, "false-discovery `rate` across functions")
+	fs.StringVar(&d.minChange, "min-change", fmt.Sprintf("%g%%", 100*diff.DefaultSettings().MinRelative), "smallest relative `change` that counts")
+	fs.DurationVar(&d.minTime, "min-time", diff.DefaultSettings().MinAbsolute, "smallest absolute `time` change that counts (absolute and per-op modes)")
 	fs.Var(&d.renames, "rename", "judge a function renamed in the change as one function: `OLD=NEW`, its names in base and head (repeatable)")
 	return d
 }
@@ -338,7 +338,7 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 	if sel == nil {
 		return opts, nil
 	}
-	selected, err := sel.compile(diff.DefaultSettings.Selection)
+	selected, err := sel.compile(diff.DefaultSettings().Selection)
 	if err != nil {
 		return nil, err
 	}
@@ -428,10 +428,10 @@ func (c *cli) bench(args []string) int {
 	fs := c.flagSet("bench", benchUsage)
 	format := newChoice("text", "text", "markdown", "json")
 	fs.Var(format, "format", "output `text|markdown|json`")
-	alpha := fs.Float64("alpha", diff.DefaultSettings.Alpha, "false-discovery `rate` across benchmarks")
+	alpha := fs.Float64("alpha", diff.DefaultSettings().Alpha, "false-discovery `rate` across benchmarks")
 	assume := newAssume()
 	fs.Var(assume, "assume", assumeUsage)
-	minChange := fs.String("min-change", fmt.Sprintf("%g%%", 100*diff.DefaultSettings.MinRelative), "smallest relative `change` that counts")
+	minChange := fs.String("min-change", fmt.Sprintf("%g%%", 100*diff.DefaultSettings().MinRelative), "smallest relative `change` that counts")
 	ignore := fs.String("ignore", "", "comma-separated configuration `keys` not to tell benchmarks apart by (cpu, goos, /gomaxprocs; benchstat's -ignore)")
 	pos, code := c.parse(fs, args)
 	if code >= 0 {

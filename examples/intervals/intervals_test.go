@@ -30,7 +30,7 @@ func Example() {
 		return
 	}
 	fmt.Printf("sampling period: base %v, head %v\n", time.Duration(base.Period), time.Duration(head.Period))
-	r, err := diff.Compare([]*profile.Profile{base}, []*profile.Profile{head}, diff.WithoutSynthetic())
+	r, err := diff.Compare([]*profile.Profile{base}, []*profile.Profile{head}, diff.WithDropSynthetic())
 	if err != nil {
 		fmt.Println(err)
 		return

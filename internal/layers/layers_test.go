@@ -1,6 +1,6 @@
 // Package layers holds the test that keeps the module's imports pointing
-// one way: internal <- loaders <- analysis <- diff <- perfassert, budget <-
-// cmd, examples. An internal package never imports a public one, so the
+// one way: internal <- loaders <- analysis <- limits <- diff <- perfassert,
+// budget <- cmd, examples. An internal package never imports a public one, so the
 // public packages can change without dragging the internals along.
 package layers
 
@@ -32,14 +32,16 @@ func rank(path string) (int, bool) {
 		return 1, true
 	case "analysis":
 		return 2, true
-	case "diff":
+	case "limits":
 		return 3, true
-	case "perfassert", "budget":
+	case "diff":
 		return 4, true
-	case "cmd", "examples", "testdata":
+	case "perfassert", "budget":
 		return 5, true
+	case "cmd", "examples", "testdata":
+		return 6, true
 	}
-	return 6, true // a new top-level package: place it here
+	return 7, true // a new top-level package: place it here
 }
 
 type pkg struct {
@@ -80,5 +82,45 @@ func TestImportsPointOneWay(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Fatalf("only %d imports inside the module checked", checked)
+	}
+}
+
+// TestCommandDoesNotLinkTesting keeps package testing (and testing/...)
+// out of the hotbudget binary: only perfassert, the test-side package, may
+// import it, and the CLI reaches the limit engine through limits and budget
+// instead. Linking testing would register its flags in the CLI's process
+// and grow the binary for nothing.
+func TestCommandDoesNotLinkTesting(t *testing.T) {
+	srcdeps.Track(t, "../..")
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports", module+"/cmd/hotbudget")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	n := 0
+	isTesting := func(path string) bool { return path == "testing" || strings.HasPrefix(path, "testing/") }
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if isTesting(p.ImportPath) {
+			t.Errorf("cmd/hotbudget links %s", p.ImportPath)
+		}
+		for _, imp := range p.Imports {
+			if isTesting(imp) {
+				t.Errorf("%s, a dependency of cmd/hotbudget, imports %s", p.ImportPath, imp)
+			}
+		}
+	}
+	// The list holds the command, the packages it needs and the standard
+	// library's: far more than this unless go list said nothing.
+	if n < 50 {
+		t.Fatalf("go list -deps listed only %d packages", n)
 	}
 }

@@ -1,4 +1,4 @@
-package perfassert
+package limits
 
 import (
 	"cmp"
@@ -185,7 +185,7 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 	n := len(ck.records)
 	rows := perProfile(t.Functions, n)
 	r := &Result{
-		Check:           limit.Quantity.checkName(),
+		Check:           limit.Quantity.CheckName(),
 		Profile:         c.profileName(ck),
 		Selector:        fn,
 		Regexp:          c.regexp,

@@ -1,4 +1,4 @@
-package perfassert
+package limits
 
 import (
 	"fmt"

@@ -1,0 +1,211 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/verdictbench"
+)
+
+// aaSets are the sets of identical runs; split says they are for the
+// 5-vs-5 splits, which the quick run makes on fewer sets.
+func (d *data) aaSets(split bool) []set {
+	var all []set
+	switch {
+	case d.cfg.Quick && split:
+		all = []set{nodeLibA1000, nodeOther1000, goAppA, goOther}
+	case d.cfg.Quick:
+		all = []set{nodeLibA100, nodeLibA1000, nodeOther1000, goAppA, goOther}
+	default:
+		all = []set{nodeLibA100, nodeLibA1000, nodeLibB100, nodeLibB1000, nodeOther1000, nodeOther100, goAppA, goAppB, goAppC, goOther}
+		if d.cfg.Regress != "" {
+			all = append(all, regressBase)
+		}
+	}
+	var out []set
+	for _, s := range all {
+		if d.kept(s.Key) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// oneASide: every ordered pair of the first 5 runs of each set.
+func oneASide(d *data, r *Results) error {
+	pairs := verdictbench.OrderedPairs(5)
+	for _, s := range d.aaSets(false) {
+		ps, err := d.runs(s)
+		if err != nil {
+			return err
+		}
+		if len(ps) < 5 {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: %d runs, fewer than 5: no one-a-side row", s.Key, len(ps)))
+			continue
+		}
+		outs, err := d.runAll(len(pairs), func(i int) ([]*profile.Profile, []*profile.Profile, error) {
+			return ps[pairs[i][0] : pairs[i][0]+1], ps[pairs[i][1] : pairs[i][1]+1], nil
+		})
+		if err != nil {
+			return err
+		}
+		r.OneASide = append(r.OneASide, aaRow(s.Key, outs))
+		d.progress("A/A 1v1 %s: %d/%d fail", s.Key, r.OneASide[len(r.OneASide)-1].Fails, len(outs))
+	}
+	return nil
+}
+
+// splits: 20 random 5-vs-5 splits of 10 identical runs.
+func splits(d *data, r *Results) error {
+	const n = 20
+	for ci, s := range d.aaSets(true) {
+		ps, err := d.runs(s)
+		if err != nil {
+			return err
+		}
+		if len(ps) < 10 {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: %d runs, fewer than 10: no 5-vs-5 split row", s.Key, len(ps)))
+			continue
+		}
+		draws := make([][2][]int, n)
+		rng := verdictbench.NewRand(d.cfg.Seed, 1000+uint64(ci))
+		for i := range draws {
+			a, b := verdictbench.Disjoint(rng, 10, 5, 5)
+			draws[i] = [2][]int{a, b}
+		}
+		outs, err := d.runAll(n, func(i int) ([]*profile.Profile, []*profile.Profile, error) {
+			return pick(ps, draws[i][0]), pick(ps, draws[i][1]), nil
+		})
+		if err != nil {
+			return err
+		}
+		r.Splits = append(r.Splits, aaRow(s.Key, outs))
+		d.progress("A/A 5v5 %s: %d/%d fail", s.Key, r.Splits[len(r.Splits)-1].Fails, n)
+	}
+	return nil
+}
+
+type abCase struct {
+	key     string
+	a, b    set
+	changed string
+}
+
+func (d *data) abCases() []abCase {
+	c := []abCase{
+		{"node-lib 1000µs", nodeLibA1000, nodeLibB1000, nodeLibChanged},
+		{"node-lib 100µs", nodeLibA100, nodeLibB100, nodeLibChanged},
+		{"go-app B vs A", goAppA, goAppB, goAppChanged},
+	}
+	var out []abCase
+	for _, x := range c {
+		if d.kept(x.key) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// ab: real one-function changes, 20 draws of 5 of 10 runs a side (and, in
+// the full run, the 20 ordered one-a-side pairs of the first 5 runs).
+func ab(d *data, r *Results) error {
+	const n = 20
+	for ci, c := range d.abCases() {
+		pa, err := d.runs(c.a)
+		if err != nil {
+			return err
+		}
+		pb, err := d.runs(c.b)
+		if err != nil {
+			return err
+		}
+		sizes := []int{5}
+		if !d.cfg.Quick {
+			sizes = []int{1, 5}
+		}
+		for _, k := range sizes {
+			var outs []outcome
+			if k == 1 {
+				pairs := verdictbench.OrderedPairs(5)
+				outs, err = d.runAll(len(pairs), func(i int) ([]*profile.Profile, []*profile.Profile, error) {
+					return pa[pairs[i][0] : pairs[i][0]+1], pb[pairs[i][1] : pairs[i][1]+1], nil
+				})
+			} else {
+				rng := verdictbench.NewRand(d.cfg.Seed, 2000+uint64(ci))
+				draws := make([][2][]int, n)
+				for i := range draws {
+					draws[i] = [2][]int{verdictbench.Pick(rng, len(pa), k), verdictbench.Pick(rng, len(pb), k)}
+				}
+				outs, err = d.runAll(n, func(i int) ([]*profile.Profile, []*profile.Profile, error) {
+					return pick(pa, draws[i][0]), pick(pb, draws[i][1]), nil
+				})
+			}
+			if err != nil {
+				return err
+			}
+			row := ABRow{Set: c.key, Changed: c.changed, RunsASide: k, Comparisons: len(outs), Often: often(outs, c.changed)}
+			for _, o := range outs {
+				if slices.Contains(o.regressed, c.changed) {
+					row.Named++
+				}
+				if slices.ContainsFunc(o.regressed, func(f string) bool { return f != c.changed }) {
+					row.Others++
+				}
+			}
+			r.AB = append(r.AB, row)
+			d.progress("A/B %s %dv%d: named %d/%d, others %d", c.key, k, k, row.Named, row.Comparisons, row.Others)
+		}
+	}
+	return nil
+}
+
+// whole: go-app C (the whole program ~15% slower, same work) against A.
+func whole(d *data, r *Results) error {
+	if !d.kept("go-app C vs A") {
+		return nil
+	}
+	pa, err := d.runs(goAppA)
+	if err != nil {
+		return err
+	}
+	pc, err := d.runs(goAppC)
+	if err != nil {
+		return err
+	}
+	pairs := verdictbench.OrderedPairs(5)
+	outs, err := d.runAll(len(pairs), func(i int) ([]*profile.Profile, []*profile.Profile, error) {
+		return pa[pairs[i][0] : pairs[i][0]+1], pc[pairs[i][1] : pairs[i][1]+1], nil
+	})
+	if err != nil {
+		return err
+	}
+	row := WholeRow{Set: "go-app C vs A", RunsASide: 1, Comparisons: len(outs), Often: often(outs, "")}
+	for _, o := range outs {
+		if o.fails {
+			row.Fails++
+		}
+	}
+	r.Whole = append(r.Whole, row)
+	const n = 20
+	rng := verdictbench.NewRand(d.cfg.Seed, 3000)
+	draws := make([][2][]int, n)
+	for i := range draws {
+		draws[i] = [2][]int{verdictbench.Pick(rng, len(pa), 5), verdictbench.Pick(rng, len(pc), 5)}
+	}
+	outs, err = d.runAll(n, func(i int) ([]*profile.Profile, []*profile.Profile, error) {
+		return pick(pa, draws[i][0]), pick(pc, draws[i][1]), nil
+	})
+	if err != nil {
+		return err
+	}
+	row = WholeRow{Set: "go-app C vs A", RunsASide: 5, Comparisons: n, Often: often(outs, "")}
+	for _, o := range outs {
+		if o.fails {
+			row.Fails++
+		}
+	}
+	r.Whole = append(r.Whole, row)
+	d.progress("whole-program C vs A: 1v1 %d/%d, 5v5 %d/%d fail", r.Whole[0].Fails, r.Whole[0].Comparisons, row.Fails, n)
+	return nil
+}

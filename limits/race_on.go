@@ -1,0 +1,7 @@
+//go:build race
+
+package limits
+
+// raceEnabled reports whether this binary was built with the race detector
+// (go test -race).
+const raceEnabled = true
