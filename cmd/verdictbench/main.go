@@ -17,7 +17,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/hotbudget/hotbudget/cmd/verdictbench/bench"
+	"github.com/hotbudget/hotbudget/cmd/verdictbench/internal/bench"
 )
 
 func main() {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hotbudget/hotbudget/cmd/verdictbench/bench"
+	"github.com/hotbudget/hotbudget/cmd/verdictbench/internal/bench"
 )
 
 // TestVerdictTargets runs the verdict benchmark's quick mode on the real
