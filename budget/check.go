@@ -282,15 +282,16 @@ func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
 	if r.Mode == diff.Share {
 		metric += " share"
 	}
+	f := rep.Figures(w)
 	switch w.Verdict {
 	case diff.New:
 		rr.Message = fmt.Sprintf("%s: new, not in the baseline", subject)
 	case diff.Regressed:
-		rr.Message = fmt.Sprintf("%s: %s %s -> %s (%+.1f%%, q=%.3g) regressed by more than %s", subject, metric,
-			rep.FormatMetric(w.Base.Metric), rep.FormatMetric(w.Head.Metric), 100*w.Relative, w.Q, textfmt.Percent(l.Value))
+		rr.Message = fmt.Sprintf("%s: %s %s -> %s (%s %s, q=%.3g) regressed by more than %s", subject, metric,
+			f.Base, f.Head, f.Change, rep.ChangeHeader(), w.Q, textfmt.Percent(l.Value))
 	default:
-		rr.Message = fmt.Sprintf("%s: %s %s -> %s (%+.1f%%, q=%.3g) %s, limit +%s", subject, metric,
-			rep.FormatMetric(w.Base.Metric), rep.FormatMetric(w.Head.Metric), 100*w.Relative, w.Q, w.Verdict, textfmt.Percent(l.Value))
+		rr.Message = fmt.Sprintf("%s: %s %s -> %s (%s %s, q=%.3g) %s, limit +%s", subject, metric,
+			f.Base, f.Head, f.Change, rep.ChangeHeader(), w.Q, w.Verdict, textfmt.Percent(l.Value))
 	}
 	return rr, nil
 }

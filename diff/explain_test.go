@@ -84,7 +84,16 @@ func TestExplainRegressFixture(t *testing.T) {
 		}
 		return sum / float64(len(ps))
 	}
-	if want := meanShare(head) - row.Scale*meanShare(base); math.Abs(ex.Delta-want) > 1e-12 || ex.Delta != pc.Delta {
+	// The path's shown shares are the function's mean shares, and its
+	// delta the row's own judged change, not one of means the table does
+	// not show.
+	if !near(pc.BaseMean, meanShare(base)) || !near(pc.HeadMean, meanShare(head)) {
+		t.Errorf("path means %v %v, want the mean shares %v %v", pc.BaseMean, pc.HeadMean, meanShare(base), meanShare(head))
+	}
+	if !near(pc.BaseMean, row.Base.SelfShare) || !near(pc.HeadMean, row.Head.SelfShare) {
+		t.Errorf("path means %v %v, row shares %v %v", pc.BaseMean, pc.HeadMean, row.Base.SelfShare, row.Head.SelfShare)
+	}
+	if want := row.Head.Metric - row.Base.Metric; math.Abs(ex.Delta-want) > 1e-12 || ex.Delta != pc.Delta {
 		t.Errorf("explanation delta %v, path %v, want %v", ex.Delta, pc.Delta, want)
 	}
 }
@@ -198,7 +207,7 @@ func TestExplainCallees(t *testing.T) {
 	if strings.Join(ex.Paths[0].Path, ";") != "handler;render;parse" {
 		t.Errorf("first path %+v, want the grown one", ex.Paths[0])
 	}
-	if d := ex.Paths[0].Delta; d != 150e6 {
+	if d := ex.Paths[0].Delta; math.Abs(d-150e6) > 1 {
 		t.Errorf("delta %v ns, want 150 samples of 1ms", d)
 	}
 	if !strings.HasPrefix(ex.Summary, "+18.8% of the +18.8% comes through handler → render → parse (self)") {

@@ -256,6 +256,59 @@ func (r *Report) FormatMetric(v float64) string {
 	return textfmt.Duration(roundNanos(v))
 }
 
+// Figures are one row's figures as every writer shows them (text,
+// Markdown, HTML, annotations, budget results): formatted here once so
+// that no writer computes its own.
+type Figures struct {
+	// Base and Head are the sides' measured values. In Share mode each is
+	// the side's real share (the mean over its runs of the function's
+	// share of each run, as go tool pprof -top's flat% or cum% of one
+	// profile), so that a column sums to what it covers.
+	Base, Head string
+	// Change is the judged change (Row.Relative): in Share mode the
+	// function's time relative to the rest of the profile's, labelled by
+	// ChangeHeader; "new", "gone" or "~" when there is no ratio.
+	Change string
+	P      string // "p=0.0012", "-" when untested
+}
+
+// ShownValues returns the numbers Figures formats as Base and Head.
+func (r *Report) ShownValues(row Row) (base, head float64) {
+	if r.Settings.Mode != Share {
+		return row.Base.Metric, row.Head.Metric
+	}
+	if r.Settings.Metric == Total {
+		return row.Base.TotalShare, row.Head.TotalShare
+	}
+	return row.Base.SelfShare, row.Head.SelfShare
+}
+
+// Figures formats row's figures (see Figures).
+func (r *Report) Figures(row Row) Figures {
+	b, h := r.ShownValues(row)
+	return Figures{Base: r.FormatMetric(b), Head: r.FormatMetric(h), Change: r.change(row), P: pString(row)}
+}
+
+// ChangeHeader names the change column: in Share mode the change is not
+// head/base of the shares shown, but the function's change relative to
+// the rest of the profile (one function's growth shrinks every other
+// share), and the header says so.
+func (r *Report) ChangeHeader() string {
+	if r.Settings.Mode == Share {
+		return "vs rest"
+	}
+	return "change"
+}
+
+// changeLegend says what the change column means, for the header lines;
+// empty when "change" says it all.
+func (r *Report) changeLegend() string {
+	if r.Settings.Mode != Share {
+		return ""
+	}
+	return "base and head are each side's share of its profile (the mean over its runs); vs rest is the change in the function's time relative to the rest of the profile's (its share's change had the rest not moved)"
+}
+
 func (r *Report) change(row Row) string {
 	switch {
 	case row.Verdict == New:
@@ -396,6 +449,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintln(&b, r.sideLine("base", r.Base))
 	fmt.Fprintln(&b, r.sideLine("head", r.Head))
 	fmt.Fprintln(&b, "compared:", r.describe())
+	if l := r.changeLegend(); l != "" {
+		fmt.Fprintln(&b, "columns:", l)
+	}
 	if r.Noise.Source == "runs" { // one run a side: a warning says it
 		fmt.Fprintln(&b, "noise:", r.noiseLine())
 	}
@@ -408,15 +464,15 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(&b)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "base\thead\tchange\tp\tverdict\t\tfunction")
+	fmt.Fprintf(tw, "base\thead\t%s\tp\tverdict\t\tfunction\n", r.ChangeHeader())
 	hidden := 0
 	for _, row := range r.Rows {
 		if r.hide(row) {
 			hidden++
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%s\n", r.FormatMetric(row.Base.Metric), r.FormatMetric(row.Head.Metric),
-			r.change(row), pString(row), row.Verdict, row.label(textfmt.Name))
+		f := r.Figures(row)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%s\n", f.Base, f.Head, f.Change, f.P, row.Verdict, row.label(textfmt.Name))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -482,6 +538,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "### %s hotbudget diff: %s\n\n", icon, r.summary(textfmt.MarkdownCode))
 	fmt.Fprintf(&b, "%s  \n%s  \nCompared: %s.", r.sideLine("Base", r.Base), r.sideLine("Head", r.Head), textfmt.MarkdownEscape(r.describe()))
+	if l := r.changeLegend(); l != "" {
+		fmt.Fprintf(&b, "  \nColumns: %s.", textfmt.MarkdownEscape(l))
+	}
 	if r.Noise.Source == "runs" {
 		fmt.Fprintf(&b, "  \nNoise: %s.", textfmt.MarkdownEscape(r.noiseLine()))
 	}
@@ -495,11 +554,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintln(&b)
 	}
 	table := func(rows []Row) {
-		fmt.Fprintln(&b, "| function | base | head | change | p | verdict |")
+		fmt.Fprintf(&b, "| function | base | head | %s | p | verdict |\n", r.ChangeHeader())
 		fmt.Fprintln(&b, "|:--|--:|--:|--:|--:|:--|")
 		for _, row := range rows {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.label(textfmt.MarkdownCode), r.FormatMetric(row.Base.Metric),
-				r.FormatMetric(row.Head.Metric), r.change(row), pString(row), row.Verdict)
+			f := r.Figures(row)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.label(textfmt.MarkdownCode), f.Base, f.Head, f.Change, f.P, row.Verdict)
 		}
 	}
 	changed, same := splitChanged(r.Rows, r.hide)

@@ -198,9 +198,9 @@ func reportAnnotations(cmd string, rep *diff.Report, bench bool) []annotation {
 				r.Base.Metric, r.Head.Metric, r.Unit, 100*r.Relative, r.P, r.Q)
 		} else {
 			file = r.File
-			msg = fmt.Sprintf("%s regressed: %s %s -> %s (%+.1f%%, p=%.3g, q=%.3g)", r.Name, rep.Settings.Metric,
-				rep.FormatMetric(r.Base.Metric), rep.FormatMetric(r.Head.Metric),
-				100*r.Relative, r.P, r.Q)
+			f := rep.Figures(r)
+			msg = fmt.Sprintf("%s regressed: %s %s -> %s (%s %s, p=%.3g, q=%.3g)", r.Name, rep.Settings.Metric,
+				f.Base, f.Head, f.Change, rep.ChangeHeader(), r.P, r.Q)
 		}
 		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + name + " regressed", file: file, msg: msg})
 	}
