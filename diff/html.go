@@ -64,7 +64,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		}
 		f := r.Figures(row)
 		hr := htmlreport.Row{
-			Cells: []string{row.Name, f.Base, f.Head, f.Change, f.P, string(row.Verdict)},
+			Cells:   []string{row.Name, f.Base, f.Head, f.Change, f.P, string(row.Verdict)},
 			Verdict: string(row.Verdict),
 		}
 		if ex := row.Explain; ex != nil {
