@@ -235,7 +235,7 @@ func (r *Report) sideLine(name string, sd Side) string {
 	if sd.Runs != 1 {
 		runs = fmt.Sprintf("%d runs", sd.Runs)
 	}
-	return fmt.Sprintf("%s: %s, %s total per run, %d samples (%s)", name, runs, r.fmtValue(float64(sd.Total)), sd.Samples, kind)
+	return fmt.Sprintf("%s: %s, %s total per run (mean), %d samples (%s)", name, runs, r.fmtValue(float64(sd.Total)), sd.Samples, kind)
 }
 
 // FormatMetric renders a value of the compared metric (Row.Base.Metric,
@@ -404,21 +404,39 @@ func (r *Report) powerRows() []Row {
 	return out
 }
 
-// powerLine is one line of power advice.
-func (r *Report) powerLine(what string, mde float64, runs int, have int) string {
-	runsWord := "runs"
+// powerHeader introduces the power advice in every writer.
+const powerHeader = "power (the smallest slowdown these runs catch 4 times in 5, were it the only change)"
+
+// powerLine is one line of power advice for what, whose observed change is
+// rel; flagged says the report calls it regressed. The words never
+// contradict the flag beside them: a regression found below the size
+// these runs catch reliably is called found, and the advice says only
+// that a repeat may miss it.
+func (r *Report) powerLine(what string, rel float64, flagged bool, mde float64, runs int, have int) string {
+	runsWord := "runs a side catch"
 	if have == 1 {
-		runsWord = "run"
+		runsWord = "run a side catches"
 	}
-	line := fmt.Sprintf("%s: %d %s a side detect a slowdown of %.1f%% or more", what, have, runsWord, 100*mde)
+	var line string
+	switch {
+	case flagged && mde > rel:
+		line = fmt.Sprintf("%s: regressed %+.1f%%, below the %.1f%% that %d %s 4 times in 5: the change is real at the false-discovery rate, but a repeat with as many runs may well miss it",
+			what, 100*rel, 100*mde, have, runsWord)
+	case flagged:
+		line = fmt.Sprintf("%s: regressed %+.1f%%; %d %s a slowdown of %.1f%% or more 4 times in 5", what, 100*rel, have, runsWord, 100*mde)
+	case rel > 0:
+		line = fmt.Sprintf("%s: %+.1f%% but not shown to be slower: %d %s only a slowdown of %.1f%% or more 4 times in 5", what, 100*rel, have, runsWord, 100*mde)
+	default:
+		line = fmt.Sprintf("%s: %d %s a slowdown of %.1f%% or more 4 times in 5", what, have, runsWord, 100*mde)
+	}
 	switch {
 	case runs <= 0:
 	case runs <= have:
-		line += fmt.Sprintf("; %d would detect %.0f%%", runs, 100*r.Settings.MinRelative)
+		line += fmt.Sprintf("; %d would catch %.0f%%", runs, 100*r.Settings.MinRelative)
 	case runs > 100:
 		line += fmt.Sprintf("; a change of %.0f%% could not have been seen: it needs %d runs a side, or more samples a run (longer runs, a faster sampler)", 100*r.Settings.MinRelative, runs)
 	default:
-		line += fmt.Sprintf("; %d runs a side would detect %.0f%%", runs, 100*r.Settings.MinRelative)
+		line += fmt.Sprintf("; %d runs a side would catch %.0f%%", runs, 100*r.Settings.MinRelative)
 	}
 	return line
 }
@@ -429,10 +447,10 @@ func (r *Report) powerLines(name func(string) string) []string {
 	have := min(r.Base.Runs, r.Head.Runs)
 	var out []string
 	if h := r.Headline; h.Judged && h.MinDetectable > 0 {
-		out = append(out, r.powerLine("time per "+name(h.Per), h.MinDetectable, h.RunsNeeded, have))
+		out = append(out, r.powerLine("time per "+name(h.Per), h.Relative, h.Verdict == Regressed, h.MinDetectable, h.RunsNeeded, have))
 	}
 	for _, row := range r.powerRows() {
-		out = append(out, r.powerLine(name(row.Name), row.MinDetectable, row.RunsNeeded, have))
+		out = append(out, r.powerLine(name(row.Name), row.Relative, row.Verdict == Regressed, row.MinDetectable, row.RunsNeeded, have))
 	}
 	return out
 }
@@ -492,7 +510,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if lines := r.powerLines(textfmt.Name); len(lines) > 0 {
 		fmt.Fprintln(&b)
-		fmt.Fprintln(&b, "power (80% chance of detection, were it the only change):")
+		fmt.Fprintln(&b, powerHeader+":")
 		for _, l := range lines {
 			fmt.Fprintln(&b, "  "+l)
 		}
@@ -568,7 +586,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		r.writeMarkdownExplanations(&b)
 	}
 	if lines := r.powerLines(textfmt.Name); len(lines) > 0 {
-		fmt.Fprintln(&b, "**Power** (80% chance of detection, were it the only change):")
+		fmt.Fprintln(&b, "**Power** ("+strings.TrimPrefix(powerHeader, "power (")+":")
 		fmt.Fprintln(&b)
 		for _, l := range lines {
 			fmt.Fprintf(&b, "- %s\n", textfmt.MarkdownEscape(l))

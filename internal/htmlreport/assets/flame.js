@@ -315,6 +315,8 @@
       h += '<div>change (' + D.metric + ' time of this path): <b>' + fmtChange(change[i]) + '</b>';
       if (!isNaN(pv[i])) {
         h += ', p=' + fmtP(pv[i]) + ', q=' + fmtP(qv[i]) + (sig[i] ? ' <b>beyond noise</b>' : ' <span class="m">within noise or below the minimum change</span>');
+        const note = D.tested.note && D.tested.note[i];
+        if (note) h += '<div class="m">' + esc(note) + '</div>';
       } else if (!isNaN(change[i])) {
         h += ' <span class="m">(too small to test)</span>';
       }
