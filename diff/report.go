@@ -40,6 +40,7 @@ type jsonReport struct {
 	New         int               `json:"new"`
 	Gone        int               `json:"gone"`
 	NearMisses  int               `json:"near_misses"`
+	Judged      int               `json:"judged"`
 	Functions   []Row             `json:"functions"`
 	Warnings    []string          `json:"warnings"`
 }
@@ -87,6 +88,7 @@ func (r *Report) Counts() map[Verdict]int {
 //	  "failed": true,             // the gate's answer: a regression or a headline regression
 //	  "regressed": 1, "improved": 0, "new": 0, "gone": 0,
 //	  "near_misses": 1,           // rows with a near_miss: they never fail the gate
+//	  "judged": 4,                // functions judged (Report.Judged): the counts' denominator
 //	  "functions": [{
 //	    "name", "file",
 //	    "renamed_from": ["old"],  // base names matched by a rename (omitted when none)
@@ -163,7 +165,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		MinAbsolute: int64(r.Settings.MinAbsolute), MinShare: r.Settings.MinShare,
 		SameWork: r.Settings.SameWork, Rename: r.Settings.Rename, Base: r.Base, Head: r.Head,
 		Headline: finiteHeadline(r.Headline), Noise: r.Noise, Failed: r.Failed(),
-		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone], NearMisses: len(r.NearMisses()),
+		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone], NearMisses: len(r.NearMisses()), Judged: r.Judged(),
 		Functions: rows, Warnings: warn,
 	})
 	if err != nil {
@@ -328,6 +330,42 @@ func pString(row Row) string {
 	return fmtP(row.P)
 }
 
+// Judged returns how many functions the report judged: those tested for
+// a change and large enough on one side for it to reach the minimum
+// change (the false-discovery family), and those tested for being new or
+// gone; functions outside the gate (WithGate) apart. The counts of every
+// writer and of perfassert's messages are out of it.
+func (r *Report) Judged() int {
+	if r.judgedSet {
+		return r.judged
+	}
+	if r.bench {
+		return len(r.Rows) // every benchmark result is tested
+	}
+	s := r.engine()
+	n := 0
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		switch {
+		case row.Ungated:
+		case row.Verdict != Unchanged, row.presence != "":
+			n++
+		case row.tested && s.sizeable(math.Max(row.Base.Metric, row.Head.Metric)):
+			n++
+		}
+	}
+	return n
+}
+
+// WriteRegressions writes the text report with its regressed rows only,
+// the counts still those of the whole report (perfassert's failure text).
+func (r *Report) WriteRegressions(w io.Writer) error {
+	only := *r
+	only.judged, only.judgedSet = r.Judged(), true
+	only.Rows = r.Regressions()
+	return only.WriteText(w)
+}
+
 // Summary is the report's last line: what needs attention, names made
 // safe for a terminal (textfmt.Name).
 func (r *Report) Summary() string { return r.summary(textfmt.Name) }
@@ -337,9 +375,10 @@ func (r *Report) Summary() string { return r.summary(textfmt.Name) }
 func (r *Report) summary(name func(string) string) string {
 	c := r.Counts()
 	var line string
+	judged := r.Judged()
 	if c[Regressed] == 0 {
-		line = fmt.Sprintf("no regression among %d functions (%d improved, %d new, %d gone)",
-			len(r.Rows), c[Improved], c[New], c[Gone])
+		line = fmt.Sprintf("no regression among %d functions judged of %d compared (%d improved, %d new, %d gone)",
+			judged, len(r.Rows), c[Improved], c[New], c[Gone])
 	} else {
 		names := make([]string, 0, c[Regressed])
 		for _, row := range r.Regressions() {
@@ -348,7 +387,7 @@ func (r *Report) summary(name func(string) string) string {
 		if len(names) > 3 {
 			names = append(names[:3], "...")
 		}
-		line = fmt.Sprintf("%d of %d functions regressed: %s", c[Regressed], len(r.Rows), strings.Join(names, ", "))
+		line = fmt.Sprintf("%d of %d functions judged regressed: %s", c[Regressed], judged, strings.Join(names, ", "))
 	}
 	if r.Headline.Verdict == Regressed {
 		prefix := fmt.Sprintf("the program's time per %s regressed %+.1f%%", name(r.Headline.Per), 100*r.Headline.Relative)
