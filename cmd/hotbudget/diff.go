@@ -239,6 +239,10 @@ type diffFlags struct {
 // assumeUsage documents --assume, for diff and bench.
 const assumeUsage = "test for several runs a side: `model|nothing|normal` (model: noise learned across all functions; nothing: Mann-Whitney U per function; normal: Welch's t-test per function)"
 
+// benchAssumeUsage is assumeUsage for bench, whose default cannot do
+// what the word says: benchmarks give no family to learn noise from.
+const benchAssumeUsage = "test for several runs a side: `model|nothing|normal` (model, the default, and nothing: Mann-Whitney U per benchmark as benchstat, since benchmarks give no family of functions to learn noise from, and the report says so; normal: Welch's t-test per benchmark)"
+
 func newAssume() *choiceFlag {
 	return newChoice(string(diff.DefaultSettings.Assume), string(diff.AssumeModel), string(diff.AssumeNothing), string(diff.AssumeNormal))
 }
@@ -430,7 +434,7 @@ func (c *cli) bench(args []string) int {
 	fs.Var(format, "format", "output `text|markdown|json`")
 	alpha := fs.Float64("alpha", diff.DefaultSettings.Alpha, "false-discovery `rate` across benchmarks")
 	assume := newAssume()
-	fs.Var(assume, "assume", assumeUsage)
+	fs.Var(assume, "assume", benchAssumeUsage)
 	minChange := fs.String("min-change", fmt.Sprintf("%g%%", 100*diff.DefaultSettings.MinRelative), "smallest relative `change` that counts")
 	ignore := fs.String("ignore", "", "comma-separated configuration `keys` not to tell benchmarks apart by (cpu, goos, /gomaxprocs; benchstat's -ignore)")
 	pos, code := c.parse(fs, args)
