@@ -210,12 +210,12 @@ func newResult(r *Rule, l Limit) RuleResult {
 
 func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
 	rr := newResult(r, l)
-	// The rule's selection; diff's default charges runtime.asyncPreempt
-	// to its caller, as hotbudget diff does, unless the rule says.
+	// The rule's selection, as the budget's other limits take it: a
+	// function's share in a max_regression line is the one its
+	// max_self_share line gives for the same profile (diff's default
+	// would charge runtime.asyncPreempt to its caller, and the two lines
+	// said 60.37% and 60.85% of one function in one profile).
 	sel := r.Selection
-	if sel.ToCaller == nil {
-		sel.ToCaller = diff.DefaultSettings.Selection.ToCaller
-	}
 	k := regKey{sel: sel.String(), metric: r.Metric, mode: r.Mode, assume: r.Assume, minRelative: l.Value}
 	rep, ok := c.reports[k]
 	if !ok {

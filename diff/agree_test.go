@@ -114,8 +114,8 @@ func checkAgreement(t *testing.T, rep *diff.Report, text, md string, js []byte, 
 		}
 	}
 	// Shares sum to what they cover: every function's self time.
-	if math.Abs(sumBase-1) > 1e-9 || math.Abs(sumHead-1) > 1e-9 {
-		t.Errorf("self shares sum to %.6f base, %.6f head, want 1", sumBase, sumHead)
+	if math.Abs(sumBase-1) > 1e-6 || math.Abs(sumHead-1) > 1e-6 { // means of whole nanoseconds
+		t.Errorf("self shares sum to %.9f base, %.9f head, want 1", sumBase, sumHead)
 	}
 	if counts["regressed"] != doc.Regressed || counts["improved"] != doc.Improved || counts["new"] != doc.New || counts["gone"] != doc.Gone {
 		t.Errorf("JSON counts %d/%d/%d/%d, its rows %v", doc.Regressed, doc.Improved, doc.New, doc.Gone, counts)

@@ -62,9 +62,10 @@ type PathChange struct {
 	// from some runs).
 	Base float64 `json:"base"`
 	Head float64 `json:"head"`
-	// BaseMean and HeadMean are the means over each side's runs of the
-	// path's metric: in Share mode the path's real share of its profile,
-	// which the reports show beside the function's share.
+	// BaseMean and HeadMean are the path's metric over each side's runs
+	// taken as the function's shown value is (Report.ShownValues): in
+	// Share mode the path's real share of the side's time, which the
+	// reports show beside the function's share.
 	BaseMean float64 `json:"base_mean"`
 	HeadMean float64 `json:"head_mean"`
 	// Relative is the path's change computed as Row.Relative is (0 when
@@ -259,6 +260,21 @@ func (s *engine) pathRelative(bvals, hvals []float64, n norm) float64 {
 		nhv[i] = hvals[i] / n.head[i]
 	}
 	return s.relative(stats.Median(nbv), stats.Median(nhv), 1)
+}
+
+// pooled is a path's values over runs as the function's shown value is
+// taken (Report.ShownValues): each run's value in its unit, summed, over
+// the runs' units summed; in Share mode the path's time over the side's.
+func pooled(v []float64, runs []*run) float64 {
+	var num, den float64
+	for j, x := range v {
+		num += x * runs[j].unit
+		den += runs[j].unit
+	}
+	if den <= 0 {
+		return 0
+	}
+	return num / den
 }
 
 func mean(v []float64) float64 {
@@ -533,7 +549,7 @@ func (r *Report) explainRow(row *Row, root *pnode) *Explanation {
 			// mean of the base runs.
 			pc.Base, pc.Head, pc.Relative = t.base, t.base*math.Exp(t.lfc), math.Expm1(t.lfc)
 		}
-		pc.BaseMean, pc.HeadMean = mean(bvals), mean(hvals)
+		pc.BaseMean, pc.HeadMean = pooled(bvals, in.b.runs), pooled(hvals, in.h.runs)
 		// The path's part of the change from the figures it is judged
 		// and shown by, not from means the table does not show: a path
 		// shown "+0.0%" took no part of the change, a path of "0 ms ->

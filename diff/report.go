@@ -93,6 +93,8 @@ func (r *Report) Counts() map[Verdict]int {
 //	    "name", "file",
 //	    "renamed_from": ["old"],  // base names matched by a rename (omitted when none)
 //	    "base": {"self_ns", "total_ns", "self_share", "total_share", "samples", "metric"},
+//	            // self_share, total_share: the function's mean time over the side's mean
+//	            // total, the shares the text shows (pprof -top of the side's profiles merged)
 //	    "head": {...},
 //	    "delta": head.metric - base.metric (ns, ns per op, or share 0..1),
 //	    "relative": head.metric/base.metric - 1 (0.2 = +20%; 0 for new and gone),
@@ -145,6 +147,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	for i, row := range r.Rows {
 		row.Delta, row.Relative, row.P, row.Q = finite(row.Delta), finite(row.Relative), finite(row.P), finite(row.Q)
 		row.Base.Metric, row.Head.Metric = finite(row.Base.Metric), finite(row.Head.Metric)
+		// The shares every writer shows (ShownValues).
+		row.Base.SelfShare, row.Base.TotalShare = r.shownShare(Value{Self: row.Base.Self}, r.Base), r.shownShare(Value{Total: row.Base.Total}, r.Base)
+		row.Head.SelfShare, row.Head.TotalShare = r.shownShare(Value{Self: row.Head.Self}, r.Head), r.shownShare(Value{Total: row.Head.Total}, r.Head)
 		row.MinDetectable = finite(row.MinDetectable)
 		if row.Warnings == nil {
 			row.Warnings = []string{}
@@ -263,9 +268,9 @@ func (r *Report) FormatMetric(v float64) string {
 // that no writer computes its own.
 type Figures struct {
 	// Base and Head are the sides' measured values. In Share mode each is
-	// the side's real share (the mean over its runs of the function's
-	// share of each run, as go tool pprof -top's flat% or cum% of one
-	// profile), so that a column sums to what it covers.
+	// the side's real share (ShownValues: the function's mean time over
+	// the side's, as go tool pprof -top's flat% or cum% of the side's
+	// profiles merged), so that a column sums to what it covers.
 	Base, Head string
 	// Change is the judged change (Row.Relative): in Share mode the
 	// function's time relative to the rest of the profile's, labelled by
@@ -274,15 +279,26 @@ type Figures struct {
 	P      string // "p=0.0012", "-" when untested
 }
 
-// ShownValues returns the numbers Figures formats as Base and Head.
+// ShownValues returns the numbers Figures formats as Base and Head: in
+// Share mode the function's time over the side's, both means over its
+// runs (Value.Self / Side.Total), which is go tool pprof -top's flat% (cum%
+// for total time) of the side's profiles merged.
 func (r *Report) ShownValues(row Row) (base, head float64) {
 	if r.Settings.Mode != Share {
 		return row.Base.Metric, row.Head.Metric
 	}
-	if r.Settings.Metric == Total {
-		return row.Base.TotalShare, row.Head.TotalShare
+	return r.shownShare(row.Base, r.Base), r.shownShare(row.Head, r.Head)
+}
+
+// shownShare is a side's share of v (see ShownValues).
+func (r *Report) shownShare(v Value, sd Side) float64 {
+	if sd.Total <= 0 {
+		return 0
 	}
-	return row.Base.SelfShare, row.Head.SelfShare
+	if r.Settings.Metric == Total {
+		return float64(v.Total) / float64(sd.Total)
+	}
+	return float64(v.Self) / float64(sd.Total)
 }
 
 // Figures formats row's figures (see Figures).
@@ -308,7 +324,12 @@ func (r *Report) changeLegend() string {
 	if r.Settings.Mode != Share {
 		return ""
 	}
-	return "base and head are each side's share of its profile (the mean over its runs); vs rest is the change in the function's time relative to the rest of the profile's (its share's change had the rest not moved)"
+	merged := "as go tool pprof -top of them merged"
+	if tc := r.Settings.Selection.ToCaller; tc != nil {
+		// What makes them differ from pprof's flat%, said.
+		merged += ", with the frames matching /" + textfmt.Line(tc.String()) + "/ charged to their callers"
+	}
+	return "base and head are each side's share of its profiles (" + merged + "); vs rest is the change in the function's time relative to the rest of the profile's (its share's change had the rest not moved)"
 }
 
 func (r *Report) change(row Row) string {
