@@ -589,13 +589,8 @@ func (r *Report) hide(row Row) bool {
 	if row.Base.Metric == 0 && row.Head.Metric == 0 {
 		return true // absent from most runs of both sides
 	}
-	small := func(v Value) bool {
-		if r.Settings.Metric == Total {
-			return v.TotalShare < 0.001
-		}
-		return v.SelfShare < 0.001
-	}
-	return small(row.Base) && small(row.Head)
+	// The shares the columns show (shownShare), in every mode.
+	return r.shownShare(row.Base, r.Base) < 0.001 && r.shownShare(row.Head, r.Head) < 0.001
 }
 
 // WriteMarkdown writes a report for a pull-request comment: a headline, a
