@@ -1,15 +1,15 @@
 module github.com/hotbudget/hotbudget
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/chromedp/chromedp v0.23.0
-	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
+	github.com/google/pprof v0.0.0-20260709232956-b9395ee17fa0
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.5
-	golang.org/x/exp v0.0.0-20261014143641-f0251eb4aa3e
-	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
-	golang.org/x/sys v0.48.0
+	golang.org/x/exp v0.0.0-20260813180055-c1d0aacb2297
+	golang.org/x/perf v0.0.0-20260512194132-3cf34090a3db
+	golang.org/x/sys v0.47.0
 	gonum.org/v1/gonum v0.17.0
 )
 

@@ -210,12 +210,12 @@ func newResult(r *Rule, l Limit) RuleResult {
 
 func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
 	rr := newResult(r, l)
-	// The rule's selection; diff's default charges runtime.asyncPreempt
-	// to its caller, as hotbudget diff does, unless the rule says.
+	// The rule's selection, as the budget's other limits take it: a
+	// function's share in a max_regression line is the one its
+	// max_self_share line gives for the same profile (diff's default
+	// would charge runtime.asyncPreempt to its caller, and the two lines
+	// said 60.37% and 60.85% of one function in one profile).
 	sel := r.Selection
-	if sel.ToCaller == nil {
-		sel.ToCaller = diff.DefaultSettings().Selection.ToCaller
-	}
 	k := regKey{sel: sel.String(), metric: r.Metric, mode: r.Mode, assume: r.Assume, minRelative: l.Value}
 	rep, ok := c.reports[k]
 	if !ok {
@@ -282,15 +282,16 @@ func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
 	if r.Mode == diff.Share {
 		metric += " share"
 	}
+	f := rep.Figures(w)
 	switch w.Verdict {
 	case diff.New:
 		rr.Message = fmt.Sprintf("%s: new, not in the baseline", subject)
 	case diff.Regressed:
-		rr.Message = fmt.Sprintf("%s: %s %s -> %s (%+.1f%%, q=%.3g) regressed by more than %s", subject, metric,
-			rep.FormatMetric(w.Base.Metric), rep.FormatMetric(w.Head.Metric), 100*w.Relative, w.Q, textfmt.Percent(l.Value))
+		rr.Message = fmt.Sprintf("%s: %s %s -> %s (%s %s, q=%.3g) regressed by more than %s", subject, metric,
+			f.Base, f.Head, f.Change, rep.ChangeHeader(), w.Q, textfmt.Percent(l.Value))
 	default:
-		rr.Message = fmt.Sprintf("%s: %s %s -> %s (%+.1f%%, q=%.3g) %s, limit +%s", subject, metric,
-			rep.FormatMetric(w.Base.Metric), rep.FormatMetric(w.Head.Metric), 100*w.Relative, w.Q, w.Verdict, textfmt.Percent(l.Value))
+		rr.Message = fmt.Sprintf("%s: %s %s -> %s (%s %s, q=%.3g) %s, limit +%s", subject, metric,
+			f.Base, f.Head, f.Change, rep.ChangeHeader(), w.Q, w.Verdict, textfmt.Percent(l.Value))
 	}
 	return rr, nil
 }

@@ -68,7 +68,7 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := res.Checks[0]; abs(c.Got-50e6) > 1e-3 || !strings.Contains(c.Message, "self time 50ms per run (10.14% of 1.48s total over 3 runs, 15 samples), want at most 200us") {
+	if c := res.Checks[0]; abs(c.Got-50e6) > 1e-3 || !strings.Contains(c.Message, "self time 50ms per iteration (10.14% of 1.48s total over 3 iterations, 15 samples), want at most 200us") {
 		t.Errorf("per iteration: %+v", c)
 	}
 	// A capture written by perfassert.Capture before the typed record

@@ -330,6 +330,10 @@ type Report struct {
 	Geomeans []BenchGeomean `json:"-"`
 	bench    bool           // rows are benchmarks (CompareBench)
 	in       *inputs        // what Compare judged: explanations and flame graphs
+	// judged is Judged's answer kept for a copy whose Rows were cut
+	// (WriteRegressions), when judgedSet.
+	judged    int
+	judgedSet bool
 }
 
 // Failed reports whether the gate fails: a function regressed, or the

@@ -62,10 +62,17 @@ type PathChange struct {
 	// from some runs).
 	Base float64 `json:"base"`
 	Head float64 `json:"head"`
-	// Delta is head - Row.Scale*base of the means over runs, so that the
-	// paths' deltas add up to Explanation.Delta. Relative is the path's
-	// change computed as Row.Relative is (0 when the path is absent from
-	// the base).
+	// BaseMean and HeadMean are the path's metric over each side's runs
+	// taken as the function's shown value is (Report.ShownValues): in
+	// Share mode the path's real share of the side's time, which the
+	// reports show beside the function's share.
+	BaseMean float64 `json:"base_mean"`
+	HeadMean float64 `json:"head_mean"`
+	// Relative is the path's change computed as Row.Relative is (0 when
+	// the path is absent from the base). Delta is that change in the
+	// base's units (Base*Relative; a new path's head mean over Row.Scale),
+	// so that a path shown unchanged takes no part of the function's
+	// change; the paths' deltas add up to Explanation.Delta.
 	Delta    float64 `json:"delta"`
 	Relative float64 `json:"relative"`
 	// Share is the part of the function's change that comes through the
@@ -253,6 +260,21 @@ func (s *engine) pathRelative(bvals, hvals []float64, n norm) float64 {
 		nhv[i] = hvals[i] / n.head[i]
 	}
 	return s.relative(stats.Median(nbv), stats.Median(nhv), 1)
+}
+
+// pooled is a path's values over runs as the function's shown value is
+// taken (Report.ShownValues): each run's value in its unit, summed, over
+// the runs' units summed; in Share mode the path's time over the side's.
+func pooled(v []float64, runs []*run) float64 {
+	var num, den float64
+	for j, x := range v {
+		num += x * runs[j].unit
+		den += runs[j].unit
+	}
+	if den <= 0 {
+		return 0
+	}
+	return num / den
 }
 
 func mean(v []float64) float64 {
@@ -527,6 +549,19 @@ func (r *Report) explainRow(row *Row, root *pnode) *Explanation {
 			// mean of the base runs.
 			pc.Base, pc.Head, pc.Relative = t.base, t.base*math.Exp(t.lfc), math.Expm1(t.lfc)
 		}
+		pc.BaseMean, pc.HeadMean = pooled(bvals, in.b.runs), pooled(hvals, in.h.runs)
+		// The path's part of the change from the figures it is judged
+		// and shown by, not from means the table does not show: a path
+		// shown "+0.0%" took no part of the change, a path of "0 ms ->
+		// 0 ms" none either.
+		switch {
+		case pc.Base > 0:
+			pc.Delta = pc.Base * pc.Relative
+		case pc.HeadMean > 0 && scale > 0:
+			pc.Delta = pc.HeadMean / scale
+		default:
+			pc.Delta = 0
+		}
 		ex.Paths = append(ex.Paths, pc)
 		ex.Delta += pc.Delta
 	}
@@ -591,10 +626,10 @@ func contribution(row *Row, ex *Explanation, pc PathChange) float64 {
 	for _, p := range ex.Paths {
 		base += p.Base
 	}
-	if base <= 0 || row.Scale <= 0 {
+	if base <= 0 {
 		return 0
 	}
-	return pc.Delta / (row.Scale * base)
+	return pc.Delta / base
 }
 
 func pct(v float64) string { return fmt.Sprintf("%+.1f%%", v*100) }
@@ -692,7 +727,7 @@ func (r *Report) writeExplanations(w io.Writer) error {
 			continue
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "  of change\tpath change\tp\tverdict\t\t%s path\n", strings.TrimSuffix(ex.By, "s"))
+		fmt.Fprintf(tw, "  of change\t%s\tp\tverdict\t\t%s path\n", r.pathHeader(), strings.TrimSuffix(ex.By, "s"))
 		for _, pc := range ex.Paths {
 			fmt.Fprintf(tw, "  %s\t%s\tp=%.3g\t%s\t\t%s\n", pct(contribution(row, ex, pc)), r.pathChange(pc), pc.P, pc.Verdict, textfmt.Line(ex.describePath(pc)))
 		}
@@ -702,6 +737,20 @@ func (r *Report) writeExplanations(w io.Writer) error {
 	}
 	return nil
 }
+
+// ShownPath formats a call path's base and head as the reports show them
+// beside the function's Figures: in Share mode the path's real shares
+// (BaseMean, HeadMean), else the fitted values.
+func (r *Report) ShownPath(pc PathChange) (base, head string) {
+	if r.Settings.Mode == Share {
+		return r.FormatMetric(pc.BaseMean), r.FormatMetric(pc.HeadMean)
+	}
+	return r.FormatMetric(pc.Base), r.FormatMetric(pc.Head)
+}
+
+// pathHeader names the column of a path's change as ChangeHeader names
+// a function's.
+func (r *Report) pathHeader() string { return "path " + r.ChangeHeader() }
 
 // pathChange is a path's relative change as the table shows a function's.
 func (r *Report) pathChange(pc PathChange) string {
@@ -724,10 +773,11 @@ func (r *Report) writeMarkdownExplanations(w io.Writer) {
 			continue
 		}
 		fmt.Fprintf(w, "<details><summary><code>%s</code>: %s</summary>\n\n", textfmt.HTML(textfmt.Shorten(row.Name, textfmt.MaxName)), textfmt.HTML(ex.Summary))
-		fmt.Fprintf(w, "| %s path | base | head | path change | of change | p | verdict |\n|:--|--:|--:|--:|--:|--:|:--|\n", strings.TrimSuffix(ex.By, "s"))
+		fmt.Fprintf(w, "| %s path | base | head | %s | of change | p | verdict |\n|:--|--:|--:|--:|--:|--:|:--|\n", strings.TrimSuffix(ex.By, "s"), r.pathHeader())
 		for _, pc := range ex.Paths {
+			b, h := r.ShownPath(pc)
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | p=%.3g | %s |\n", textfmt.MarkdownEscape(ex.describePath(pc)),
-				r.FormatMetric(pc.Base), r.FormatMetric(pc.Head), r.pathChange(pc), pct(contribution(row, ex, pc)), pc.P, pc.Verdict)
+				b, h, r.pathChange(pc), pct(contribution(row, ex, pc)), pc.P, pc.Verdict)
 		}
 		fmt.Fprint(w, "\n</details>\n\n")
 	}

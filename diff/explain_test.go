@@ -71,20 +71,32 @@ func TestExplainRegressFixture(t *testing.T) {
 	if !near(pc.Base, row.Base.Metric) || !near(pc.Head, row.Head.Metric) || !near(pc.Relative, row.Relative) {
 		t.Errorf("path base %v head %v change %v; row %v %v %v", pc.Base, pc.Head, pc.Relative, row.Base.Metric, row.Head.Metric, row.Relative)
 	}
+	// The side's share: the function's self time over the side's total,
+	// both summed over its runs (go tool pprof -top of them merged).
 	meanShare := func(ps []*profile.Profile) float64 {
-		var sum float64
+		var self, total float64
 		for _, p := range ps {
 			tab, err := analysis.Functions(p, analysis.ToCaller(diff.DefaultSettings().Selection.ToCaller))
 			if err != nil {
 				t.Fatal(err)
 			}
+			total += float64(tab.Total)
 			for _, f := range tab.Find("main.renderReport") {
-				sum += f.SelfShare
+				self += float64(f.Self)
 			}
 		}
-		return sum / float64(len(ps))
+		return self / total
 	}
-	if want := meanShare(head) - row.Scale*meanShare(base); math.Abs(ex.Delta-want) > 1e-12 || ex.Delta != pc.Delta {
+	// The path's shown shares are the function's mean shares, and its
+	// delta the row's own judged change, not one of means the table does
+	// not show.
+	if !near(pc.BaseMean, meanShare(base)) || !near(pc.HeadMean, meanShare(head)) {
+		t.Errorf("path means %v %v, want the mean shares %v %v", pc.BaseMean, pc.HeadMean, meanShare(base), meanShare(head))
+	}
+	if b, h := r.ShownValues(row); math.Abs(pc.BaseMean-b) > 1e-9 || math.Abs(pc.HeadMean-h) > 1e-9 {
+		t.Errorf("path shares %v %v, the row's shown %v %v", pc.BaseMean, pc.HeadMean, b, h)
+	}
+	if want := row.Head.Metric - row.Base.Metric; math.Abs(ex.Delta-want) > 1e-12 || ex.Delta != pc.Delta {
 		t.Errorf("explanation delta %v, path %v, want %v", ex.Delta, pc.Delta, want)
 	}
 }
@@ -198,7 +210,7 @@ func TestExplainCallees(t *testing.T) {
 	if strings.Join(ex.Paths[0].Path, ";") != "handler;render;parse" {
 		t.Errorf("first path %+v, want the grown one", ex.Paths[0])
 	}
-	if d := ex.Paths[0].Delta; d != 150e6 {
+	if d := ex.Paths[0].Delta; math.Abs(d-150e6) > 1 {
 		t.Errorf("delta %v ns, want 150 samples of 1ms", d)
 	}
 	if !strings.HasPrefix(ex.Summary, "+18.8% of the +18.8% comes through handler → render → parse (self)") {

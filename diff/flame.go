@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"fmt"
 	"math"
 	"sort"
 
@@ -78,11 +79,20 @@ func (r *Report) flameTree() (*htmlreport.Tree, error) {
 		return bv.Self, hv.Self
 	}
 
-	// The frames large enough to test, the largest first.
+	// The frames large enough to test, of the functions the table judged
+	// (--only, the gate), the largest first: a frame's colour is never
+	// judged in a family the table's verdicts were not.
+	rowOf := map[string]*Row{}
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if _, ok := rowOf[row.Name]; !ok && row.Test != "none" && !row.Ungated {
+			rowOf[row.Name] = row
+		}
+	}
 	var tested []int32
 	for id := int32(1); int(id) < b.Len(); id++ {
 		bv, hv := metric(id)
-		if s.sizeable(math.Max(bv, hv)) {
+		if rowOf[b.NameOf(id)] != nil && s.sizeable(math.Max(bv, hv)) {
 			tested = append(tested, id)
 		}
 	}
@@ -144,13 +154,31 @@ func (r *Report) flameTree() (*htmlreport.Tree, error) {
 			down = append(down, k)
 		}
 	}
+	// As the explanations judge a function's call paths: the paths of one
+	// function are one family (slower and faster apart), and a path counts
+	// only within a function the table judged changed the same way.
+	fam := map[string][2][]int{}
 	for _, g := range [][]int{up, down} {
-		ps := make([]float64, len(g))
-		for x, k := range g {
-			ps[x] = judged[k].p
+		dir := 0
+		if len(g) > 0 && judged[g[0]].delta <= 0 {
+			dir = 1
 		}
-		for x, q := range stats.BH(ps) {
-			judged[g[x]].q = q
+		for _, k := range g {
+			name := b.NameOf(tested[k])
+			f := fam[name]
+			f[dir] = append(f[dir], k)
+			fam[name] = f
+		}
+	}
+	for _, f := range fam {
+		for _, g := range f {
+			ps := make([]float64, len(g))
+			for x, k := range g {
+				ps[x] = judged[k].p
+			}
+			for x, q := range stats.BH(ps) {
+				judged[g[x]].q = q
+			}
 		}
 	}
 	t := b.Tree(flameMaxNodes, func(id int32, node *htmlreport.Node) {
@@ -159,9 +187,20 @@ func (r *Report) flameTree() (*htmlreport.Tree, error) {
 			return
 		}
 		st := judged[k]
+		row := rowOf[b.NameOf(id)]
 		node.Change, node.P, node.Q = st.rel, st.p, st.q
 		big := math.Abs(st.rel) >= s.MinRelative && s.sizeable(math.Abs(st.delta))
-		node.Significant = st.q < s.Alpha && big && st.delta != 0
+		path := st.q < s.Alpha && big && st.delta != 0
+		agrees := (row.Verdict == Regressed && st.delta > 0) || (row.Verdict == Improved && st.delta < 0)
+		node.Significant = path && agrees
+		switch {
+		case node.Significant:
+		case row.Verdict == Regressed || row.Verdict == Improved:
+			node.Note = fmt.Sprintf("the function %s as a whole (see the table); this call path alone is not beyond the noise and the minimum change (q=%.3g, change %+.1f%%)",
+				row.Verdict, st.q, 100*st.rel)
+		case path:
+			node.Note = "this call path alone moved beyond the noise, but the table judges the function unchanged as a whole: not counted"
+		}
 	})
 	t.Diff = true
 	t.Scale = n.scale

@@ -44,12 +44,18 @@ type Headline struct {
 	RunsNeeded    int     `json:"runs_needed"`
 
 	unit string // of Base and Head: Side.Unit
+	idle bool   // some run had idle time, left out of Base and Head
 }
 
 // floorHeadline is the run-to-run dispersion of a whole program's time
 // assumed with one run a side (a 5% coefficient of variation), where the
 // runs' own spread cannot be seen.
 const floorHeadline = 0.0025
+
+// minHeadlineSamples is the fewest samples each run must hold for the
+// headline to be judged from one run a side: with fewer, sampling noise
+// alone is over 7% of the time per unit of work.
+const minHeadlineSamples = 200
 
 // headline judges the time per unit of work.
 func (s *engine) headline(b, h *side) Headline {
@@ -106,6 +112,7 @@ func (s *engine) headline(b, h *side) Headline {
 			return hl
 		}
 		y[j] = math.Log(r.cpu / work[j])
+		hl.idle = hl.idle || r.cpu != float64(r.table.Total)
 		if !r.table.Exact {
 			c[j] = r.period / r.cpu // sampling: 1/samples
 		}
@@ -138,6 +145,18 @@ func (s *engine) headline(b, h *side) Headline {
 		hl.P = down
 	}
 	hl.MinDetectable, hl.RunsNeeded = detectable(se, df, s.Alpha, s.MinRelative, v)
+	if hl.Judged && len(runs) == 2 && !runs[0].table.Exact {
+		// One run a side: no spread of runs to see, only the samples.
+		// A run of a few samples is mostly what surrounds the timed
+		// work (a benchmark's setup before its loop, start-up), which
+		// does not scale with the work: 23 samples against 48 is no
+		// evidence that the time per op doubled.
+		if k := min(runs[0].table.TotalSamples, runs[1].table.TotalSamples); k < minHeadlineSamples {
+			hl.Judged = false
+			hl.Reason = fmt.Sprintf("one run a side of %d and %d samples cannot tell a change of the time per %s from sampling noise and the time outside the timed work (setup), which does not grow with the work; %d samples a run are needed: longer runs or several a side",
+				runs[0].table.TotalSamples, runs[1].table.TotalSamples, textfmt.Name(hl.Per), minHeadlineSamples)
+		}
+	}
 	if !hl.Judged {
 		return hl
 	}
@@ -157,7 +176,14 @@ func (hl Headline) text() string {
 	if unit == "" {
 		unit = UnitTime
 	}
-	what := quantity(unit) + " per " + textfmt.Name(hl.Per)
+	// Base and Head are geometric means over runs, without idle time:
+	// said, so that they are not read as the sides' mean total per run
+	// printed above them.
+	how := "geometric mean over runs"
+	if hl.idle {
+		how += ", idle time left out"
+	}
+	what := quantity(unit) + " per " + textfmt.Name(hl.Per) + " (" + how + ")"
 	base, head := hl.Base, hl.Head
 	if unit == UnitTime {
 		base, head = float64(roundNanos(base)), float64(roundNanos(head))

@@ -31,6 +31,9 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Warnings:  r.Warnings,
 		Generator: "written by hotbudget diff",
 	}
+	if l := r.changeLegend(); l != "" {
+		page.Details = append(page.Details, "columns: "+l)
+	}
 	if r.Noise.Source == "runs" {
 		page.Details = append(page.Details, "noise: "+r.noiseLine())
 	}
@@ -43,7 +46,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	}
 	const what = "function"
 	page.Table = htmlreport.Table{
-		Columns:    []string{what, "base", "head", "change", "p", "verdict"},
+		Columns:    []string{what, "base", "head", r.ChangeHeader(), "p", "verdict"},
 		NameColumn: 0,
 		Numeric:    []bool{false, true, true, true, true, false},
 	}
@@ -59,17 +62,18 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			}
 			unchanged++
 		}
+		f := r.Figures(row)
 		hr := htmlreport.Row{
-			Cells: []string{row.Name, r.FormatMetric(row.Base.Metric), r.FormatMetric(row.Head.Metric),
-				r.change(row), pString(row), string(row.Verdict)},
+			Cells:   []string{row.Name, f.Base, f.Head, f.Change, f.P, string(row.Verdict)},
 			Verdict: string(row.Verdict),
 		}
 		if ex := row.Explain; ex != nil {
 			he := &htmlreport.Explain{Summary: ex.Summary,
-				Columns: []string{ex.By[:len(ex.By)-1] + " path", "base", "head", "path change", "of change", "p", "verdict"}}
+				Columns: []string{ex.By[:len(ex.By)-1] + " path", "base", "head", r.pathHeader(), "of change", "p", "verdict"}}
 			for _, pc := range ex.Paths {
+				pb, ph := r.ShownPath(pc)
 				he.Paths = append(he.Paths, htmlreport.ExplainPath{
-					Cells: []string{ex.describePath(pc), r.FormatMetric(pc.Base), r.FormatMetric(pc.Head),
+					Cells: []string{ex.describePath(pc), pb, ph,
 						r.pathChange(pc), pct(contribution(&row, ex, pc)), fmt.Sprintf("p=%.3g", pc.P), string(pc.Verdict)},
 					Verdict: string(pc.Verdict),
 				})

@@ -40,6 +40,7 @@ type jsonReport struct {
 	New         int               `json:"new"`
 	Gone        int               `json:"gone"`
 	NearMisses  int               `json:"near_misses"`
+	Judged      int               `json:"judged"`
 	Functions   []Row             `json:"functions"`
 	Warnings    []string          `json:"warnings"`
 }
@@ -87,10 +88,13 @@ func (r *Report) Counts() map[Verdict]int {
 //	  "failed": true,             // the gate's answer: a regression or a headline regression
 //	  "regressed": 1, "improved": 0, "new": 0, "gone": 0,
 //	  "near_misses": 1,           // rows with a near_miss: they never fail the gate
+//	  "judged": 4,                // functions judged (Report.Judged): the counts' denominator
 //	  "functions": [{
 //	    "name", "file",
 //	    "renamed_from": ["old"],  // base names matched by a rename (omitted when none)
 //	    "base": {"self_ns", "total_ns", "self_share", "total_share", "samples", "metric"},
+//	            // self_share, total_share: the function's mean time over the side's mean
+//	            // total, the shares the text shows (pprof -top of the side's profiles merged)
 //	    "head": {...},
 //	    "delta": head.metric - base.metric (ns, ns per op, or share 0..1),
 //	    "relative": head.metric/base.metric - 1 (0.2 = +20%; 0 for new and gone),
@@ -143,6 +147,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	for i, row := range r.Rows {
 		row.Delta, row.Relative, row.P, row.Q = finite(row.Delta), finite(row.Relative), finite(row.P), finite(row.Q)
 		row.Base.Metric, row.Head.Metric = finite(row.Base.Metric), finite(row.Head.Metric)
+		// The shares every writer shows (ShownValues).
+		row.Base.SelfShare, row.Base.TotalShare = r.shownShare(Value{Self: row.Base.Self}, r.Base), r.shownShare(Value{Total: row.Base.Total}, r.Base)
+		row.Head.SelfShare, row.Head.TotalShare = r.shownShare(Value{Self: row.Head.Self}, r.Head), r.shownShare(Value{Total: row.Head.Total}, r.Head)
 		row.MinDetectable = finite(row.MinDetectable)
 		if row.Warnings == nil {
 			row.Warnings = []string{}
@@ -163,7 +170,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		MinAbsolute: int64(r.Settings.MinAbsolute), MinShare: r.Settings.MinShare,
 		SameWork: r.Settings.SameWork, Rename: r.Settings.Rename, Base: r.Base, Head: r.Head,
 		Headline: finiteHeadline(r.Headline), Noise: r.Noise, Failed: r.Failed(),
-		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone], NearMisses: len(r.NearMisses()),
+		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone], NearMisses: len(r.NearMisses()), Judged: r.Judged(),
 		Functions: rows, Warnings: warn,
 	})
 	if err != nil {
@@ -235,7 +242,7 @@ func (r *Report) sideLine(name string, sd Side) string {
 	if sd.Runs != 1 {
 		runs = fmt.Sprintf("%d runs", sd.Runs)
 	}
-	return fmt.Sprintf("%s: %s, %s total per run, %d samples (%s)", name, runs, r.fmtValue(float64(sd.Total)), sd.Samples, kind)
+	return fmt.Sprintf("%s: %s, %s total per run (mean), %d samples (%s)", name, runs, r.fmtValue(float64(sd.Total)), sd.Samples, kind)
 }
 
 // FormatMetric renders a value of the compared metric (Row.Base.Metric,
@@ -254,6 +261,75 @@ func (r *Report) FormatMetric(v float64) string {
 		return r.fmtValue(v)
 	}
 	return textfmt.Duration(roundNanos(v))
+}
+
+// Figures are one row's figures as every writer shows them (text,
+// Markdown, HTML, annotations, budget results): formatted here once so
+// that no writer computes its own.
+type Figures struct {
+	// Base and Head are the sides' measured values. In Share mode each is
+	// the side's real share (ShownValues: the function's mean time over
+	// the side's, as go tool pprof -top's flat% or cum% of the side's
+	// profiles merged), so that a column sums to what it covers.
+	Base, Head string
+	// Change is the judged change (Row.Relative): in Share mode the
+	// function's time relative to the rest of the profile's, labelled by
+	// ChangeHeader; "new", "gone" or "~" when there is no ratio.
+	Change string
+	P      string // "p=0.0012", "-" when untested
+}
+
+// ShownValues returns the numbers Figures formats as Base and Head: in
+// Share mode the function's time over the side's, both means over its
+// runs (Value.Self / Side.Total), which is go tool pprof -top's flat% (cum%
+// for total time) of the side's profiles merged.
+func (r *Report) ShownValues(row Row) (base, head float64) {
+	if r.Settings.Mode != Share {
+		return row.Base.Metric, row.Head.Metric
+	}
+	return r.shownShare(row.Base, r.Base), r.shownShare(row.Head, r.Head)
+}
+
+// shownShare is a side's share of v (see ShownValues).
+func (r *Report) shownShare(v Value, sd Side) float64 {
+	if sd.Total <= 0 {
+		return 0
+	}
+	if r.Settings.Metric == Total {
+		return float64(v.Total) / float64(sd.Total)
+	}
+	return float64(v.Self) / float64(sd.Total)
+}
+
+// Figures formats row's figures (see Figures).
+func (r *Report) Figures(row Row) Figures {
+	b, h := r.ShownValues(row)
+	return Figures{Base: r.FormatMetric(b), Head: r.FormatMetric(h), Change: r.change(row), P: pString(row)}
+}
+
+// ChangeHeader names the change column: in Share mode the change is not
+// head/base of the shares shown, but the function's change relative to
+// the rest of the profile (one function's growth shrinks every other
+// share), and the header says so.
+func (r *Report) ChangeHeader() string {
+	if r.Settings.Mode == Share {
+		return "vs rest"
+	}
+	return "change"
+}
+
+// changeLegend says what the change column means, for the header lines;
+// empty when "change" says it all.
+func (r *Report) changeLegend() string {
+	if r.Settings.Mode != Share {
+		return ""
+	}
+	merged := "as go tool pprof -top of them merged"
+	if tc := r.Settings.Selection.ToCaller; tc != nil {
+		// What makes them differ from pprof's flat%, said.
+		merged += ", with the frames matching /" + textfmt.Line(tc.String()) + "/ charged to their callers"
+	}
+	return "base and head are each side's share of its profiles (" + merged + "); vs rest is the change in the function's time relative to the rest of the profile's (its share's change had the rest not moved)"
 }
 
 func (r *Report) change(row Row) string {
@@ -275,6 +351,42 @@ func pString(row Row) string {
 	return fmtP(row.P)
 }
 
+// Judged returns how many functions the report judged: those tested for
+// a change and large enough on one side for it to reach the minimum
+// change (the false-discovery family), and those tested for being new or
+// gone; functions outside the gate (WithGate) apart. The counts of every
+// writer and of perfassert's messages are out of it.
+func (r *Report) Judged() int {
+	if r.judgedSet {
+		return r.judged
+	}
+	if r.bench {
+		return len(r.Rows) // every benchmark result is tested
+	}
+	s := r.engine()
+	n := 0
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		switch {
+		case row.Ungated:
+		case row.Verdict != Unchanged, row.presence != "":
+			n++
+		case row.tested && s.sizeable(math.Max(row.Base.Metric, row.Head.Metric)):
+			n++
+		}
+	}
+	return n
+}
+
+// WriteRegressions writes the text report with its regressed rows only,
+// the counts still those of the whole report (perfassert's failure text).
+func (r *Report) WriteRegressions(w io.Writer) error {
+	only := *r
+	only.judged, only.judgedSet = r.Judged(), true
+	only.Rows = r.Regressions()
+	return only.WriteText(w)
+}
+
 // Summary is the report's last line: what needs attention, names made
 // safe for a terminal (textfmt.Name).
 func (r *Report) Summary() string { return r.summary(textfmt.Name) }
@@ -284,9 +396,10 @@ func (r *Report) Summary() string { return r.summary(textfmt.Name) }
 func (r *Report) summary(name func(string) string) string {
 	c := r.Counts()
 	var line string
+	judged := r.Judged()
 	if c[Regressed] == 0 {
-		line = fmt.Sprintf("no regression among %d functions (%d improved, %d new, %d gone)",
-			len(r.Rows), c[Improved], c[New], c[Gone])
+		line = fmt.Sprintf("no regression among %d functions judged of %d compared (%d improved, %d new, %d gone)",
+			judged, len(r.Rows), c[Improved], c[New], c[Gone])
 	} else {
 		names := make([]string, 0, c[Regressed])
 		for _, row := range r.Regressions() {
@@ -295,7 +408,7 @@ func (r *Report) summary(name func(string) string) string {
 		if len(names) > 3 {
 			names = append(names[:3], "...")
 		}
-		line = fmt.Sprintf("%d of %d functions regressed: %s", c[Regressed], len(r.Rows), strings.Join(names, ", "))
+		line = fmt.Sprintf("%d of %d functions judged regressed: %s", c[Regressed], judged, strings.Join(names, ", "))
 	}
 	if r.Headline.Verdict == Regressed {
 		prefix := fmt.Sprintf("the program's time per %s regressed %+.1f%%", name(r.Headline.Per), 100*r.Headline.Relative)
@@ -351,21 +464,39 @@ func (r *Report) powerRows() []Row {
 	return out
 }
 
-// powerLine is one line of power advice.
-func (r *Report) powerLine(what string, mde float64, runs int, have int) string {
-	runsWord := "runs"
+// powerHeader introduces the power advice in every writer.
+const powerHeader = "power (the smallest slowdown these runs catch 4 times in 5, were it the only change)"
+
+// powerLine is one line of power advice for what, whose observed change is
+// rel; flagged says the report calls it regressed. The words never
+// contradict the flag beside them: a regression found below the size
+// these runs catch reliably is called found, and the advice says only
+// that a repeat may miss it.
+func (r *Report) powerLine(what string, rel float64, flagged bool, mde float64, runs int, have int) string {
+	runsWord := "runs a side catch"
 	if have == 1 {
-		runsWord = "run"
+		runsWord = "run a side catches"
 	}
-	line := fmt.Sprintf("%s: %d %s a side detect a slowdown of %.1f%% or more", what, have, runsWord, 100*mde)
+	var line string
+	switch {
+	case flagged && mde > rel:
+		line = fmt.Sprintf("%s: regressed %+.1f%%, below the %.1f%% that %d %s 4 times in 5: the change is real at the false-discovery rate, but a repeat with as many runs may well miss it",
+			what, 100*rel, 100*mde, have, runsWord)
+	case flagged:
+		line = fmt.Sprintf("%s: regressed %+.1f%%; %d %s a slowdown of %.1f%% or more 4 times in 5", what, 100*rel, have, runsWord, 100*mde)
+	case rel > 0:
+		line = fmt.Sprintf("%s: %+.1f%% but not shown to be slower: %d %s only a slowdown of %.1f%% or more 4 times in 5", what, 100*rel, have, runsWord, 100*mde)
+	default:
+		line = fmt.Sprintf("%s: %d %s a slowdown of %.1f%% or more 4 times in 5", what, have, runsWord, 100*mde)
+	}
 	switch {
 	case runs <= 0:
 	case runs <= have:
-		line += fmt.Sprintf("; %d would detect %.0f%%", runs, 100*r.Settings.MinRelative)
+		line += fmt.Sprintf("; %d would catch %.0f%%", runs, 100*r.Settings.MinRelative)
 	case runs > 100:
 		line += fmt.Sprintf("; a change of %.0f%% could not have been seen: it needs %d runs a side, or more samples a run (longer runs, a faster sampler)", 100*r.Settings.MinRelative, runs)
 	default:
-		line += fmt.Sprintf("; %d runs a side would detect %.0f%%", runs, 100*r.Settings.MinRelative)
+		line += fmt.Sprintf("; %d runs a side would catch %.0f%%", runs, 100*r.Settings.MinRelative)
 	}
 	return line
 }
@@ -376,10 +507,10 @@ func (r *Report) powerLines(name func(string) string) []string {
 	have := min(r.Base.Runs, r.Head.Runs)
 	var out []string
 	if h := r.Headline; h.Judged && h.MinDetectable > 0 {
-		out = append(out, r.powerLine("time per "+name(h.Per), h.MinDetectable, h.RunsNeeded, have))
+		out = append(out, r.powerLine("time per "+name(h.Per), h.Relative, h.Verdict == Regressed, h.MinDetectable, h.RunsNeeded, have))
 	}
 	for _, row := range r.powerRows() {
-		out = append(out, r.powerLine(name(row.Name), row.MinDetectable, row.RunsNeeded, have))
+		out = append(out, r.powerLine(name(row.Name), row.Relative, row.Verdict == Regressed, row.MinDetectable, row.RunsNeeded, have))
 	}
 	return out
 }
@@ -396,6 +527,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintln(&b, r.sideLine("base", r.Base))
 	fmt.Fprintln(&b, r.sideLine("head", r.Head))
 	fmt.Fprintln(&b, "compared:", r.describe())
+	if l := r.changeLegend(); l != "" {
+		fmt.Fprintln(&b, "columns:", l)
+	}
 	if r.Noise.Source == "runs" { // one run a side: a warning says it
 		fmt.Fprintln(&b, "noise:", r.noiseLine())
 	}
@@ -408,15 +542,15 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(&b)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "base\thead\tchange\tp\tverdict\t\tfunction")
+	fmt.Fprintf(tw, "base\thead\t%s\tp\tverdict\t\tfunction\n", r.ChangeHeader())
 	hidden := 0
 	for _, row := range r.Rows {
 		if r.hide(row) {
 			hidden++
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%s\n", r.FormatMetric(row.Base.Metric), r.FormatMetric(row.Head.Metric),
-			r.change(row), pString(row), row.Verdict, row.label(textfmt.Name))
+		f := r.Figures(row)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%s\n", f.Base, f.Head, f.Change, f.P, row.Verdict, row.label(textfmt.Name))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -436,7 +570,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if lines := r.powerLines(textfmt.Name); len(lines) > 0 {
 		fmt.Fprintln(&b)
-		fmt.Fprintln(&b, "power (80% chance of detection, were it the only change):")
+		fmt.Fprintln(&b, powerHeader+":")
 		for _, l := range lines {
 			fmt.Fprintln(&b, "  "+l)
 		}
@@ -455,13 +589,8 @@ func (r *Report) hide(row Row) bool {
 	if row.Base.Metric == 0 && row.Head.Metric == 0 {
 		return true // absent from most runs of both sides
 	}
-	small := func(v Value) bool {
-		if r.Settings.Metric == Total {
-			return v.TotalShare < 0.001
-		}
-		return v.SelfShare < 0.001
-	}
-	return small(row.Base) && small(row.Head)
+	// The shares the columns show (shownShare), in every mode.
+	return r.shownShare(row.Base, r.Base) < 0.001 && r.shownShare(row.Head, r.Head) < 0.001
 }
 
 // WriteMarkdown writes a report for a pull-request comment: a headline, a
@@ -482,6 +611,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "### %s hotbudget diff: %s\n\n", icon, r.summary(textfmt.MarkdownCode))
 	fmt.Fprintf(&b, "%s  \n%s  \nCompared: %s.", r.sideLine("Base", r.Base), r.sideLine("Head", r.Head), textfmt.MarkdownEscape(r.describe()))
+	if l := r.changeLegend(); l != "" {
+		fmt.Fprintf(&b, "  \nColumns: %s.", textfmt.MarkdownEscape(l))
+	}
 	if r.Noise.Source == "runs" {
 		fmt.Fprintf(&b, "  \nNoise: %s.", textfmt.MarkdownEscape(r.noiseLine()))
 	}
@@ -495,11 +627,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintln(&b)
 	}
 	table := func(rows []Row) {
-		fmt.Fprintln(&b, "| function | base | head | change | p | verdict |")
+		fmt.Fprintf(&b, "| function | base | head | %s | p | verdict |\n", r.ChangeHeader())
 		fmt.Fprintln(&b, "|:--|--:|--:|--:|--:|:--|")
 		for _, row := range rows {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.label(textfmt.MarkdownCode), r.FormatMetric(row.Base.Metric),
-				r.FormatMetric(row.Head.Metric), r.change(row), pString(row), row.Verdict)
+			f := r.Figures(row)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.label(textfmt.MarkdownCode), f.Base, f.Head, f.Change, f.P, row.Verdict)
 		}
 	}
 	changed, same := splitChanged(r.Rows, r.hide)
@@ -509,7 +641,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		r.writeMarkdownExplanations(&b)
 	}
 	if lines := r.powerLines(textfmt.Name); len(lines) > 0 {
-		fmt.Fprintln(&b, "**Power** (80% chance of detection, were it the only change):")
+		fmt.Fprintln(&b, "**Power** ("+strings.TrimPrefix(powerHeader, "power (")+":")
 		fmt.Fprintln(&b)
 		for _, l := range lines {
 			fmt.Fprintf(&b, "- %s\n", textfmt.MarkdownEscape(l))

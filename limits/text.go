@@ -147,11 +147,12 @@ func (r *Result) headline() string {
 	return b.String()
 }
 
-// workWord is the unit of work in text: a Capture's iteration is one run
-// of its function.
+// workWord is the unit of work in text: a Capture's iteration is one call
+// of its function, named as Capture's log names it ("42 runs, 168
+// iterations"), where a run is a group of iterations.
 func (r *Result) workWord() string {
-	if r.WorkUnit == "" || r.WorkUnit == "iteration" {
-		return "run"
+	if r.WorkUnit == "" {
+		return "iteration"
 	}
 	return r.WorkUnit
 }

@@ -47,7 +47,7 @@ func TestReportReport(t *testing.T) {
 		t.Fatalf("errors: %q", rt.errs)
 	}
 	text := rt.errs[0]
-	for _, want := range []string{"perfassert.NoRegression: 1 function regressed (base = baseline, head = current):\n", "main.slow", "warning: only one run a side"} {
+	for _, want := range []string{"perfassert.NoRegression: 1 of 3 functions judged regressed (base = baseline, head = current):\n", "main.slow", "warning: only one run a side"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
 		}

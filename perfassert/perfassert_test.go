@@ -595,7 +595,7 @@ func TestPerIteration(t *testing.T) {
 	if perfassert.MaxTotalTime(ft, p, "main.busy", 6*ms, perfassert.PerIteration()) {
 		t.Fatal("70ms over 10 runs passed a 6ms bound")
 	}
-	if want := "main.busy total time 7ms per run (70.00% of 100ms total over 10 runs, 70 samples), want at most 6ms"; !strings.Contains(ft.text(), want) {
+	if want := "main.busy total time 7ms per iteration (70.00% of 100ms total over 10 iterations, 70 samples), want at most 6ms"; !strings.Contains(ft.text(), want) {
 		t.Errorf("text lacks %q:\n%s", want, ft.text())
 	}
 	if strings.Contains(ft.text(), "PerIteration() bounds") {
@@ -677,7 +677,7 @@ func TestRaceDetectorIsNamed(t *testing.T) {
 	if !perfassert.MaxSelfTime(ft, p, "main.busy", time.Millisecond, perfassert.PerIteration(), perfassert.SkipUnderRace()) {
 		t.Fatalf("SkipUnderRace did not skip:\n%s", ft.text())
 	}
-	if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], "main.busy self time 6ms per run (60.00% of 100ms total over 10 runs, 60 samples), over 1ms but not checked: the race detector is on (SkipUnderRace)") {
+	if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], "main.busy self time 6ms per iteration (60.00% of 100ms total over 10 iterations, 60 samples), over 1ms but not checked: the race detector is on (SkipUnderRace)") {
 		t.Errorf("skip log %q", ft.logs)
 	}
 	if perfassert.MaxSelfShare(&fakeT{}, p, "main.busy", 0.1, perfassert.SkipUnderRace()) {

@@ -212,9 +212,7 @@ func reportReport(t TestingT, check, sides, noun string, rep *diff.Report) bool 
 		return true
 	}
 	var b bytes.Buffer
-	only := *rep
-	only.Rows = regs
-	if err := only.WriteText(&b); err != nil {
+	if err := rep.WriteRegressions(&b); err != nil {
 		b.Reset()
 		for _, r := range regs {
 			fmt.Fprintf(&b, "%s: %+.1f%% (p=%.3g)\n", r.Name, r.Relative*100, r.P)
@@ -223,10 +221,15 @@ func reportReport(t TestingT, check, sides, noun string, rep *diff.Report) bool 
 			fmt.Fprintf(&b, "warning: %s\n", w)
 		}
 	}
-	if len(regs) != 1 {
+	// Out of those judged, in the words of diff's summary line.
+	judged := rep.Judged()
+	if judged != 1 {
 		noun += "s"
 	}
-	what := fmt.Sprintf("%d %s regressed", len(regs), noun)
+	what := fmt.Sprintf("%d of %d %s judged regressed", len(regs), judged, noun)
+	if noun == "benchmarks" || noun == "benchmark" {
+		what = fmt.Sprintf("%d of %d benchmark results regressed", len(regs), judged)
+	}
 	if h := rep.Headline; h.Verdict == diff.Regressed {
 		what = fmt.Sprintf("the time per %s regressed %+.1f%%, and %s", h.Per, 100*h.Relative, what)
 	}
@@ -237,14 +240,13 @@ func reportReport(t TestingT, check, sides, noun string, rep *diff.Report) bool 
 // passSummary says what a passing comparison judged and its largest change
 // towards slower, for go test -v: how close the gate came.
 func passSummary(rep *diff.Report, noun string) string {
-	judged := 0
+	judged := rep.Judged()
 	var worst *diff.Row
 	for i := range rep.Rows {
 		r := &rep.Rows[i]
 		if r.Verdict == diff.New || r.Verdict == diff.Gone {
 			continue
 		}
-		judged++
 		if r.Relative > 0 && (worst == nil || r.Relative > worst.Relative) {
 			worst = r
 		}
@@ -252,7 +254,7 @@ func passSummary(rep *diff.Report, noun string) string {
 	if judged != 1 {
 		noun += "s"
 	}
-	s := fmt.Sprintf(": %d %s judged", judged, noun)
+	s := fmt.Sprintf(": %d %s judged of %d compared", judged, noun, len(rep.Rows))
 	if rep.Settings.Only != nil {
 		s += " (matching " + rep.Settings.Only.String() + ")"
 	}

@@ -297,7 +297,7 @@ func TestHTMLRegressInBrowser(t *testing.T) {
 		t.Errorf("explanation %q does not name the caller path %s", summary, path)
 	}
 	headline := eval[string](p, `document.getElementById('hb-headline').textContent`)
-	if headline != "1 of 29 functions regressed: main.renderReport" {
+	if headline != "1 of 3 functions judged regressed: main.renderReport" {
 		t.Errorf("headline %q", headline)
 	}
 

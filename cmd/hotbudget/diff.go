@@ -198,9 +198,9 @@ func reportAnnotations(cmd string, rep *diff.Report, bench bool) []annotation {
 				r.Base.Metric, r.Head.Metric, r.Unit, 100*r.Relative, r.P, r.Q)
 		} else {
 			file = r.File
-			msg = fmt.Sprintf("%s regressed: %s %s -> %s (%+.1f%%, p=%.3g, q=%.3g)", r.Name, rep.Settings.Metric,
-				rep.FormatMetric(r.Base.Metric), rep.FormatMetric(r.Head.Metric),
-				100*r.Relative, r.P, r.Q)
+			f := rep.Figures(r)
+			msg = fmt.Sprintf("%s regressed: %s %s -> %s (%s %s, p=%.3g, q=%.3g)", r.Name, rep.Settings.Metric,
+				f.Base, f.Head, f.Change, rep.ChangeHeader(), r.P, r.Q)
 		}
 		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + name + " regressed", file: file, msg: msg})
 	}
@@ -238,6 +238,10 @@ type diffFlags struct {
 
 // assumeUsage documents --assume, for diff and bench.
 const assumeUsage = "test for several runs a side: `model|nothing|normal` (model: noise learned across all functions; nothing: Mann-Whitney U per function; normal: Welch's t-test per function)"
+
+// benchAssumeUsage is assumeUsage for bench, whose default cannot do
+// what the word says: benchmarks give no family to learn noise from.
+const benchAssumeUsage = "test for several runs a side: `model|nothing|normal` (model, the default, and nothing: Mann-Whitney U per benchmark as benchstat, since benchmarks give no family of functions to learn noise from, and the report says so; normal: Welch's t-test per benchmark)"
 
 func newAssume() *choiceFlag {
 	return newChoice(string(diff.DefaultSettings().Assume), string(diff.AssumeModel), string(diff.AssumeNothing), string(diff.AssumeNormal))
@@ -430,7 +434,7 @@ func (c *cli) bench(args []string) int {
 	fs.Var(format, "format", "output `text|markdown|json`")
 	alpha := fs.Float64("alpha", diff.DefaultSettings().Alpha, "false-discovery `rate` across benchmarks")
 	assume := newAssume()
-	fs.Var(assume, "assume", assumeUsage)
+	fs.Var(assume, "assume", benchAssumeUsage)
 	minChange := fs.String("min-change", fmt.Sprintf("%g%%", 100*diff.DefaultSettings().MinRelative), "smallest relative `change` that counts")
 	ignore := fs.String("ignore", "", "comma-separated configuration `keys` not to tell benchmarks apart by (cpu, goos, /gomaxprocs; benchstat's -ignore)")
 	pos, code := c.parse(fs, args)

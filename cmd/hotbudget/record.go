@@ -808,8 +808,14 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 		}
 	}
 	if len(order) == 0 {
-		return nil, fmt.Errorf("no benchmark matches --bench %q in %s at %s %s or %s %s: name a package that has benchmarks (func BenchmarkX(b *testing.B) in a _test.go file)",
-			r.o.bench, strings.Join(r.o.pkgs, " "), base.name, base.rev, head.name, head.rev)
+		hint := "name a package that has benchmarks (func BenchmarkX(b *testing.B) in a _test.go file)"
+		if r.o.bench != "." {
+			// A pattern of the user's matched nothing: say that, not
+			// that the packages lack benchmarks.
+			hint = "the pattern matched no benchmark; go test -list . shows the benchmarks there are"
+		}
+		return nil, fmt.Errorf("no benchmark matches --bench %q in %s at %s %s or %s %s: %s",
+			r.o.bench, strings.Join(r.o.pkgs, " "), base.name, base.rev, head.name, head.rev, hint)
 	}
 	var leaves []leaf
 	sort.Strings(order)

@@ -263,7 +263,8 @@ func TestRecordErrors(t *testing.T) {
 		t.Errorf("unknown revision: exit %d\n%s", r.code, r.stderr)
 	}
 	r = recordIn(t, repo, "--bench", "NoSuchBenchmark", "--out", filepath.Join(t.TempDir(), "o"), "HEAD", "HEAD")
-	if r.code != exitUsage || !strings.Contains(r.stderr, `no benchmark matches --bench "NoSuchBenchmark"`) {
+	if r.code != exitUsage || !strings.Contains(r.stderr, `no benchmark matches --bench "NoSuchBenchmark"`) ||
+		!strings.Contains(r.stderr, "the pattern matched no benchmark") || strings.Contains(r.stderr, "name a package that has benchmarks") {
 		t.Errorf("no benchmark: exit %d\n%s", r.code, r.stderr)
 	}
 	// A build failure shows the compiler's message. "." is the working

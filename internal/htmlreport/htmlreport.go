@@ -231,7 +231,7 @@ func (t *Tree) encode() []byte {
 		// counts.
 		b.WriteString(`,"tested":{"i":[`)
 		first := true
-		var ps, qs, chs, sig bytes.Buffer
+		var ps, qs, chs, sig, notes bytes.Buffer
 		for i, n := range t.Nodes {
 			if math.IsNaN(n.P) {
 				continue
@@ -260,8 +260,18 @@ func (t *Tree) encode() []byte {
 			} else {
 				sig.WriteByte('0')
 			}
+			if n.Note != "" {
+				if notes.Len() > 0 {
+					notes.WriteByte(',')
+				}
+				k, _ := json.Marshal(strconv.Itoa(i))
+				v, _ := json.Marshal(textfmt.Shorten(n.Note, 4*MaxName))
+				notes.Write(k)
+				notes.WriteByte(':')
+				notes.Write(v)
+			}
 		}
-		fmt.Fprintf(&b, `],"p":[%s],"q":[%s],"change":[%s],"sig":[%s]}`, ps.Bytes(), qs.Bytes(), chs.Bytes(), sig.Bytes())
+		fmt.Fprintf(&b, `],"p":[%s],"q":[%s],"change":[%s],"sig":[%s],"note":{%s}}`, ps.Bytes(), qs.Bytes(), chs.Bytes(), sig.Bytes(), notes.Bytes())
 	}
 	b.WriteByte('}')
 	return b.Bytes()

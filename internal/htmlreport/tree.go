@@ -29,6 +29,10 @@ type Node struct {
 	// beyond the noise and at least the minimum change).
 	P, Q        float64
 	Significant bool
+	// Note, when not empty, says why a tested frame is coloured as it is
+	// where its function's verdict in the table could suggest otherwise
+	// (a path of a regressed function that is within the noise alone).
+	Note string
 	// Others > 0 makes the node the sum of that many frames, each too
 	// small to keep (see TreeBuilder.Tree).
 	Others int
@@ -172,6 +176,9 @@ func (b *TreeBuilder) Leaf(i int) int32 { return b.leaf[i] }
 
 // Len returns the number of nodes, the root included.
 func (b *TreeBuilder) Len() int { return len(b.nodes) }
+
+// NameOf returns the function name of node id.
+func (b *TreeBuilder) NameOf(id int32) string { return b.names[b.nodes[id].name] }
 
 // Parent returns the parent of node id, -1 for the root.
 func (b *TreeBuilder) Parent(id int32) int32 { return b.nodes[id].parent }

@@ -104,12 +104,23 @@
       return (p !== 0 && Math.abs(p) < 0.01 ? p.toFixed(4) : p.toFixed(2)) + '%';
     }
     if (D.unit === 'x') return v.toFixed(3) + 'x';
-    const a = Math.abs(v);
-    if (a >= 1e9) return (v / 1e9).toFixed(3) + 's';
-    if (a >= 1e6) return (v / 1e6).toFixed(2) + 'ms';
-    if (a >= 1e3) return (v / 1e3).toFixed(1) + 'µs';
-    return v.toFixed(0) + 'ns';
+    return fmtNanos(v);
   }
+  // BEGIN fmtNanos: textfmt.Nanos, the one duration format of every
+  // report (internal/htmlreport's test runs this against it).
+  function fmtNanos(ns) {
+    if (ns === 0) return '0';
+    let v = Math.abs(ns), unit = 'ns';
+    if (v >= 3600e9) { v /= 3600e9; unit = 'hrs'; }
+    else if (v >= 60e9) { v /= 60e9; unit = 'mins'; }
+    else if (v >= 1e9) { v /= 1e9; unit = 's'; }
+    else if (v >= 1e6) { v /= 1e6; unit = 'ms'; }
+    else if (v >= 1e3) { v /= 1e3; unit = 'us'; }
+    let s = v.toFixed(2);
+    if (s.endsWith('.00')) s = s.slice(0, -3);
+    return (ns < 0 ? '-' : '') + s + unit;
+  }
+  // END fmtNanos
   function fmtChange(c) {
     if (isNaN(c)) return '–';
     if (c >= 1e8) return 'new';
@@ -315,6 +326,8 @@
       h += '<div>change (' + D.metric + ' time of this path): <b>' + fmtChange(change[i]) + '</b>';
       if (!isNaN(pv[i])) {
         h += ', p=' + fmtP(pv[i]) + ', q=' + fmtP(qv[i]) + (sig[i] ? ' <b>beyond noise</b>' : ' <span class="m">within noise or below the minimum change</span>');
+        const note = D.tested.note && D.tested.note[i];
+        if (note) h += '<div class="m">' + esc(note) + '</div>';
       } else if (!isNaN(change[i])) {
         h += ' <span class="m">(too small to test)</span>';
       }
