@@ -36,6 +36,8 @@ type captureConfig struct {
 	// Set by the options, to tell a default from a choice.
 	hzSet, minSamplesSet, precisionSet, maxDurationSet, samplerSet bool
 
+	noAllocs bool // NoAllocs: no allocation phase
+
 	sampler string // samplerPerf or samplerPprof once resolved
 	refused error  // why perf events were not used, when they were not asked against
 }
@@ -124,6 +126,13 @@ func Rate(hz int) CaptureOption {
 		}
 		c.hz, c.hzSet = hz, true
 	})
+}
+
+// NoAllocs leaves out the capture's allocation phase (see CaptureProfile):
+// the profile then holds CPU samples only, and MaxAllocs and MatchBaseline
+// have no allocations to judge in it.
+func NoAllocs() CaptureOption {
+	return captureFunc(func(c *captureConfig) { c.noAllocs = true })
 }
 
 // CaptureName names the captured profile in failure text (default: "capture
@@ -255,27 +264,22 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	}
 	s := &session{cfg: c, fn: fn, fnName: funcName(fn),
 		verdict: make(chan bool, 1), admitted: make(chan error, 1), finished: make(chan struct{})}
-	if err := coord.join(s); err != nil {
+	if err := s.sampleCPU(); err != nil {
 		return nil, nil, err
-	}
-	returned := false
-	defer func() {
-		if !returned { // fn panicked or called runtime.Goexit (t.FailNow)
-			coord.leave(s)
-		}
-	}()
-	pprof.Do(context.Background(), pprof.Labels(captureLabel, s.id, meta.LabelRun, "1"), s.run)
-	returned = true
-	<-s.finished
-	if s.err != nil {
-		return nil, nil, s.err
-	}
-	if s.perfErr != nil {
-		return nil, nil, fmt.Errorf("perfassert: the perf sampler on the capturing thread: %w", s.perfErr)
 	}
 	p, err := s.assemble()
 	if err != nil {
 		return nil, nil, err
+	}
+	if !c.noAllocs {
+		// Then the function's allocations, exactly (see captureAllocs).
+		ap, err := captureAllocs(fn, s.fnName, c.name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := attachAllocs(p, ap); err != nil {
+			return nil, nil, err
+		}
 	}
 	// The samples and the CPU time they stand for: the whole profile's
 	// table, as every check reads it.
@@ -304,6 +308,33 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	}
 	st.sampler = samplerText(c, delivered)
 	return p, st, nil
+}
+
+// sampleCPU takes the capture's CPU samples: the runs of fn under the
+// coordinator's profiler, with no allocation phase running meanwhile
+// (memPhase).
+func (s *session) sampleCPU() error {
+	memPhase.RLock()
+	defer memPhase.RUnlock()
+	if err := coord.join(s); err != nil {
+		return err
+	}
+	returned := false
+	defer func() {
+		if !returned { // fn panicked or called runtime.Goexit (t.FailNow)
+			coord.leave(s)
+		}
+	}()
+	pprof.Do(context.Background(), pprof.Labels(captureLabel, s.id, meta.LabelRun, "1"), s.run)
+	returned = true
+	<-s.finished
+	if s.err != nil {
+		return s.err
+	}
+	if s.perfErr != nil {
+		return fmt.Errorf("perfassert: the perf sampler on the capturing thread: %w", s.perfErr)
+	}
+	return nil
 }
 
 // String is Capture's log line: what the capture holds and what it cost.
