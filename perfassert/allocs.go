@@ -6,8 +6,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"io"
 	"maps"
+	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -269,4 +272,76 @@ func AllocProfile(p *profile.Profile) (ap *profile.Profile, ok bool, err error) 
 		return ap, true, nil
 	}
 	return nil, false, nil
+}
+
+// CheckAllocs compares the allocations Capture recorded in base and
+// current (AllocProfile) per iteration, exactly: a function regressed when
+// its own allocations per iteration grew beyond diff.DefaultAllocTolerance
+// (diff.CompareAllocs). Only the functions of the module under test are
+// judged when some of them allocate (as CheckRegression judges CPU time).
+// ok is false, with a nil report, when either side holds no allocations:
+// a profile not made by Capture, a capture with NoAllocs, or a baseline
+// written before captures recorded allocations.
+func CheckAllocs(base, current *profile.Profile) (rep *diff.AllocReport, ok bool, err error) {
+	ba, bok, err := AllocProfile(base)
+	if err != nil {
+		return nil, false, fmt.Errorf("base: %w", err)
+	}
+	ca, cok, err := AllocProfile(current)
+	if err != nil {
+		return nil, false, fmt.Errorf("current: %w", err)
+	}
+	if !bok || !cok {
+		return nil, false, nil
+	}
+	bn, bok := iterations(ba)
+	cn, cok := iterations(ca)
+	if !bok || !cok {
+		return nil, false, errors.New("an allocation profile records no iterations")
+	}
+	var only *regexp.Regexp
+	if re := moduleFuncs(); re != nil && (anyFunc([]*profile.Profile{ba}, re) || anyFunc([]*profile.Profile{ca}, re)) {
+		only = re
+	}
+	bt, err := diff.AllocTableOf(ba, bn, only)
+	if err != nil {
+		return nil, false, fmt.Errorf("base: %w", err)
+	}
+	ct, err := diff.AllocTableOf(ca, cn, only)
+	if err != nil {
+		return nil, false, fmt.Errorf("current: %w", err)
+	}
+	return diff.CompareAllocs(bt, ct, "iteration", diff.DefaultAllocTolerance), true, nil
+}
+
+// judgeAllocs fails t when the allocations of current regressed against
+// base (CheckAllocs), and logs the exact verdict otherwise; a side without
+// allocations is a note only when current has them (a baseline written
+// before captures recorded allocations).
+func judgeAllocs(t TestingT, check, sides string, base, current *profile.Profile) bool {
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
+	rep, ok, err := CheckAllocs(base, current)
+	switch {
+	case err != nil:
+		t.Errorf("perfassert.%s: allocations: %s", check, textfmt.Lines(err.Error()))
+		return false
+	case !ok:
+		if _, has, _ := AllocProfile(current); has {
+			logf(t, "perfassert.%s: no allocation verdict: the baseline holds no allocations (written before captures recorded them); rewrite it with %s=1 to judge allocations too (%s)", check, UpdateEnv, sides)
+		}
+		return true
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Errorf("perfassert.%s: allocations: %v", check, err)
+		return false
+	}
+	if rep.Failed() {
+		t.Errorf("perfassert.%s: allocations regressed (%s):\n%s", check, sides, strings.TrimRight(b.String(), "\n"))
+		return false
+	}
+	logf(t, "perfassert.%s: %s (%s)", check, rep.Summary(), sides)
+	return true
 }
