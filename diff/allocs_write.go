@@ -60,7 +60,7 @@ func plural(n int, one, many string) string {
 
 // allocText is "3 objects, 96B".
 func allocText(c AllocCount) string {
-	return textfmt.Count(round2(c.Objects)) + " " + plural(int(c.Objects*100), "object", "objects") + ", " + textfmt.Bytes(round2(c.Bytes))
+	return textfmt.Count(round2(c.Objects)) + " " + objectsWord(round2(c.Objects)) + ", " + textfmt.Bytes(round2(c.Bytes))
 }
 
 // allocChange is "+1 object, +16B".
@@ -72,7 +72,14 @@ func allocChange(base, head AllocCount) string {
 		}
 		return ""
 	}
-	return sign(d.Objects) + textfmt.Count(d.Objects) + " " + plural(int(d.Objects*100), "object", "objects") + ", " + sign(d.Bytes) + textfmt.Bytes(d.Bytes)
+	return sign(d.Objects) + textfmt.Count(d.Objects) + " " + objectsWord(d.Objects) + ", " + sign(d.Bytes) + textfmt.Bytes(d.Bytes)
+}
+
+func objectsWord(v float64) string {
+	if v == 1 || v == -1 {
+		return "object"
+	}
+	return "objects"
 }
 
 func round2(v float64) float64 {

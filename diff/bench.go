@@ -101,6 +101,8 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 			row.Verdict = New
 		case !inH:
 			row.Verdict = Gone
+		case exactBenchUnit(k.unit):
+			exactBenchVerdict(&row, DefaultAllocTolerance)
 		default:
 			var c benchmath.Comparison
 			row.Test, c = s.compareRuns(b, h)
