@@ -51,16 +51,16 @@ func allocProfile(stacks map[string][2]int64) *profile.Profile {
 func TestCompareAllocsExact(t *testing.T) {
 	only := regexp.MustCompile(`^m\.`)
 	base := allocProfile(map[string][2]int64{
-		"m.parse@10;m.run@3":                {200, 6400},
+		"m.parse@10;m.run@3":                 {200, 6400},
 		"strings.Clone@5;m.parse@11;m.run@3": {100, 800},
-		"m.run@4":                           {100, 1600},
-		"runtime.malg@1":                    {7, 700}, // no module frame: not judged
+		"m.run@4":                            {100, 1600},
+		"runtime.malg@1":                     {7, 700}, // no module frame: not judged
 	})
 	head := allocProfile(map[string][2]int64{
-		"m.parse@10;m.run@3":                {200, 6400},
+		"m.parse@10;m.run@3":                 {200, 6400},
 		"strings.Clone@5;m.parse@11;m.run@3": {100, 800},
-		"m.parse@12;m.run@3":                {100, 1600},
-		"m.run@4":                           {100, 1600},
+		"m.parse@12;m.run@3":                 {100, 1600},
+		"m.run@4":                            {100, 1600},
 	})
 	bt, err := diff.AllocTableOf(base, 100, only)
 	if err != nil {
