@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/google/pprof/profile"
 )
@@ -58,7 +59,13 @@ type AllocTable struct {
 	// Judged is every allocation attributed to a judged function; All is
 	// every allocation of the profile.
 	Judged, All AllocCount
+	// Stacks are the allocations by call path (function names, outermost
+	// first, joined by stackSep), for the flame graph.
+	Stacks map[string]AllocCount
 }
+
+// stackSep joins the names of a call path in AllocTable.Stacks.
+const stackSep = "\x00"
 
 // ErrSampledAllocs is returned by AllocTableOf for an allocation profile
 // that sampled allocations (Period above one byte): its values are
@@ -94,7 +101,7 @@ func AllocTableOf(p *profile.Profile, work float64, only *regexp.Regexp) (*Alloc
 	if p.Period > 1 {
 		return nil, fmt.Errorf("%w (one sample per %d bytes)", ErrSampledAllocs, p.Period)
 	}
-	t := &AllocTable{Work: work, Funcs: map[string]*AllocFunc{}}
+	t := &AllocTable{Work: work, Funcs: map[string]*AllocFunc{}, Stacks: map[string]AllocCount{}}
 	type frame struct {
 		name, line string
 	}
@@ -121,6 +128,12 @@ func AllocTableOf(p *profile.Profile, work float64, only *regexp.Regexp) (*Alloc
 				frames = append(frames, frame{ln.Function.Name, ln.Function.Filename + ":" + strconv.FormatInt(ln.Line, 10)})
 			}
 		}
+		names := make([]string, len(frames))
+		for i, f := range frames {
+			names[len(frames)-1-i] = f.name
+		}
+		k := strings.Join(names, stackSep)
+		t.Stacks[k] = t.Stacks[k].add(c, 1)
 		self := -1
 		for i, f := range frames {
 			if only == nil || only.MatchString(f.name) {
@@ -166,12 +179,15 @@ func (t *AllocTable) fn(name string) *AllocFunc {
 // such as a sync.Pool emptied once more in the shorter run) is kept: it is
 // what the runs measured.
 func (t *AllocTable) Minus(u *AllocTable) *AllocTable {
-	out := &AllocTable{Work: t.Work - u.Work, Funcs: map[string]*AllocFunc{},
+	out := &AllocTable{Work: t.Work - u.Work, Funcs: map[string]*AllocFunc{}, Stacks: map[string]AllocCount{},
 		Judged: t.Judged.add(u.Judged, -1), All: t.All.add(u.All, -1)}
 	for _, side := range []struct {
 		t *AllocTable
 		k float64
 	}{{t, 1}, {u, -1}} {
+		for k, c := range side.t.Stacks {
+			out.Stacks[k] = out.Stacks[k].add(c, side.k)
+		}
 		for name, f := range side.t.Funcs {
 			g := out.fn(name)
 			g.Self = g.Self.add(f.Self, side.k)
@@ -260,6 +276,8 @@ type AllocReport struct {
 	Head  AllocCount `json:"head"`
 	Rows  []AllocRow `json:"functions"`
 	Notes []string   `json:"notes,omitempty"`
+
+	base, head *AllocTable // for the flame graph
 }
 
 // CompareAllocs compares two exact allocation tables per unit of work. A
@@ -270,7 +288,7 @@ type AllocReport struct {
 // regressions first, then by how much self allocations grew. unit names
 // the work ("iteration", "op").
 func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *AllocReport {
-	r := &AllocReport{Unit: unit, Exact: true, Tolerance: tol}
+	r := &AllocReport{Unit: unit, Exact: true, Tolerance: tol, base: base, head: head}
 	per := func(t *AllocTable, f *AllocFunc) AllocPer {
 		if f == nil {
 			return AllocPer{}

@@ -135,6 +135,10 @@ func TestCompareAllocsExact(t *testing.T) {
 	if err := rep.WriteHTML(&html); err != nil || !strings.Contains(html.String(), "m.parse") || !strings.Contains(html.String(), "exact") {
 		t.Errorf("HTML (%v) lacks the function or the word exact", err)
 	}
+	// Its flame graph is of bytes, m.parse marked regressed.
+	if !strings.Contains(html.String(), `"unit":"bytes"`) || !regexp.MustCompile(`"marks":\{[^}]*"regressed"`).MatchString(html.String()) {
+		t.Errorf("HTML: no flame graph of bytes with m.parse marked")
+	}
 
 	// A sampled heap profile is not exact: refused.
 	base.Period = 512 * 1024

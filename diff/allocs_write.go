@@ -201,8 +201,9 @@ func (r *AllocReport) WriteJSON(w io.Writer) error {
 }
 
 // WriteHTML writes the report as one self-contained HTML page: the
-// verdict, the tolerance, and the table of functions with their changed
-// lines.
+// verdict, the tolerance, the table of functions with their changed lines
+// and, when the report was made by CompareAllocs, a differential flame
+// graph of the bytes allocated per unit of work by call path.
 func (r *AllocReport) WriteHTML(w io.Writer) error {
 	page := &htmlreport.Report{
 		Title:     "hotbudget allocations",
@@ -239,6 +240,10 @@ func (r *AllocReport) WriteHTML(w io.Writer) error {
 	}
 	if hidden > 0 {
 		page.Table.Note = fmt.Sprintf("%d unchanged %s not shown", hidden, plural(hidden, "function", "functions"))
+	}
+	page.Tree = r.allocFlameTree()
+	if page.Tree != nil {
+		page.Details = append(page.Details, "flame graph: bytes allocated per "+r.unitWord()+" by call path (width), the change of each frame's bytes (colour)")
 	}
 	return htmlreport.Write(w, page)
 }

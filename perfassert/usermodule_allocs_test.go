@@ -272,7 +272,8 @@ func TestMeasureAllocBaseline(t *testing.T) {
 	if o := kvRun(t, dir, "kv.test", true); !o.passed {
 		t.Fatalf("recording the baseline failed:\n%s", o.text)
 	}
-	t.Logf("baseline recorded in %v", time.Since(start).Round(time.Millisecond))
+	written, _ := filepath.Glob(filepath.Join(dir, "testdata", "*"))
+	t.Logf("baseline %v recorded in %v", written, time.Since(start).Round(time.Millisecond))
 	for _, c := range []struct {
 		name, bin string
 		runs      int

@@ -122,6 +122,7 @@ type recordOpts struct {
 	target      time.Duration // --benchtime DURATION
 	out         string
 	html        string // also write the functions' HTML report here
+	allocsHTML  string // and the allocations' here
 	keep        bool
 	pkgs        []string
 	procs       int // -test.cpu: the GOMAXPROCS suffix of benchmark names
@@ -141,6 +142,7 @@ func (c *cli) record(args []string) int {
 	fs.StringVar(&o.out, "out", "", "write base/ and head/ under this `directory` (default: a new temporary directory)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the worktrees and test binaries (their directory is printed)")
 	fs.BoolVar(&o.noAllocs, "no-allocs", false, "skip the allocation runs (two a side per benchmark at -test.memprofilerate=1) and their exact verdicts")
+	fs.StringVar(&o.allocsHTML, "allocs-html", "", "also write the allocations' HTML report (table, differential flame graph of bytes per op) of the first benchmark whose allocations regressed, else the first, to `file`")
 	fs.StringVar(&o.html, "html", "", "also write the functions' HTML report (flame graph, explanations) to `file`")
 	format := newChoice("text", "text", "markdown", "json")
 	fs.Var(format, "format", "output `text|markdown|json`")
@@ -238,7 +240,15 @@ func (c *cli) record(args []string) int {
 		}
 		r.progress("wrote the HTML report of %s to %s", top.Name, o.html)
 	}
-	return c.recordReport(res, funcs, benches, compareAllocs(res.allocs), format.value)
+	allocs := compareAllocs(res.allocs)
+	if o.allocsHTML != "" && len(allocs) > 0 {
+		top := orderedAllocs(allocs)[0]
+		if err := writeFileAtomic(o.allocsHTML, func(f *os.File) error { return top.WriteHTML(f) }); err != nil {
+			return c.inputErr("record", err)
+		}
+		r.progress("wrote the allocations' HTML report of %s to %s", top.Name, o.allocsHTML)
+	}
+	return c.recordReport(res, funcs, benches, allocs, format.value)
 }
 
 // recordResult is what record measured.

@@ -171,7 +171,11 @@ func TestRecordAllocations(t *testing.T) {
 
 	args := []string{"--runs", "1", "--benchtime", "100ms"}
 	out := filepath.Join(t.TempDir(), "perf")
-	changed := recordIn(t, dir, append(args, "--out", out, "HEAD~2", "HEAD~1")...)
+	page := filepath.Join(t.TempDir(), "allocs.html")
+	changed := recordIn(t, dir, append(args, "--out", out, "--allocs-html", page, "HEAD~2", "HEAD~1")...)
+	if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), "example.com/alloc.split") || !strings.Contains(string(html), `"unit":"bytes"`) {
+		t.Errorf("--allocs-html: %v; want a page with split and a flame graph of bytes", err)
+	}
 	if changed.code != exitFail || !strings.Contains(changed.stdout, "allocations per op (exact), 1 benchmark: 1 with functions allocating more (example.com/alloc BenchmarkSplit)") ||
 		!strings.Contains(changed.stdout, "regressed  example.com/alloc.split: self 100 objects, 2.34KiB -> 200 objects, 4.69KiB (+100 objects, +2.34KiB)") ||
 		!regexp.MustCompile(`\n +alloc.go:27: 0 objects, 0B -> 100 objects, 2.34KiB`).MatchString(changed.stdout) || !regexp.MustCompile(`101\.0 allocs/op ± ∞ +201\.0 allocs/op ± ∞ +\+99\.01% +exact +regressed`).MatchString(changed.stdout) {

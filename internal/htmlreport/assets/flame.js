@@ -104,6 +104,12 @@
       return (p !== 0 && Math.abs(p) < 0.01 ? p.toFixed(4) : p.toFixed(2)) + '%';
     }
     if (D.unit === 'x') return v.toFixed(3) + 'x';
+    if (D.unit === 'bytes') {
+      const b = Math.abs(v);
+      if (b >= 1048576) return (v / 1048576).toFixed(2) + 'MiB';
+      if (b >= 1024) return (v / 1024).toFixed(2) + 'KiB';
+      return (Math.round(v * 100) / 100) + 'B';
+    }
     const a = Math.abs(v);
     if (a >= 1e9) return (v / 1e9).toFixed(3) + 's';
     if (a >= 1e6) return (v / 1e6).toFixed(2) + 'ms';
