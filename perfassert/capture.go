@@ -194,6 +194,23 @@ func Precision(relErr float64) CaptureOption {
 // `go test -cpuprofile`), CaptureProfile runs nothing and returns an error
 // wrapping ErrProfilerBusy at once: a process has one CPU profile and its
 // data cannot be shared.
+//
+// After its CPU samples, a capture records fn's allocations exactly (unless
+// NoAllocs): it runs fn again, up to 1000 times or for about 250ms, with
+// runtime.MemProfileRate = 1, restored after, so that every allocation is
+// recorded with its stack, and keeps the allocations whose stacks go
+// through fn on the calling goroutine; what parallel tests allocate
+// meanwhile is not counted. Allocations of goroutines fn starts are not
+// counted either (heap profiles carry no labels to tell them by). This
+// phase runs alone: captures taking CPU samples finish first, and captures
+// that start meanwhile wait, since recording every allocation slows them.
+// (Under `go test -memprofile` the test's own heap profile then mixes the
+// two rates.) The allocations travel inside the returned profile, which
+// keeps its CPU samples as they are: AllocProfile reads them, MaxAllocs,
+// MaxAllocBytes and their total variants check them per iteration, and
+// MatchBaseline and NoRegression judge them exactly (CheckAllocs). The
+// runtime counts tiny allocations (under 16 bytes, without pointers) by
+// the 16-byte blocks they share, as its heap profiles do.
 func CaptureProfile(fn func(), opts ...CaptureOption) (*profile.Profile, error) {
 	p, _, err := captureProfile(fn, opts)
 	return p, err
