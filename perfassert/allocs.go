@@ -53,13 +53,11 @@ import (
 var memPhase sync.RWMutex
 
 // Allocation phase length: allocIterations iterations of the function, or
-// fewer when they take more than allocMaxWall (at least allocMinIterations
-// while within allocHardWall).
+// fewer when they take more than allocMaxWall or a quarter of the capture's
+// MaxDuration (at least one).
 const (
-	allocIterations    = 1000
-	allocMinIterations = 10
-	allocMaxWall       = 250 * time.Millisecond
-	allocHardWall      = 2 * time.Second
+	allocIterations = 1000
+	allocMaxWall    = 250 * time.Millisecond
 )
 
 // allocPrefix starts the profile comment that holds a capture's
@@ -70,17 +68,17 @@ const allocPrefix = "hotbudget allocs: "
 // read from a comment (a baseline is untrusted input).
 const maxAllocProfile = 64 << 20
 
-// allocLoop runs fn n times, stopping early after min iterations once
-// deadline has passed or after one iteration past hard; it returns the
-// iterations run. Its frame marks the allocations of the phase.
+// allocLoop runs fn n times, or until deadline has passed (at least
+// once), and returns the iterations run. Its frame marks the allocations
+// of the phase.
 //
 //go:noinline
-func allocLoop(fn func(), n, min int, deadline, hard time.Time) int {
+func allocLoop(fn func(), n int, deadline time.Time) int {
 	i := 0
 	for i < n {
 		fn()
 		i++
-		if now := time.Now(); i >= min && now.After(deadline) || now.After(hard) {
+		if time.Now().After(deadline) {
 			break
 		}
 	}
@@ -94,19 +92,22 @@ var allocLoopName = funcName(allocLoop)
 // alloc_space of every allocation fn made on the calling goroutine, its
 // frames from fn's leafward, with a hotbudget record of one run whose work
 // is the iterations run.
-func captureAllocs(fn func(), fnName, name string) (*profile.Profile, error) {
+func captureAllocs(fn func(), fnName, name string, maxDuration time.Duration) (*profile.Profile, error) {
 	memPhase.Lock()
 	defer memPhase.Unlock()
 	old := runtime.MemProfileRate
 	runtime.MemProfileRate = 1
 	defer func() { runtime.MemProfileRate = old }()
-	before, err := allocsNow()
+	// Before: no collection needed, since every earlier allocation on a
+	// stack through allocLoop was published by the collection that ended
+	// its phase.
+	before, err := allocsNow(false)
 	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	n := allocLoop(fn, allocIterations, allocMinIterations, start.Add(allocMaxWall), start.Add(allocHardWall))
-	after, err := allocsNow()
+	n := allocLoop(fn, allocIterations, start.Add(min(allocMaxWall, maxDuration/4)))
+	after, err := allocsNow(true)
 	if err != nil {
 		return nil, err
 	}
@@ -117,10 +118,13 @@ func captureAllocs(fn func(), fnName, name string) (*profile.Profile, error) {
 	return p, nil
 }
 
-// allocsNow is the process's allocation profile as of now: a garbage
-// collection publishes the allocations made so far (runtime.MemProfile).
-func allocsNow() (*profile.Profile, error) {
-	runtime.GC()
+// allocsNow is the process's allocation profile as of now; with gc, a
+// garbage collection first publishes the allocations made so far
+// (runtime.MemProfile publishes them at the end of a collection).
+func allocsNow(gc bool) (*profile.Profile, error) {
+	if gc {
+		runtime.GC()
+	}
 	var b bytes.Buffer
 	if err := pprof.Lookup("allocs").WriteTo(&b, 0); err != nil {
 		return nil, fmt.Errorf("perfassert: reading the allocation profile: %w", err)

@@ -99,6 +99,12 @@ func TestCaptureRecordsAllocationsExactly(t *testing.T) {
 			t.Errorf("allocations of %s counted; only the captured function's were expected", f)
 		}
 	}
+	// A second capture of the same function counts its own phase only:
+	// the allocation profile is a difference of the process's.
+	p2 := perfassert.Capture(t, allocTwice, perfassert.MaxDuration(200*time.Millisecond), perfassert.MinRuns(2))
+	if n2, objects2, _ := capturedAllocs(t, p2); objects2[twice] != n2 || objects2[three] != 6*n2 {
+		t.Errorf("second capture: allocTwice %d, allocThree %d objects in %d iterations, want 1 and 6 an iteration", objects2[twice], objects2[three], n2)
+	}
 	// The CPU samples are as before: no allocation sample type.
 	for _, st := range p.SampleType {
 		if strings.HasPrefix(st.Type, "alloc") {

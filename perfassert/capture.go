@@ -196,7 +196,8 @@ func Precision(relErr float64) CaptureOption {
 // data cannot be shared.
 //
 // After its CPU samples, a capture records fn's allocations exactly (unless
-// NoAllocs): it runs fn again, up to 1000 times or for about 250ms, with
+// NoAllocs): it runs fn again, up to 1000 times or for about 250ms (a
+// quarter of MaxDuration at most; fn runs at least once), with
 // runtime.MemProfileRate = 1, restored after, so that every allocation is
 // recorded with its stack, and keeps the allocations whose stacks go
 // through fn on the calling goroutine; what parallel tests allocate
@@ -290,7 +291,7 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	}
 	if !c.noAllocs {
 		// Then the function's allocations, exactly (see captureAllocs).
-		ap, err := captureAllocs(fn, s.fnName, c.name)
+		ap, err := captureAllocs(fn, s.fnName, c.name, c.maxDuration)
 		if err != nil {
 			return nil, nil, err
 		}
