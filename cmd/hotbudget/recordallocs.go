@@ -39,13 +39,19 @@ const (
 	allocMaxIters = 1000
 )
 
-// allocIters is N for leaf l's allocation runs.
+// allocGCLimit is the heap size at which the allocation runs collect
+// garbage (GOMEMLIMIT; GOGC is off).
+const allocGCLimit = "1GiB"
+
+// allocIters is N for leaf l's allocation runs: at least 2, since with
+// -test.benchtime=1x go test runs its first run of one op alone, and the
+// difference of the 1x and 2x runs would be two ops, not one.
 func allocIters(l leaf) int64 {
 	n := int64(allocMaxIters)
 	if l.nsOp > 0 {
 		n = min(n, int64(float64(allocWall)/l.nsOp))
 	}
-	return max(n, 1)
+	return max(n, 2)
 }
 
 // allocResult is one benchmark's allocations per op on both sides.
@@ -100,9 +106,25 @@ func (r *recorder) allocsPerOp(ctx context.Context, s *recSide, l leaf, n int64,
 	for i, iters := range []int64{n, 2 * n} {
 		raw := filepath.Join(dir, fmt.Sprintf("mem%d.pprof", i))
 		what := fmt.Sprintf("%s %s at %s %s (allocations, %d ops)", l.pkg, l.name, s.name, s.rev, iters)
-		if _, err := r.runBinary(ctx, s, b, "-test.bench", l.pattern(), "-test.benchtime", fmt.Sprintf("%dx", iters),
-			"-test.count", "1", "-test.memprofilerate", "1", "-test.memprofile", raw); err != nil {
-			return nil, err
+		cmd, stdout, stderr := r.benchCmd(ctx, b, "-test.bench", l.pattern(), "-test.benchtime", fmt.Sprintf("%dx", iters),
+			"-test.count", "1", "-test.memprofilerate", "1", "-test.memprofile", raw)
+		// No garbage collection below allocGCLimit: a sync.Pool is emptied
+		// by collections, which come as the process allocates and then
+		// refill it, a different number of times in each run (fastjson's
+		// parser pool moved an unchanged benchmark by 17 objects an op).
+		// GODEBUG's memprofilerate sets the rate before package
+		// initialisation: -test.memprofilerate is applied only once the
+		// tests' flags are parsed, and what init allocated before is
+		// sampled at the default rate, differently in every run (a file
+		// fastjson's tests read in init moved an unchanged benchmark by
+		// 3KiB an op).
+		godebug := "memprofilerate=1"
+		if v := os.Getenv("GODEBUG"); v != "" {
+			godebug = v + "," + godebug
+		}
+		cmd.Env = append(os.Environ(), "GOGC=off", "GOMEMLIMIT="+allocGCLimit, "GODEBUG="+godebug)
+		if err := cmd.Run(); err != nil {
+			return nil, benchFailed(ctx, s, b, err, stdout, stderr)
 		}
 		f, err := os.Open(raw)
 		if err != nil {
@@ -120,15 +142,18 @@ func (r *recorder) allocsPerOp(ctx context.Context, s *recSide, l leaf, n int64,
 				fn.Filename = filepath.ToSlash(rel)
 			}
 		}
-		// Work: the iterations asked and go test's first run of one.
+		// Work: the iterations asked and go test's first run of one op
+		// (none with b.Loop: only the difference of the two runs counts).
 		if tables[i], err = diff.AllocTableOf(p, float64(iters+1), only); err != nil {
 			return nil, fmt.Errorf("the allocation profile of %s: %w", what, err)
 		}
 		long = p
 	}
+	// The ops of the 2N run: 2N in a b.Loop, one more in a loop over b.N
+	// (go test's first run of one op); the record does not say which.
 	meta.Set(long, meta.Record{
-		Name:  fmt.Sprintf("%s %s at %s %s, allocations of %d ops", l.pkg, l.name, s.name, s.rev, 2*n+1),
-		Build: s.build, Race: s.race, WorkUnit: "op", Runs: []meta.Run{{Work: float64(2*n + 1)}},
+		Name:  fmt.Sprintf("%s %s at %s %s, allocations of %d ops (-test.benchtime=%dx, -test.memprofilerate=1)", l.pkg, l.name, s.name, s.rev, 2*n, 2*n),
+		Build: s.build, Race: s.race,
 	})
 	path := filepath.Join(s.out, filepath.FromSlash(l.pkg), unsafeName.ReplaceAllString(l.name, "_")+".allocs.pb.gz")
 	if err := writeProfile(path, long); err != nil {
