@@ -12,6 +12,7 @@ import (
 	"maps"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -58,6 +59,7 @@ var memPhase sync.RWMutex
 const (
 	allocIterations = 1000
 	allocMaxWall    = 250 * time.Millisecond
+	allocGCHeadroom = 1 << 30 // heap growth allowed without a collection
 )
 
 // allocPrefix starts the profile comment that holds a capture's
@@ -98,6 +100,20 @@ func captureAllocs(fn func(), fnName, name string, maxDuration time.Duration) (*
 	old := runtime.MemProfileRate
 	runtime.MemProfileRate = 1
 	defer func() { runtime.MemProfileRate = old }()
+	// No garbage collection during the phase (below 1GiB more heap, or
+	// the program's own memory limit): a sync.Pool is emptied by
+	// collections, which come as the whole process allocates, parallel
+	// tests included, and the function would then allocate its pooled
+	// objects anew a different number of times in each capture.
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	limit := debug.SetMemoryLimit(-1)
+	debug.SetMemoryLimit(min(limit, int64(min(ms.HeapAlloc, 1<<50))+allocGCHeadroom))
+	gc := debug.SetGCPercent(-1)
+	defer func() {
+		debug.SetGCPercent(gc)
+		debug.SetMemoryLimit(limit)
+	}()
 	// Before: no collection needed, since every earlier allocation on a
 	// stack through allocLoop was published by the collection that ended
 	// its phase.

@@ -201,7 +201,9 @@ func Precision(relErr float64) CaptureOption {
 // runtime.MemProfileRate = 1, restored after, so that every allocation is
 // recorded with its stack, and keeps the allocations whose stacks go
 // through fn on the calling goroutine; what parallel tests allocate
-// meanwhile is not counted. Allocations of goroutines fn starts are not
+// meanwhile is not counted. The garbage collector is off during the phase
+// (up to 1GiB more heap), so that a sync.Pool fn uses is not emptied a
+// different number of times in each capture. Allocations of goroutines fn starts are not
 // counted either (heap profiles carry no labels to tell them by). This
 // phase runs alone: captures taking CPU samples finish first, and captures
 // that start meanwhile wait, since recording every allocation slows them.
