@@ -481,6 +481,9 @@ type leaf struct {
 	pkg, name string
 	iters     int64   // calibrated iterations
 	nsOp      float64 // wall-clock time per operation when calibrated
+	// bytesOp and allocsOp are what an operation allocated when
+	// calibrated (-test.benchmem).
+	bytesOp, allocsOp float64
 	// overhead is the wall-clock time of one run beyond its timed
 	// iterations: starting the test binary, the benchmark's setup, its
 	// first one-iteration round, writing the profile.
@@ -771,6 +774,8 @@ type benchResult struct {
 	name  string // without the GOMAXPROCS suffix
 	iters int64
 	nsOp  float64 // wall-clock time per operation
+	// Allocations per op (-test.benchmem): bytes and objects.
+	bytesOp, allocsOp float64
 }
 
 // parseBench reads the benchmark results in out.
@@ -790,7 +795,9 @@ func (r *recorder) parseBench(out []byte) []benchResult {
 			} else {
 				ns, _ = rec.Value("ns/op")
 			}
-			res = append(res, benchResult{name, int64(rec.Iters), ns})
+			b, _ := rec.Value("B/op")
+			a, _ := rec.Value("allocs/op")
+			res = append(res, benchResult{name, int64(rec.Iters), ns, b, a})
 		}
 	}
 	return res
@@ -823,7 +830,7 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 				overhead[pkg] = (time.Since(t1) - time.Duration(timed)) / time.Duration(len(results))
 			}
 			for _, res := range results {
-				l := leaf{pkg: pkg, name: res.name, iters: res.iters, nsOp: res.nsOp}
+				l := leaf{pkg: pkg, name: res.name, iters: res.iters, nsOp: res.nsOp, bytesOp: res.bytesOp, allocsOp: res.allocsOp}
 				s.leaves[l.key()] = true
 				if byKey[l.key()] == nil {
 					byKey[l.key()] = &l
@@ -857,7 +864,7 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 		}
 		for _, res := range r.parseBench(out) {
 			if res.name == l.name {
-				l.iters, l.nsOp = res.iters, res.nsOp
+				l.iters, l.nsOp, l.bytesOp, l.allocsOp = res.iters, res.nsOp, res.bytesOp, res.allocsOp
 			}
 		}
 	}

@@ -31,12 +31,16 @@ import (
 // function that allocates more per op beyond diff.DefaultAllocTolerance
 // regressed, with no statistics and no runs to repeat.
 
-// allocWall is about how long one allocation run of a benchmark lasts at
-// most, by its calibrated time per op (allocations at rate 1 cost more:
-// a stack walk each), and allocMaxIters the most iterations it runs.
+// Bounds of one allocation run of a benchmark, by what an op took when
+// calibrated: allocWall of its time per op; allocMaxRecords allocations
+// (each recorded with a stack walk at rate 1: about a microsecond);
+// allocMaxBytes bytes allocated (no collection: GOGC is off); at most
+// allocMaxIters ops.
 const (
-	allocWall     = 200 * time.Millisecond
-	allocMaxIters = 1000
+	allocWall       = 200 * time.Millisecond
+	allocMaxRecords = 1_000_000
+	allocMaxBytes   = 128 << 20
+	allocMaxIters   = 1000
 )
 
 // allocGCLimit is the heap size at which the allocation runs collect
@@ -50,6 +54,12 @@ func allocIters(l leaf) int64 {
 	n := int64(allocMaxIters)
 	if l.nsOp > 0 {
 		n = min(n, int64(float64(allocWall)/l.nsOp))
+	}
+	if l.allocsOp > 0 {
+		n = min(n, int64(allocMaxRecords/l.allocsOp))
+	}
+	if l.bytesOp > 0 {
+		n = min(n, int64(allocMaxBytes/l.bytesOp))
 	}
 	return max(n, 2)
 }
