@@ -184,4 +184,18 @@ func TestBenchAllocsExact(t *testing.T) {
 	if r := got["sec/op"]; r.Verdict != diff.Unchanged || r.Test == "exact" {
 		t.Errorf("sec/op from one run: %s (test %s), want unchanged, statistical", r.Verdict, r.Test)
 	}
+
+	// Runs of a side that disagree (6 and 10 allocs/op: a pool refilled
+	// after collections) are no exact count: judged statistically, with
+	// a warning; two runs a side cannot be significant.
+	base = "BenchmarkX-2 \t 1000\t 500 ns/op\t 6 allocs/op\nBenchmarkX-2 \t 1000\t 500 ns/op\t 6 allocs/op\n"
+	head = "BenchmarkX-2 \t 1000\t 500 ns/op\t 9 allocs/op\nBenchmarkX-2 \t 1000\t 500 ns/op\t 10 allocs/op\n"
+	if rep, err = diff.CompareBench(strings.NewReader(base), strings.NewReader(head)); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Rows {
+		if r.Unit == "allocs/op" && (r.Test == "exact" || r.Verdict != diff.Unchanged || len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "varies between runs (9 to 10)")) {
+			t.Errorf("allocs/op 6,6 -> 9,10: %s, test %s, warnings %q; want unchanged, statistical, a warning", r.Verdict, r.Test, r.Warnings)
+		}
+	}
 }
