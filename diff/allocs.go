@@ -217,21 +217,38 @@ type AllocTolerance struct {
 	// ones.
 	Relative float64 `json:"relative"`
 	Bytes    float64 `json:"bytes"`
+	// Once is what a run may allocate once without it counting as a
+	// cost per unit of work, divided by the run's work and added to the
+	// tolerance (default 16 objects and 16KiB): a pooled object allocated
+	// anew, a reused slice grown (a parser's cache, 9KiB once, moved an
+	// unchanged benchmark of 166 ops by 54 bytes an op). CompareAllocs
+	// applies it with the smaller side's work; a run of few units of work
+	// therefore tolerates more per unit.
+	Once AllocCount `json:"once"`
 }
 
 // DefaultAllocTolerance is CompareAllocs' tolerance when none is given.
-var DefaultAllocTolerance = AllocTolerance{Objects: 0.5, Relative: 0.01, Bytes: 8}
+var DefaultAllocTolerance = AllocTolerance{Objects: 0.5, Relative: 0.01, Bytes: 8, Once: AllocCount{Objects: 16, Bytes: 16 << 10}}
 
-// grew reports whether head exceeds base beyond the tolerance.
-func (tol AllocTolerance) grew(base, head AllocCount) bool {
-	return head.Objects-base.Objects > tol.Objects ||
-		head.Bytes-base.Bytes > max(tol.Bytes, tol.Relative*base.Bytes)
+// grew reports whether head exceeds base beyond the tolerance, for runs of
+// work units of work (0: no Once term).
+func (tol AllocTolerance) grew(base, head AllocCount, work float64) bool {
+	var once AllocCount
+	if work > 0 {
+		once = AllocCount{}.add(tol.Once, 1/work)
+	}
+	return head.Objects-base.Objects > tol.Objects+once.Objects ||
+		head.Bytes-base.Bytes > max(tol.Bytes, tol.Relative*base.Bytes)+once.Bytes
 }
 
 // String says the tolerance in words.
 func (tol AllocTolerance) String() string {
-	return fmt.Sprintf("more than %s objects or more than %s bytes (or %.3g%% of them) per unit of work",
+	s := fmt.Sprintf("more than %s objects or more than %s bytes (or %.3g%% of them) per unit of work",
 		strconv.FormatFloat(tol.Objects, 'g', -1, 64), strconv.FormatFloat(tol.Bytes, 'g', -1, 64), 100*tol.Relative)
+	if tol.Once != (AllocCount{}) {
+		s += fmt.Sprintf(", plus %s objects and %s bytes a run over the run's units of work", strconv.FormatFloat(tol.Once.Objects, 'g', -1, 64), strconv.FormatFloat(tol.Once.Bytes, 'g', -1, 64))
+	}
+	return s
 }
 
 // AllocRow is one function's allocations per unit of work on both sides.
@@ -270,6 +287,9 @@ type AllocReport struct {
 	// Exact is always true: the values are counts, not estimates.
 	Exact     bool           `json:"exact"`
 	Tolerance AllocTolerance `json:"tolerance"`
+	// Work is the units of work of the smaller side's run, over which
+	// Tolerance.Once is spread.
+	Work float64 `json:"work"`
 	// Base and Head are every allocation of the judged functions per
 	// unit of work.
 	Base  AllocCount `json:"base"`
@@ -297,7 +317,9 @@ func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *All
 	}
 	r.Base = AllocCount{}.add(base.Judged, 1/base.Work)
 	r.Head = AllocCount{}.add(head.Judged, 1/head.Work)
-	grewAll := tol.grew(r.Base, r.Head)
+	work := min(base.Work, head.Work)
+	r.Work = work
+	grewAll := tol.grew(r.Base, r.Head, work)
 	names := map[string]bool{}
 	for n := range base.Funcs {
 		names[n] = true
@@ -311,14 +333,14 @@ func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *All
 		switch {
 		case bf == nil || bf.Total == (AllocCount{}):
 			row.Verdict = New
-			if grewAll && tol.grew(AllocCount{}, row.Head.Self) {
+			if grewAll && tol.grew(AllocCount{}, row.Head.Self, work) {
 				row.Verdict = Regressed
 			}
 		case hf == nil || hf.Total == (AllocCount{}):
 			row.Verdict = Gone
-		case tol.grew(row.Base.Self, row.Head.Self):
+		case tol.grew(row.Base.Self, row.Head.Self, work):
 			row.Verdict = Regressed
-		case tol.grew(row.Head.Self, row.Base.Self):
+		case tol.grew(row.Head.Self, row.Base.Self, work):
 			row.Verdict = Improved
 		default:
 			row.Verdict = Unchanged

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/hotbudget/hotbudget/internal/htmlreport"
@@ -117,7 +118,14 @@ func (r *AllocReport) shown() (rows []AllocRow, hidden int) {
 
 // tolText says the tolerance.
 func (r *AllocReport) tolText() string {
-	return fmt.Sprintf("exact counts (runtime.MemProfileRate = 1), no statistics: a function regressed when its own allocations per %s grew by %s", r.unitWord(), strings.TrimSuffix(r.Tolerance.String(), " per unit of work"))
+	tol := r.Tolerance
+	s := fmt.Sprintf("exact counts (runtime.MemProfileRate = 1), no statistics: a function regressed when its own allocations per %s grew by more than %s objects or more than %s bytes (or %.3g%% of them)",
+		r.unitWord(), strconv.FormatFloat(tol.Objects, 'g', -1, 64), strconv.FormatFloat(tol.Bytes, 'g', -1, 64), 100*tol.Relative)
+	if tol.Once != (AllocCount{}) && r.Work > 0 {
+		s += fmt.Sprintf(", plus what a run may allocate once (%s objects, %s) over its %s %ss",
+			strconv.FormatFloat(tol.Once.Objects, 'g', -1, 64), textfmt.Bytes(tol.Once.Bytes), textfmt.Count(r.Work), r.unitWord())
+	}
+	return s
 }
 
 // WriteText writes the report as plain text: the verdict, the tolerance,

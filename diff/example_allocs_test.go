@@ -31,7 +31,7 @@ func ExampleCompareAllocs() {
 	rep.WriteText(os.Stdout)
 	// Output:
 	// allocations per iteration (exact): 1 function allocates more: m.parse (2 objects, 32B -> 3 objects, 48B); all judged functions: 3 objects, 40B -> 4 objects, 56B
-	// exact counts (runtime.MemProfileRate = 1), no statistics: a function regressed when its own allocations per iteration grew by more than 0.5 objects or more than 8 bytes (or 1% of them)
+	// exact counts (runtime.MemProfileRate = 1), no statistics: a function regressed when its own allocations per iteration grew by more than 0.5 objects or more than 8 bytes (or 1% of them), plus what a run may allocate once (16 objects, 16KiB) over its 100 iterations
 	//   regressed  m.parse: self 2 objects, 32B -> 3 objects, 48B (+1 object, +16B); total 2 objects, 32B -> 3 objects, 48B
 	//       m.parse.go:12: 2 objects, 32B -> 3 objects, 48B (+1 object, +16B)
 	//   unchanged  m.run: self 1 object, 8B -> 1 object, 8B (0 objects, 0B); total 3 objects, 40B -> 4 objects, 56B
