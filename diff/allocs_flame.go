@@ -11,8 +11,8 @@ import (
 // comparison: every call path's bytes per unit of work on both sides
 // (widths add up), each frame's change the relative change of its total
 // bytes, counted (Significant) when its self bytes moved beyond the
-// tolerance; the functions with a verdict are marked. Exact values: no
-// p-values (P and Q NaN).
+// tolerance; the functions with a verdict are marked. Exact values: P and
+// Q are 0 for every frame (no statistics: a count is certain).
 func (r *AllocReport) allocFlameTree() *htmlreport.Tree {
 	if r.base == nil || r.head == nil {
 		return nil
@@ -35,7 +35,9 @@ func (r *AllocReport) allocFlameTree() *htmlreport.Tree {
 	tol := r.Tolerance
 	t := b.Tree(flameMaxNodes, func(id int32, n *htmlreport.Node) {
 		bv, hv := b.Values(id)
-		n.P, n.Q = math.NaN(), math.NaN()
+		// Every frame is "tested": its values are counts, certain (p 0),
+		// and its change counts when beyond the tolerance.
+		n.P, n.Q = 0, 0
 		switch {
 		case bv.Total > 0:
 			n.Change = hv.Total/bv.Total - 1

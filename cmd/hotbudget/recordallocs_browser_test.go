@@ -12,8 +12,8 @@ import (
 
 // TestHTMLAllocsInBrowser opens the allocations' HTML report (record
 // --allocs-html) in Chromium: the differential flame graph of bytes per op
-// draws its frames, marks the function that allocates more, shows values
-// in bytes, and the page reports no error.
+// draws its frames, marks the function that allocates more and colours it
+// red, and the page reports no error.
 func TestHTMLAllocsInBrowser(t *testing.T) {
 	inRepoRoot(t)
 	table := func(extra float64) *diff.AllocTable {
@@ -47,6 +47,10 @@ func TestHTMLAllocsInBrowser(t *testing.T) {
 	f := p.frame("example.com/m.parse")
 	if f.W <= 0 {
 		t.Errorf("parse's frame has width %v", f.W)
+	}
+	// Its bytes grew 50%, beyond the tolerance: drawn red.
+	if c := p.pixel(f.X+f.W/2, f.Y+f.H/2); c[0] < c[2]+80 {
+		t.Errorf("parse's frame is coloured %v, want red", c)
 	}
 	p.screenshot("testdata/html/allocs.png")
 	p.noErrors()

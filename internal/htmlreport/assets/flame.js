@@ -481,8 +481,9 @@
       const c = k / 10, a = Math.sqrt(Math.min(Math.abs(c) / 0.5, 1));
       grad.push('hsl(' + (c > 0 ? 2 : 212) + ',' + (15 + 70 * a).toFixed(0) + '%,' + (90 - 32 * a).toFixed(0) + '%)');
     }
-    legend.innerHTML = '<span class="key">faster −50%</span><span class="bar" style="background:linear-gradient(90deg,' + grad.join(',') + ')"></span><span class="key">+50% slower</span>' +
-      '<span class="key">· colour = change of ' + esc(D.metric) + ' time, faded within noise</span>' +
+    const bytes = D.unit === 'bytes';  // an allocation comparison: exact bytes, no noise
+    legend.innerHTML = '<span class="key">' + (bytes ? 'less' : 'faster') + ' −50%</span><span class="bar" style="background:linear-gradient(90deg,' + grad.join(',') + ')"></span><span class="key">+50% ' + (bytes ? 'more' : 'slower') + '</span>' +
+      '<span class="key">· colour = change of ' + (bytes ? 'bytes allocated, faded within the tolerance' : esc(D.metric) + ' time, faded within noise') + '</span>' +
       '<span class="key">· <span class="sw" style="border:2px solid #a40e26"></span>▲ regressed function</span>' +
       '<span class="key"><span class="sw" style="background:rgb(230,0,230)"></span>match</span>';
   } else {
