@@ -832,9 +832,13 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 			for _, res := range results {
 				l := leaf{pkg: pkg, name: res.name, iters: res.iters, nsOp: res.nsOp, bytesOp: res.bytesOp, allocsOp: res.allocsOp}
 				s.leaves[l.key()] = true
-				if byKey[l.key()] == nil {
+				if k := byKey[l.key()]; k == nil {
 					byKey[l.key()] = &l
 					order = append(order, l.key())
+				} else {
+					// What an op allocates bounds the allocation runs:
+					// the larger side's.
+					k.bytesOp, k.allocsOp = max(k.bytesOp, l.bytesOp), max(k.allocsOp, l.allocsOp)
 				}
 			}
 		}

@@ -32,13 +32,14 @@ import (
 // regressed, with no statistics and no runs to repeat.
 
 // Bounds of one allocation run of a benchmark, by what an op took when
-// calibrated: allocWall of its time per op; allocMaxRecords allocations
-// (each recorded with a stack walk at rate 1: about a microsecond);
+// calibrated (on either side: the most an op allocated): allocWall of its
+// time per op; allocMaxRecords allocations (each recorded with a stack walk
+// at rate 1: several microseconds on a busy machine);
 // allocMaxBytes bytes allocated (no collection: GOGC is off); at most
 // allocMaxIters ops.
 const (
 	allocWall       = 200 * time.Millisecond
-	allocMaxRecords = 1_000_000
+	allocMaxRecords = 300_000
 	allocMaxBytes   = 128 << 20
 	// Many ops, so that what happens once in a run (a pooled object
 	// allocated anew, a reused slice grown: fastjson's parser cache, 23KB
@@ -120,8 +121,15 @@ func (r *recorder) allocsPerOp(ctx context.Context, s *recSide, l leaf, n int64,
 	for i, iters := range []int64{n, 2 * n} {
 		raw := filepath.Join(dir, fmt.Sprintf("mem%d.pprof", i))
 		what := fmt.Sprintf("%s %s at %s %s (allocations, %d ops)", l.pkg, l.name, s.name, s.rev, iters)
+		// One P (-test.cpu 1, after benchCmd's): b.RunParallel then runs
+		// one goroutine, and a sync.Pool has one local pool, so that which
+		// goroutine finds a pooled object is not left to the scheduler
+		// (fastjson's parser pool gave a fresh parser, 4,000 objects, to
+		// one run in five at GOMAXPROCS 2). What an op allocates does not
+		// depend on it; what RunParallel sets up per goroutine cancels in
+		// the difference.
 		cmd, stdout, stderr := r.benchCmd(ctx, b, "-test.bench", l.pattern(), "-test.benchtime", fmt.Sprintf("%dx", iters),
-			"-test.count", "1", "-test.memprofilerate", "1", "-test.memprofile", raw)
+			"-test.count", "1", "-test.memprofilerate", "1", "-test.memprofile", raw, "-test.cpu", "1")
 		// No garbage collection below allocGCLimit: a sync.Pool is emptied
 		// by collections, which come as the process allocates and then
 		// refill it, a different number of times in each run (fastjson's
