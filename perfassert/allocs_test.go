@@ -13,23 +13,23 @@ import (
 
 type allocBox [4]*int // 32 bytes, with pointers: never a tiny allocation
 
-var allocSink []*allocBox
+var allocSink, besideSink []*allocBox
 
 // allocThree allocates three 32-byte objects a call, on three lines.
 //
 //go:noinline
-func allocThree() {
-	allocSink = append(allocSink[:0], new(allocBox))
-	allocSink = append(allocSink, new(allocBox))
-	allocSink[0] = new(allocBox)
+func allocThree(sink *[]*allocBox) {
+	*sink = append((*sink)[:0], new(allocBox))
+	*sink = append(*sink, new(allocBox))
+	(*sink)[0] = new(allocBox)
 }
 
 // allocTwice calls allocThree twice and allocates one object itself.
 //
 //go:noinline
 func allocTwice() {
-	allocThree()
-	allocThree()
+	allocThree(&allocSink)
+	allocThree(&allocSink)
 	allocSink[0] = new(allocBox)
 }
 
@@ -71,7 +71,7 @@ func TestCaptureRecordsAllocationsExactly(t *testing.T) {
 			case <-stop:
 				return
 			default:
-				allocThree()
+				allocThree(&besideSink)
 			}
 		}
 	}()
