@@ -6,8 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/hotbudget/hotbudget/diff"
-	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"io"
 	"maps"
 	"regexp"
@@ -18,6 +16,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/meta"

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
