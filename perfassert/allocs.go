@@ -17,11 +17,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hotbudget/hotbudget/diff"
-	"github.com/hotbudget/hotbudget/internal/textfmt"
-
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // How a capture records allocations.

@@ -12,11 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hotbudget/hotbudget/internal/textfmt"
-
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // Allocations in record.
