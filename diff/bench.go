@@ -101,6 +101,9 @@ func CompareBench(base, head io.Reader, opts ...Option) (*Report, error) {
 			row.Verdict = New
 		case !inH:
 			row.Verdict = Gone
+		case exactBenchUnit(k.unit) && exactBenchVerdict(&row, b, h, DefaultAllocTolerance):
+			// Judged exactly; runs that disagree fall through to the
+			// statistics, with a warning on the row.
 		default:
 			var c benchmath.Comparison
 			row.Test, c = s.compareRuns(b, h)

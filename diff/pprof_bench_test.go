@@ -89,7 +89,7 @@ func TestCompareBench(t *testing.T) {
 	got := map[string]diff.Verdict{}
 	for _, row := range r.Rows {
 		got[row.Name+" "+row.Unit] = row.Verdict
-		if row.Test != "mann-whitney" && row.Verdict != diff.New && row.Verdict != diff.Gone {
+		if exact := row.Unit == "B/op" || row.Unit == "allocs/op"; exact != (row.Test == "exact") || !exact && row.Test != "mann-whitney" && row.Verdict != diff.New && row.Verdict != diff.Gone {
 			t.Errorf("%s: test %s", row.Name, row.Test)
 		}
 	}
@@ -119,7 +119,7 @@ func TestCompareBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, row := range r.Rows {
-		if row.Test != "welch-t" {
+		if row.Test != "welch-t" && row.Test != "exact" {
 			t.Errorf("AssumeNormal: %s %s: test %s", row.Name, row.Unit, row.Test)
 		}
 		if want := got[row.Name+" "+row.Unit]; row.Verdict != want {

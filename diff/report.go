@@ -345,8 +345,11 @@ func (r *Report) change(row Row) string {
 }
 
 func pString(row Row) string {
-	if row.Test == "none" {
+	switch row.Test {
+	case "none":
 		return "-"
+	case "exact": // B/op, allocs/op: counts, no p-value (exactBenchVerdict)
+		return "exact"
 	}
 	return fmtP(row.P)
 }

@@ -36,6 +36,8 @@ type captureConfig struct {
 	// Set by the options, to tell a default from a choice.
 	hzSet, minSamplesSet, precisionSet, maxDurationSet, samplerSet bool
 
+	noAllocs bool // NoAllocs: no allocation phase
+
 	sampler string // samplerPerf or samplerPprof once resolved
 	refused error  // why perf events were not used, when they were not asked against
 }
@@ -126,6 +128,13 @@ func Rate(hz int) CaptureOption {
 	})
 }
 
+// NoAllocs leaves out the capture's allocation phase (see CaptureProfile):
+// the profile then holds CPU samples only, and MaxAllocs and MatchBaseline
+// have no allocations to judge in it.
+func NoAllocs() CaptureOption {
+	return captureFunc(func(c *captureConfig) { c.noAllocs = true })
+}
+
 // CaptureName names the captured profile in failure text (default: "capture
 // of " and the test's name, or "capture").
 func CaptureName(name string) CaptureOption {
@@ -185,6 +194,26 @@ func Precision(relErr float64) CaptureOption {
 // `go test -cpuprofile`), CaptureProfile runs nothing and returns an error
 // wrapping ErrProfilerBusy at once: a process has one CPU profile and its
 // data cannot be shared.
+//
+// After its CPU samples, a capture records fn's allocations exactly (unless
+// NoAllocs): it runs fn again, up to 1000 times or for about 250ms (a
+// quarter of MaxDuration at most; fn runs at least once), with
+// runtime.MemProfileRate = 1, restored after, so that every allocation is
+// recorded with its stack, and keeps the allocations whose stacks go
+// through fn on the calling goroutine; what parallel tests allocate
+// meanwhile is not counted. The garbage collector is off during the phase
+// (up to 1GiB more heap), so that a sync.Pool fn uses is not emptied a
+// different number of times in each capture. Allocations of goroutines fn starts are not
+// counted either (heap profiles carry no labels to tell them by). This
+// phase runs alone: captures taking CPU samples finish first, and captures
+// that start meanwhile wait, since recording every allocation slows them.
+// (Under `go test -memprofile` the test's own heap profile then mixes the
+// two rates.) The allocations travel inside the returned profile, which
+// keeps its CPU samples as they are: AllocProfile reads them, MaxAllocs,
+// MaxAllocBytes and their total variants check them per iteration, and
+// MatchBaseline and NoRegression judge them exactly (CheckAllocs). The
+// runtime counts tiny allocations (under 16 bytes, without pointers) by
+// the 16-byte blocks they share, as its heap profiles do.
 func CaptureProfile(fn func(), opts ...CaptureOption) (*profile.Profile, error) {
 	p, _, err := captureProfile(fn, opts)
 	return p, err
@@ -255,27 +284,22 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	}
 	s := &session{cfg: c, fn: fn, fnName: funcName(fn),
 		verdict: make(chan bool, 1), admitted: make(chan error, 1), finished: make(chan struct{})}
-	if err := coord.join(s); err != nil {
+	if err := s.sampleCPU(); err != nil {
 		return nil, nil, err
-	}
-	returned := false
-	defer func() {
-		if !returned { // fn panicked or called runtime.Goexit (t.FailNow)
-			coord.leave(s)
-		}
-	}()
-	pprof.Do(context.Background(), pprof.Labels(captureLabel, s.id, meta.LabelRun, "1"), s.run)
-	returned = true
-	<-s.finished
-	if s.err != nil {
-		return nil, nil, s.err
-	}
-	if s.perfErr != nil {
-		return nil, nil, fmt.Errorf("perfassert: the perf sampler on the capturing thread: %w", s.perfErr)
 	}
 	p, err := s.assemble()
 	if err != nil {
 		return nil, nil, err
+	}
+	if !c.noAllocs {
+		// Then the function's allocations, exactly (see captureAllocs).
+		ap, err := captureAllocs(fn, s.fnName, c.name, c.maxDuration)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := attachAllocs(p, ap); err != nil {
+			return nil, nil, err
+		}
 	}
 	// The samples and the CPU time they stand for: the whole profile's
 	// table, as every check reads it.
@@ -304,6 +328,33 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	}
 	st.sampler = samplerText(c, delivered)
 	return p, st, nil
+}
+
+// sampleCPU takes the capture's CPU samples: the runs of fn under the
+// coordinator's profiler, with no allocation phase running meanwhile
+// (memPhase).
+func (s *session) sampleCPU() error {
+	memPhase.RLock()
+	defer memPhase.RUnlock()
+	if err := coord.join(s); err != nil {
+		return err
+	}
+	returned := false
+	defer func() {
+		if !returned { // fn panicked or called runtime.Goexit (t.FailNow)
+			coord.leave(s)
+		}
+	}()
+	pprof.Do(context.Background(), pprof.Labels(captureLabel, s.id, meta.LabelRun, "1"), s.run)
+	returned = true
+	<-s.finished
+	if s.err != nil {
+		return s.err
+	}
+	if s.perfErr != nil {
+		return fmt.Errorf("perfassert: the perf sampler on the capturing thread: %w", s.perfErr)
+	}
+	return nil
 }
 
 // String is Capture's log line: what the capture holds and what it cost.

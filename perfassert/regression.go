@@ -47,7 +47,9 @@ func NoRegression(t TestingT, base, current *profile.Profile, opts ...diff.Optio
 		t.Errorf("perfassert.NoRegression: current: %v", err)
 		return false
 	}
-	return reportRegression(t, "NoRegression", "base = baseline"+runsNote(bs)+", head = current"+runsNote(cs), bs, cs, opts)
+	cpu := reportRegression(t, "NoRegression", "base = baseline"+runsNote(bs)+", head = current"+runsNote(cs), bs, cs, opts)
+	allocs := judgeAllocs(t, "NoRegression", "base = baseline, head = current", base, current)
+	return cpu && allocs
 }
 
 // runsNote is " (N runs)" for a side of several runs.
@@ -333,6 +335,14 @@ func updating() bool {
 // missing baseline fails with the command that creates it. The baseline may
 // be any format the loaders read.
 //
+// Allocations are judged too, exactly (see CheckAllocs): when both the
+// baseline and current hold the allocations Capture records, a function of
+// the module whose allocations per iteration grew beyond
+// diff.DefaultAllocTolerance fails the assertion, on any machine, without
+// statistics, in a report of its own beside the CPU verdicts. A baseline
+// written before captures recorded allocations gets no allocation verdict,
+// and a note saying so.
+//
 // The whole program's time per iteration (the report's headline) is shown
 // but not judged: a baseline was recorded on another day, often on another
 // machine, and its time per iteration measures the hardware and its load
@@ -389,15 +399,19 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 	}
 	opts = append([]diff.Option{diff.WithoutHeadline()}, opts...)
 	sides := "base = " + path + runsNote(bs) + ", head = current" + runsNote(cs)
-	rep, err := CheckRegression(bs, cs, opts...)
-	if err != nil {
-		failRegression(t, "MatchBaseline", sides, err)
-		return false
-	}
-	if note := thinBaseline(path, rep, bs, cs); note != "" {
-		logf(t, "perfassert.MatchBaseline: %s", note)
-	}
-	return reportReport(t, "MatchBaseline", sides, "function", rep)
+	cpu := func() bool {
+		rep, err := CheckRegression(bs, cs, opts...)
+		if err != nil {
+			failRegression(t, "MatchBaseline", sides, err)
+			return false
+		}
+		if note := thinBaseline(path, rep, bs, cs); note != "" {
+			logf(t, "perfassert.MatchBaseline: %s", note)
+		}
+		return reportReport(t, "MatchBaseline", sides, "function", rep)
+	}()
+	allocs := judgeAllocs(t, "MatchBaseline", "base = "+path+", head = current", base, current)
+	return cpu && allocs
 }
 
 // thinBaseline says when a baseline is too thin for the comparison: the

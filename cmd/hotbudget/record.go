@@ -70,6 +70,17 @@ false-discovery rate but within five times it) are listed first and never
 fail. The diff flags below apply to the functions; --alpha, --assume and
 --min-change to the benchmarks too.
 
+Allocations are judged exactly: after the CPU runs, every benchmark runs
+twice more a side with -test.memprofilerate=1 (every allocation recorded
+with its stack), with N and 2N iterations; their difference is what N ops
+allocate, function by function, with what the benchmark allocates outside
+its loop cancelled. A function of the gate whose allocations per op grew
+by more than half an object or more than 8 bytes and 1% (a count, not an
+estimate: no statistics, no runs to repeat) regressed, and the report
+names the lines that allocate more. B/op and allocs/op of the benchmarks
+are judged the same way; time stays statistical. --no-allocs skips the
+allocation runs.
+
 Time: each benchmark runs about --benchtime per run and side, plus the
 start of its test binary and its setup (about 1.3 s a run on a module of
 46 benchmarks), and is calibrated once (about two --benchtime). record
@@ -82,6 +93,7 @@ Written under --out:
 	base/bench.txt           the benchmark output of every run
 	base/cpu-N.pb.gz         run N's CPU profile, all benchmarks merged (not judged)
 	base/PKG/NAME.N.pb.gz    run N's CPU profile of one benchmark
+	base/PKG/NAME.allocs.pb.gz  the allocation profile of one benchmark (2N+1 ops, exact)
 	head/...                 the same for HEAD
 
 Every profile records the work it did in hotbudget's metadata (a benchmark's
@@ -110,10 +122,13 @@ type recordOpts struct {
 	target      time.Duration // --benchtime DURATION
 	out         string
 	html        string // also write the functions' HTML report here
+	allocsHTML  string // and the allocations' here
 	keep        bool
 	pkgs        []string
 	procs       int // -test.cpu: the GOMAXPROCS suffix of benchmark names
 	budget      time.Duration
+	gate        *regexp.Regexp // --gate or --module: the functions whose allocations are judged (nil: the module's)
+	noAllocs    bool           // --no-allocs
 }
 
 func (c *cli) record(args []string) int {
@@ -126,6 +141,8 @@ func (c *cli) record(args []string) int {
 	fs.DurationVar(&o.budget, "budget", 15*time.Minute, "fit the runs into this `duration`: when the estimate after calibration is longer, every benchmark runs fewer iterations (0: no limit)")
 	fs.StringVar(&o.out, "out", "", "write base/ and head/ under this `directory` (default: a new temporary directory)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the worktrees and test binaries (their directory is printed)")
+	fs.BoolVar(&o.noAllocs, "no-allocs", false, "skip the allocation runs (two a side per benchmark at -test.memprofilerate=1) and their exact verdicts")
+	fs.StringVar(&o.allocsHTML, "allocs-html", "", "also write the allocations' HTML report (table, differential flame graph of bytes per op) of the first benchmark whose allocations regressed, else the first, to `file`")
 	fs.StringVar(&o.html, "html", "", "also write the functions' HTML report (flame graph, explanations) to `file`")
 	format := newChoice("text", "text", "markdown", "json")
 	fs.Var(format, "format", "output `text|markdown|json`")
@@ -183,6 +200,12 @@ func (c *cli) record(args []string) int {
 	// time per op would. --mode and --anchor, applied after, override it.
 	opts = append([]diff.Option{diff.WithMode(diff.Absolute)}, opts...)
 	o.procs = runtime.GOMAXPROCS(0)
+	switch {
+	case d.gate != "":
+		o.gate, _ = regexp.Compile(d.gate) // checked by d.options
+	case d.module != "":
+		o.gate = modulePattern([]string{d.module})
+	}
 
 	ctx, stop := signalContext(context.Background())
 	r := &recorder{c: c, o: o}
@@ -217,7 +240,15 @@ func (c *cli) record(args []string) int {
 		}
 		r.progress("wrote the HTML report of %s to %s", top.Name, o.html)
 	}
-	return c.recordReport(res, funcs, benches, format.value)
+	allocs := compareAllocs(res.allocs)
+	if o.allocsHTML != "" && len(allocs) > 0 {
+		top := orderedAllocs(allocs)[0]
+		if err := writeFileAtomic(o.allocsHTML, func(f *os.File) error { return top.WriteHTML(f) }); err != nil {
+			return c.inputErr("record", err)
+		}
+		r.progress("wrote the allocations' HTML report of %s to %s", top.Name, o.allocsHTML)
+	}
+	return c.recordReport(res, funcs, benches, allocs, format.value)
 }
 
 // recordResult is what record measured.
@@ -227,6 +258,7 @@ type recordResult struct {
 	pairs                []diff.Pair // per benchmark both sides have: its runs' profiles
 	modules              []string    // the module(s) record ran in (go list -m)
 	baseBench, headBench []byte
+	allocs               []allocResult // per benchmark both sides have: allocations per op, exact
 }
 
 type revision struct {
@@ -290,7 +322,7 @@ func recordSummary(funcs []*diff.Report) string {
 
 // recordReport prints the function and benchmark reports and returns the
 // exit code: 1 when either found a regression.
-func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *diff.Report, format string) int {
+func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *diff.Report, allocs []*diff.AllocReport, format string) int {
 	var err error
 	shown := ordered(funcs)
 	md := func(out *bytes.Buffer) error {
@@ -298,10 +330,13 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *dif
 		w := new(bytes.Buffer)
 		defer func() { out.WriteString(textfmt.LimitMarkdown(w.String(), textfmt.MaxMarkdown)) }()
 		icon := "✅"
-		if slices.ContainsFunc(funcs, (*diff.Report).Failed) {
+		if slices.ContainsFunc(funcs, (*diff.Report).Failed) || allocsFailed(allocs) {
 			icon = "❌"
 		}
 		fmt.Fprintf(w, "## %s hotbudget record: %s\n\n", icon, textfmt.MarkdownEscape(recordSummary(funcs)))
+		if err := writeAllocsMarkdown(w, allocs); err != nil {
+			return err
+		}
 		var quiet []*diff.Report
 		for _, r := range shown {
 			if !r.Failed() && len(r.NearMisses()) == 0 && len(funcs) > 1 {
@@ -325,7 +360,7 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *dif
 	}
 	switch format {
 	case "json":
-		err = writeRecordJSON(c.stdout, res, funcs, benches)
+		err = writeRecordJSON(c.stdout, res, funcs, benches, allocs)
 	case "markdown":
 		var b bytes.Buffer
 		if err = md(&b); err == nil {
@@ -340,7 +375,14 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *dif
 			}
 		}
 		if err == nil {
-			fmt.Fprintf(c.stdout, "\n%s\n\nbenchmarks:\n", recordSummary(funcs))
+			err = writeAllocsText(c.stdout, allocs)
+		}
+		if err == nil {
+			fmt.Fprintf(c.stdout, "\n%s\n", recordSummary(funcs))
+			if len(allocs) > 0 {
+				fmt.Fprintf(c.stdout, "%s\n", textfmt.Line(allocsSummary(allocs)))
+			}
+			fmt.Fprintf(c.stdout, "\nbenchmarks:\n")
 			err = benches.WriteText(c.stdout)
 		}
 	}
@@ -355,7 +397,7 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *dif
 	if err := c.reportGitHub(md, anns); err != nil {
 		return c.inputErr("record", err)
 	}
-	if slices.ContainsFunc(funcs, (*diff.Report).Failed) || len(benches.Regressions()) > 0 {
+	if slices.ContainsFunc(funcs, (*diff.Report).Failed) || len(benches.Regressions()) > 0 || allocsFailed(allocs) {
 		return exitFail
 	}
 	return exitOK
@@ -364,18 +406,20 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *dif
 // writeRecordJSON writes every report in one object:
 //
 //	{
-//	  "schema": "hotbudget.record/v2",
+//	  "schema": "hotbudget.record/v3",
 //	  "base": {"revision": "origin/main", "commit": "0123..."},
 //	  "head": {"revision": ".", "commit": ""},   // "" for the working tree
 //	  "out": "perf",                              // where the profiles are
 //	  "functions": [{hotbudget.diff/v2 report, "name": "PKG BenchmarkX"}, ...],
-//	  "benchmarks": {hotbudget.bench/v2 report}
+//	  "benchmarks": {hotbudget.bench/v2 report},
+//	  "allocations": [{diff.AllocReport, "name": "PKG BenchmarkX", "exact": true}, ...]
 //	}
 //
 // v2 differs from v1: functions is one report per benchmark, named, in the
 // order the text report shows them (failing first), instead of one report
-// of the merged profiles.
-func writeRecordJSON(w io.Writer, res *recordResult, funcs []*diff.Report, benches *diff.Report) error {
+// of the merged profiles. v3 adds allocations: each benchmark's functions'
+// allocations per op, exact, failing first (absent with --no-allocs).
+func writeRecordJSON(w io.Writer, res *recordResult, funcs []*diff.Report, benches *diff.Report, allocs []*diff.AllocReport) error {
 	fs := make([]json.RawMessage, 0, len(funcs))
 	for _, r := range ordered(funcs) {
 		var f bytes.Buffer
@@ -391,13 +435,14 @@ func writeRecordJSON(w io.Writer, res *recordResult, funcs []*diff.Report, bench
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		Schema     string            `json:"schema"`
-		Base       revision          `json:"base"`
-		Head       revision          `json:"head"`
-		Out        string            `json:"out"`
-		Functions  []json.RawMessage `json:"functions"`
-		Benchmarks json.RawMessage   `json:"benchmarks"`
-	}{"hotbudget.record/v2", res.baseRev, res.headRev, res.out, fs, b.Bytes()})
+		Schema      string              `json:"schema"`
+		Base        revision            `json:"base"`
+		Head        revision            `json:"head"`
+		Out         string              `json:"out"`
+		Functions   []json.RawMessage   `json:"functions"`
+		Benchmarks  json.RawMessage     `json:"benchmarks"`
+		Allocations []*diff.AllocReport `json:"allocations,omitempty"`
+	}{"hotbudget.record/v3", res.baseRev, res.headRev, res.out, fs, b.Bytes(), orderedAllocs(allocs)})
 }
 
 // recorder builds, calibrates and runs the benchmarks of two revisions.
@@ -436,6 +481,9 @@ type leaf struct {
 	pkg, name string
 	iters     int64   // calibrated iterations
 	nsOp      float64 // wall-clock time per operation when calibrated
+	// bytesOp and allocsOp are what an operation allocated when
+	// calibrated (-test.benchmem).
+	bytesOp, allocsOp float64
 	// overhead is the wall-clock time of one run beyond its timed
 	// iterations: starting the test binary, the benchmark's setup, its
 	// first one-iteration round, writing the profile.
@@ -596,6 +644,15 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 	if err := r.runAll(ctx, sides, leaves, res); err != nil {
 		return nil, err
 	}
+	if !r.o.noAllocs {
+		gate := r.o.gate
+		if gate == nil && len(res.modules) > 0 {
+			gate = modulePattern(res.modules)
+		}
+		if res.allocs, err = r.recordAllocs(ctx, sides, leaves, gate); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 
@@ -717,6 +774,8 @@ type benchResult struct {
 	name  string // without the GOMAXPROCS suffix
 	iters int64
 	nsOp  float64 // wall-clock time per operation
+	// Allocations per op (-test.benchmem): bytes and objects.
+	bytesOp, allocsOp float64
 }
 
 // parseBench reads the benchmark results in out.
@@ -736,7 +795,9 @@ func (r *recorder) parseBench(out []byte) []benchResult {
 			} else {
 				ns, _ = rec.Value("ns/op")
 			}
-			res = append(res, benchResult{name, int64(rec.Iters), ns})
+			b, _ := rec.Value("B/op")
+			a, _ := rec.Value("allocs/op")
+			res = append(res, benchResult{name, int64(rec.Iters), ns, b, a})
 		}
 	}
 	return res
@@ -769,11 +830,15 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 				overhead[pkg] = (time.Since(t1) - time.Duration(timed)) / time.Duration(len(results))
 			}
 			for _, res := range results {
-				l := leaf{pkg: pkg, name: res.name, iters: res.iters, nsOp: res.nsOp}
+				l := leaf{pkg: pkg, name: res.name, iters: res.iters, nsOp: res.nsOp, bytesOp: res.bytesOp, allocsOp: res.allocsOp}
 				s.leaves[l.key()] = true
-				if byKey[l.key()] == nil {
+				if k := byKey[l.key()]; k == nil {
 					byKey[l.key()] = &l
 					order = append(order, l.key())
+				} else {
+					// What an op allocates bounds the allocation runs:
+					// the larger side's.
+					k.bytesOp, k.allocsOp = max(k.bytesOp, l.bytesOp), max(k.allocsOp, l.allocsOp)
 				}
 			}
 		}
@@ -803,7 +868,7 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 		}
 		for _, res := range r.parseBench(out) {
 			if res.name == l.name {
-				l.iters, l.nsOp = res.iters, res.nsOp
+				l.iters, l.nsOp, l.bytesOp, l.allocsOp = res.iters, res.nsOp, res.bytesOp, res.allocsOp
 			}
 		}
 	}

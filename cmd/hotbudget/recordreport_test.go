@@ -59,7 +59,7 @@ func TestRecordReportPerBenchmark(t *testing.T) {
 	for _, format := range []string{"text", "markdown", "json"} {
 		var stdout, stderr bytes.Buffer
 		c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-		code := c.recordReport(res, funcs, benches, format)
+		code := c.recordReport(res, funcs, benches, nil, format)
 		out := stdout.String()
 		if code != exitFail {
 			t.Errorf("%s: exit %d, want %d\n%s%s", format, code, exitFail, out, stderr.String())
@@ -93,7 +93,7 @@ func TestRecordReportPerBenchmark(t *testing.T) {
 			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 				t.Fatalf("json: %v\n%s", err, out)
 			}
-			if got.Schema != "hotbudget.record/v2" || len(got.Functions) != 2 || got.Functions[0].Name != "example.com/m BenchmarkA" || !got.Functions[0].Failed {
+			if got.Schema != "hotbudget.record/v3" || len(got.Functions) != 2 || got.Functions[0].Name != "example.com/m BenchmarkA" || !got.Functions[0].Failed {
 				t.Errorf("json: schema %q, %d reports, first %q failed %v", got.Schema, len(got.Functions), got.Functions[0].Name, got.Functions[0].Failed)
 			}
 			for _, row := range got.Functions[0].Functions {

@@ -45,7 +45,8 @@ type Tree struct {
 	// in Head.
 	Diff bool
 	// Unit is how values are shown: "share" (a fraction of the profile),
-	// "ns" (nanoseconds) or "x" (multiples of an anchor's time).
+	// "ns" (nanoseconds), "x" (multiples of an anchor's time) or "bytes"
+	// (an allocation profile's bytes per unit of work).
 	Unit string
 	// Metric is "self" or "total": what Change compares.
 	Metric string

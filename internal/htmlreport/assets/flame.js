@@ -104,6 +104,12 @@
       return (p !== 0 && Math.abs(p) < 0.01 ? p.toFixed(4) : p.toFixed(2)) + '%';
     }
     if (D.unit === 'x') return v.toFixed(3) + 'x';
+    if (D.unit === 'bytes') {
+      const b = Math.abs(v);
+      if (b >= 1048576) return (v / 1048576).toFixed(2) + 'MiB';
+      if (b >= 1024) return (v / 1024).toFixed(2) + 'KiB';
+      return (Math.round(v * 100) / 100) + 'B';
+    }
     return fmtNanos(v);
   }
   // BEGIN fmtNanos: textfmt.Nanos, the one duration format of every
@@ -488,8 +494,9 @@
       const c = k / 10, a = Math.sqrt(Math.min(Math.abs(c) / 0.5, 1));
       grad.push('hsl(' + (c > 0 ? 2 : 212) + ',' + (15 + 70 * a).toFixed(0) + '%,' + (90 - 32 * a).toFixed(0) + '%)');
     }
-    legend.innerHTML = '<span class="key">faster −50%</span><span class="bar" style="background:linear-gradient(90deg,' + grad.join(',') + ')"></span><span class="key">+50% slower</span>' +
-      '<span class="key">· colour = change of ' + esc(D.metric) + ' time, faded within noise</span>' +
+    const bytes = D.unit === 'bytes';  // an allocation comparison: exact bytes, no noise
+    legend.innerHTML = '<span class="key">' + (bytes ? 'less' : 'faster') + ' −50%</span><span class="bar" style="background:linear-gradient(90deg,' + grad.join(',') + ')"></span><span class="key">+50% ' + (bytes ? 'more' : 'slower') + '</span>' +
+      '<span class="key">· colour = change of ' + (bytes ? 'bytes allocated, faded within the tolerance' : esc(D.metric) + ' time, faded within noise') + '</span>' +
       '<span class="key">· <span class="sw" style="border:2px solid #a40e26"></span>▲ regressed function</span>' +
       '<span class="key"><span class="sw" style="background:rgb(230,0,230)"></span>match</span>';
   } else {

@@ -1,0 +1,423 @@
+package diff
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// Exact allocation comparison.
+//
+// An allocation profile recorded with runtime.MemProfileRate = 1 (Capture
+// records one beside its CPU samples; `hotbudget record` runs each
+// benchmark with -memprofilerate=1) counts every allocation its program
+// made: per unit of work, a function's allocations are a fact, not an
+// estimate, and do not depend on the machine or its load. CompareAllocs
+// judges them without statistics: a function whose allocations per unit of
+// work grew beyond AllocTolerance regressed, on any machine, in one run.
+//
+// Sampled allocation profiles (Go's default rate of one sample per 512 KiB,
+// V8's heap sampling) are estimates: Compare judges those statistically,
+// like CPU samples. AllocTableOf refuses them.
+
+// AllocCount is a number of allocations and the bytes they took.
+type AllocCount struct {
+	Objects float64 `json:"objects"`
+	Bytes   float64 `json:"bytes"`
+}
+
+func (a AllocCount) add(b AllocCount, k float64) AllocCount {
+	return AllocCount{Objects: a.Objects + k*b.Objects, Bytes: a.Bytes + k*b.Bytes}
+}
+
+// AllocFunc is what one function allocates: itself (Self: the allocations
+// for which it is the innermost judged frame, so that what it allocates
+// through the standard library or the runtime counts as its own), and with
+// everything it calls (Total, a stack counted once where it recurses), and
+// its self allocations by line ("file:line" of its frame: the line that
+// allocates, or that calls what allocates).
+type AllocFunc struct {
+	Self  AllocCount            `json:"self"`
+	Total AllocCount            `json:"total"`
+	Lines map[string]AllocCount `json:"lines,omitempty"`
+}
+
+// AllocTable is an exact allocation profile summed by function, with the
+// work it did (iterations of a captured function, benchmark ops).
+type AllocTable struct {
+	Work float64 // units of work the profile covers
+	// Funcs are the judged functions (those matching the table's only
+	// expression, or all), by name.
+	Funcs map[string]*AllocFunc
+	// Judged is every allocation attributed to a judged function; All is
+	// every allocation of the profile.
+	Judged, All AllocCount
+	// Stacks are the allocations by call path (function names, outermost
+	// first, joined by stackSep), for the flame graph.
+	Stacks map[string]AllocCount
+}
+
+// stackSep joins the names of a call path in AllocTable.Stacks.
+const stackSep = "\x00"
+
+// ErrSampledAllocs is returned by AllocTableOf for an allocation profile
+// that sampled allocations (Period above one byte): its values are
+// estimates and cannot be judged exactly.
+var ErrSampledAllocs = errors.New("the allocation profile is sampled (runtime.MemProfileRate above 1): its values are estimates, not exact counts")
+
+// AllocTableOf sums p, an allocation profile with sample types
+// alloc_objects and alloc_space recorded at runtime.MemProfileRate = 1
+// (Period 1 or unset), by function. work is the units of work p covers
+// (positive). A sample's self allocations go to its innermost frame whose
+// function only matches (the leaf when only is nil); samples without such
+// a frame count only in All.
+func AllocTableOf(p *profile.Profile, work float64, only *regexp.Regexp) (*AllocTable, error) {
+	if p == nil {
+		return nil, errors.New("nil allocation profile")
+	}
+	if !(work > 0) || math.IsInf(work, 0) {
+		return nil, fmt.Errorf("allocation profile: work %v: want a positive count", work)
+	}
+	oi, bi := -1, -1
+	for i, st := range p.SampleType {
+		switch {
+		case st == nil:
+		case st.Type == "alloc_objects" && st.Unit == "count":
+			oi = i
+		case st.Type == "alloc_space" && st.Unit == "bytes":
+			bi = i
+		}
+	}
+	if oi < 0 || bi < 0 {
+		return nil, errors.New("not an allocation profile: it has no alloc_objects/count and alloc_space/bytes sample types")
+	}
+	if p.Period > 1 {
+		return nil, fmt.Errorf("%w (one sample per %d bytes)", ErrSampledAllocs, p.Period)
+	}
+	t := &AllocTable{Work: work, Funcs: map[string]*AllocFunc{}, Stacks: map[string]AllocCount{}}
+	type frame struct {
+		name, line string
+	}
+	var frames []frame
+	var seen []string
+	for _, s := range p.Sample {
+		if s == nil || len(s.Value) <= max(oi, bi) {
+			continue
+		}
+		c := AllocCount{Objects: float64(s.Value[oi]), Bytes: float64(s.Value[bi])}
+		if c.Objects == 0 && c.Bytes == 0 {
+			continue
+		}
+		t.All = t.All.add(c, 1)
+		frames = frames[:0]
+		for _, l := range s.Location {
+			if l == nil {
+				continue
+			}
+			for _, ln := range l.Line {
+				if ln.Function == nil {
+					continue
+				}
+				frames = append(frames, frame{ln.Function.Name, ln.Function.Filename + ":" + strconv.FormatInt(ln.Line, 10)})
+			}
+		}
+		names := make([]string, len(frames))
+		for i, f := range frames {
+			names[len(frames)-1-i] = f.name
+		}
+		k := strings.Join(names, stackSep)
+		t.Stacks[k] = t.Stacks[k].add(c, 1)
+		self := -1
+		for i, f := range frames {
+			if only == nil || only.MatchString(f.name) {
+				self = i
+				break
+			}
+		}
+		if self < 0 {
+			continue
+		}
+		t.Judged = t.Judged.add(c, 1)
+		fn := t.fn(frames[self].name)
+		fn.Self = fn.Self.add(c, 1)
+		fn.Lines[frames[self].line] = fn.Lines[frames[self].line].add(c, 1)
+		seen = seen[:0]
+		for _, f := range frames[self:] {
+			if only != nil && !only.MatchString(f.name) || slices.Contains(seen, f.name) {
+				continue
+			}
+			seen = append(seen, f.name)
+			g := t.fn(f.name)
+			g.Total = g.Total.add(c, 1)
+		}
+	}
+	return t, nil
+}
+
+func (t *AllocTable) fn(name string) *AllocFunc {
+	f := t.Funcs[name]
+	if f == nil {
+		f = &AllocFunc{Lines: map[string]AllocCount{}}
+		t.Funcs[name] = f
+	}
+	return f
+}
+
+// Minus returns t less u, function by function and line by line, with
+// t.Work - u.Work units of work: the allocations of the work one run did
+// beyond another's. `hotbudget record` takes a benchmark's allocations per
+// op as the difference of two runs of N and 2N ops, which cancels what the
+// benchmark allocates outside its loop (setup, the first run at b.N = 1).
+// A difference below zero (what the garbage collector's timing changes,
+// such as a sync.Pool emptied once more in the shorter run) is kept: it is
+// what the runs measured.
+func (t *AllocTable) Minus(u *AllocTable) *AllocTable {
+	out := &AllocTable{Work: t.Work - u.Work, Funcs: map[string]*AllocFunc{}, Stacks: map[string]AllocCount{},
+		Judged: t.Judged.add(u.Judged, -1), All: t.All.add(u.All, -1)}
+	for _, side := range []struct {
+		t *AllocTable
+		k float64
+	}{{t, 1}, {u, -1}} {
+		for k, c := range side.t.Stacks {
+			out.Stacks[k] = out.Stacks[k].add(c, side.k)
+		}
+		for name, f := range side.t.Funcs {
+			g := out.fn(name)
+			g.Self = g.Self.add(f.Self, side.k)
+			g.Total = g.Total.add(f.Total, side.k)
+			for l, c := range f.Lines {
+				g.Lines[l] = g.Lines[l].add(c, side.k)
+			}
+		}
+	}
+	return out
+}
+
+// AllocTolerance is how much a function's allocations per unit of work may
+// grow before CompareAllocs calls it regressed. Exact counts still move a
+// little in unchanged code: a sync.Pool is emptied by every other garbage
+// collection, and collections come as the whole process allocates (a
+// parallel test allocating beside a capture makes more of them); a slice
+// grown by append reallocates at sizes that depend on how many times the
+// code ran.
+type AllocTolerance struct {
+	// Objects per unit of work (default 0.5: one more allocation per call
+	// of a function called once per unit is caught; a pool refilled once
+	// in a hundred iterations is not).
+	Objects float64 `json:"objects"`
+	// Relative growth of bytes per unit of work, over Bytes (defaults 1%
+	// and 8 bytes): a function that allocates as many objects but larger
+	// ones.
+	Relative float64 `json:"relative"`
+	Bytes    float64 `json:"bytes"`
+	// Once is what a run may allocate once without it counting as a
+	// cost per unit of work, divided by the run's work and added to the
+	// tolerance (default 16 objects and 16KiB): a pooled object allocated
+	// anew, a reused slice grown (a parser's cache, 9KiB once, moved an
+	// unchanged benchmark of 166 ops by 54 bytes an op). CompareAllocs
+	// applies it with the smaller side's work; a run of few units of work
+	// therefore tolerates more per unit.
+	Once AllocCount `json:"once"`
+}
+
+// DefaultAllocTolerance is CompareAllocs' tolerance when none is given.
+var DefaultAllocTolerance = AllocTolerance{Objects: 0.5, Relative: 0.01, Bytes: 8, Once: AllocCount{Objects: 16, Bytes: 16 << 10}}
+
+// grew reports whether head exceeds base beyond the tolerance, for runs of
+// work units of work (0: no Once term).
+func (tol AllocTolerance) grew(base, head AllocCount, work float64) bool {
+	var once AllocCount
+	if work > 0 {
+		once = AllocCount{}.add(tol.Once, 1/work)
+	}
+	return head.Objects-base.Objects > tol.Objects+once.Objects ||
+		head.Bytes-base.Bytes > max(tol.Bytes, tol.Relative*base.Bytes)+once.Bytes
+}
+
+// String says the tolerance in words.
+func (tol AllocTolerance) String() string {
+	s := fmt.Sprintf("more than %s objects or more than %s bytes (or %.3g%% of them) per unit of work",
+		strconv.FormatFloat(tol.Objects, 'g', -1, 64), strconv.FormatFloat(tol.Bytes, 'g', -1, 64), 100*tol.Relative)
+	if tol.Once != (AllocCount{}) {
+		s += fmt.Sprintf(", plus %s objects and %s bytes a run over the run's units of work", strconv.FormatFloat(tol.Once.Objects, 'g', -1, 64), strconv.FormatFloat(tol.Once.Bytes, 'g', -1, 64))
+	}
+	return s
+}
+
+// AllocRow is one function's allocations per unit of work on both sides.
+type AllocRow struct {
+	Name    string   `json:"name"`
+	Verdict Verdict  `json:"verdict"`
+	Base    AllocPer `json:"base"`
+	Head    AllocPer `json:"head"`
+	// Lines are the function's lines whose self allocations changed, the
+	// most grown first (at most allocLines).
+	Lines []AllocLine `json:"lines,omitempty"`
+}
+
+// AllocPer is a function's self and total allocations per unit of work.
+type AllocPer struct {
+	Self  AllocCount `json:"self"`
+	Total AllocCount `json:"total"`
+}
+
+// AllocLine is a line's self allocations per unit of work on both sides.
+type AllocLine struct {
+	Line string     `json:"line"` // file:line
+	Base AllocCount `json:"base"`
+	Head AllocCount `json:"head"`
+}
+
+// allocLines is how many changed lines a row lists.
+const allocLines = 5
+
+// AllocReport is an exact comparison of allocations per unit of work.
+type AllocReport struct {
+	// Name says what was compared (a benchmark, a capture); may be empty.
+	Name string `json:"name,omitempty"`
+	// Unit is the unit of work ("iteration", "op").
+	Unit string `json:"unit"`
+	// Exact is always true: the values are counts, not estimates.
+	Exact     bool           `json:"exact"`
+	Tolerance AllocTolerance `json:"tolerance"`
+	// Work is the units of work of the smaller side's run, over which
+	// Tolerance.Once is spread.
+	Work float64 `json:"work"`
+	// Base and Head are every allocation of the judged functions per
+	// unit of work.
+	Base  AllocCount `json:"base"`
+	Head  AllocCount `json:"head"`
+	Rows  []AllocRow `json:"functions"`
+	Notes []string   `json:"notes,omitempty"`
+
+	base, head *AllocTable // for the flame graph
+}
+
+// CompareAllocs compares two exact allocation tables per unit of work. A
+// function regressed when its self allocations per unit grew beyond tol; a
+// function new in head regressed when it allocates beyond tol and the
+// judged allocations as a whole grew beyond tol too (a renamed function
+// moves its allocations, it does not add any). Rows are ordered
+// regressions first, then by how much self allocations grew. unit names
+// the work ("iteration", "op").
+func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *AllocReport {
+	r := &AllocReport{Unit: unit, Exact: true, Tolerance: tol, base: base, head: head}
+	per := func(t *AllocTable, f *AllocFunc) AllocPer {
+		if f == nil {
+			return AllocPer{}
+		}
+		return AllocPer{Self: AllocCount{}.add(f.Self, 1/t.Work), Total: AllocCount{}.add(f.Total, 1/t.Work)}
+	}
+	r.Base = AllocCount{}.add(base.Judged, 1/base.Work)
+	r.Head = AllocCount{}.add(head.Judged, 1/head.Work)
+	work := min(base.Work, head.Work)
+	r.Work = work
+	grewAll := tol.grew(r.Base, r.Head, work)
+	names := map[string]bool{}
+	for n := range base.Funcs {
+		names[n] = true
+	}
+	for n := range head.Funcs {
+		names[n] = true
+	}
+	for name := range names {
+		bf, hf := base.Funcs[name], head.Funcs[name]
+		row := AllocRow{Name: name, Base: per(base, bf), Head: per(head, hf)}
+		switch {
+		case bf == nil || bf.Total == (AllocCount{}):
+			row.Verdict = New
+			if grewAll && tol.grew(AllocCount{}, row.Head.Self, work) {
+				row.Verdict = Regressed
+			}
+		case hf == nil || hf.Total == (AllocCount{}):
+			row.Verdict = Gone
+		case tol.grew(row.Base.Self, row.Head.Self, work):
+			row.Verdict = Regressed
+		case tol.grew(row.Head.Self, row.Base.Self, work):
+			row.Verdict = Improved
+		default:
+			row.Verdict = Unchanged
+		}
+		row.Lines = changedLines(base, head, bf, hf)
+		r.Rows = append(r.Rows, row)
+	}
+	rank := func(v Verdict) int {
+		switch v {
+		case Regressed:
+			return 0
+		case Improved:
+			return 1
+		case New, Gone:
+			return 2
+		}
+		return 3
+	}
+	slices.SortFunc(r.Rows, func(a, b AllocRow) int {
+		return cmp.Or(cmp.Compare(rank(a.Verdict), rank(b.Verdict)),
+			cmp.Compare(b.Head.Self.Objects-b.Base.Self.Objects, a.Head.Self.Objects-a.Base.Self.Objects),
+			cmp.Compare(b.Head.Self.Bytes-b.Base.Self.Bytes, a.Head.Self.Bytes-a.Base.Self.Bytes),
+			cmp.Compare(b.Head.Total.Bytes, a.Head.Total.Bytes),
+			cmp.Compare(a.Name, b.Name))
+	})
+	return r
+}
+
+// changedLines lists a function's lines whose self allocations per unit
+// changed, the most grown first.
+func changedLines(base, head *AllocTable, bf, hf *AllocFunc) []AllocLine {
+	lines := map[string]*AllocLine{}
+	add := func(t *AllocTable, f *AllocFunc, isHead bool) {
+		if f == nil {
+			return
+		}
+		for l, c := range f.Lines {
+			x := lines[l]
+			if x == nil {
+				x = &AllocLine{Line: l}
+				lines[l] = x
+			}
+			if isHead {
+				x.Head = AllocCount{}.add(c, 1/t.Work)
+			} else {
+				x.Base = AllocCount{}.add(c, 1/t.Work)
+			}
+		}
+	}
+	add(base, bf, false)
+	add(head, hf, true)
+	var out []AllocLine
+	for _, l := range lines {
+		if math.Abs(l.Head.Objects-l.Base.Objects) >= 0.005 || math.Abs(l.Head.Bytes-l.Base.Bytes) >= 0.5 {
+			out = append(out, *l)
+		}
+	}
+	slices.SortFunc(out, func(a, b AllocLine) int {
+		return cmp.Or(cmp.Compare(b.Head.Objects-b.Base.Objects, a.Head.Objects-a.Base.Objects),
+			cmp.Compare(b.Head.Bytes-b.Base.Bytes, a.Head.Bytes-a.Base.Bytes), cmp.Compare(a.Line, b.Line))
+	})
+	if len(out) > allocLines {
+		out = out[:allocLines]
+	}
+	return out
+}
+
+// Regressions returns the rows that regressed.
+func (r *AllocReport) Regressions() []AllocRow {
+	var out []AllocRow
+	for _, row := range r.Rows {
+		if row.Verdict == Regressed {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// Failed reports whether some function's allocations regressed.
+func (r *AllocReport) Failed() bool { return len(r.Regressions()) > 0 }

@@ -1,0 +1,201 @@
+package diff_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/diff"
+)
+
+// allocProfile builds an exact allocation profile from stacks (leaf first,
+// "func@line") with their objects and bytes.
+func allocProfile(stacks map[string][2]int64) *profile.Profile {
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}},
+		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"}, Period: 1,
+	}
+	funcs := map[string]*profile.Function{}
+	for stack, v := range stacks {
+		var locs []*profile.Location
+		for _, fr := range strings.Split(stack, ";") {
+			name, line, _ := strings.Cut(fr, "@")
+			f := funcs[name]
+			if f == nil {
+				f = &profile.Function{ID: uint64(len(funcs) + 1), Name: name, Filename: name + ".go"}
+				funcs[name] = f
+				p.Function = append(p.Function, f)
+			}
+			n := int64(0)
+			for _, c := range line {
+				n = 10*n + int64(c-'0')
+			}
+			l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f, Line: n}}}
+			p.Location = append(p.Location, l)
+			locs = append(locs, l)
+		}
+		p.Sample = append(p.Sample, &profile.Sample{Location: locs, Value: []int64{v[0], v[1]}})
+	}
+	return p
+}
+
+// TestCompareAllocsExact works a comparison out by hand: per 100
+// iterations, m.parse allocates 200 objects itself (2 an iteration) and
+// 100 through strings.Clone (attributed to m.parse, the innermost
+// function of the module), m.run 100; at head m.parse allocates one more
+// object of 16 bytes an iteration, on line 12. Exact data: one run a side
+// decides.
+func TestCompareAllocsExact(t *testing.T) {
+	only := regexp.MustCompile(`^m\.`)
+	base := allocProfile(map[string][2]int64{
+		"m.parse@10;m.run@3":                 {200, 6400},
+		"strings.Clone@5;m.parse@11;m.run@3": {100, 800},
+		"m.run@4":                            {100, 1600},
+		"runtime.malg@1":                     {7, 700}, // no module frame: not judged
+	})
+	head := allocProfile(map[string][2]int64{
+		"m.parse@10;m.run@3":                 {200, 6400},
+		"strings.Clone@5;m.parse@11;m.run@3": {100, 800},
+		"m.parse@12;m.run@3":                 {100, 1600},
+		"m.run@4":                            {100, 1600},
+	})
+	bt, err := diff.AllocTableOf(base, 100, only)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ht, err := diff.AllocTableOf(head, 100, only)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bt.All.Objects != 407 || bt.Judged.Objects != 400 {
+		t.Errorf("base: all %v, judged %v objects; want 407 and 400", bt.All.Objects, bt.Judged.Objects)
+	}
+	rep := diff.CompareAllocs(bt, ht, "iteration", diff.DefaultAllocTolerance)
+	if !rep.Failed() || len(rep.Regressions()) != 1 {
+		t.Fatalf("want m.parse regressed alone: %+v", rep.Rows)
+	}
+	r := rep.Regressions()[0]
+	if r.Name != "m.parse" || r.Base.Self != (diff.AllocCount{Objects: 3, Bytes: 72}) || r.Head.Self != (diff.AllocCount{Objects: 4, Bytes: 88}) {
+		t.Errorf("m.parse row: %+v", r)
+	}
+	if len(r.Lines) != 1 || r.Lines[0].Line != "m.parse.go:12" || r.Lines[0].Head.Objects != 1 {
+		t.Errorf("m.parse's changed lines: %+v, want m.parse.go:12 with 1 object", r.Lines)
+	}
+	for _, row := range rep.Rows {
+		if row.Name == "m.run" && (row.Verdict != diff.Unchanged || row.Head.Total.Objects != 5) {
+			t.Errorf("m.run: %+v, want unchanged, 5 objects in total at head", row)
+		}
+	}
+	// Unchanged: no regression, whatever the work (exact, per iteration).
+	bt2, _ := diff.AllocTableOf(base, 100, only)
+	if rep := diff.CompareAllocs(bt, bt2, "iteration", diff.DefaultAllocTolerance); rep.Failed() {
+		t.Errorf("A/A failed: %+v", rep.Rows)
+	}
+	// Half an object more an iteration is within the tolerance; the
+	// tolerance is per iteration, not per run.
+	half := allocProfile(map[string][2]int64{"m.parse@10;m.run@3": {250, 6400}, "strings.Clone@5;m.parse@11;m.run@3": {100, 800}, "m.run@4": {100, 1600}})
+	ht2, _ := diff.AllocTableOf(half, 100, only)
+	if rep := diff.CompareAllocs(bt, ht2, "iteration", diff.DefaultAllocTolerance); rep.Failed() {
+		t.Errorf("+0.5 objects an iteration regressed: %+v", rep.Regressions())
+	}
+
+	var txt, md, js, html bytes.Buffer
+	if err := rep.WriteText(&txt); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"allocations per iteration (exact): 1 function allocates more: m.parse (3 objects, 72B -> 4 objects, 88B)",
+		"regressed  m.parse: self 3 objects, 72B -> 4 objects, 88B (+1 object, +16B)", "m.parse.go:12: 0 objects, 0B -> 1 object, 16B"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, txt.String())
+		}
+	}
+	if strings.Contains(txt.String(), "ms") || strings.Contains(txt.String(), "µs") {
+		t.Errorf("text shows a time:\n%s", txt.String())
+	}
+	if err := rep.WriteMarkdown(&md); err != nil || !strings.Contains(md.String(), "| `m.parse` | 3 objects, 72B | 4 objects, 88B | +1 object, +16B |") {
+		t.Errorf("markdown (%v):\n%s", err, md.String())
+	}
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Exact     bool
+		Functions []struct {
+			Name    string
+			Verdict string
+			Head    struct{ Self diff.AllocCount }
+		}
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil || !doc.Exact || doc.Functions[0].Name != "m.parse" || doc.Functions[0].Head.Self.Objects != 4 {
+		t.Errorf("JSON (%v): %s", err, js.String())
+	}
+	if err := rep.WriteHTML(&html); err != nil || !strings.Contains(html.String(), "m.parse") || !strings.Contains(html.String(), "exact") {
+		t.Errorf("HTML (%v) lacks the function or the word exact", err)
+	}
+	// Its flame graph is of bytes, m.parse marked regressed.
+	if !strings.Contains(html.String(), `"unit":"bytes"`) || !regexp.MustCompile(`"marks":\{[^}]*"regressed"`).MatchString(html.String()) {
+		t.Errorf("HTML: no flame graph of bytes with m.parse marked")
+	}
+
+	// A sampled heap profile is not exact: refused.
+	base.Period = 512 * 1024
+	if _, err := diff.AllocTableOf(base, 100, only); err == nil || !strings.Contains(err.Error(), "sampled") {
+		t.Errorf("sampled profile: %v", err)
+	}
+}
+
+// TestAllocTableMinus: record's per-op allocations are the difference of
+// two runs, which cancels what a benchmark allocates outside its loop.
+func TestAllocTableMinus(t *testing.T) {
+	short := allocProfile(map[string][2]int64{"m.setup@1;m.Bench@2": {50, 5000}, "m.op@7;m.Bench@3": {101, 1616}})
+	long := allocProfile(map[string][2]int64{"m.setup@1;m.Bench@2": {50, 5000}, "m.op@7;m.Bench@3": {201, 3216}})
+	st, _ := diff.AllocTableOf(short, 101, nil)
+	lt, _ := diff.AllocTableOf(long, 201, nil)
+	d := lt.Minus(st)
+	if d.Work != 100 || d.Funcs["m.op"].Self != (diff.AllocCount{Objects: 100, Bytes: 1600}) || d.Funcs["m.setup"].Self != (diff.AllocCount{}) {
+		t.Errorf("difference: work %v, m.op %+v, m.setup %+v", d.Work, d.Funcs["m.op"].Self, d.Funcs["m.setup"].Self)
+	}
+}
+
+// TestBenchAllocsExact: allocs/op and B/op are counts, judged without
+// statistics: one run a side, 10 -> 11 allocs/op regressed; 1000 -> 1004
+// B/op (0.4%, within the tolerance) unchanged; time, from one run, cannot
+// be judged.
+func TestBenchAllocsExact(t *testing.T) {
+	base := "BenchmarkX-2 \t 1000\t 500 ns/op\t 1000 B/op\t 10 allocs/op\n"
+	head := "BenchmarkX-2 \t 1000\t 900 ns/op\t 1004 B/op\t 11 allocs/op\n"
+	rep, err := diff.CompareBench(strings.NewReader(base), strings.NewReader(head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]diff.Row{}
+	for _, r := range rep.Rows {
+		got[r.Unit] = r
+	}
+	if r := got["allocs/op"]; r.Verdict != diff.Regressed || r.Test != "exact" {
+		t.Errorf("allocs/op 10 -> 11: %s (test %s), want regressed, exact", r.Verdict, r.Test)
+	}
+	if r := got["B/op"]; r.Verdict != diff.Unchanged || r.Test != "exact" {
+		t.Errorf("B/op 1000 -> 1004: %s (test %s), want unchanged, exact", r.Verdict, r.Test)
+	}
+	if r := got["sec/op"]; r.Verdict != diff.Unchanged || r.Test == "exact" {
+		t.Errorf("sec/op from one run: %s (test %s), want unchanged, statistical", r.Verdict, r.Test)
+	}
+
+	// Runs of a side that disagree (6 and 10 allocs/op: a pool refilled
+	// after collections) are no exact count: judged statistically, with
+	// a warning; two runs a side cannot be significant.
+	base = "BenchmarkX-2 \t 1000\t 500 ns/op\t 6 allocs/op\nBenchmarkX-2 \t 1000\t 500 ns/op\t 6 allocs/op\n"
+	head = "BenchmarkX-2 \t 1000\t 500 ns/op\t 9 allocs/op\nBenchmarkX-2 \t 1000\t 500 ns/op\t 10 allocs/op\n"
+	if rep, err = diff.CompareBench(strings.NewReader(base), strings.NewReader(head)); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Rows {
+		if r.Unit == "allocs/op" && (r.Test == "exact" || r.Verdict != diff.Unchanged || len(r.Warnings) == 0 || !strings.Contains(r.Warnings[0], "varies between runs (9 to 10)")) {
+			t.Errorf("allocs/op 6,6 -> 9,10: %s, test %s, warnings %q; want unchanged, statistical, a warning", r.Verdict, r.Test, r.Warnings)
+		}
+	}
+}

@@ -1,0 +1,367 @@
+package perfassert
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
+)
+
+// How a capture records allocations.
+//
+// After its CPU samples, a capture runs its function again for a short
+// allocation phase with runtime.MemProfileRate = 1, so that the runtime
+// records every allocation with its stack (Go 1.26 applies a new rate at
+// the next allocation of every P: no allocation of the phase is missed),
+// and restores the rate after. The allocations are the difference of the
+// process's "allocs" profile (runtime/pprof, published by a garbage
+// collection before each read) after and before the phase, restricted to
+// the stacks that go through the phase's loop (allocLoop) into the
+// function: what parallel tests allocate meanwhile is on other stacks and
+// is not counted. Heap profiles carry no pprof labels, so the allocations
+// of goroutines the function starts cannot be told from other goroutines'
+// and are not counted either.
+//
+// A rate of one costs a stack walk per allocation, which would distort the
+// CPU samples of any capture running at the time: the allocation phase
+// runs alone (memPhase), after the CPU samples of every capture that has
+// started have been taken, and captures that start meanwhile wait for it.
+//
+// The allocations travel inside the captured profile, as one comment
+// holding the gzipped pprof allocation profile in base64 (allocPrefix), so
+// that a baseline written by MatchBaseline carries them and the CPU
+// samples, and every reading of them, stay exactly as they were.
+
+// memPhase serialises allocation phases against CPU captures: a capture
+// holds it for reading while its CPU samples are taken, an allocation
+// phase holds it for writing.
+var memPhase sync.RWMutex
+
+// Allocation phase length: allocIterations iterations of the function, or
+// fewer when they take more than allocMaxWall or a quarter of the capture's
+// MaxDuration (at least one).
+const (
+	allocIterations = 1000
+	allocMaxWall    = 250 * time.Millisecond
+	allocGCHeadroom = 1 << 30 // heap growth allowed without a collection
+)
+
+// allocPrefix starts the profile comment that holds a capture's
+// allocation profile.
+const allocPrefix = "hotbudget allocs: "
+
+// maxAllocProfile bounds the decompressed size of an allocation profile
+// read from a comment (a baseline is untrusted input).
+const maxAllocProfile = 64 << 20
+
+// allocLoop runs fn n times, or until deadline has passed (at least
+// once), and returns the iterations run. Its frame marks the allocations
+// of the phase.
+//
+//go:noinline
+func allocLoop(fn func(), n int, deadline time.Time) int {
+	i := 0
+	for i < n {
+		fn()
+		i++
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	return i
+}
+
+var allocLoopName = funcName(allocLoop)
+
+// captureAllocs runs the allocation phase of a capture of fn (named
+// fnName) and returns its allocation profile: alloc_objects and
+// alloc_space of every allocation fn made on the calling goroutine, its
+// frames from fn's leafward, with a hotbudget record of one run whose work
+// is the iterations run.
+func captureAllocs(fn func(), fnName, name string, maxDuration time.Duration) (*profile.Profile, error) {
+	memPhase.Lock()
+	defer memPhase.Unlock()
+	old := runtime.MemProfileRate
+	runtime.MemProfileRate = 1
+	defer func() { runtime.MemProfileRate = old }()
+	// No garbage collection during the phase (below 1GiB more heap, or
+	// the program's own memory limit): a sync.Pool is emptied by
+	// collections, which come as the whole process allocates, parallel
+	// tests included, and the function would then allocate its pooled
+	// objects anew a different number of times in each capture.
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	limit := debug.SetMemoryLimit(-1)
+	debug.SetMemoryLimit(min(limit, int64(min(ms.HeapAlloc, 1<<50))+allocGCHeadroom))
+	gc := debug.SetGCPercent(-1)
+	defer func() {
+		debug.SetGCPercent(gc)
+		debug.SetMemoryLimit(limit)
+	}()
+	// Before: no collection needed, since every earlier allocation on a
+	// stack through allocLoop was published by the collection that ended
+	// its phase.
+	before, err := allocsNow(false)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	n := allocLoop(fn, allocIterations, start.Add(min(allocMaxWall, maxDuration/4)))
+	after, err := allocsNow(true)
+	if err != nil {
+		return nil, err
+	}
+	p := allocDelta(before, after, fnName)
+	meta.Set(p, meta.Record{Name: name + " (allocations)", Build: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
+		Race: raceEnabled, WorkUnit: "iteration", Runs: []meta.Run{{Work: float64(n)}}})
+	p.TimeNanos, p.DurationNanos = start.UnixNano(), time.Since(start).Nanoseconds()
+	return p, nil
+}
+
+// allocsNow is the process's allocation profile as of now; with gc, a
+// garbage collection first publishes the allocations made so far
+// (runtime.MemProfile publishes them at the end of a collection).
+func allocsNow(gc bool) (*profile.Profile, error) {
+	if gc {
+		runtime.GC()
+	}
+	var b bytes.Buffer
+	if err := pprof.Lookup("allocs").WriteTo(&b, 0); err != nil {
+		return nil, fmt.Errorf("perfassert: reading the allocation profile: %w", err)
+	}
+	p, err := profile.Parse(&b)
+	if err != nil {
+		return nil, fmt.Errorf("perfassert: reading the allocation profile: %w", err)
+	}
+	return p, nil
+}
+
+// allocDelta is the allocations of after beyond before on the stacks that
+// go through allocLoop into fnName, trimmed to fnName's frames and those
+// it called.
+func allocDelta(before, after *profile.Profile, fnName string) *profile.Profile {
+	oi, bi := allocIndexes(after)
+	key := func(s *profile.Sample) string {
+		var b strings.Builder
+		for _, l := range s.Location {
+			fmt.Fprintf(&b, "%x,", l.Address)
+		}
+		return b.String()
+	}
+	sum := func(p *profile.Profile, oi, bi int) (map[string][2]int64, map[string]*profile.Sample) {
+		// Samples of one stack differ by allocation size: summed.
+		v, rep := map[string][2]int64{}, map[string]*profile.Sample{}
+		for _, s := range p.Sample {
+			if len(s.Value) <= max(oi, bi) {
+				continue
+			}
+			k := key(s)
+			x := v[k]
+			v[k] = [2]int64{x[0] + s.Value[oi], x[1] + s.Value[bi]}
+			if rep[k] == nil {
+				rep[k] = s
+			}
+		}
+		return v, rep
+	}
+	q := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}},
+		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"}, Period: 1,
+		DefaultSampleType: "alloc_space",
+		Mapping:           after.Mapping, Location: after.Location, Function: after.Function,
+	}
+	boi, bbi := allocIndexes(before)
+	if oi < 0 || bi < 0 || boi < 0 || bbi < 0 {
+		return q
+	}
+	prev, _ := sum(before, boi, bbi)
+	now, rep := sum(after, oi, bi)
+	for _, k := range slices.Sorted(maps.Keys(now)) {
+		v := now[k]
+		objects, bytes := v[0]-prev[k][0], v[1]-prev[k][1]
+		if objects <= 0 && bytes <= 0 {
+			continue
+		}
+		locs, ok := trimAlloc(rep[k].Location, fnName)
+		if !ok {
+			continue
+		}
+		q.Sample = append(q.Sample, &profile.Sample{Location: locs, Value: []int64{objects, bytes}})
+	}
+	return q.Compact()
+}
+
+// allocIndexes are the indexes of alloc_objects and alloc_space in p.
+func allocIndexes(p *profile.Profile) (objects, bytes int) {
+	objects, bytes = -1, -1
+	for i, st := range p.SampleType {
+		switch st.Type {
+		case "alloc_objects":
+			objects = i
+		case "alloc_space":
+			bytes = i
+		}
+	}
+	return objects, bytes
+}
+
+// trimAlloc returns the locations of an allocation's stack leafward of
+// allocLoop, when the frame allocLoop called is fnName; ok is false for
+// other stacks. A location holding allocLoop's frame (with frames inlined
+// into it) is cut.
+func trimAlloc(locs []*profile.Location, fnName string) ([]*profile.Location, bool) {
+	for i, l := range locs {
+		for _, ln := range l.Line {
+			if ln.Function != nil && ln.Function.Name == allocLoopName {
+				if i == 0 || !isFunc(locs[i-1], fnName) {
+					return nil, false
+				}
+				return locs[:i], true
+			}
+		}
+	}
+	return nil, false
+}
+
+// attachAllocs stores ap in p as its allocation comment.
+func attachAllocs(p, ap *profile.Profile) error {
+	var b bytes.Buffer
+	if err := ap.Write(&b); err != nil {
+		return fmt.Errorf("perfassert: writing the allocation profile: %w", err)
+	}
+	p.Comments = append(p.Comments, allocPrefix+base64.StdEncoding.EncodeToString(b.Bytes()))
+	return nil
+}
+
+// AllocProfile returns the allocation profile Capture recorded beside the
+// CPU samples of p (a captured profile, or a baseline written from one):
+// the sample types alloc_objects and alloc_space, exact (recorded with
+// runtime.MemProfileRate = 1), of the allocations the captured function
+// made on its own goroutine (not those of goroutines it started), with a
+// hotbudget record of one run whose work is the iterations of the
+// allocation phase (Iterations). ok is false when p holds none (a profile
+// not made by Capture, or a baseline written before captures recorded
+// allocations); err says when the one p holds cannot be read.
+func AllocProfile(p *profile.Profile) (ap *profile.Profile, ok bool, err error) {
+	if p == nil {
+		return nil, false, nil
+	}
+	for _, c := range p.Comments {
+		enc, found := strings.CutPrefix(c, allocPrefix)
+		if !found {
+			continue
+		}
+		raw, err := base64.StdEncoding.DecodeString(enc)
+		if err != nil {
+			return nil, false, fmt.Errorf("the profile's allocation record is not base64: %w", err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			return nil, false, fmt.Errorf("the profile's allocation record: %w", err)
+		}
+		data, err := io.ReadAll(io.LimitReader(zr, maxAllocProfile+1))
+		if err != nil {
+			return nil, false, fmt.Errorf("the profile's allocation record: %w", err)
+		}
+		if len(data) > maxAllocProfile {
+			return nil, false, fmt.Errorf("the profile's allocation record is larger than %d MiB decompressed", maxAllocProfile>>20)
+		}
+		ap, err := profile.ParseUncompressed(data)
+		if err != nil {
+			return nil, false, fmt.Errorf("the profile's allocation record: %w", err)
+		}
+		if oi, bi := allocIndexes(ap); oi < 0 || bi < 0 {
+			return nil, false, errors.New("the profile's allocation record has no alloc_objects and alloc_space sample types")
+		}
+		return ap, true, nil
+	}
+	return nil, false, nil
+}
+
+// CheckAllocs compares the allocations Capture recorded in base and
+// current (AllocProfile) per iteration, exactly: a function regressed when
+// its own allocations per iteration grew beyond diff.DefaultAllocTolerance
+// (diff.CompareAllocs). Only the functions of the module under test are
+// judged when some of them allocate (as CheckRegression judges CPU time).
+// ok is false, with a nil report, when either side holds no allocations:
+// a profile not made by Capture, a capture with NoAllocs, or a baseline
+// written before captures recorded allocations.
+func CheckAllocs(base, current *profile.Profile) (rep *diff.AllocReport, ok bool, err error) {
+	ba, bok, err := AllocProfile(base)
+	if err != nil {
+		return nil, false, fmt.Errorf("base: %w", err)
+	}
+	ca, cok, err := AllocProfile(current)
+	if err != nil {
+		return nil, false, fmt.Errorf("current: %w", err)
+	}
+	if !bok || !cok {
+		return nil, false, nil
+	}
+	bn, bok := iterations(ba)
+	cn, cok := iterations(ca)
+	if !bok || !cok {
+		return nil, false, errors.New("an allocation profile records no iterations")
+	}
+	var only *regexp.Regexp
+	if re := moduleFuncs(); re != nil && (anyFunc([]*profile.Profile{ba}, re) || anyFunc([]*profile.Profile{ca}, re)) {
+		only = re
+	}
+	bt, err := diff.AllocTableOf(ba, bn, only)
+	if err != nil {
+		return nil, false, fmt.Errorf("base: %w", err)
+	}
+	ct, err := diff.AllocTableOf(ca, cn, only)
+	if err != nil {
+		return nil, false, fmt.Errorf("current: %w", err)
+	}
+	return diff.CompareAllocs(bt, ct, "iteration", diff.DefaultAllocTolerance), true, nil
+}
+
+// judgeAllocs fails t when the allocations of current regressed against
+// base (CheckAllocs), and logs the exact verdict otherwise; a side without
+// allocations is a note only when current has them (a baseline written
+// before captures recorded allocations).
+func judgeAllocs(t TestingT, check, sides string, base, current *profile.Profile) bool {
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
+	rep, ok, err := CheckAllocs(base, current)
+	switch {
+	case err != nil:
+		t.Errorf("perfassert.%s: allocations: %s", check, textfmt.Lines(err.Error()))
+		return false
+	case !ok:
+		if _, has, _ := AllocProfile(current); has {
+			logf(t, "perfassert.%s: no allocation verdict: the baseline holds no allocations (written before captures recorded them); rewrite it with %s=1 to judge allocations too (%s)", check, UpdateEnv, sides)
+		}
+		return true
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Errorf("perfassert.%s: allocations: %v", check, err)
+		return false
+	}
+	if rep.Failed() {
+		t.Errorf("perfassert.%s: allocations regressed (%s):\n%s", check, sides, strings.TrimRight(b.String(), "\n"))
+		return false
+	}
+	logf(t, "perfassert.%s: %s (%s)", check, rep.Summary(), sides)
+	return true
+}

@@ -1,0 +1,129 @@
+package perfassert
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+// cpuProfile is a small CPU profile of the module's functions.
+func cpuProfile(t *testing.T) *profile.Profile {
+	t.Helper()
+	p, err := loaders.Read(strings.NewReader("github.com/hotbudget/hotbudget/x.run;github.com/hotbudget/hotbudget/x.parse 600\ngithub.com/hotbudget/hotbudget/x.run;github.com/hotbudget/hotbudget/x.scan 400\n"),
+		loaders.WithFormat(loaders.FormatFolded))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// handAllocs is an exact allocation profile of 100 iterations in which
+// x.parse allocates perIter 32-byte objects an iteration.
+func handAllocs(perIter int64) *profile.Profile {
+	run := &profile.Function{ID: 1, Name: "github.com/hotbudget/hotbudget/x.run", Filename: "x.go"}
+	parse := &profile.Function{ID: 2, Name: "github.com/hotbudget/hotbudget/x.parse", Filename: "x.go"}
+	lr := &profile.Location{ID: 1, Line: []profile.Line{{Function: run, Line: 3}}}
+	lp := &profile.Location{ID: 2, Line: []profile.Line{{Function: parse, Line: 12}}}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}},
+		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"}, Period: 1,
+		Function: []*profile.Function{run, parse}, Location: []*profile.Location{lr, lp},
+		Sample: []*profile.Sample{{Location: []*profile.Location{lp, lr}, Value: []int64{100 * perIter, 3200 * perIter}}},
+	}
+	meta.Set(p, meta.Record{WorkUnit: "iteration", Runs: []meta.Run{{Work: 100}}})
+	return p
+}
+
+func withAllocs(t *testing.T, perIter int64) *profile.Profile {
+	t.Helper()
+	p := cpuProfile(t)
+	if err := attachAllocs(p, handAllocs(perIter)); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestMatchBaselineAllocations: MatchBaseline's exact allocation verdict,
+// deterministic: equal allocations pass, one more per iteration fails
+// naming the function and its line, a baseline written before captures
+// recorded allocations passes with a note; the CPU samples are the same
+// throughout and never regress.
+func TestMatchBaselineAllocations(t *testing.T) {
+	t.Setenv(UpdateEnv, "")
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.pb.gz")
+	if err := WriteBaseline(old, cpuProfile(t)); err != nil {
+		t.Fatal(err)
+	}
+	cur := filepath.Join(dir, "cur.pb.gz")
+	if err := WriteBaseline(cur, withAllocs(t, 2)); err != nil {
+		t.Fatal(err)
+	}
+	// The baseline file carries the allocations.
+	if base, err := loaders.Load(cur); err != nil {
+		t.Fatal(err)
+	} else if ap, ok, err := AllocProfile(base); err != nil || !ok || ap.Sample[0].Value[0] != 200 {
+		t.Fatalf("the baseline's allocations: ok %v, err %v", ok, err)
+	}
+
+	rt := &recT{}
+	if !MatchBaseline(rt, cur, withAllocs(t, 2)) || len(rt.errs) > 0 || !strings.Contains(strings.Join(rt.logs, "\n"), "allocations per iteration (exact): no function allocates more") {
+		t.Errorf("equal allocations: errors %q, logs %q", rt.errs, rt.logs)
+	}
+	rt = &recT{}
+	if MatchBaseline(rt, cur, withAllocs(t, 3)) {
+		t.Fatal("one more allocation per iteration passed")
+	}
+	text := strings.Join(rt.errs, "\n")
+	for _, want := range []string{"allocations regressed", "regressed  github.com/hotbudget/hotbudget/x.parse: self 2 objects, 64B -> 3 objects, 96B (+1 object, +32B)", "x.go:12"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("failure lacks %q:\n%s", want, text)
+		}
+	}
+	if regexp.MustCompile(`MatchBaseline: [^\n]*\d+ functions? regressed`).MatchString(text) {
+		t.Errorf("the CPU verdict failed on identical samples:\n%s", text)
+	}
+	rt = &recT{}
+	if !MatchBaseline(rt, old, withAllocs(t, 3)) || !strings.Contains(strings.Join(rt.logs, "\n"), "no allocation verdict: the baseline holds no allocations") {
+		t.Errorf("a baseline without allocations: errors %q, logs %q", rt.errs, rt.logs)
+	}
+}
+
+// TestAllocProfileHostile: a baseline's allocation record is untrusted:
+// bad base64, bad gzip, a decompression bomb and a profile without
+// allocation types are errors, never a panic or unbounded memory.
+func TestAllocProfileHostile(t *testing.T) {
+	var bomb bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&bomb, gzip.BestSpeed)
+	zero := make([]byte, 1<<20)
+	for range maxAllocProfile>>20 + 1 {
+		zw.Write(zero)
+	}
+	zw.Close()
+	var cpu bytes.Buffer
+	cpuProfile(t).Write(&cpu)
+	for name, comment := range map[string]string{
+		"base64": allocPrefix + "%%%",
+		"gzip":   allocPrefix + base64.StdEncoding.EncodeToString([]byte("not gzip")),
+		"bomb":   allocPrefix + base64.StdEncoding.EncodeToString(bomb.Bytes()),
+		"types":  allocPrefix + base64.StdEncoding.EncodeToString(cpu.Bytes()),
+	} {
+		p := cpuProfile(t)
+		p.Comments = append(p.Comments, comment)
+		if _, ok, err := AllocProfile(p); err == nil || ok {
+			t.Errorf("%s: ok %v, err %v; want an error", name, ok, err)
+		}
+		rt := &recT{}
+		if MaxAllocs(rt, p, "x", 1) || len(rt.errs) != 1 {
+			t.Errorf("%s: MaxAllocs passed or said nothing: %q", name, rt.errs)
+		}
+	}
+}
