@@ -75,7 +75,7 @@ func ParseIndex(data []byte) (*Index, error) {
 // are those of the run's own profile. The error names metadata or run
 // labels that do not add up.
 func (x *Index) Runs() ([]*Index, error) {
-	parts, err := meta.SplitIndex(x.x)
+	parts, err := x.x.SplitRuns()
 	if err != nil {
 		return nil, err
 	}
