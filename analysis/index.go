@@ -99,7 +99,7 @@ func (x *Index) Work() (float64, string, error) {
 	if err != nil || !ok || len(rec.Runs) != 1 || !(rec.Runs[0].Work > 0) {
 		return 0, "", err
 	}
-	return rec.Runs[0].Work, rec.WorkUnit, nil
+	return rec.Runs[0].Work, string(rec.WorkUnit), nil
 }
 
 // Warnings returns the loader's warnings kept in the profile, and a

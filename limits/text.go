@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -150,7 +151,7 @@ func (r *Result) headline() string {
 // workWord is the unit of work in text: a Capture's iteration is one run
 // of its function.
 func (r *Result) workWord() string {
-	if r.WorkUnit == "" || r.WorkUnit == "iteration" {
+	if u := meta.WorkUnit(r.WorkUnit); u == "" || u == meta.WorkIteration {
 		return "run"
 	}
 	return r.WorkUnit

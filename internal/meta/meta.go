@@ -39,6 +39,23 @@ const LabelRun = "hotbudget.run"
 // Version is the version of the record's JSON written by Set.
 const Version = 1
 
+// WorkUnit names what a run's work counts. The words are stored in
+// profiles and shown to users ("time per op"); a caller may use its own.
+type WorkUnit string
+
+// The units hotbudget records.
+const (
+	// WorkIteration is one call of the function perfassert.Capture
+	// profiles. A record without a unit that holds work is Capture's from
+	// before records named it, and counts iterations too.
+	WorkIteration WorkUnit = "iteration"
+	// WorkOp is one op of a Go benchmark (b.N counts them).
+	WorkOp WorkUnit = "op"
+	// WorkRun is a whole run: several benchmarks merged into one profile,
+	// whose ops do not add up.
+	WorkRun WorkUnit = "run"
+)
+
 // Record is what hotbudget knows about how a profile was made. Zero fields
 // are unknown.
 type Record struct {
@@ -56,9 +73,9 @@ type Record struct {
 	// goroutines it started) or "pprof" (runtime/pprof alone); "" is
 	// unknown, as in profiles written before it was recorded.
 	Sampler string `json:"sampler,omitempty"`
-	// WorkUnit names what Run.Work counts: "iteration" (Capture), "op" (a
-	// benchmark's b.N), or a caller's own word.
-	WorkUnit string `json:"work_unit,omitempty"`
+	// WorkUnit names what Run.Work counts: WorkIteration (Capture), WorkOp
+	// (a benchmark's b.N), WorkRun (a whole run), or a caller's own word.
+	WorkUnit WorkUnit `json:"work_unit,omitempty"`
 	// SampledNanos and UsedNanos are, when a capture measured both, the
 	// CPU time its samples stand for and the CPU time the process used
 	// while it captured (0: unknown). Samples well short of the CPU used
@@ -132,7 +149,7 @@ func legacy(comments []string) (Record, bool, error) {
 			if err != nil || n < 0 {
 				return Record{}, false, fmt.Errorf("hotbudget iterations comment %q is malformed", c)
 			}
-			r.WorkUnit, r.Runs, found = "iteration", []Run{{Work: float64(n)}}, true
+			r.WorkUnit, r.Runs, found = WorkIteration, []Run{{Work: float64(n)}}, true
 		}
 	}
 	return r, found, nil
