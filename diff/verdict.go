@@ -89,7 +89,7 @@ func decide(js []*judging) {
 			s.verdict(row, s.bigEnough(row))
 			if row.Ungated && row.Verdict != Unchanged {
 				if row.Verdict == Regressed {
-					row.NearMiss = fmt.Sprintf("%s, %s, q=%.3g: significant, but not gated (outside the gated functions; gate every function with --gate '.')",
+					row.NearMiss = fmt.Sprintf("%s, %s, q=%.3g: significant, but not gated (outside the gated functions; gate every function with diff.WithGate(regexp.MustCompile(\".\")))",
 						pct(row.Relative), fmtP(row.P), row.Q)
 				}
 				row.Verdict = Unchanged
@@ -193,7 +193,7 @@ func rankLimit(n1, n2, m int, alpha float64) string {
 	if minP >= alpha || minP*float64(m) < alpha {
 		return "" // too few runs for any test: benchmath says so itself
 	}
-	return fmt.Sprintf("with %d and %d runs the Mann-Whitney test's smallest p-value is %.2g, and %d functions are tested: a regression of one function alone cannot be flagged at false-discovery rate %g; take more runs, or use the default model (WithAssumption(AssumeModel), --assume model)",
+	return fmt.Sprintf("with %d and %d runs the Mann-Whitney test's smallest p-value is %.2g, and %d functions are tested: a regression of one function alone cannot be flagged at false-discovery rate %g; take more runs, or use the default model (diff.WithAssumption(diff.AssumeModel))",
 		n1, n2, minP, m, alpha)
 }
 
