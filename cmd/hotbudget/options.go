@@ -1,6 +1,8 @@
 package main
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/hotbudget/hotbudget/diff"
@@ -17,22 +19,40 @@ var optionFlags = strings.NewReplacer(
 	"(diff.WithAssumption(diff.AssumeModel))", "(WithAssumption(AssumeModel), --assume model)",
 )
 
+// renameOption is diff's suggestion of a rename, its names quoted as Go
+// strings.
+var renameOption = regexp.MustCompile(`if it was renamed, diff\.WithRename\(("(?:[^"\\]|\\.)*"), ("(?:[^"\\]|\\.)*")\) judges`)
+
+// flagText is s with the Go options it names as the command's flags.
+func flagText(s string) string {
+	s = renameOption.ReplaceAllStringFunc(s, func(m string) string {
+		sub := renameOption.FindStringSubmatch(m)
+		from, err1 := strconv.Unquote(sub[1])
+		to, err2 := strconv.Unquote(sub[2])
+		if err1 != nil || err2 != nil {
+			return m
+		}
+		return "if it was renamed, --rename '" + from + "=" + to + "' (diff.WithRename) judges"
+	})
+	return optionFlags.Replace(s)
+}
+
 // flagWords rewrites, in place, the messages of rep that name Go options
-// into the command's flags (optionFlags), before rep is written in any
+// into the command's flags (flagText), before rep is written in any
 // format.
 func flagWords(rep *diff.Report) {
 	if rep == nil {
 		return
 	}
 	for i, w := range rep.Warnings {
-		rep.Warnings[i] = optionFlags.Replace(w)
+		rep.Warnings[i] = flagText(w)
 	}
 	for i := range rep.Rows {
 		row := &rep.Rows[i]
-		row.NearMiss = optionFlags.Replace(row.NearMiss)
+		row.NearMiss = flagText(row.NearMiss)
 		for j, w := range row.Warnings {
-			row.Warnings[j] = optionFlags.Replace(w)
+			row.Warnings[j] = flagText(w)
 		}
 	}
-	rep.Headline.Reason = optionFlags.Replace(rep.Headline.Reason)
+	rep.Headline.Reason = flagText(rep.Headline.Reason)
 }

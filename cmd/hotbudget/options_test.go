@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 // report warning. A library message reworded without its phrase here
 // fails this test.
 func TestOptionFlags(t *testing.T) {
+	goOption := regexp.MustCompile(`diff\.With\w+\(`) // a call; "(diff.WithRename)" names the option beside the flag
 	dir := t.TempDir()
 	var base, head []string
 	for r := range 5 {
@@ -35,6 +37,23 @@ func TestOptionFlags(t *testing.T) {
 			}
 		}
 	}
+	// One run a side, every function in main.go, head's main.f05 named
+	// main.g05 (quoted, as a hostile name might be).
+	renamed := func(side string) string {
+		var samples []testutil.Sample
+		for f := range 20 {
+			name := fmt.Sprintf("main.f%02d", f)
+			if side == "head" && f == 5 {
+				name = `main.g"05`
+			}
+			samples = append(samples, testutil.Sample{Stack: []string{"main.main", name}, Nanos: int64(100+10*f) * 10_000_000})
+		}
+		p := testutil.TimeProfile(samples...)
+		for _, fn := range p.Function {
+			fn.Filename = "/src/app/main.go"
+		}
+		return testutil.WriteProfile(t, dir, "renamed-"+side+".pb.gz", p)
+	}
 	regress := filepath.Join(repoRoot, "testdata", "regress")
 	for _, tc := range []struct {
 		args []string
@@ -46,13 +65,15 @@ func TestOptionFlags(t *testing.T) {
 			"outside the gated functions; gate every function with --gate '.')"},
 		{append(append(append([]string{"diff", "--assume", "nothing"}, base...), "--"), head...),
 			"take more runs, or use the default model (WithAssumption(AssumeModel), --assume model)"},
+		{[]string{"diff", renamed("base"), "--", renamed("head")},
+			`if it was renamed, --rename 'main.f05=main.g"05' (diff.WithRename) judges them as one function`},
 	} {
 		r := runCLI(t, cliCase{args: tc.args})
 		out := r.stdout + r.stderr
 		if !strings.Contains(out, tc.want) {
 			t.Errorf("%q: output lacks %q:\n%s", tc.args[:3], tc.want, out)
 		}
-		if strings.Contains(out, "diff.With") {
+		if goOption.MatchString(out) {
 			t.Errorf("%q: output names a Go option where the command has a flag:\n%s", tc.args[:3], out)
 		}
 	}
