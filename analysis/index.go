@@ -75,7 +75,7 @@ func ParseIndex(data []byte) (*Index, error) {
 // are those of the run's own profile. The error names metadata or run
 // labels that do not add up.
 func (x *Index) Runs() ([]*Index, error) {
-	parts, err := meta.SplitIndex(x.x)
+	parts, err := x.x.SplitRuns()
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func (x *Index) Work() (float64, string, error) {
 	if err != nil || !ok || len(rec.Runs) != 1 || !(rec.Runs[0].Work > 0) {
 		return 0, "", err
 	}
-	return rec.Runs[0].Work, rec.WorkUnit, nil
+	return rec.Runs[0].Work, string(rec.WorkUnit), nil
 }
 
 // Warnings returns the loader's warnings kept in the profile, and a

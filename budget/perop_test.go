@@ -10,7 +10,7 @@ import (
 )
 
 // withWork is busy.pb.gz recording that it did work units of unit.
-func withWork(t *testing.T, unit string, work float64) *profile.Profile {
+func withWork(t *testing.T, unit meta.WorkUnit, work float64) *profile.Profile {
 	t.Helper()
 	p := busy(t)
 	meta.Set(p, meta.Record{Name: "busy", WorkUnit: unit, Runs: []meta.Run{{Work: work}}})

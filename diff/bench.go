@@ -938,7 +938,7 @@ func (r *Report) writeBenchJSON(w io.Writer) error {
 			Base:  value(row.Base.Metric, row.Base.Samples, row.BaseCI, row.Verdict != New),
 			Head:  value(row.Head.Metric, row.Head.Samples, row.HeadCI, row.Verdict != Gone),
 			Delta: finite(row.Delta), Relative: finite(row.Relative), P: finite(row.P), Q: finite(row.Q),
-			Test: row.Test, Verdict: row.Verdict, Warnings: append([]string{}, row.Warnings...),
+			Test: string(row.Test), Verdict: row.Verdict, Warnings: append([]string{}, row.Warnings...),
 		})
 	}
 	enc := json.NewEncoder(w)

@@ -230,7 +230,7 @@ type Row struct {
 	// adjusted value, 1 below the minimum effect.
 	P    float64 `json:"p"`
 	Q    float64 `json:"q"`
-	Test string  `json:"test"` // "moderated-t", "pair-t", "exact", "exact-t", "mann-whitney", "welch-t", "presence" (new or gone), "none"
+	Test Test    `json:"test"` // the test that gave P
 	// Scale is how much the rest of the profile's shares moved, head over
 	// base, factored out of Head.Metric in Share mode (1 otherwise).
 	Scale float64 `json:"scale"`
@@ -284,16 +284,60 @@ type Row struct {
 	id     int32 // its matching key's id
 }
 
+// Test names the test that gave a Row's P; its value is the word the
+// reports and their JSON show.
+type Test string
+
+// The tests a comparison runs.
+const (
+	// TestModeratedT is the moderated t-test of several runs a side, the
+	// functions sharing what they say about the noise (see the package
+	// documentation).
+	TestModeratedT Test = "moderated-t"
+	// TestPairT is the t-test of one run a side against the noise the
+	// functions' changes spread with.
+	TestPairT Test = "pair-t"
+	// TestExact compares exact (measured, not sampled) values of one run
+	// a side: any difference is a change.
+	TestExact Test = "exact"
+	// TestExactT is the moderated t-test of exact (measured, not sampled)
+	// values of several runs a side.
+	TestExactT Test = "exact-t"
+	// TestMannWhitney is the Mann–Whitney U test (WithAssume(AssumeNothing)).
+	TestMannWhitney Test = "mann-whitney"
+	// TestWelchT is Welch's t-test (WithAssume(AssumeNormal)).
+	TestWelchT Test = "welch-t"
+	// TestPresence judges a function present on one side only (New, Gone).
+	TestPresence Test = "presence"
+	// TestNone is no test: the function was not judged.
+	TestNone Test = "none"
+)
+
+// NoiseSource says where a comparison's run-to-run noise came from.
+type NoiseSource string
+
+// The sources of the noise.
+const (
+	// NoiseRuns is learned from the residuals of several runs a side.
+	NoiseRuns NoiseSource = "runs"
+	// NoisePair is learned, with one run a side, from the spread of the
+	// functions' changes.
+	NoisePair NoiseSource = "pair"
+	// NoiseWhole is the whole profile's run-to-run dispersion: several
+	// runs a side, but too few functions to learn from.
+	NoiseWhole NoiseSource = "whole"
+	// NoiseFloor is the least noise assumed: too few functions to learn
+	// from.
+	NoiseFloor NoiseSource = "floor"
+)
+
 // Noise describes the noise model a comparison learned (see the package
 // documentation).
 type Noise struct {
-	// Source is "runs" (learned from the runs' residuals), "pair" (one
-	// run a side: from the spread of the functions' changes), "whole"
-	// (several runs a side, too few functions to learn from: the whole
-	// profile's run-to-run dispersion) or "floor" (too few functions to
-	// learn from: the least noise assumed). Only "runs" and "pair" are
-	// learned from the functions; a report's warnings say when not.
-	Source string `json:"source"`
+	// Source says where the dispersion came from. Only NoiseRuns and
+	// NoisePair are learned from the functions; a report's warnings say
+	// when not.
+	Source NoiseSource `json:"source"`
 	// Whole is the whole profile's run-to-run dispersion (several runs a
 	// side, times compared, not shares; 0 otherwise), the least
 	// Dispersion taken.

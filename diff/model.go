@@ -99,7 +99,7 @@ type noise struct {
 	priorDF  float64 // prior degrees of freedom (+Inf: all alike)
 	used     int     // functions the noise was learned from
 	outliers int
-	source   string  // "runs", "whole", "pair" or "floor"
+	source   NoiseSource
 	whole    float64 // the whole profile's run-to-run dispersion (0: unknown)
 }
 
@@ -315,7 +315,7 @@ func fitRuns(fs []*feature, head []bool, ys, cs [][]float64, elig []bool, df flo
 		pois = append(pois, mean(cs[i]))
 		mult = append(mult, 1)
 	}
-	nz := noise{resDF: df, used: len(r2), source: "runs"}
+	nz := noise{resDF: df, used: len(r2), source: NoiseRuns}
 	if whole != nil {
 		nz.whole = wholeDispersion(whole, head)
 	}
@@ -325,12 +325,12 @@ func fitRuns(fs []*feature, head []bool, ys, cs [][]float64, elig []bool, df flo
 		// Too few functions with the samples to show their run-to-run
 		// noise: the median of one or two residuals is no estimate (it
 		// moved from 1% to 34% between records of the same code).
-		nz.phi, nz.source = floorRuns, "floor"
+		nz.phi, nz.source = floorRuns, NoiseFloor
 	}
 	if nz.whole > nz.phi {
 		nz.phi = nz.whole
-		if nz.source == "floor" {
-			nz.source = "whole"
+		if nz.source == NoiseFloor {
+			nz.source = NoiseWhole
 		}
 	}
 	m := &model{head: head, phi: nz.phi, df: df, used: nz.used}
@@ -437,7 +437,7 @@ func fitPair(ys, cs [][]float64, elig []bool, out []fit, other *pairCalib, head 
 			pois = append(pois, cc[i][0]+cc[i][1])
 		}
 	}
-	nz := noise{used: len(idx), source: "pair", priorDF: math.Inf(1)}
+	nz := noise{used: len(idx), source: NoisePair, priorDF: math.Inf(1)}
 	// The noise: a dispersion and how heavy its tails are (a few functions
 	// move far more than the rest between runs), fitted to the eligible
 	// functions' log ratios, the tested function's among them: one run a
@@ -452,7 +452,7 @@ func fitPair(ys, cs [][]float64, elig []bool, out []fit, other *pairCalib, head 
 		}
 		phi, nu = stats.FitScaledT(dd, pois, 2, floorPair)
 	} else {
-		nz.source = "floor"
+		nz.source = NoiseFloor
 	}
 	nz.phi, nz.priorDF = phi, nu
 	for i := range ys {

@@ -85,7 +85,7 @@ func (s *engine) renames(rep *Report) {
 	for _, f := range slices.Sorted(maps.Keys(files)) {
 		if p := files[f]; len(p.gone) == 1 && len(p.new) == 1 {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-				"%s is gone and %s is new, both in %s: if it was renamed, --rename '%s=%s' (diff.WithRename) judges them as one function", textfmt.Name(p.gone[0]), textfmt.Name(p.new[0]), textfmt.Name(f), textfmt.Name(p.gone[0]), textfmt.Name(p.new[0])))
+				"%s is gone and %s is new, both in %s: if it was renamed, diff.WithRename(%q, %q) judges them as one function", textfmt.Name(p.gone[0]), textfmt.Name(p.new[0]), textfmt.Name(f), textfmt.Name(p.gone[0]), textfmt.Name(p.new[0])))
 		}
 	}
 }

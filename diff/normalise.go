@@ -97,7 +97,7 @@ func overlap(ms []*measured, runs []*run, head []bool, rep *Report, key Key) err
 	case fb < 0.1 || fh < 0.1:
 		hint := "they are not profiles of the same program (or one side is filtered to other threads or functions)"
 		if key != KeyName {
-			hint += fmt.Sprintf("; functions are matched by %s: do file paths or lines differ between the builds? (--key name)", key)
+			hint += fmt.Sprintf("; functions are matched by %s: do file paths or lines differ between the builds? (diff.WithKey(diff.KeyName))", key)
 		}
 		return &UnrelatedError{BaseShared: fb, HeadShared: fh, Hint: hint}
 	case fb < 0.5 || fh < 0.5:

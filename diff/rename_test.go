@@ -67,7 +67,7 @@ func TestRename(t *testing.T) {
 	}
 	hint := "main.renderReport is gone and main.renderTable is new, both in "
 	if !slices.ContainsFunc(r.Warnings, func(w string) bool {
-		return strings.HasPrefix(w, hint) && strings.HasSuffix(w, "--rename 'main.renderReport=main.renderTable' (diff.WithRename) judges them as one function")
+		return strings.HasPrefix(w, hint) && strings.HasSuffix(w, `diff.WithRename("main.renderReport", "main.renderTable") judges them as one function`)
 	}) {
 		t.Errorf("no rename suggested: %q", r.Warnings)
 	}

@@ -13,7 +13,7 @@ import (
 // row measures one function on both sides and, when it can be decided
 // without a test, gives its verdict; tested rows are decided by decide.
 func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float64, f *fit, exact, multi bool, e []float64) Row {
-	row := Row{Name: m.name, File: m.file, P: 1, Q: 1, Test: "none", Scale: scale}
+	row := Row{Name: m.name, File: m.file, P: 1, Q: 1, Test: TestNone, Scale: scale}
 	row.Base, row.Head = s.values(m, runs, head)
 	pooled := func(g int) float64 {
 		var sk, se float64
@@ -74,7 +74,7 @@ func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float
 		row.Delta = row.Head.Metric
 		row.Verdict = Unchanged
 		if s.sizeable(row.Head.Metric) {
-			row.presence, row.P, row.Test = New, distinct(1), "presence"
+			row.presence, row.P, row.Test = New, distinct(1), TestPresence
 		}
 		return row
 	case !m.inHead:
@@ -82,7 +82,7 @@ func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float
 		row.Delta = -row.Base.Metric
 		row.Verdict = Unchanged
 		if s.sizeable(row.Base.Metric) {
-			row.presence, row.P, row.Test = Gone, distinct(0), "presence"
+			row.presence, row.P, row.Test = Gone, distinct(0), TestPresence
 		}
 		return row
 	}
@@ -103,7 +103,7 @@ func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float
 	row.fit = f
 	switch {
 	case exact && !multi:
-		row.Test = "exact"
+		row.Test = TestExact
 		row.pUp, row.pDown = 1, 1
 		if row.Delta > 0 {
 			row.pUp = 0
@@ -117,7 +117,7 @@ func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float
 		for _, w := range c.Warnings {
 			row.Warnings = append(row.Warnings, w.Error())
 		}
-		if row.Test == "mann-whitney" {
+		if row.Test == TestMannWhitney {
 			row.tooFew = rankTooFew(c)
 		}
 		row.pUp, row.pDown = c.P/2, 1-c.P/2
@@ -125,13 +125,13 @@ func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float
 			row.pUp, row.pDown = row.pDown, row.pUp
 		}
 	default:
-		row.Test = "moderated-t"
+		row.Test = TestModeratedT
 		if !multi {
-			row.Test = "pair-t"
+			row.Test = TestPairT
 		}
 		row.pUp, row.pDown = f.pUp, f.pDwn
 		if exact {
-			row.Test = "exact-t"
+			row.Test = TestExactT
 		}
 	}
 	row.P = row.pUp

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -187,7 +188,7 @@ func (s *engine) shareOps(runs []*run, ops float64) {
 		if sum > 0 {
 			r.unit = ops * r.work / sum
 		}
-		r.work, r.workUnit = r.unit, "op"
+		r.work, r.workUnit = r.unit, string(meta.WorkOp)
 		s.runOps = math.Max(s.runOps, r.unit)
 	}
 }

@@ -89,7 +89,7 @@ func decide(js []*judging) {
 			s.verdict(row, s.bigEnough(row))
 			if row.Ungated && row.Verdict != Unchanged {
 				if row.Verdict == Regressed {
-					row.NearMiss = fmt.Sprintf("%s, %s, q=%.3g: significant, but not gated (outside the gated functions; gate every function with --gate '.')",
+					row.NearMiss = fmt.Sprintf("%s, %s, q=%.3g: significant, but not gated (outside the gated functions; gate every function with diff.WithGate(regexp.MustCompile(\".\")))",
 						pct(row.Relative), fmtP(row.P), row.Q)
 				}
 				row.Verdict = Unchanged
@@ -138,7 +138,7 @@ func (s *engine) verdict(row *Row, big bool) {
 // pairWarning says what one run a side can and cannot tell.
 func pairWarning(nb, nh int, nz noise) string {
 	how := fmt.Sprintf("run-to-run noise is taken as a coefficient of variation of %.0f%% per function", 100*math.Sqrt(nz.phi))
-	if nz.source == "pair" {
+	if nz.source == NoisePair {
 		how += fmt.Sprintf(", learned from how %d functions' shares spread between the two profiles", nz.used)
 	} else {
 		how += " (too few functions to learn it from the profiles)"
@@ -153,7 +153,7 @@ func noiseWarning(nz noise) string {
 		return ""
 	}
 	how := fmt.Sprintf("the least assumed, %.1f%%", 100*math.Sqrt(nz.phi))
-	if nz.source == "whole" {
+	if nz.source == NoiseWhole {
 		how = fmt.Sprintf("the whole profile's own run-to-run spread, %.1f%%", 100*math.Sqrt(nz.phi))
 	}
 	return fmt.Sprintf("run-to-run noise not learned: only %d function(s) have %d samples a run in every run (%d needed), so functions are taken to vary as %s; longer runs (hotbudget record --benchtime, perfassert.MinSamples) learn it",
@@ -171,14 +171,14 @@ func noiseReport(nz noise) Noise {
 }
 
 // compareRuns tests several runs a side under s.Assume and names the test.
-func (s *engine) compareRuns(base, head []float64) (string, benchmath.Comparison) {
+func (s *engine) compareRuns(base, head []float64) (Test, benchmath.Comparison) {
 	th := benchmath.DefaultThresholds
 	th.CompareAlpha = s.Alpha
 	b, h := benchmath.NewSample(base, &th), benchmath.NewSample(head, &th)
 	if s.Assume == AssumeNormal {
-		return "welch-t", benchmath.AssumeNormal.Compare(b, h)
+		return TestWelchT, benchmath.AssumeNormal.Compare(b, h)
 	}
-	return "mann-whitney", benchmath.AssumeNothing.Compare(b, h)
+	return TestMannWhitney, benchmath.AssumeNothing.Compare(b, h)
 }
 
 // rankLimit warns when the Mann–Whitney test cannot flag a function that
@@ -193,7 +193,7 @@ func rankLimit(n1, n2, m int, alpha float64) string {
 	if minP >= alpha || minP*float64(m) < alpha {
 		return "" // too few runs for any test: benchmath says so itself
 	}
-	return fmt.Sprintf("with %d and %d runs the Mann-Whitney test's smallest p-value is %.2g, and %d functions are tested: a regression of one function alone cannot be flagged at false-discovery rate %g; take more runs, or use the default model (WithAssumption(AssumeModel), --assume model)",
+	return fmt.Sprintf("with %d and %d runs the Mann-Whitney test's smallest p-value is %.2g, and %d functions are tested: a regression of one function alone cannot be flagged at false-discovery rate %g; take more runs, or use the default model (diff.WithAssumption(diff.AssumeModel))",
 		n1, n2, minP, m, alpha)
 }
 
@@ -226,7 +226,7 @@ func testWarnings(rows []Row, noun string, alpha float64) []string {
 	count := map[[2]int]int{}
 	var order [][2]int
 	for _, row := range rows {
-		if row.Test != "mann-whitney" || row.tooFew == [2]int{} {
+		if row.Test != TestMannWhitney || row.tooFew == [2]int{} {
 			continue
 		}
 		if count[row.tooFew] == 0 {

@@ -135,7 +135,7 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 		return nil, errors.New("perfassert: empty function selector")
 	}
 	var work float64
-	var unit string
+	var unit meta.WorkUnit
 	if c.perIteration {
 		var err error
 		if work, unit, err = ck.work(); err != nil {
@@ -250,9 +250,9 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 	}
 	if !limit.Quantity.isShare() {
 		if c.perIteration {
-			r.Iterations, r.WorkUnit = int64(math.Round(work)), unit
+			r.Iterations, r.WorkUnit = int64(math.Round(work)), string(unit)
 			r.Time = time.Duration(float64(pooled) / work)
-		} else if w, u, err := ck.work(); err == nil && u == "iteration" {
+		} else if w, u, err := ck.work(); err == nil && u == meta.WorkIteration {
 			r.Warnings = append(r.Warnings, fmt.Sprintf(
 				"the profile holds %d runs of a captured function: the time is their sum, which depends on how long the capture ran; PerIteration() bounds the time per run", int64(math.Round(w))))
 		}
@@ -303,9 +303,9 @@ func (c *config) profileName(ck *Checker) string {
 
 // work is the work all profiles record, summed, and its unit. Every run of
 // every profile must record some, in one unit.
-func (ck *Checker) work() (float64, string, error) {
+func (ck *Checker) work() (float64, meta.WorkUnit, error) {
 	var sum float64
-	unit, from := "", 0
+	unit, from := meta.WorkUnit(""), 0
 	for i, rec := range ck.records {
 		var w float64
 		for _, r := range rec.Runs {
@@ -317,7 +317,7 @@ func (ck *Checker) work() (float64, string, error) {
 		}
 		u := rec.WorkUnit
 		if u == "" {
-			u = "iteration" // Capture's, before records named it
+			u = meta.WorkIteration // Capture's, before records named it
 		}
 		if !(w > 0) {
 			return 0, "", fmt.Errorf("perfassert: time per unit of work (PerIteration, per-op budget limits) needs the work a profile records, and %s records none: perfassert.Capture (iterations) and hotbudget record (benchmark ops) write it", ck.which(i))

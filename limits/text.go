@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -151,8 +152,8 @@ func (r *Result) headline() string {
 // of its function, named as Capture's log names it ("42 runs, 168
 // iterations"), where a run is a group of iterations.
 func (r *Result) workWord() string {
-	if r.WorkUnit == "" {
-		return "iteration"
+	if meta.WorkUnit(r.WorkUnit) == "" {
+		return string(meta.WorkIteration)
 	}
 	return r.WorkUnit
 }

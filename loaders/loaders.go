@@ -77,14 +77,16 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+
 	"github.com/hotbudget/hotbudget/internal/chrometrace"
 	"github.com/hotbudget/hotbudget/internal/folded"
 	"github.com/hotbudget/hotbudget/internal/gotrace"
 	"github.com/hotbudget/hotbudget/internal/jsonscan"
 	"github.com/hotbudget/hotbudget/internal/membudget"
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/speedscope"
-	"github.com/hotbudget/hotbudget/internal/v8"
+	v8 "github.com/hotbudget/hotbudget/internal/v8"
 )
 
 // Format names a profile file format.
@@ -555,10 +557,8 @@ func IsExact(p *profile.Profile) bool { return pbuild.IsExact(p) }
 // SourceFormat returns the format p was loaded from, or FormatPprof when p
 // carries no record of it (a profile read from a pprof file that we did not write).
 func SourceFormat(p *profile.Profile) Format {
-	for _, c := range p.Comments {
-		if f, ok := strings.CutPrefix(c, pbuild.FormatPrefix); ok {
-			return Format(f)
-		}
+	if f := meta.Format(p.Comments); f != "" {
+		return Format(f)
 	}
 	return FormatPprof
 }

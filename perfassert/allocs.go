@@ -3,7 +3,6 @@ package perfassert
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -44,7 +43,7 @@ import (
 // started have been taken, and captures that start meanwhile wait for it.
 //
 // The allocations travel inside the captured profile, as one comment
-// holding the gzipped pprof allocation profile in base64 (allocPrefix), so
+// holding the gzipped pprof allocation profile in base64 (meta.WithAllocProfile), so
 // that a baseline written by MatchBaseline carries them and the CPU
 // samples, and every reading of them, stay exactly as they were.
 
@@ -61,10 +60,6 @@ const (
 	allocMaxWall    = 250 * time.Millisecond
 	allocGCHeadroom = 1 << 30 // heap growth allowed without a collection
 )
-
-// allocPrefix starts the profile comment that holds a capture's
-// allocation profile.
-const allocPrefix = "hotbudget allocs: "
 
 // maxAllocProfile bounds the decompressed size of an allocation profile
 // read from a comment (a baseline is untrusted input).
@@ -245,7 +240,7 @@ func attachAllocs(p, ap *profile.Profile) error {
 	if err := ap.Write(&b); err != nil {
 		return fmt.Errorf("perfassert: writing the allocation profile: %w", err)
 	}
-	p.Comments = append(p.Comments, allocPrefix+base64.StdEncoding.EncodeToString(b.Bytes()))
+	p.Comments = meta.WithAllocProfile(p.Comments, b.Bytes())
 	return nil
 }
 
@@ -262,36 +257,29 @@ func AllocProfile(p *profile.Profile) (ap *profile.Profile, ok bool, err error) 
 	if p == nil {
 		return nil, false, nil
 	}
-	for _, c := range p.Comments {
-		enc, found := strings.CutPrefix(c, allocPrefix)
-		if !found {
-			continue
-		}
-		raw, err := base64.StdEncoding.DecodeString(enc)
-		if err != nil {
-			return nil, false, fmt.Errorf("the profile's allocation record is not base64: %w", err)
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(raw))
-		if err != nil {
-			return nil, false, fmt.Errorf("the profile's allocation record: %w", err)
-		}
-		data, err := io.ReadAll(io.LimitReader(zr, maxAllocProfile+1))
-		if err != nil {
-			return nil, false, fmt.Errorf("the profile's allocation record: %w", err)
-		}
-		if len(data) > maxAllocProfile {
-			return nil, false, fmt.Errorf("the profile's allocation record is larger than %d MiB decompressed", maxAllocProfile>>20)
-		}
-		ap, err := profile.ParseUncompressed(data)
-		if err != nil {
-			return nil, false, fmt.Errorf("the profile's allocation record: %w", err)
-		}
-		if oi, bi := allocIndexes(ap); oi < 0 || bi < 0 {
-			return nil, false, errors.New("the profile's allocation record has no alloc_objects and alloc_space sample types")
-		}
-		return ap, true, nil
+	raw, found, err := meta.AllocProfile(p.Comments)
+	if err != nil || !found {
+		return nil, false, err
 	}
-	return nil, false, nil
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, false, fmt.Errorf("the profile's allocation record: %w", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(zr, maxAllocProfile+1))
+	if err != nil {
+		return nil, false, fmt.Errorf("the profile's allocation record: %w", err)
+	}
+	if len(data) > maxAllocProfile {
+		return nil, false, fmt.Errorf("the profile's allocation record is larger than %d MiB decompressed", maxAllocProfile>>20)
+	}
+	ap, err = profile.ParseUncompressed(data)
+	if err != nil {
+		return nil, false, fmt.Errorf("the profile's allocation record: %w", err)
+	}
+	if oi, bi := allocIndexes(ap); oi < 0 || bi < 0 {
+		return nil, false, errors.New("the profile's allocation record has no alloc_objects and alloc_space sample types")
+	}
+	return ap, true, nil
 }
 
 // CheckAllocs compares the allocations Capture recorded in base and

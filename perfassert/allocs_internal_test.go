@@ -3,7 +3,6 @@ package perfassert
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/base64"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -111,10 +110,10 @@ func TestAllocProfileHostile(t *testing.T) {
 	var cpu bytes.Buffer
 	cpuProfile(t).Write(&cpu)
 	for name, comment := range map[string]string{
-		"base64": allocPrefix + "%%%",
-		"gzip":   allocPrefix + base64.StdEncoding.EncodeToString([]byte("not gzip")),
-		"bomb":   allocPrefix + base64.StdEncoding.EncodeToString(bomb.Bytes()),
-		"types":  allocPrefix + base64.StdEncoding.EncodeToString(cpu.Bytes()),
+		"base64": meta.WithAllocProfile(nil, nil)[0] + "%%%",
+		"gzip":   meta.WithAllocProfile(nil, []byte("not gzip"))[0],
+		"bomb":   meta.WithAllocProfile(nil, bomb.Bytes())[0],
+		"types":  meta.WithAllocProfile(nil, cpu.Bytes())[0],
 	} {
 		p := cpuProfile(t)
 		p.Comments = append(p.Comments, comment)

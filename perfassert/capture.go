@@ -385,7 +385,7 @@ func Iterations(p *profile.Profile) (n int64, ok bool) {
 // iterations is the work of p's runs, when p counts it in iterations.
 func iterations(p *profile.Profile) (float64, bool) {
 	rec, found, err := meta.Get(p)
-	if err != nil || !found || len(rec.Runs) == 0 || (rec.WorkUnit != "iteration" && rec.WorkUnit != "") {
+	if err != nil || !found || len(rec.Runs) == 0 || (rec.WorkUnit != meta.WorkIteration && rec.WorkUnit != "") {
 		return 0, false
 	}
 	var w float64

@@ -441,7 +441,7 @@ func (s *session) assemble() (*profile.Profile, error) {
 	runs := s.finishedRuns()
 	rec := meta.Record{
 		Name: s.cfg.name, Build: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
-		Race: raceEnabled, RateHz: int(math.Round(s.cfg.sampleHz())), WorkUnit: "iteration",
+		Race: raceEnabled, RateHz: int(math.Round(s.cfg.sampleHz())), WorkUnit: meta.WorkIteration,
 		Sampler: s.cfg.sampler,
 	}
 	_, perRun := s.counts(runs)

@@ -29,7 +29,7 @@ import (
 func hostileProfile(t *testing.T, path string, names []string, head bool, unit string) {
 	t.Helper()
 	p := testutil.HostileProfile(names, head)
-	meta.Set(p, meta.Record{Name: names[2], WorkUnit: unit, Runs: []meta.Run{{Work: 1000}}})
+	meta.Set(p, meta.Record{Name: names[2], WorkUnit: meta.WorkUnit(unit), Runs: []meta.Run{{Work: 1000}}})
 	testutil.WriteProfile(t, filepath.Dir(path), filepath.Base(path), p)
 }
 

@@ -232,6 +232,11 @@ func (c *cli) record(args []string) int {
 	if err != nil {
 		return c.inputErr("record", err)
 	}
+	// The library's messages name Go options; record's user has flags.
+	for _, r := range funcs {
+		flagWords(r)
+	}
+	flagWords(benches)
 	if o.html != "" {
 		// One benchmark's report: the first that needs attention.
 		top := ordered(funcs)[0]
@@ -1048,7 +1053,7 @@ func (r *recorder) runLeaf(ctx context.Context, s *recSide, l leaf, run int) (*p
 	meta.Set(p, meta.Record{
 		Name:  fmt.Sprintf("%s %s at %s %s, run %d", l.pkg, l.name, s.name, s.rev, run),
 		Build: s.build, Race: s.race, RateHz: rateHz(p),
-		WorkUnit: "op", Runs: []meta.Run{{Work: float64(iters)}},
+		WorkUnit: meta.WorkOp, Runs: []meta.Run{{Work: float64(iters)}},
 	})
 	path := filepath.Join(s.out, filepath.FromSlash(l.pkg), fmt.Sprintf("%s.%d.pb.gz", unsafeName.ReplaceAllString(l.name, "_"), run))
 	if err := writeProfile(path, p); err != nil {
@@ -1077,11 +1082,11 @@ func (r *recorder) mergeRun(s *recSide, parts []*profile.Profile, ops int64, run
 		Build: s.build, Race: s.race, RateHz: rateHz(p),
 	}
 	if len(parts) == 1 {
-		rec.WorkUnit, rec.Runs = "op", []meta.Run{{Work: float64(ops)}}
+		rec.WorkUnit, rec.Runs = meta.WorkOp, []meta.Run{{Work: float64(ops)}}
 	} else {
 		// Several benchmarks, each with its own fixed iteration count:
 		// the work is one run of all of them, the same on both sides.
-		rec.WorkUnit, rec.Runs = "run", []meta.Run{{Work: 1}}
+		rec.WorkUnit, rec.Runs = meta.WorkRun, []meta.Run{{Work: 1}}
 	}
 	meta.Set(p, rec)
 	if err := writeProfile(filepath.Join(s.out, fmt.Sprintf("cpu-%d.pb.gz", run)), p); err != nil {

@@ -241,7 +241,7 @@ func (c *cli) usageErr(cmd, format string, args ...any) int {
 func (c *cli) inputErr(cmd string, err error) int {
 	// "hotbudget diff: diff: ...": the library's name where it repeats the
 	// command's is dropped.
-	fmt.Fprintf(c.stderr, "hotbudget %s: %s\n", cmd, textfmt.Lines(strings.TrimPrefix(err.Error(), cmd+": ")))
+	fmt.Fprintf(c.stderr, "hotbudget %s: %s\n", cmd, textfmt.Lines(flagText(strings.TrimPrefix(err.Error(), cmd+": "))))
 	return exitUsage
 }
 

@@ -36,6 +36,7 @@ import (
 	"unsafe"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -110,18 +111,30 @@ func (x *Index) Frames(l int32) (lo, hi int32) { return x.LocFrames[l], x.LocFra
 // leaf first. The slice must not be modified.
 func (x *Index) UniqFrames(s int32) []int32 { return x.Uniq[x.UniqOff[s]:x.UniqOff[s+1]] }
 
-// Exact reports whether the values are measured durations (pbuild.ExactComment).
-func (x *Index) Exact() bool { return slices.Contains(x.Comments, pbuild.ExactComment) }
+// Exact reports whether the values are measured durations (meta.IsExact).
+func (x *Index) Exact() bool { return meta.IsExact(x.Comments) }
 
 // Warnings returns the loader warnings kept in the comments.
-func (x *Index) Warnings() []string {
-	var out []string
-	for _, c := range x.Comments {
-		if w, ok := strings.CutPrefix(c, pbuild.WarningPrefix); ok {
-			out = append(out, w)
-		}
+func (x *Index) Warnings() []string { return meta.Warnings(x.Comments) }
+
+// SplitRuns is meta.Split for an index: one index per run, sharing x's
+// functions, frames and stacks, each with the samples of its run and a
+// record of its one run. An index without run labels is returned as it is,
+// alone. x is not modified.
+func (x *Index) SplitRuns() ([]*Index, error) {
+	r, _, err := meta.FromComments(x.Comments)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	groups, err := r.GroupRuns(x.NumSamples(), func(i int) []string { return x.Label(int32(i), meta.LabelRun) })
+	if err != nil || groups == nil {
+		return []*Index{x}, err
+	}
+	out := make([]*Index, len(groups))
+	for j, g := range groups {
+		out[j] = x.Subset(g, r.RunComments(x.Comments, j))
+	}
+	return out, nil
 }
 
 // errTooLarge guards the int32 ids.

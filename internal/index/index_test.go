@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/synth"
 )
@@ -161,7 +163,7 @@ func edgeProfile() *profile.Profile {
 		PeriodType:        &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},
 		Period:            1000,
 		DurationNanos:     5e9,
-		Comments:          []string{pbuild.WarningPrefix + "something was repaired", "plain comment"},
+		Comments:          append(meta.AppendWarning(nil, "something was repaired"), "plain comment"),
 		Mapping:           []*profile.Mapping{m, m2},
 		Function:          fns,
 		Location:          locs,

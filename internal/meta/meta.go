@@ -5,7 +5,11 @@
 // The record travels in the profile itself, as one comment holding JSON
 // (CommentPrefix), so that it survives a round trip through any pprof file
 // and a baseline checked into a repository carries it. It is written by Set
-// and read by Get, and nowhere else: no other code parses comments.
+// and read by Get. The other facts hotbudget keeps in comments (the
+// loader's warnings, the input format, the mark of exact durations, a
+// capture's allocations) have their writers and readers here too (MarkExact,
+// AppendWarning, AppendFormat, WithAllocProfile and their readers): no other
+// code builds or parses hotbudget's comments.
 //
 // A profile may hold several runs of the same program (a baseline recorded
 // as N captures, `hotbudget record`): each sample then carries the string
@@ -22,7 +26,6 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-	"github.com/hotbudget/hotbudget/internal/index"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -35,6 +38,23 @@ const LabelRun = "hotbudget.run"
 
 // Version is the version of the record's JSON written by Set.
 const Version = 1
+
+// WorkUnit names what a run's work counts. The words are stored in
+// profiles and shown to users ("time per op"); a caller may use its own.
+type WorkUnit string
+
+// The units hotbudget records.
+const (
+	// WorkIteration is one call of the function perfassert.Capture
+	// profiles. A record without a unit that holds work is Capture's from
+	// before records named it, and counts iterations too.
+	WorkIteration WorkUnit = "iteration"
+	// WorkOp is one op of a Go benchmark (b.N counts them).
+	WorkOp WorkUnit = "op"
+	// WorkRun is a whole run: several benchmarks merged into one profile,
+	// whose ops do not add up.
+	WorkRun WorkUnit = "run"
+)
 
 // Record is what hotbudget knows about how a profile was made. Zero fields
 // are unknown.
@@ -53,9 +73,9 @@ type Record struct {
 	// goroutines it started) or "pprof" (runtime/pprof alone); "" is
 	// unknown, as in profiles written before it was recorded.
 	Sampler string `json:"sampler,omitempty"`
-	// WorkUnit names what Run.Work counts: "iteration" (Capture), "op" (a
-	// benchmark's b.N), or a caller's own word.
-	WorkUnit string `json:"work_unit,omitempty"`
+	// WorkUnit names what Run.Work counts: WorkIteration (Capture), WorkOp
+	// (a benchmark's b.N), WorkRun (a whole run), or a caller's own word.
+	WorkUnit WorkUnit `json:"work_unit,omitempty"`
 	// SampledNanos and UsedNanos are, when a capture measured both, the
 	// CPU time its samples stand for and the CPU time the process used
 	// while it captured (0: unknown). Samples well short of the CPU used
@@ -119,17 +139,17 @@ func legacy(comments []string) (Record, bool, error) {
 	found := false
 	for _, c := range comments {
 		switch {
-		case strings.HasPrefix(c, "hotbudget name: "):
-			r.Name, found = strings.TrimPrefix(c, "hotbudget name: "), true
-		case strings.HasPrefix(c, "hotbudget build: "):
-			b := strings.TrimPrefix(c, "hotbudget build: ")
+		case strings.HasPrefix(c, legacyName):
+			r.Name, found = strings.TrimPrefix(c, legacyName), true
+		case strings.HasPrefix(c, legacyBuild):
+			b := strings.TrimPrefix(c, legacyBuild)
 			r.Build, r.Race, found = strings.TrimSuffix(b, " race"), strings.HasSuffix(b, " race"), true
-		case strings.HasPrefix(c, "hotbudget iterations: "):
-			n, err := strconv.ParseInt(strings.TrimPrefix(c, "hotbudget iterations: "), 10, 64)
+		case strings.HasPrefix(c, legacyIterations):
+			n, err := strconv.ParseInt(strings.TrimPrefix(c, legacyIterations), 10, 64)
 			if err != nil || n < 0 {
 				return Record{}, false, fmt.Errorf("hotbudget iterations comment %q is malformed", c)
 			}
-			r.WorkUnit, r.Runs, found = "iteration", []Run{{Work: float64(n)}}, true
+			r.WorkUnit, r.Runs, found = WorkIteration, []Run{{Work: float64(n)}}, true
 		}
 	}
 	return r, found, nil
@@ -144,8 +164,8 @@ func Set(p *profile.Profile, r Record) {
 func withRecord(comments []string, r Record) []string {
 	kept := comments[:0:0]
 	for _, c := range comments {
-		if strings.HasPrefix(c, CommentPrefix) || strings.HasPrefix(c, "hotbudget name: ") ||
-			strings.HasPrefix(c, "hotbudget build: ") || strings.HasPrefix(c, "hotbudget iterations: ") {
+		if strings.HasPrefix(c, CommentPrefix) || strings.HasPrefix(c, legacyName) ||
+			strings.HasPrefix(c, legacyBuild) || strings.HasPrefix(c, legacyIterations) {
 			continue
 		}
 		kept = append(kept, c)
@@ -167,7 +187,7 @@ func Split(p *profile.Profile) ([]*profile.Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	groups, err := groupRuns(r, len(p.Sample), func(i int) []string { return p.Sample[i].Label[LabelRun] })
+	groups, err := r.GroupRuns(len(p.Sample), func(i int) []string { return p.Sample[i].Label[LabelRun] })
 	if err != nil || groups == nil {
 		return []*profile.Profile{p}, err
 	}
@@ -178,7 +198,7 @@ func Split(p *profile.Profile) ([]*profile.Profile, error) {
 		q := &profile.Profile{
 			SampleType: p.SampleType, DefaultSampleType: p.DefaultSampleType,
 			Mapping: p.Mapping, Location: p.Location, Function: p.Function,
-			Comments: runComments(p.Comments, r, j), DocURL: p.DocURL,
+			Comments: r.RunComments(p.Comments, j), DocURL: p.DocURL,
 			DropFrames: p.DropFrames, KeepFrames: p.KeepFrames,
 			TimeNanos:  p.TimeNanos, // DurationNanos: the span of one run is unknown
 			PeriodType: p.PeriodType, Period: p.Period,
@@ -192,37 +212,20 @@ func Split(p *profile.Profile) ([]*profile.Profile, error) {
 	return out, nil
 }
 
-// SplitIndex is Split for an index: one index per run, sharing x's
-// functions, frames and stacks, each with the samples of its run and a
-// record of its one run. An index without run labels is returned as it is,
-// alone. x is not modified.
-func SplitIndex(x *index.Index) ([]*index.Index, error) {
-	r, _, err := FromComments(x.Comments)
-	if err != nil {
-		return nil, err
-	}
-	groups, err := groupRuns(r, x.NumSamples(), func(i int) []string { return x.Label(int32(i), LabelRun) })
-	if err != nil || groups == nil {
-		return []*index.Index{x}, err
-	}
-	out := make([]*index.Index, len(groups))
-	for j, g := range groups {
-		out[j] = x.Subset(g, runComments(x.Comments, r, j))
-	}
-	return out, nil
-}
-
-// runComments are the comments of run j of a profile with record r.
-func runComments(comments []string, r Record, j int) []string {
+// RunComments returns comments with, as their record, r reduced to its run
+// j: the comments of that run's profile (Split).
+func (r Record) RunComments(comments []string, j int) []string {
 	one := r
 	one.Runs = []Run{r.Runs[j]}
 	one.SampledNanos, one.UsedNanos = 0, 0 // the capture's, not the run's
 	return withRecord(comments, one)
 }
 
-// groupRuns returns the samples (by index) of each run of r, given the
-// LabelRun values of each of n samples; nil when no sample has one.
-func groupRuns(r Record, n int, labels func(i int) []string) ([][]int32, error) {
+// GroupRuns returns the samples (by index) of each run of r, given the
+// LabelRun values of each of n samples; nil when no sample has one. The
+// error names samples that belong to no run of r, or runs of r that cannot
+// be told apart.
+func (r Record) GroupRuns(n int, labels func(i int) []string) ([][]int32, error) {
 	labelled := false
 	for i := range n {
 		if len(labels(i)) > 0 {

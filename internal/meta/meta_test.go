@@ -1,4 +1,4 @@
-package meta
+package meta_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/index"
+	"github.com/hotbudget/hotbudget/internal/meta"
 )
 
 func twoRunProfile() *profile.Profile {
@@ -24,11 +25,11 @@ func twoRunProfile() *profile.Profile {
 		p.Sample = append(p.Sample, &profile.Sample{
 			Location: []*profile.Location{loc},
 			Value:    []int64{int64(i + 1), int64(i+1) * 10e6},
-			Label:    map[string][]string{LabelRun: {run}},
+			Label:    map[string][]string{meta.LabelRun: {run}},
 		})
 	}
-	Set(p, Record{Name: "capture of TestX", Build: "go1.26.8 linux/amd64", WorkUnit: "iteration",
-		SampledNanos: 60e6, UsedNanos: 250e6, Runs: []Run{{Label: "1", Work: 100}, {Label: "2", Work: 50, CPUNanos: 7}}})
+	meta.Set(p, meta.Record{Name: "capture of TestX", Build: "go1.26.8 linux/amd64", WorkUnit: "iteration",
+		SampledNanos: 60e6, UsedNanos: 250e6, Runs: []meta.Run{{Label: "1", Work: 100}, {Label: "2", Work: 50, CPUNanos: 7}}})
 	return p
 }
 
@@ -42,7 +43,7 @@ func TestRoundTripThroughPprof(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, ok, err := Get(q)
+	r, ok, err := meta.Get(q)
 	if err != nil || !ok {
 		t.Fatalf("Get: ok %v, err %v", ok, err)
 	}
@@ -57,14 +58,14 @@ func TestRoundTripThroughPprof(t *testing.T) {
 
 func TestSetReplaces(t *testing.T) {
 	p := twoRunProfile()
-	Set(p, Record{Name: "again"})
+	meta.Set(p, meta.Record{Name: "again"})
 	n := 0
 	for _, c := range p.Comments {
-		if strings.HasPrefix(c, CommentPrefix) {
+		if strings.HasPrefix(c, meta.CommentPrefix) {
 			n++
 		}
 	}
-	r, _, _ := Get(p)
+	r, _, _ := meta.Get(p)
 	if n != 1 || r.Name != "again" || len(r.Runs) != 0 {
 		t.Errorf("after a second Set: %d records, %+v", n, r)
 	}
@@ -72,36 +73,36 @@ func TestSetReplaces(t *testing.T) {
 
 func TestLegacyComments(t *testing.T) {
 	p := &profile.Profile{Comments: []string{"hotbudget name: capture of TestY", "hotbudget iterations: 1234", "hotbudget build: go1.26.8 linux/amd64 race"}}
-	r, ok, err := Get(p)
+	r, ok, err := meta.Get(p)
 	if err != nil || !ok {
 		t.Fatalf("ok %v err %v", ok, err)
 	}
 	if r.Name != "capture of TestY" || r.Build != "go1.26.8 linux/amd64" || !r.Race || r.WorkUnit != "iteration" || len(r.Runs) != 1 || r.Runs[0].Work != 1234 {
 		t.Errorf("legacy record: %+v", r)
 	}
-	Set(p, r)
+	meta.Set(p, r)
 	if len(p.Comments) != 1 {
 		t.Errorf("Set left legacy comments: %q", p.Comments)
 	}
-	if _, _, err := Get(&profile.Profile{Comments: []string{"hotbudget iterations: many"}}); err == nil {
+	if _, _, err := meta.Get(&profile.Profile{Comments: []string{"hotbudget iterations: many"}}); err == nil {
 		t.Error("a malformed iterations comment was accepted")
 	}
 }
 
 func TestGetErrors(t *testing.T) {
-	for _, c := range []string{CommentPrefix + "{", CommentPrefix + `{"v":99}`} {
-		if _, _, err := Get(&profile.Profile{Comments: []string{c}}); err == nil {
+	for _, c := range []string{meta.CommentPrefix + "{", meta.CommentPrefix + `{"v":99}`} {
+		if _, _, err := meta.Get(&profile.Profile{Comments: []string{c}}); err == nil {
 			t.Errorf("%q: no error", c)
 		}
 	}
-	if _, ok, err := Get(&profile.Profile{}); ok || err != nil {
+	if _, ok, err := meta.Get(&profile.Profile{}); ok || err != nil {
 		t.Errorf("no record: ok %v err %v", ok, err)
 	}
 }
 
 func TestSplit(t *testing.T) {
 	p := twoRunProfile()
-	runs, err := Split(p)
+	runs, err := meta.Split(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestSplit(t *testing.T) {
 		if err := q.CheckValid(); err != nil {
 			t.Errorf("run %d: %v", i, err)
 		}
-		r, _, _ := Get(q)
+		r, _, _ := meta.Get(q)
 		if len(r.Runs) != 1 || r.Runs[0].Label != []string{"1", "2"}[i] || r.SampledNanos != 0 || r.UsedNanos != 0 {
 			t.Errorf("run %d record: %+v (the capture's CPU times are not a run's)", i, r)
 		}
@@ -132,32 +133,32 @@ func TestSplit(t *testing.T) {
 	}
 	// Without labels the profile is one run.
 	plain := &profile.Profile{Sample: []*profile.Sample{{}}}
-	if rs, err := Split(plain); err != nil || len(rs) != 1 || rs[0] != plain {
+	if rs, err := meta.Split(plain); err != nil || len(rs) != 1 || rs[0] != plain {
 		t.Errorf("unlabelled profile: %v, %v", rs, err)
 	}
 }
 
 func TestSplitErrors(t *testing.T) {
 	unlisted := twoRunProfile()
-	unlisted.Sample[0].Label[LabelRun] = []string{"9"}
+	unlisted.Sample[0].Label[meta.LabelRun] = []string{"9"}
 	missing := twoRunProfile()
-	delete(missing.Sample[1].Label, LabelRun)
+	delete(missing.Sample[1].Label, meta.LabelRun)
 	unlabelledRun := twoRunProfile()
-	Set(unlabelledRun, Record{Runs: []Run{{}}})
+	meta.Set(unlabelledRun, meta.Record{Runs: []meta.Run{{}}})
 	dup := twoRunProfile()
-	Set(dup, Record{Runs: []Run{{Label: "1"}, {Label: "1"}}})
+	meta.Set(dup, meta.Record{Runs: []meta.Run{{Label: "1"}, {Label: "1"}}})
 	for name, p := range map[string]*profile.Profile{"unlisted": unlisted, "missing": missing, "unlabelled run": unlabelledRun, "duplicate": dup} {
-		if _, err := Split(p); err == nil {
+		if _, err := meta.Split(p); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
 }
 
-// SplitIndex gives each run the index of the run Split gives: the same
+// Index.SplitRuns gives each run the index of the run Split gives: the same
 // samples, values and comments.
-func TestSplitIndex(t *testing.T) {
+func TestSplitRuns(t *testing.T) {
 	p := twoRunProfile()
-	runs, err := Split(p)
+	runs, err := meta.Split(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestSplitIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := SplitIndex(x)
+	parts, err := x.SplitRuns()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,24 +189,24 @@ func TestSplitIndex(t *testing.T) {
 		}
 	}
 	if x.NumSamples() != 3 {
-		t.Error("SplitIndex modified its input")
+		t.Error("SplitRuns modified its input")
 	}
 	plain, err := index.FromProfile(&profile.Profile{SampleType: []*profile.ValueType{{Type: "cpu", Unit: "nanoseconds"}}, Sample: []*profile.Sample{{Value: []int64{1}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if xs, err := SplitIndex(plain); err != nil || len(xs) != 1 || xs[0] != plain {
+	if xs, err := plain.SplitRuns(); err != nil || len(xs) != 1 || xs[0] != plain {
 		t.Errorf("unlabelled index: %v, %v", xs, err)
 	}
 	// The errors are Split's.
 	unlisted := twoRunProfile()
-	unlisted.Sample[0].Label[LabelRun] = []string{"9"}
+	unlisted.Sample[0].Label[meta.LabelRun] = []string{"9"}
 	ux, err := index.FromProfile(unlisted)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, want := Split(unlisted)
-	if _, err := SplitIndex(ux); err == nil || want == nil || err.Error() != want.Error() {
+	_, want := meta.Split(unlisted)
+	if _, err := ux.SplitRuns(); err == nil || want == nil || err.Error() != want.Error() {
 		t.Errorf("unlisted run: %v, want %v", err, want)
 	}
 }
@@ -222,7 +223,7 @@ func TestSamplesLost(t *testing.T) {
 		{500 * ms, 400 * ms, false}, // more samples than CPU time: timer jitter
 		{0, 0, false},               // not measured
 	} {
-		r := Record{SampledNanos: tc.sampled, UsedNanos: tc.used}
+		r := meta.Record{SampledNanos: tc.sampled, UsedNanos: tc.used}
 		if got := r.SamplesLost(); got != tc.warn {
 			t.Errorf("SamplesLost(%v, %v) = %v, want %v", tc.sampled, tc.used, got, tc.warn)
 		}
@@ -230,7 +231,7 @@ func TestSamplesLost(t *testing.T) {
 			t.Errorf("LostSamplesWarning(%v, %v) = %q", tc.sampled, tc.used, w)
 		}
 	}
-	r := Record{SampledNanos: 105 * ms, UsedNanos: 437 * ms}
+	r := meta.Record{SampledNanos: 105 * ms, UsedNanos: 437 * ms}
 	if w := r.LostSamplesWarning(); !strings.Contains(w, "the samples account for 105ms of CPU time but the process used 437ms while capturing") {
 		t.Errorf("warning text: %q", w)
 	}
@@ -243,23 +244,23 @@ func TestSamplesLost(t *testing.T) {
 func FuzzComments(f *testing.F) {
 	p := twoRunProfile()
 	f.Add(strings.Join(p.Comments, "\n"), "1", "2", "1")
-	f.Add(CommentPrefix+`{"runs":[{"label":"a"},{"label":"a"}]}`, "a", "a", "b")
-	f.Add(CommentPrefix+`{"runs":[{}]}`, "", "x", "")
+	f.Add(meta.CommentPrefix+`{"runs":[{"label":"a"},{"label":"a"}]}`, "a", "a", "b")
+	f.Add(meta.CommentPrefix+`{"runs":[{}]}`, "", "x", "")
 	f.Add("hotbudget iterations: 12", "", "", "")
-	f.Add(CommentPrefix+`{"runs":null,"sampled_nanos":-1}`, "1", "", "1")
+	f.Add(meta.CommentPrefix+`{"runs":null,"sampled_nanos":-1}`, "1", "", "1")
 	f.Fuzz(func(t *testing.T, comments, l1, l2, l3 string) {
 		q := twoRunProfile()
 		q.Comments = strings.Split(comments, "\n")
 		for i, l := range []string{l1, l2, l3} {
 			q.Sample[i].Label = nil
 			if l != "" {
-				q.Sample[i].Label = map[string][]string{LabelRun: {l}}
+				q.Sample[i].Label = map[string][]string{meta.LabelRun: {l}}
 			}
 		}
-		if r, ok, err := Get(q); err == nil && ok {
+		if r, ok, err := meta.Get(q); err == nil && ok {
 			_ = r.LostSamplesWarning()
 		}
-		runs, serr := Split(q)
+		runs, serr := meta.Split(q)
 		if serr == nil {
 			n := 0
 			for _, r := range runs {
@@ -273,12 +274,12 @@ func FuzzComments(f *testing.F) {
 		if err != nil {
 			return
 		}
-		parts, ierr := SplitIndex(x)
+		parts, ierr := x.SplitRuns()
 		if (ierr == nil) != (serr == nil) {
-			t.Errorf("Split error %v, SplitIndex error %v", serr, ierr)
+			t.Errorf("Split error %v, SplitRuns error %v", serr, ierr)
 		}
 		if ierr == nil && len(parts) != len(runs) {
-			t.Errorf("SplitIndex: %d runs, Split %d", len(parts), len(runs))
+			t.Errorf("SplitRuns: %d runs, Split %d", len(parts), len(runs))
 		}
 	})
 }

@@ -7,10 +7,10 @@
 //
 //   - Sample values are [count, time in nanoseconds]. Sampled data uses the
 //     types samples/count and cpu/nanoseconds; exact data (duration events,
-//     regions) uses events/count and wall/nanoseconds and carries the
-//     ExactComment.
+//     regions) uses events/count and wall/nanoseconds and is marked exact
+//     in its comments (meta.MarkExact).
 //   - Stacks are leaf first, as in pprof.
-//   - Warnings are kept as profile comments with the WarningPrefix so they
+//   - Warnings are kept as profile comments (meta.AppendWarning) so they
 //     survive a round trip through a pprof file.
 //   - Who ran the code is kept as string labels (LabelPID, LabelTID, ...).
 package pbuild
@@ -20,11 +20,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"unsafe"
 
 	"github.com/google/pprof/profile"
+
 	"github.com/hotbudget/hotbudget/internal/membudget"
+	"github.com/hotbudget/hotbudget/internal/meta"
 )
 
 // Label keys set on samples by the loaders.
@@ -36,16 +37,6 @@ const (
 	LabelProfile = "profile" // profile name or id inside a file that holds several
 	LabelSeq     = "seq"     // sequence number from Node's file name
 	LabelGoID    = "goroutine"
-)
-
-// Comment markers stored in profile.Comments.
-const (
-	// ExactComment marks a profile whose values are measured durations, not samples.
-	ExactComment = "hotbudget: exact durations (not sampled)"
-	// WarningPrefix starts every warning comment.
-	WarningPrefix = "hotbudget warning: "
-	// FormatPrefix starts the comment that names the input format.
-	FormatPrefix = "hotbudget format: "
 )
 
 // MaxWarnings bounds how many distinct warnings a profile keeps; the rest are counted.
@@ -128,7 +119,7 @@ func New(kind Kind) *Builder {
 	if kind == Exact {
 		p.SampleType = []*profile.ValueType{{Type: "events", Unit: "count"}, {Type: "wall", Unit: "nanoseconds"}}
 		p.PeriodType = &profile.ValueType{Type: "wall", Unit: "nanoseconds"}
-		p.Comments = append(p.Comments, ExactComment)
+		p.Comments = meta.MarkExact(p.Comments)
 	} else {
 		p.SampleType = []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}
 		p.PeriodType = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
@@ -294,16 +285,16 @@ func (b *Builder) Finish(format string, period, durationNanos int64) (*profile.P
 	}
 	p.DurationNanos = durationNanos
 	if format != "" {
-		p.Comments = append(p.Comments, FormatPrefix+format)
+		p.Comments = meta.AppendFormat(p.Comments, format)
 	}
 	for _, w := range b.warnings {
 		if n := b.warnSeen[w]; n > 1 {
 			w = fmt.Sprintf("%s (%d times)", w, n)
 		}
-		p.Comments = append(p.Comments, WarningPrefix+w)
+		p.Comments = meta.AppendWarning(p.Comments, w)
 	}
 	if b.dropped > 0 {
-		p.Comments = append(p.Comments, fmt.Sprintf("%s%d more distinct warnings not shown", WarningPrefix, b.dropped))
+		p.Comments = meta.AppendWarning(p.Comments, fmt.Sprintf("%d more distinct warnings not shown", b.dropped))
 	}
 	b.samples, b.locs, b.funcs, b.labelIDs = nil, nil, nil, nil
 	if b.err != nil {
@@ -321,25 +312,10 @@ func (b *Builder) Finish(format string, period, durationNanos int64) (*profile.P
 }
 
 // Warnings returns the warnings stored in p's comments by a loader.
-func Warnings(p *profile.Profile) []string {
-	var out []string
-	for _, c := range p.Comments {
-		if w, ok := strings.CutPrefix(c, WarningPrefix); ok {
-			out = append(out, w)
-		}
-	}
-	return out
-}
+func Warnings(p *profile.Profile) []string { return meta.Warnings(p.Comments) }
 
 // IsExact reports whether p holds exact durations rather than samples.
-func IsExact(p *profile.Profile) bool {
-	for _, c := range p.Comments {
-		if c == ExactComment {
-			return true
-		}
-	}
-	return false
-}
+func IsExact(p *profile.Profile) bool { return meta.IsExact(p.Comments) }
 
 // MedianDelta returns the median of the positive differences between
 // consecutive values of ts (which need not be sorted); 0 if there are none.

@@ -2,10 +2,11 @@ package pbuild
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/internal/meta"
 )
 
 func TestBuilderMergesAndValidates(t *testing.T) {
@@ -42,7 +43,7 @@ func TestBuilderMergesAndValidates(t *testing.T) {
 	if IsExact(p) || p.Period != 10 || p.DurationNanos != 100 {
 		t.Errorf("exact %v period %d duration %d", IsExact(p), p.Period, p.DurationNanos)
 	}
-	if !strings.Contains(strings.Join(p.Comments, "\n"), FormatPrefix+"test") {
+	if meta.Format(p.Comments) != "test" {
 		t.Errorf("format comment missing: %q", p.Comments)
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/testutil"
 )
@@ -125,7 +127,7 @@ func TestCorpus(t *testing.T) {
 			if w := pbuild.Warnings(p); strings.Join(w, "|") != strings.Join(tc.warnings, "|") {
 				t.Errorf("warnings = %q, want %q", w, tc.warnings)
 			}
-			if !hasComment(p, pbuild.FormatPrefix+"speedscope") {
+			if meta.Format(p.Comments) != "speedscope" {
 				t.Errorf("no format comment in %q", p.Comments)
 			}
 		})

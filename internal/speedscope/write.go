@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -242,10 +244,8 @@ func first(s *profile.Sample, key string) string {
 }
 
 func fileName(p *profile.Profile) string {
-	for _, c := range p.Comments {
-		if f, ok := strings.CutPrefix(c, pbuild.FormatPrefix); ok {
-			return "hotbudget export of a " + f + " profile"
-		}
+	if f := meta.Format(p.Comments); f != "" {
+		return "hotbudget export of a " + f + " profile"
 	}
 	return "hotbudget export"
 }

@@ -3,7 +3,6 @@ package testutil
 import (
 	"fmt"
 
-	"github.com/google/pprof/profile"
 	"os"
 	"os/exec"
 	"regexp"
@@ -11,6 +10,10 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/internal/meta"
 )
 
 // The hostile-input suite's attacks and checks (issue 16): every name,
@@ -135,7 +138,7 @@ func HostileProfile(names []string, head bool) *profile.Profile {
 		PeriodType:    &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},
 		Period:        10_000_000,
 		DurationNanos: 10e9,
-		Comments:      []string{"hotbudget warning: " + names[0], names[1]},
+		Comments:      append(meta.AppendWarning(nil, names[0]), names[1]),
 	}
 	var id uint64
 	fn := func(name, file string) *profile.Location {

@@ -1,4 +1,4 @@
-package textfmt
+package textfmt_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hotbudget/hotbudget/internal/testutil"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 func TestTerm(t *testing.T) {
@@ -28,33 +29,33 @@ func TestTerm(t *testing.T) {
 		{"#[x] ## [y]", "#[x] ## [y]"},
 		{"日本語 ✓", "日本語 ✓"},
 	} {
-		if got := Term(c.in); got != c.want {
-			t.Errorf("Term(%q) = %q, want %q", c.in, got, c.want)
+		if got := textfmt.Term(c.in); got != c.want {
+			t.Errorf("textfmt.Term(%q) = %q, want %q", c.in, got, c.want)
 		}
-		if got := Term(Term(c.in)); got != Term(c.in) {
+		if got := textfmt.Term(textfmt.Term(c.in)); got != textfmt.Term(c.in) {
 			t.Errorf("Term is not idempotent on %q: %q", c.in, got)
 		}
-		if c := testutil.RawControl(Term(c.in)); c != "" {
+		if c := testutil.RawControl(textfmt.Term(c.in)); c != "" {
 			t.Errorf("Term leaves %s", c)
 		}
 	}
 }
 
 func TestShorten(t *testing.T) {
-	if got := Shorten("short", 10); got != "short" {
+	if got := textfmt.Shorten("short", 10); got != "short" {
 		t.Errorf("Shorten kept %q", got)
 	}
 	s := "github.com/org/repo/internal/pkg.(*Type).Method"
-	got := Shorten(s, 20)
+	got := textfmt.Shorten(s, 20)
 	if want := "githu…(*Type).Method"; got != want {
 		t.Errorf("Shorten = %q, want %q", got, want)
 	}
 	long := strings.Repeat("é", 1<<20) + "End"
-	got = Shorten(long, MaxName)
-	if n := utf8.RuneCountInString(got); n != MaxName || !strings.HasSuffix(got, "End") || !utf8.ValidString(got) {
+	got = textfmt.Shorten(long, textfmt.MaxName)
+	if n := utf8.RuneCountInString(got); n != textfmt.MaxName || !strings.HasSuffix(got, "End") || !utf8.ValidString(got) {
 		t.Errorf("Shorten of 1M runes: %d runes, valid %v, %q...", n, utf8.ValidString(got), got[:20])
 	}
-	if got := Name(long); utf8.RuneCountInString(got) != MaxName {
+	if got := textfmt.Name(long); utf8.RuneCountInString(got) != textfmt.MaxName {
 		t.Errorf("Name: %d runes", utf8.RuneCountInString(got))
 	}
 }
@@ -65,11 +66,11 @@ func TestShorten(t *testing.T) {
 // ordinary name, with no mention outside code.
 func TestMarkdownRendered(t *testing.T) {
 	doc := func(name string) string {
-		return "### report: " + MarkdownCode(name) + "\n\n" +
-			"> ⚠️ warning about " + MarkdownEscape(name) + "\n\n" +
-			"| function | note |\n|:--|:--|\n| " + MarkdownCode(name) + " | " + MarkdownEscape("was "+name) + " |\n\n" +
-			"<details><summary><code>" + HTML(name) + "</code>: " + HTML("through "+name) + "</summary>\n\n" +
-			"- " + MarkdownEscape(name) + "\n\n</details>\n"
+		return "### report: " + textfmt.MarkdownCode(name) + "\n\n" +
+			"> ⚠️ warning about " + textfmt.MarkdownEscape(name) + "\n\n" +
+			"| function | note |\n|:--|:--|\n| " + textfmt.MarkdownCode(name) + " | " + textfmt.MarkdownEscape("was "+name) + " |\n\n" +
+			"<details><summary><code>" + textfmt.HTML(name) + "</code>: " + textfmt.HTML("through "+name) + "</summary>\n\n" +
+			"- " + textfmt.MarkdownEscape(name) + "\n\n</details>\n"
 	}
 	want := strings.Join(testutil.Skeleton(testutil.RenderGFM(t, doc("main.F"))), " ")
 	for _, name := range append(testutil.Hostile, "www.evil.example", "mailto:a@b.co", "x@y.example", "<https://evil.example>", "[a]: https://evil.example", "&#64;user", "1. item", "# h", "---", "=== ", "    code") {
@@ -91,10 +92,10 @@ func TestLimitMarkdown(t *testing.T) {
 	}
 	b.WriteString("\n</details>\n")
 	s := b.String()
-	if got := LimitMarkdown(s, len(s)); got != s {
+	if got := textfmt.LimitMarkdown(s, len(s)); got != s {
 		t.Error("LimitMarkdown changed a report within the limit")
 	}
-	got := LimitMarkdown(s, 10000)
+	got := textfmt.LimitMarkdown(s, 10000)
 	if len(got) > 10000 {
 		t.Errorf("%d bytes, want at most 10000", len(got))
 	}
@@ -109,7 +110,7 @@ func TestLimitMarkdown(t *testing.T) {
 
 func TestGuardKeepsJSONValid(t *testing.T) {
 	var b bytes.Buffer
-	g := NewGuard(&b)
+	g := textfmt.NewGuard(&b)
 	g.Write([]byte("{\"name\": \"x ##[warning]y \u0085 \u009b\"}\n"))
 	g.Flush()
 	if got, want := b.String(), "{\"name\": \"x ##\\u005bwarning]y \\u0085 \\u009b\"}\n"; got != want {

@@ -35,7 +35,7 @@ func Profile(path, name, unit string, work func() int) error {
 		Name:     name,
 		Build:    runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
 		RateHz:   100,
-		WorkUnit: unit,
+		WorkUnit: meta.WorkUnit(unit),
 		Runs:     []meta.Run{{Work: float64(ops), CPUNanos: used}},
 	})
 	f, err := os.Create(path)
