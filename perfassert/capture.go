@@ -93,7 +93,12 @@ func MinSamples(n int) CaptureOption {
 // with runtime/pprof, so that a test that captures and compares with a
 // baseline stays under 5s on a busy machine; PerfMaxDuration, 1.5s, with
 // the perf sampler; three times as long while baselines are written). Capture stops there even with fewer samples than
-// MinSamples; fn always runs at least once.
+// MinSamples; fn always runs at least once. The allocation phase that
+// follows (see CaptureProfile) runs fn for a quarter of MaxDuration at
+// most, plus two readings of the process's allocation profile, whose cost
+// grows with the allocation sites the process has recorded (about 0.2s in
+// a small test binary, seconds under -race after many captures; NoAllocs
+// leaves the phase out).
 func MaxDuration(d time.Duration) CaptureOption {
 	return captureFunc(func(c *captureConfig) {
 		if d <= 0 {
