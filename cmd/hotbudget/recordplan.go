@@ -1,0 +1,316 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
+)
+
+// Which benchmarks record runs and for how long (calibration and the time
+// estimate), running them a side at a time, and each run's profile.
+
+// calibrate finds every benchmark matching --bench and its iteration
+// count: on the base revision for benchmarks it has, on the head revision
+// for benchmarks new there.
+func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, error) {
+	t0 := time.Now()
+	byKey := map[string]*leaf{}
+	var order []string
+	overhead := map[string]time.Duration{} // per run of one benchmark of a package
+	find := func(s *recSide, benchtime string) error {
+		s.leaves = map[string]bool{}
+		for _, pkg := range sortedKeys(s.bins) {
+			t1 := time.Now()
+			out, err := r.runBinary(ctx, s, s.bins[pkg], "-test.bench", r.o.bench, "-test.benchtime", benchtime)
+			if err != nil {
+				return err
+			}
+			results := r.parseBench(out)
+			if benchtime == "1x" && len(results) > 0 {
+				// One process, each benchmark set up and run once: what a
+				// run costs beyond its timed iterations, shared out.
+				var timed float64
+				for _, res := range results {
+					timed += res.nsOp
+				}
+				overhead[pkg] = (time.Since(t1) - time.Duration(timed)) / time.Duration(len(results))
+			}
+			for _, res := range results {
+				l := leaf{pkg: pkg, name: res.name, iters: res.iters, nsOp: res.nsOp, bytesOp: res.bytesOp, allocsOp: res.allocsOp}
+				s.leaves[l.key()] = true
+				if k := byKey[l.key()]; k == nil {
+					byKey[l.key()] = &l
+					order = append(order, l.key())
+				} else {
+					// What an op allocates bounds the allocation runs:
+					// the larger side's.
+					k.bytesOp, k.allocsOp = max(k.bytesOp, l.bytesOp), max(k.allocsOp, l.allocsOp)
+				}
+			}
+		}
+		return nil
+	}
+	benchtime := r.o.benchtime
+	if r.o.fixedIters > 0 {
+		benchtime = "1x" // only to find the benchmarks
+	}
+	if err := find(base, benchtime); err != nil {
+		return nil, err
+	}
+	baseKeys := len(order)
+	// The head side only lists its benchmarks (one iteration each);
+	// those new at head are calibrated there.
+	if err := find(head, "1x"); err != nil {
+		return nil, err
+	}
+	for _, k := range order[baseKeys:] {
+		l := byKey[k]
+		if r.o.fixedIters > 0 {
+			continue
+		}
+		out, err := r.runBinary(ctx, head, head.bins[l.pkg], "-test.bench", l.pattern(), "-test.benchtime", r.o.benchtime)
+		if err != nil {
+			return nil, err
+		}
+		for _, res := range r.parseBench(out) {
+			if res.name == l.name {
+				l.iters, l.nsOp, l.bytesOp, l.allocsOp = res.iters, res.nsOp, res.bytesOp, res.allocsOp
+			}
+		}
+	}
+	if len(order) == 0 {
+		hint := "name a package that has benchmarks (func BenchmarkX(b *testing.B) in a _test.go file)"
+		if r.o.bench != "." {
+			// A pattern of the user's matched nothing: say that, not
+			// that the packages lack benchmarks.
+			hint = "the pattern matched no benchmark; go test -list . shows the benchmarks there are"
+		}
+		return nil, fmt.Errorf("no benchmark matches --bench %q in %s at %s %s or %s %s: %s",
+			r.o.bench, strings.Join(r.o.pkgs, " "), base.name, base.rev, head.name, head.rev, hint)
+	}
+	var leaves []leaf
+	sort.Strings(order)
+	for _, k := range order {
+		l := *byKey[k]
+		if r.o.fixedIters > 0 {
+			l.iters = r.o.fixedIters
+		}
+		l.overhead = max(overhead[l.pkg], 0)
+		leaves = append(leaves, l)
+	}
+	work, over := r.estimate(leaves, base, head)
+	if b := r.o.budget; b > 0 && work+over > b && work > 0 && b > over {
+		// Fewer iterations, the same for every benchmark in proportion.
+		f := float64(b-over) / float64(work)
+		for i := range leaves {
+			leaves[i].iters = max(1, int64(float64(leaves[i].iters)*f))
+		}
+		r.progress("the runs would take about %s, beyond --budget %s: every benchmark runs %.0f%% of its calibrated iterations (--budget 0 for no limit)",
+			(work + over).Round(time.Second), b, 100*f)
+		work, over = r.estimate(leaves, base, head)
+	}
+	for _, l := range leaves {
+		where := ""
+		switch {
+		case !base.leaves[l.key()]:
+			where = " (new at head)"
+		case !head.leaves[l.key()]:
+			where = " (gone at head)"
+		}
+		r.progress("%s %s: %d iterations a run%s", textfmt.Name(l.pkg), textfmt.Name(l.name), l.iters, where)
+	}
+	r.progress("calibrated %s in %s; the runs take about %s (%s of benchmark iterations, %s starting test binaries and setting up)",
+		plural(len(leaves), "benchmark", "benchmarks"), since(t0), (work + over).Round(time.Second), work.Round(time.Second), over.Round(time.Second))
+	return leaves, nil
+}
+
+// estimate is how long the runs of leaves take: their timed iterations
+// at the calibrated time per operation, and the rest of every run
+// (measured when the head side listed its benchmarks).
+func (r *recorder) estimate(leaves []leaf, base, head *recSide) (work, over time.Duration) {
+	for _, l := range leaves {
+		sides := 0
+		for _, s := range []*recSide{base, head} {
+			if s.leaves[l.key()] {
+				sides++
+			}
+		}
+		n := time.Duration(sides * r.o.runs)
+		work += n * time.Duration(float64(l.iters*int64(r.o.count))*l.nsOp)
+		over += n * l.overhead
+	}
+	return work, over
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// runAll runs every benchmark --runs times a side, interleaved, and
+// writes the profiles and benchmark output.
+func (r *recorder) runAll(ctx context.Context, sides []*recSide, leaves []leaf, res *recordResult) error {
+	base, head := sides[0], sides[1]
+	both := 0
+	for _, l := range leaves {
+		if base.leaves[l.key()] && head.leaves[l.key()] {
+			both++
+		}
+	}
+	if both == 0 {
+		return errors.New("no benchmark exists at both revisions: there is nothing to compare")
+	}
+	pairs := map[string]*diff.Pair{}
+	runsStart := time.Now()
+	for run := 1; run <= r.o.runs; run++ {
+		t0 := time.Now()
+		order := []*recSide{base, head}
+		if run%2 == 0 {
+			order = []*recSide{head, base}
+		}
+		spent := map[*recSide]time.Duration{}
+		parts := map[*recSide][]*profile.Profile{}
+		ops := map[*recSide]int64{}
+		for _, l := range leaves {
+			for _, s := range order {
+				if !s.leaves[l.key()] {
+					continue
+				}
+				t1 := time.Now()
+				p, iters, err := r.runLeaf(ctx, s, l, run)
+				if err != nil {
+					return err
+				}
+				spent[s] += time.Since(t1)
+				if base.leaves[l.key()] && head.leaves[l.key()] {
+					parts[s] = append(parts[s], p)
+					ops[s] += iters
+					pr := pairs[l.key()]
+					if pr == nil {
+						pr = &diff.Pair{Name: l.key()}
+						pairs[l.key()] = pr
+					}
+					if s == base {
+						pr.Base = append(pr.Base, p)
+					} else {
+						pr.Head = append(pr.Head, p)
+					}
+				}
+			}
+		}
+		for _, s := range sides {
+			if _, err := r.mergeRun(s, parts[s], ops[s], run); err != nil {
+				return err
+			}
+		}
+		left := time.Since(runsStart) / time.Duration(run) * time.Duration(r.o.runs-run)
+		r.progress("run %d of %d: base %s, head %s (%s); about %s left", run, r.o.runs, spent[base].Round(10*time.Millisecond),
+			spent[head].Round(10*time.Millisecond), since(t0), left.Round(time.Second))
+	}
+	for _, s := range sides {
+		path := filepath.Join(s.out, "bench.txt")
+		if err := writeFileAtomic(path, func(f *os.File) error { _, err := f.Write(s.bench.Bytes()); return err }); err != nil {
+			return err
+		}
+	}
+	for _, l := range leaves {
+		if pr := pairs[l.key()]; pr != nil {
+			res.pairs = append(res.pairs, *pr)
+		}
+	}
+	res.baseBench, res.headBench = base.bench.Bytes(), head.bench.Bytes()
+	r.progress("wrote %s and %s in %s (the runs %s)", base.out, head.out, since(r.start), since(runsStart))
+	return nil
+}
+
+// unsafeName matches what a benchmark's name may hold but a file name
+// should not: runLeaf replaces it with "_".
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._=+-]+`)
+
+// runLeaf runs one benchmark once with CPU profiling and returns its
+// profile, with the iterations it did recorded in it.
+func (r *recorder) runLeaf(ctx context.Context, s *recSide, l leaf, run int) (*profile.Profile, int64, error) {
+	b := s.bins[l.pkg]
+	what := fmt.Sprintf("%s %s at %s %s", l.pkg, l.name, s.name, s.rev)
+	out, p, err := r.profileRun(ctx, s, b, what, "-test.bench", l.pattern(), "-test.benchtime", fmt.Sprintf("%dx", l.iters),
+		"-test.count", strconv.Itoa(r.o.count))
+	if err != nil {
+		return nil, 0, err
+	}
+	s.bench.Write(out)
+	var iters int64
+	for _, res := range r.parseBench(out) {
+		if res.name == l.name {
+			iters += res.iters
+		}
+	}
+	if iters == 0 {
+		return nil, 0, fmt.Errorf("%s printed no result (was it skipped?):\n%s", what, strings.TrimSpace(string(out)))
+	}
+	meta.Set(p, meta.Record{
+		Name:  fmt.Sprintf("%s %s at %s %s, run %d", l.pkg, l.name, s.name, s.rev, run),
+		Build: s.build, Race: s.race, RateHz: rateHz(p),
+		WorkUnit: meta.WorkOp, Runs: []meta.Run{{Work: float64(iters)}},
+	})
+	path := filepath.Join(s.out, filepath.FromSlash(l.pkg), fmt.Sprintf("%s.%d.pb.gz", unsafeName.ReplaceAllString(l.name, "_"), run))
+	if err := writeProfile(path, p); err != nil {
+		return nil, 0, err
+	}
+	return p, iters, nil
+}
+
+func rateHz(p *profile.Profile) int {
+	if p.Period <= 0 || p.PeriodType == nil || p.PeriodType.Unit != "nanoseconds" {
+		return 0
+	}
+	return int((1e9 + p.Period/2) / p.Period)
+}
+
+// mergeRun merges one run's profiles of the benchmarks both sides have
+// and writes it as cpu-RUN.pb.gz. A lone profile is taken as it is and
+// its record replaced: runLeaf has written it already.
+func (r *recorder) mergeRun(s *recSide, parts []*profile.Profile, ops int64, run int) (*profile.Profile, error) {
+	p, err := mergeRuns(parts)
+	if err != nil {
+		return nil, fmt.Errorf("merging run %d of %s: %w", run, s.name, err)
+	}
+	rec := meta.Record{
+		Name:  fmt.Sprintf("%s %s, run %d: %d benchmarks", s.name, s.rev, run, len(parts)),
+		Build: s.build, Race: s.race, RateHz: rateHz(p),
+	}
+	if len(parts) == 1 {
+		rec.WorkUnit, rec.Runs = meta.WorkOp, []meta.Run{{Work: float64(ops)}}
+	} else {
+		// Several benchmarks, each with its own fixed iteration count:
+		// the work is one run of all of them, the same on both sides.
+		rec.WorkUnit, rec.Runs = meta.WorkRun, []meta.Run{{Work: 1}}
+	}
+	meta.Set(p, rec)
+	if err := writeProfile(filepath.Join(s.out, fmt.Sprintf("cpu-%d.pb.gz", run)), p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func writeProfile(path string, p *profile.Profile) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, func(f *os.File) error { return p.Write(f) })
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
+)
+
+// What record reports: the per-benchmark comparisons in order, the summary
+// line, the text, Markdown and JSON reports.
+
+// recordResult is what record measured.
+type recordResult struct {
+	out                  string
+	baseRev, headRev     revision
+	pairs                []diff.Pair // per benchmark both sides have: its runs' profiles
+	modules              []string    // the module(s) record ran in (go list -m)
+	baseBench, headBench []byte
+	allocs               []allocResult // per benchmark both sides have: allocations per op, exact
+}
+
+type revision struct {
+	Name   string `json:"revision"`
+	Commit string `json:"commit"` // "" for the working tree
+}
+
+func (r revision) String() string {
+	if r.Commit == "" {
+		return ". (working tree)"
+	}
+	short := r.Commit[:min(len(r.Commit), 12)]
+	if r.Name == r.Commit || r.Name == short {
+		return short
+	}
+	return fmt.Sprintf("%s (%s)", r.Name, short)
+}
+
+// ordered returns the benchmarks' reports in the order they are shown:
+// those that fail first, then those with near misses, then the rest, each
+// group in benchmark order.
+func ordered(funcs []*diff.Report) []*diff.Report {
+	out := slices.Clone(funcs)
+	rank := func(r *diff.Report) int {
+		switch {
+		case r.Failed():
+			return 0
+		case len(r.NearMisses()) > 0:
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(out, func(a, b *diff.Report) int { return rank(a) - rank(b) })
+	return out
+}
+
+// recordSummary is one line over every benchmark's functions.
+func recordSummary(funcs []*diff.Report) string {
+	var failed, near []string
+	rows := 0
+	for _, r := range funcs {
+		rows += len(r.Rows)
+		if r.Failed() {
+			failed = append(failed, textfmt.Name(r.Name))
+		}
+		if len(r.NearMisses()) > 0 {
+			near = append(near, textfmt.Name(r.Name))
+		}
+	}
+	line := fmt.Sprintf("%d benchmarks, %d function rows: ", len(funcs), rows)
+	if len(failed) == 0 {
+		line += "no regression"
+	} else {
+		line += fmt.Sprintf("%d regressed (%s)", len(failed), strings.Join(failed, ", "))
+	}
+	if len(near) > 0 {
+		line += fmt.Sprintf("; near misses in %s", strings.Join(near, ", "))
+	}
+	return line
+}
+
+// recordReport prints the function and benchmark reports and returns the
+// exit code: 1 when either found a regression.
+func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *diff.Report, allocs []*diff.AllocReport, format string) int {
+	var err error
+	shown := ordered(funcs)
+	md := func(out *bytes.Buffer) error {
+		// The whole comment within GitHub's limit (textfmt.LimitMarkdown).
+		w := new(bytes.Buffer)
+		defer func() { out.WriteString(textfmt.LimitMarkdown(w.String(), textfmt.MaxMarkdown)) }()
+		icon := "✅"
+		if slices.ContainsFunc(funcs, (*diff.Report).Failed) || allocsFailed(allocs) {
+			icon = "❌"
+		}
+		fmt.Fprintf(w, "## %s hotbudget record: %s\n\n", icon, textfmt.MarkdownEscape(recordSummary(funcs)))
+		if err := writeAllocsMarkdown(w, allocs); err != nil {
+			return err
+		}
+		var quiet []*diff.Report
+		for _, r := range shown {
+			if !r.Failed() && len(r.NearMisses()) == 0 && len(funcs) > 1 {
+				quiet = append(quiet, r)
+				continue
+			}
+			fmt.Fprintf(w, "#### %s\n\n", textfmt.MarkdownCode(r.Name))
+			if err := r.WriteMarkdown(w); err != nil {
+				return err
+			}
+			w.WriteString("\n")
+		}
+		if len(quiet) > 0 {
+			fmt.Fprintf(w, "<details><summary>%d benchmarks with no regression and no near miss</summary>\n\n", len(quiet))
+			for _, r := range quiet {
+				fmt.Fprintf(w, "- %s: %s\n", textfmt.MarkdownCode(r.Name), textfmt.MarkdownEscape(r.Summary()))
+			}
+			w.WriteString("\n</details>\n\n")
+		}
+		return benches.WriteMarkdown(w)
+	}
+	switch format {
+	case "json":
+		err = writeRecordJSON(c.stdout, res, funcs, benches, allocs)
+	case "markdown":
+		var b bytes.Buffer
+		if err = md(&b); err == nil {
+			_, err = c.stdout.Write(b.Bytes())
+		}
+	default:
+		fmt.Fprintf(c.stdout, "functions (%s -> %s, each benchmark's CPU profiles on their own, one false-discovery control over all):\n", textfmt.Line(res.baseRev.String()), textfmt.Line(res.headRev.String()))
+		for _, r := range shown {
+			fmt.Fprintf(c.stdout, "\n== %s ==\n", textfmt.Name(r.Name))
+			if err = r.WriteText(c.stdout); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = writeAllocsText(c.stdout, allocs)
+		}
+		if err == nil {
+			fmt.Fprintf(c.stdout, "\n%s\n", recordSummary(funcs))
+			if len(allocs) > 0 {
+				fmt.Fprintf(c.stdout, "%s\n", textfmt.Line(allocsSummary(allocs)))
+			}
+			fmt.Fprintf(c.stdout, "\nbenchmarks:\n")
+			err = benches.WriteText(c.stdout)
+		}
+	}
+	if err != nil {
+		return c.inputErr("record", err)
+	}
+	var anns []annotation
+	for _, r := range funcs {
+		anns = append(anns, reportAnnotations("record", r, false)...)
+	}
+	anns = append(anns, reportAnnotations("record", benches, true)...)
+	if err := c.reportGitHub(md, anns); err != nil {
+		return c.inputErr("record", err)
+	}
+	if slices.ContainsFunc(funcs, (*diff.Report).Failed) || len(benches.Regressions()) > 0 || allocsFailed(allocs) {
+		return exitFail
+	}
+	return exitOK
+}
+
+// writeRecordJSON writes every report in one object:
+//
+//	{
+//	  "schema": "hotbudget.record/v3",
+//	  "base": {"revision": "origin/main", "commit": "0123..."},
+//	  "head": {"revision": ".", "commit": ""},   // "" for the working tree
+//	  "out": "perf",                              // where the profiles are
+//	  "functions": [{hotbudget.diff/v2 report, "name": "PKG BenchmarkX"}, ...],
+//	  "benchmarks": {hotbudget.bench/v2 report},
+//	  "allocations": [{diff.AllocReport, "name": "PKG BenchmarkX", "exact": true}, ...]
+//	}
+//
+// v2 differs from v1: functions is one report per benchmark, named, in the
+// order the text report shows them (failing first), instead of one report
+// of the merged profiles. v3 adds allocations: each benchmark's functions'
+// allocations per op, exact, failing first (absent with --no-allocs).
+func writeRecordJSON(w io.Writer, res *recordResult, funcs []*diff.Report, benches *diff.Report, allocs []*diff.AllocReport) error {
+	fs := make([]json.RawMessage, 0, len(funcs))
+	for _, r := range ordered(funcs) {
+		var f bytes.Buffer
+		if err := r.WriteJSON(&f); err != nil {
+			return err
+		}
+		fs = append(fs, f.Bytes())
+	}
+	var b bytes.Buffer
+	if err := benches.WriteJSON(&b); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Schema      string              `json:"schema"`
+		Base        revision            `json:"base"`
+		Head        revision            `json:"head"`
+		Out         string              `json:"out"`
+		Functions   []json.RawMessage   `json:"functions"`
+		Benchmarks  json.RawMessage     `json:"benchmarks"`
+		Allocations []*diff.AllocReport `json:"allocations,omitempty"`
+	}{"hotbudget.record/v3", res.baseRev, res.headRev, res.out, fs, b.Bytes(), orderedAllocs(allocs)})
+}

@@ -1,0 +1,382 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"debug/buildinfo"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// How record runs: the two revisions checked out and built, their test
+// binaries run, benchmark output parsed.
+
+// recorder builds, calibrates and runs the benchmarks of two revisions.
+type recorder struct {
+	c     *cli
+	o     recordOpts
+	tmp   string
+	start time.Time
+	mu    sync.Mutex // progress is written from the two sides' builds at once
+	prof  recProfiler
+}
+
+// recSide is one revision being recorded.
+type recSide struct {
+	name   string // "base" or "head"
+	rev    revision
+	root   string // checkout: a worktree, or the repository for "."
+	dir    string // root joined with the directory record runs from
+	out    string // --out/name
+	tmp    string // binaries and raw profiles
+	build  string // "go1.26.8 linux/amd64"
+	race   bool
+	bins   map[string]*testBinary // by import path
+	bench  bytes.Buffer           // the benchmark output of every run
+	leaves map[string]bool        // benchmark keys (pkg + name) found here
+}
+
+type testBinary struct {
+	pkg, dir, path string
+}
+
+// leaf is one benchmark that runs on its own: a top-level benchmark, or
+// one sub-benchmark, named as go test prints it without the GOMAXPROCS
+// suffix.
+type leaf struct {
+	pkg, name string
+	iters     int64   // calibrated iterations
+	nsOp      float64 // wall-clock time per operation when calibrated
+	// bytesOp and allocsOp are what an operation allocated when
+	// calibrated (-test.benchmem).
+	bytesOp, allocsOp float64
+	// overhead is the wall-clock time of one run beyond its timed
+	// iterations: starting the test binary, the benchmark's setup, its
+	// first one-iteration round, writing the profile.
+	overhead time.Duration
+}
+
+func (l leaf) key() string { return l.pkg + " " + l.name }
+
+// pattern is the -test.bench pattern that selects l alone.
+func (l leaf) pattern() string {
+	parts := strings.Split(l.name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
+}
+
+func (r *recorder) progress(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.c.stderr, "hotbudget record: "+format+"\n", args...)
+}
+
+// git runs git in dir and returns its trimmed stdout.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	stopGroupOnCancel(cmd)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "", errors.New(msg)
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recordResult, err error) {
+	r.start = time.Now()
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, errors.New("git is not installed: hotbudget record checks out the two revisions with git worktree")
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	top, err := git(ctx, cwd, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("%s is not inside a git repository: run hotbudget record in the repository whose revisions it compares (git: %v)", cwd, err)
+	}
+	realCwd, err := filepath.EvalSymlinks(cwd)
+	if err != nil {
+		return nil, err
+	}
+	realTop, err := filepath.EvalSymlinks(top)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(realTop, realCwd)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return nil, fmt.Errorf("cannot place %s inside the repository %s", cwd, top)
+	}
+	sides := []*recSide{{name: "base"}, {name: "head"}}
+	for i, rev := range []string{baseRev, headRev} {
+		s := sides[i]
+		s.rev = revision{Name: rev}
+		if rev == "." {
+			continue
+		}
+		commit, err := git(ctx, top, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+		if err != nil || commit == "" {
+			return nil, fmt.Errorf("%s revision %q is unknown to the repository %s: give a branch, tag or commit it has (a shallow clone must fetch it first: actions/checkout with fetch-depth: 0)", s.name, rev, top)
+		}
+		s.rev.Commit = commit
+	}
+
+	out := r.o.out
+	if out == "" {
+		if out, err = os.MkdirTemp("", "hotbudget-record-"); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil { // nobody is told where it is
+				os.RemoveAll(out)
+			}
+		}()
+	}
+	if out, err = filepath.Abs(out); err != nil {
+		return nil, err
+	}
+	for _, s := range sides {
+		s.out = filepath.Join(out, s.name)
+		if entries, err := os.ReadDir(s.out); err == nil && len(entries) > 0 {
+			return nil, fmt.Errorf("%s already holds files: remove it or choose another --out, so that old runs do not mix with new ones", s.out)
+		}
+		if err := os.MkdirAll(s.out, 0o755); err != nil {
+			return nil, err
+		}
+	}
+
+	if r.tmp, err = os.MkdirTemp("", "hotbudget-record-work-"); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r.o.keep {
+			r.progress("kept the worktrees and test binaries in %s (remove them with: git worktree prune after deleting it)", r.tmp)
+			return
+		}
+		r.removeWorktrees(top, sides)
+	}()
+
+	r.progress("base %s, head %s; packages %s; %d runs a side", sides[0].rev, sides[1].rev, strings.Join(r.o.pkgs, " "), r.o.runs)
+	for _, s := range sides {
+		s.tmp = filepath.Join(r.tmp, s.name)
+		if err := os.MkdirAll(s.tmp, 0o755); err != nil {
+			return nil, err
+		}
+		s.root = top
+		if s.rev.Commit != "" {
+			s.root = filepath.Join(r.tmp, s.name+"-src")
+			if _, err := git(ctx, top, "worktree", "add", "--detach", "--quiet", s.root, s.rev.Commit); err != nil {
+				return nil, fmt.Errorf("checking out %s %s: %v", s.name, s.rev, err)
+			}
+		}
+		s.dir = filepath.Join(s.root, rel)
+	}
+	// The two sides build at once: most of a build is waiting on the
+	// compiler of one package, and the machine has other cores.
+	errs := make(chan error, len(sides))
+	for _, s := range sides {
+		go func() { errs <- r.build(ctx, s) }()
+	}
+	var buildErr error
+	for range sides {
+		if err := <-errs; err != nil && buildErr == nil {
+			buildErr = err
+		}
+	}
+	if buildErr != nil {
+		return nil, buildErr
+	}
+	leaves, err := r.calibrate(ctx, sides[0], sides[1])
+	if err != nil {
+		return nil, err
+	}
+	res = &recordResult{out: out, baseRev: sides[0].rev, headRev: sides[1].rev}
+	// The gate judges the module's own functions (go list -m: the main
+	// module, or a workspace's modules).
+	if mods, err := goOut(ctx, sides[1].dir, "list", "-m"); err == nil {
+		res.modules = strings.Fields(mods)
+		r.progress("gating the functions of %s; the runtime's and the standard library's are shown, not gated (--gate . gates every function)", strings.Join(res.modules, " "))
+	} else {
+		r.progress("warning: go list -m: %v; every function is gated", err)
+	}
+	if err := r.runAll(ctx, sides, leaves, res); err != nil {
+		return nil, err
+	}
+	if !r.o.noAllocs {
+		gate := r.o.gate
+		if gate == nil && len(res.modules) > 0 {
+			gate = modulePattern(res.modules)
+		}
+		if res.allocs, err = r.recordAllocs(ctx, sides, leaves, gate); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// removeWorktrees removes the worktrees of sides, registered or half made
+// (a signal may stop git worktree add), and the temporary directory, then
+// prunes what git still records of them. --force twice removes a worktree
+// git still holds locked while it is being added.
+func (r *recorder) removeWorktrees(top string, sides []*recSide) {
+	ctx := context.Background() // the run's context may be cancelled
+	var roots []string
+	for _, s := range sides {
+		if s.rev.Commit != "" && s.root != "" {
+			roots = append(roots, s.root)
+			git(ctx, top, "worktree", "remove", "--force", "--force", s.root)
+		}
+	}
+	os.RemoveAll(r.tmp)
+	git(ctx, top, "worktree", "prune")
+	list, err := git(ctx, top, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		r.progress("warning: git worktree list: %v", err)
+		return
+	}
+	for _, line := range strings.Split(list, "\x00") {
+		if path, ok := strings.CutPrefix(line, "worktree "); ok && slices.Contains(roots, path) {
+			r.progress("warning: git still registers the worktree %s; remove it with: git worktree remove --force --force %s", path, path)
+		}
+	}
+}
+
+// goOut runs the go command in dir and returns its trimmed stdout.
+func goOut(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+// build lists the packages of one side and builds the test binary of each
+// package that has tests.
+func (r *recorder) build(ctx context.Context, s *recSide) error {
+	t0 := time.Now()
+	args := append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}"}, r.o.pkgs...)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	stopGroupOnCancel(cmd)
+	cmd.Dir = s.dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go list %s at %s %s failed: %v\n%s", strings.Join(r.o.pkgs, " "), s.name, s.rev, err, strings.TrimSpace(stderr.String()))
+	}
+	s.bins = map[string]*testBinary{}
+	var pkgs []*testBinary
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 4 || f[2] == "0" && f[3] == "0" {
+			continue // no test files: no benchmarks
+		}
+		pkgs = append(pkgs, &testBinary{pkg: f[0], dir: f[1]})
+	}
+	for i, b := range pkgs {
+		b.path = filepath.Join(s.tmp, fmt.Sprintf("pkg%d.test", i))
+		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", b.path, b.pkg)
+		stopGroupOnCancel(cmd)
+		cmd.Dir = s.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building the tests of %s at %s %s failed: %v\n%s", b.pkg, s.name, s.rev, err, strings.TrimSpace(string(out)))
+		}
+		if _, err := os.Stat(b.path); err != nil {
+			continue // go test -c writes nothing for a package without tests
+		}
+		s.bins[b.pkg] = b
+		if s.build == "" {
+			if bi, err := buildinfo.ReadFile(b.path); err == nil {
+				goos, goarch := runtime.GOOS, runtime.GOARCH
+				for _, kv := range bi.Settings {
+					switch kv.Key {
+					case "GOOS":
+						goos = kv.Value
+					case "GOARCH":
+						goarch = kv.Value
+					case "-race":
+						s.race = kv.Value == "true"
+					}
+				}
+				s.build = bi.GoVersion + " " + goos + "/" + goarch
+			}
+		}
+	}
+	r.progress("built %s at %s %s (%s)", plural(len(s.bins), "test binary", "test binaries"), s.name, s.rev, since(t0))
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
+
+// runBinary runs a test binary's benchmarks in its package's directory,
+// as go test does, and returns their output.
+func (r *recorder) runBinary(ctx context.Context, s *recSide, b *testBinary, args ...string) ([]byte, error) {
+	cmd, stdout, stderr := r.benchCmd(ctx, b, args...)
+	if err := cmd.Run(); err != nil {
+		return nil, benchFailed(ctx, s, b, err, stdout, stderr)
+	}
+	return stdout.Bytes(), nil
+}
+
+// benchResult is one line of benchmark output.
+type benchResult struct {
+	name  string // without the GOMAXPROCS suffix
+	iters int64
+	nsOp  float64 // wall-clock time per operation
+	// Allocations per op (-test.benchmem): bytes and objects.
+	bytesOp, allocsOp float64
+}
+
+// parseBench reads the benchmark results in out.
+func (r *recorder) parseBench(out []byte) []benchResult {
+	var res []benchResult
+	rd := benchfmt.NewReader(bytes.NewReader(out), "")
+	suffix := ""
+	if r.o.procs != 1 {
+		suffix = "-" + strconv.Itoa(r.o.procs)
+	}
+	for rd.Scan() {
+		if rec, ok := rd.Result().(*benchfmt.Result); ok {
+			name := "Benchmark" + strings.TrimSuffix(string(rec.Name), suffix)
+			ns, ok := rec.Value("sec/op")
+			if ok {
+				ns *= 1e9
+			} else {
+				ns, _ = rec.Value("ns/op")
+			}
+			b, _ := rec.Value("B/op")
+			a, _ := rec.Value("allocs/op")
+			res = append(res, benchResult{name, int64(rec.Iters), ns, b, a})
+		}
+	}
+	return res
+}
