@@ -1,0 +1,422 @@
+package diff
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/hotbudget/hotbudget/internal/textfmt"
+	"golang.org/x/perf/benchunit"
+)
+
+// bench's reports: names laid out by what varies, cells with their spread,
+// the geomean rows, and the text, Markdown and JSON writers.
+
+// benchLayout splits the rows' configuration keys into those every row
+// shares with one value (printed once) and those that vary (a column).
+func benchLayout(rows []Row) (common, vary []string) {
+	keys := configKeys(func() []map[string]string {
+		ms := make([]map[string]string, len(rows))
+		for i, r := range rows {
+			ms[i] = r.Config
+		}
+		return ms
+	}()...)
+	for _, k := range keys {
+		same := true
+		for _, r := range rows {
+			if v, ok := r.Config[k]; !ok || v != rows[0].Config[k] {
+				same = false
+				break
+			}
+		}
+		if same {
+			common = append(common, k)
+		} else {
+			vary = append(vary, k)
+		}
+	}
+	return common, vary
+}
+
+// benchName names a benchmark in a summary: its full name, with its unit
+// if unit is set, and its package and the keys that tell it apart from
+// other rows, as "Parse-2 sec/op (example.com/app, goarch=arm64)".
+//
+// Every part comes from the benchmark output and is shortened to
+// textfmt.MaxName characters; the writers escape the whole.
+func benchName(row Row, vary []string, unit bool) string {
+	short := func(s string) string { return textfmt.Shorten(s, textfmt.MaxName) }
+	name := short(row.Name)
+	if unit {
+		name += " " + short(row.Unit)
+	}
+	var extra []string
+	if p := row.Config["pkg"]; p != "" {
+		extra = append(extra, short(p))
+	}
+	for _, k := range vary {
+		if k != "pkg" && row.Config[k] != "" {
+			extra = append(extra, short(k)+"="+short(row.Config[k]))
+		}
+	}
+	if len(extra) == 0 {
+		return name
+	}
+	return name + " (" + strings.Join(extra, ", ") + ")"
+}
+
+func (r *Report) benchDescribe() string {
+	test := "Mann-Whitney U"
+	switch r.Settings.Assume {
+	case AssumeNormal:
+		test = "Welch's t-test (runs assumed normal)"
+	case AssumeModel:
+		test = "Mann-Whitney U as benchstat (no noise model is learned across benchmarks)"
+	}
+	return fmt.Sprintf("medians over runs per benchmark and unit; %s; false-discovery rate %g; minimum change %.0f%%",
+		test, r.Settings.Alpha, r.Settings.MinRelative*100)
+}
+
+func benchRuns(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
+}
+
+// benchCell is a median with benchstat's ±, "49.58µ sec/op ± 80%", scaled
+// as benchstat scales a row: both sides with the prefix that suits the
+// smaller.
+func benchCell(row Row, v float64, ci Interval, present bool) string {
+	if !present {
+		return "-"
+	}
+	var vals []float64
+	if row.Verdict != New {
+		vals = append(vals, row.Base.Metric)
+	}
+	if row.Verdict != Gone {
+		vals = append(vals, row.Head.Metric)
+	}
+	sc := benchunit.CommonScale(vals, benchunit.ClassOf(row.Unit))
+	return sc.Format(v) + " " + textfmt.Name(row.Unit) + " ± " + spread(v, ci)
+}
+
+func benchBaseCell(row Row) string {
+	return benchCell(row, row.Base.Metric, row.BaseCI, row.Verdict != New)
+}
+
+func benchHeadCell(row Row) string {
+	return benchCell(row, row.Head.Metric, row.HeadCI, row.Verdict != Gone)
+}
+
+// benchChange is a result's change as benchstat prints it: the change of
+// the medians, two decimals, whatever direction is better.
+func benchChange(row Row) string {
+	switch {
+	case row.Verdict == New:
+		return "new"
+	case row.Verdict == Gone:
+		return "gone"
+	case row.Base.Metric == 0 && row.Head.Metric == 0:
+		return "~"
+	case row.Base.Metric == 0:
+		return "?"
+	}
+	return fmt.Sprintf("%+.2f%%", row.Relative*100)
+}
+
+// geomeanCells are the base, head and change cells of a geomean row.
+func geomeanCells(g BenchGeomean) (base, head, change string) {
+	val := func(v float64) string {
+		if v <= 0 {
+			return "-"
+		}
+		return benchunit.Scale(v, benchunit.ClassOf(g.Unit)) + " " + textfmt.Name(g.Unit)
+	}
+	change = "?"
+	if g.RatioOK {
+		change = fmt.Sprintf("%+.2f%%", g.Relative*100)
+	}
+	return val(g.Base), val(g.Head), change
+}
+
+func (r *Report) benchSummary(vary []string) string {
+	c := r.Counts()
+	if c[Regressed] == 0 {
+		return fmt.Sprintf("no regression among %d benchmark results (%d improved, %d new, %d gone)",
+			len(r.Rows), c[Improved], c[New], c[Gone])
+	}
+	var names []string
+	for _, row := range r.Regressions() {
+		names = append(names, benchName(row, vary, true))
+	}
+	if len(names) > 3 {
+		names = append(names[:3], "...")
+	}
+	return fmt.Sprintf("%d of %d benchmark results regressed: %s", c[Regressed], len(r.Rows), strings.Join(names, ", "))
+}
+
+// writeBenchText is WriteText for benchmarks: the configuration every
+// benchmark shares printed once, as benchstat does, and a column for each
+// key that varies (pkg, with several packages).
+func (r *Report) writeBenchText(w io.Writer) error {
+	common, vary := benchLayout(r.Rows)
+	var b strings.Builder
+	fmt.Fprintf(&b, "base: %s\nhead: %s\n", benchRuns(r.Base.Runs), benchRuns(r.Head.Runs))
+	fmt.Fprintln(&b, "compared:", r.benchDescribe())
+	for _, warn := range r.Warnings {
+		fmt.Fprintln(&b, "warning:", textfmt.Line(warn))
+	}
+	for _, k := range common {
+		fmt.Fprintf(&b, "%s: %s\n", textfmt.Name(k), textfmt.Name(r.Rows[0].Config[k]))
+	}
+	fmt.Fprintln(&b)
+	// The configuration columns and the name are left-aligned in one
+	// last cell; tabwriter right-aligns the numbers before it.
+	width := make([]int, len(vary))
+	for i, k := range vary {
+		width[i] = len(textfmt.Name(k))
+		for _, row := range r.Rows {
+			width[i] = max(width[i], len(textfmt.Name(row.Config[k])))
+		}
+	}
+	label := func(cells []string, name string) string {
+		var l strings.Builder
+		for i, c := range cells {
+			fmt.Fprintf(&l, "%-*s  ", width[i], textfmt.Name(c))
+		}
+		return l.String() + textfmt.Name(name)
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "base\thead\tchange\tp\tverdict\t\t%s\n", label(vary, "benchmark"))
+	for _, row := range r.Rows {
+		cells := make([]string, len(vary))
+		for i, k := range vary {
+			cells[i] = row.Config[k]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%s\n", benchBaseCell(row), benchHeadCell(row),
+			benchChange(row), pString(row), row.Verdict, label(cells, row.Name))
+	}
+	for _, g := range r.Geomeans {
+		cells := make([]string, len(vary))
+		for i, k := range vary {
+			cells[i] = g.Config[k]
+		}
+		base, head, change := geomeanCells(g)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t\t\t\t%s\n", base, head, change, label(cells, "geomean "+g.Unit))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, g := range r.Geomeans {
+		for _, warn := range g.Warnings {
+			if strings.HasPrefix(warn, "benchmark set differs") {
+				fmt.Fprintf(&b, "geomean %s: %s\n", textfmt.Name(g.Unit), textfmt.Line(warn))
+			}
+		}
+	}
+	for _, row := range r.Rows {
+		for _, warn := range row.Warnings {
+			if row.Verdict != Unchanged {
+				fmt.Fprintf(&b, "%s: %s\n", textfmt.Line(benchName(row, vary, true)), textfmt.Line(warn))
+			}
+		}
+	}
+	fmt.Fprintln(&b)
+	fmt.Fprintln(&b, textfmt.Line(r.benchSummary(vary)))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeBenchMarkdown is WriteMarkdown for benchmarks.
+func (r *Report) writeBenchMarkdown(w io.Writer) error {
+	common, vary := benchLayout(r.Rows)
+	var b strings.Builder
+	icon := "✅"
+	if len(r.Regressions()) > 0 {
+		icon = "❌"
+	}
+	fmt.Fprintf(&b, "### %s hotbudget bench: %s\n\n", icon, textfmt.MarkdownEscape(r.benchSummary(vary)))
+	fmt.Fprintf(&b, "Base: %s  \nHead: %s  \nCompared: %s.", benchRuns(r.Base.Runs), benchRuns(r.Head.Runs), r.benchDescribe())
+	if len(common) > 0 {
+		var cfg []string
+		for _, k := range common {
+			cfg = append(cfg, fmt.Sprintf("%s %s", k, textfmt.MarkdownCode(r.Rows[0].Config[k])))
+		}
+		fmt.Fprintf(&b, "  \nConfiguration: %s.", strings.Join(cfg, ", "))
+	}
+	fmt.Fprint(&b, "\n\n")
+	writeMarkdownWarnings(&b, r.Warnings)
+	table := func(rows []Row) {
+		fmt.Fprint(&b, "|")
+		for _, k := range vary {
+			fmt.Fprintf(&b, " %s |", textfmt.MarkdownEscape(k))
+		}
+		fmt.Fprintln(&b, " benchmark | base | head | change | p | verdict |")
+		fmt.Fprintln(&b, "|"+strings.Repeat(":--|", len(vary))+":--|--:|--:|--:|--:|:--|")
+		for _, row := range rows {
+			fmt.Fprint(&b, "|")
+			for _, k := range vary {
+				fmt.Fprintf(&b, " %s |", textfmt.MarkdownCode(row.Config[k]))
+			}
+			// A unit is the benchmark's own (b.ReportMetric): escaped.
+			md := row
+			md.Unit = textfmt.MarkdownEscape(row.Unit)
+			fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s |\n", textfmt.MarkdownCode(row.Name), benchBaseCell(md),
+				benchHeadCell(md), benchChange(row), pString(row), row.Verdict)
+		}
+	}
+	changed, same := splitChanged(r.Rows, nil)
+	if len(changed) > 0 {
+		table(changed)
+		fmt.Fprintln(&b)
+	}
+	writeFolded(&b, same, "unchanged benchmark results", "first", table)
+	if len(r.Geomeans) > 0 {
+		fmt.Fprint(&b, "\n|")
+		for _, k := range vary {
+			fmt.Fprintf(&b, " %s |", textfmt.MarkdownEscape(k))
+		}
+		fmt.Fprintln(&b, " geomean | base | head | change |")
+		fmt.Fprintln(&b, "|"+strings.Repeat(":--|", len(vary))+":--|--:|--:|--:|")
+		for _, g := range r.Geomeans {
+			fmt.Fprint(&b, "|")
+			for _, k := range vary {
+				fmt.Fprintf(&b, " %s |", textfmt.MarkdownCode(g.Config[k]))
+			}
+			md := g
+			md.Unit = textfmt.MarkdownEscape(g.Unit)
+			base, head, change := geomeanCells(md)
+			fmt.Fprintf(&b, " %s | %s | %s | %s |\n", md.Unit, base, head, change)
+		}
+	}
+	_, err := io.WriteString(w, textfmt.LimitMarkdown(b.String(), textfmt.MaxMarkdown))
+	return err
+}
+
+// benchJSON is the JSON schema of a benchmark report (BenchSchemaVersion).
+type benchJSON struct {
+	Schema      string          `json:"schema"`
+	Assume      Assumption      `json:"assume"`
+	Alpha       float64         `json:"alpha"`
+	MinRelative float64         `json:"min_relative"`
+	Ignore      []string        `json:"ignore"`
+	Base        benchJSONSide   `json:"base"`
+	Head        benchJSONSide   `json:"head"`
+	Regressed   int             `json:"regressed"`
+	Improved    int             `json:"improved"`
+	New         int             `json:"new"`
+	Gone        int             `json:"gone"`
+	Benchmarks  []benchJSONItem `json:"benchmarks"`
+	Geomeans    []BenchGeomean  `json:"geomeans"`
+	Warnings    []string        `json:"warnings"`
+}
+
+type benchJSONSide struct {
+	Runs int `json:"runs"`
+}
+
+type benchJSONItem struct {
+	Name     string            `json:"name"`
+	Package  string            `json:"package"`
+	Config   map[string]string `json:"config"`
+	Unit     string            `json:"unit"`
+	Better   string            `json:"better"`
+	Base     benchJSONValue    `json:"base"`
+	Head     benchJSONValue    `json:"head"`
+	Delta    float64           `json:"delta"`
+	Relative float64           `json:"relative"`
+	P        float64           `json:"p"`
+	Q        float64           `json:"q"`
+	Test     string            `json:"test"`
+	Verdict  Verdict           `json:"verdict"`
+	Warnings []string          `json:"warnings"`
+}
+
+type benchJSONValue struct {
+	Median float64  `json:"median"`
+	Runs   int64    `json:"runs"`
+	CI     Interval `json:"ci"`
+	Spread string   `json:"spread"`
+}
+
+// writeBenchJSON is WriteJSON for benchmarks:
+//
+//	{
+//	  "schema": "hotbudget.bench/v2",
+//	  "assume": "model" | "nothing" | "normal", // as chosen; model judges benchmarks as nothing does
+//	  "alpha": 0.05,          // false-discovery rate across results
+//	  "min_relative": 0.1,    // smallest relative change judged
+//	  "ignore": ["cpu"],      // configuration keys ignored
+//	  "base": {"runs": 10},   // most runs of any benchmark
+//	  "head": {...},
+//	  "regressed": 1, "improved": 0, "new": 0, "gone": 0,
+//	  "benchmarks": [{
+//	    "name": "Parse-2",    // full name, as benchstat's .fullname
+//	    "package": "example.com/app",
+//	    "config": {"goos": "linux", "goarch": "amd64", "pkg": "example.com/app", "cpu": "..."},
+//	    "unit": "sec/op",     // tidied as benchstat does
+//	    "better": "lower" | "higher", // higher for throughput (B/s)
+//	    "base": {"median": 1e-6, "runs": 10,
+//	             "ci": {"lo": 9e-7, "hi": 1.1e-6}, // 95% interval of the median
+//	             "spread": "10%"},                // benchstat's ±
+//	    "head": {...},
+//	    "delta": head - base,
+//	    "relative": head/base - 1, as benchstat shows it (1.03 = +103%,
+//	                an improvement when "better" is "higher"),
+//	    "p", "q", "test": "mann-whitney" | "welch-t" | "none",
+//	    "verdict": "regressed" | "improved" | "unchanged" | "new" | "gone",
+//	    "warnings": [...]
+//	  }],
+//	  "geomeans": [{"config": {...}, "unit": "sec/op", "benchmarks": 3,
+//	                "base": 1e-6, "head": 1.2e-6, // geomeans of the medians
+//	                "relative": 0.2, "ratio_ok": true, // geomean of head/base, less 1
+//	                "warnings": [...]}],
+//	  "warnings": [...]
+//	}
+//
+// Version 2 changed "relative" and "delta" of higher-is-better units from
+// worse-positive to the change of the values, as benchstat shows it, and
+// added "better", "ci", "spread" and "geomeans".
+func (r *Report) writeBenchJSON(w io.Writer) error {
+	c := r.Counts()
+	out := benchJSON{
+		Schema: BenchSchemaVersion, Assume: r.Settings.Assume, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
+		Ignore: append([]string{}, r.Settings.BenchIgnore...),
+		Base:   benchJSONSide{r.Base.Runs}, Head: benchJSONSide{r.Head.Runs},
+		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone],
+		Benchmarks: make([]benchJSONItem, 0, len(r.Rows)),
+		Geomeans:   append([]BenchGeomean{}, r.Geomeans...),
+		Warnings:   append([]string{}, r.Warnings...),
+	}
+	for _, row := range r.Rows {
+		cfg := row.Config
+		if cfg == nil {
+			cfg = map[string]string{}
+		}
+		better := "lower"
+		if row.HigherIsBetter {
+			better = "higher"
+		}
+		value := func(v float64, n int64, ci Interval, present bool) benchJSONValue {
+			if !present {
+				return benchJSONValue{}
+			}
+			return benchJSONValue{finite(v), n, Interval{finite(ci.Lo), finite(ci.Hi)}, spread(v, ci)}
+		}
+		out.Benchmarks = append(out.Benchmarks, benchJSONItem{
+			Name: row.Name, Package: row.Config["pkg"], Config: cfg, Unit: row.Unit, Better: better,
+			Base:  value(row.Base.Metric, row.Base.Samples, row.BaseCI, row.Verdict != New),
+			Head:  value(row.Head.Metric, row.Head.Samples, row.HeadCI, row.Verdict != Gone),
+			Delta: finite(row.Delta), Relative: finite(row.Relative), P: finite(row.P), Q: finite(row.Q),
+			Test: string(row.Test), Verdict: row.Verdict, Warnings: append([]string{}, row.Warnings...),
+		})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
