@@ -4,13 +4,14 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"math"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
@@ -77,7 +78,7 @@ func NewChecker(profiles ...*profile.Profile) (*Checker, error) {
 			}
 			return nil, fmt.Errorf("perfassert: profile %d is nil", i+1)
 		}
-		r, _ := record(p)
+		r, _ := meta.Known(p)
 		ck.records = append(ck.records, r)
 	}
 	if len(profiles) > 1 {

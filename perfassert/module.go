@@ -35,23 +35,10 @@ func modulePattern(mod string) *regexp.Regexp {
 	return regexp.MustCompile(`^` + regexp.QuoteMeta(mod) + `(/|\.|_test\.)`)
 }
 
-// record is p's hotbudget record (zero when p has none or it is unreadable:
-// the readers below then know nothing).
-func record(p *profile.Profile) (meta.Record, bool) {
-	if p == nil {
-		return meta.Record{}, false
-	}
-	r, ok, err := meta.Get(p)
-	if err != nil {
-		return meta.Record{}, false
-	}
-	return r, ok
-}
-
 // capturedUnderRace reports whether p was captured by a binary built with
 // the race detector, and whether p says at all (captures do).
 func capturedUnderRace(p *profile.Profile) (race, known bool) {
-	r, ok := record(p)
+	r, ok := meta.Known(p)
 	if !ok || r.Build == "" {
 		return false, false
 	}
@@ -60,6 +47,6 @@ func capturedUnderRace(p *profile.Profile) (race, known bool) {
 
 // ProfileName returns the name recorded in p by Capture, or "".
 func ProfileName(p *profile.Profile) string {
-	r, _ := record(p)
+	r, _ := meta.Known(p)
 	return r.Name
 }

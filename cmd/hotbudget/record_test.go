@@ -81,13 +81,11 @@ func BenchmarkProcess(b *testing.B) {
 `,
 }
 
-// gitRepo makes a repository with three commits of recordModule: the
-// module, a README (no code change), and checksum with 12 rounds instead of
-// 8, which makes it 50% slower.
-func gitRepo(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	gitIn := func(args ...string) {
+// newGitDir is a new directory for a git repository, with functions that
+// run git in it and write a file of it (test failures name what failed).
+func newGitDir(t *testing.T) (dir string, gitIn func(args ...string), write func(name, content string)) {
+	dir = t.TempDir()
+	gitIn = func(args ...string) {
 		t.Helper()
 		cmd := exec.Command("git", append([]string{"-c", "user.name=hotbudget test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"}, args...)...)
 		cmd.Dir = dir
@@ -95,12 +93,21 @@ func gitRepo(t *testing.T) string {
 			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	write := func(name, content string) {
+	write = func(name, content string) {
 		t.Helper()
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return dir, gitIn, write
+}
+
+// gitRepo makes a repository with three commits of recordModule: the
+// module, a README (no code change), and checksum with 12 rounds instead of
+// 8, which makes it 50% slower.
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir, gitIn, write := newGitDir(t)
 	gitIn("init", "-q")
 	for name, content := range recordModule {
 		write(name, content)

@@ -106,6 +106,20 @@ type wire struct {
 	Record
 }
 
+// Known returns the record stored in p, zero with ok false when p is nil,
+// holds none, or holds one that cannot be read: for readers that then
+// know nothing (a name for messages, the work a profile did).
+func Known(p *profile.Profile) (r Record, ok bool) {
+	if p == nil {
+		return Record{}, false
+	}
+	r, ok, err := Get(p)
+	if err != nil {
+		return Record{}, false
+	}
+	return r, ok
+}
+
 // Get returns the record stored in p. ok is false when p holds none. Profiles
 // written before the record existed (comments "hotbudget name: ",
 // "hotbudget build: ", "hotbudget iterations: ") are read too.
