@@ -11,7 +11,7 @@ import (
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
-const dataDir = "../../../testdata/verdict"
+const dataDir = "../../../../testdata/verdict"
 
 // small keeps two Go sets, whose comparisons take milliseconds.
 func small(key string) bool { return key == "go-other" || key == "go-app B vs A" }

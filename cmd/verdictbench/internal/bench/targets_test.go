@@ -42,7 +42,7 @@ import (
 // samples a run) for a 1.28× change to be seen in 80% of 5-vs-5 draws by
 // any test.
 func TestVerdictTargets(t *testing.T) {
-	cfg := bench.Config{Data: "../../../testdata/verdict", Quick: true}
+	cfg := bench.Config{Data: "../../../../testdata/verdict", Quick: true}
 	res, err := bench.Run(cfg)
 	if err != nil {
 		t.Fatal(err)
