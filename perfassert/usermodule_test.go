@@ -305,7 +305,8 @@ func TestUserModuleParallelCapture(t *testing.T) {
 // hashing rounds that make normalizeKey slower (default 2: about 40% more
 // time in it, as the captures measure and the log shows), and
 // HOTBUDGET_MEASURE_MINRUNS, when set, passes MinRuns to the capture (the
-// README's settings otherwise).
+// README's settings otherwise); HOTBUDGET_MEASURE_LINES how many of a
+// failing test's last lines the log shows (default 14).
 func TestMeasureGoldenBaseline(t *testing.T) {
 	if os.Getenv("HOTBUDGET_MEASURE") != "1" {
 		t.Skip("a measurement, not a test: set HOTBUDGET_MEASURE=1 to run it")
@@ -349,7 +350,7 @@ func TestMeasureGoldenBaseline(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s: %v\n%s", bin, err, lastLines(text, 14))
+		t.Logf("%s: %v\n%s", bin, err, lastLines(text, envInt(t, "HOTBUDGET_MEASURE_LINES", 14)))
 		return err == nil, named, took, perIter
 	}
 	if ok, _, took, _ := run("tokenizer.test", true); !ok {
