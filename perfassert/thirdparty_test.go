@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -216,21 +215,7 @@ func TestMeasureThirdPartyGolden(t *testing.T) {
 			captures++
 			capture = filepath.Join(keep, fmt.Sprintf("%02d-%s.pb.gz", captures, strings.TrimSuffix(bin, ".test")))
 		}
-		cmd := exec.Command("./"+bin, "-test.count=1", "-test.v", "-test.run=^TestParseMatchesBaseline$")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "CAPTURE_OUT="+capture)
-		if update {
-			cmd.Env = append(cmd.Env, perfassert.UpdateEnv+"=1")
-		}
-		out, err := cmd.CombinedOutput()
-		text := string(out)
-		if m := regexp.MustCompile(`--- (PASS|FAIL): TestParseMatchesBaseline \(([0-9.]+)s\)`).FindStringSubmatch(text); m != nil {
-			s, _ := strconv.ParseFloat(m[2], 64)
-			took = time.Duration(s * float64(time.Second)).Round(time.Millisecond)
-		}
-		for _, m := range regexp.MustCompile(`(?m)regressed  (\S+)$`).FindAllStringSubmatch(text, -1) { // rows, not call paths
-			named = append(named, strings.TrimPrefix(m[1], tpModule+"."))
-		}
+		text, took, named, err := runCaptureTest(dir, bin, "TestParseMatchesBaseline", capture, update, tpModule+".")
 		if m := capLine.FindStringSubmatch(text); m != nil {
 			info = fmt.Sprintf("%s samples in %s runs, %s capture", m[1], m[2], m[3])
 		}

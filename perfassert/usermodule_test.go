@@ -327,21 +327,7 @@ func TestMeasureGoldenBaseline(t *testing.T) {
 	}
 	run := func(bin string, update bool) (passed bool, named []string, took time.Duration, perIter map[string]time.Duration) {
 		capture := filepath.Join(t.TempDir(), "capture.pb.gz")
-		cmd := exec.Command("./"+bin, "-test.count=1", "-test.v", "-test.run=^TestTokenizeMatchesBaseline$")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "CAPTURE_OUT="+capture)
-		if update {
-			cmd.Env = append(cmd.Env, perfassert.UpdateEnv+"=1")
-		}
-		out, err := cmd.CombinedOutput()
-		text := string(out)
-		if m := regexp.MustCompile(`--- (PASS|FAIL): TestTokenizeMatchesBaseline \(([0-9.]+)s\)`).FindStringSubmatch(text); m != nil {
-			s, _ := strconv.ParseFloat(m[2], 64)
-			took = time.Duration(s * float64(time.Second)).Round(time.Millisecond)
-		}
-		for _, m := range regexp.MustCompile(`regressed  (\S+)`).FindAllStringSubmatch(text, -1) {
-			named = append(named, strings.TrimPrefix(m[1], "example.com/tokenizer."))
-		}
+		text, took, named, err := runCaptureTest(dir, bin, "TestTokenizeMatchesBaseline", capture, update, "example.com/tokenizer.")
 		perIter = map[string]time.Duration{}
 		if p, lerr := loaders.Load(capture); lerr == nil {
 			for _, fn := range []string{"normalizeKey", "Tokenize"} {
@@ -394,4 +380,30 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// runCaptureTest runs test of the test binary bin in dir, its capture
+// written to capture (CAPTURE_OUT), writing its baselines when update,
+// and returns its output, the time the test took, the functions its
+// report named regressed (table rows, not call paths) without the prefix
+// trim, and its error.
+func runCaptureTest(dir, bin, test, capture string, update bool, trim string) (text string, took time.Duration, named []string, err error) {
+	cmd := exec.Command("./"+bin, "-test.count=1", "-test.v", "-test.run=^"+test+"$")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CAPTURE_OUT="+capture)
+	if update {
+		cmd.Env = append(cmd.Env, perfassert.UpdateEnv+"=1")
+	}
+	out, err := cmd.CombinedOutput()
+	text = string(out)
+	if m := regexp.MustCompile(`--- (PASS|FAIL): ` + regexp.QuoteMeta(test) + ` \(([0-9.]+)s\)`).FindStringSubmatch(text); m != nil {
+		s, _ := strconv.ParseFloat(m[2], 64)
+		took = time.Duration(s * float64(time.Second)).Round(time.Millisecond)
+	}
+	// A table row ends with the function's name; a call path's row goes on
+	// with " → ".
+	for _, m := range regexp.MustCompile(`(?m)regressed  (\S+)$`).FindAllStringSubmatch(text, -1) {
+		named = append(named, strings.TrimPrefix(m[1], trim))
+	}
+	return text, took, named, err
 }
