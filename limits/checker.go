@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hotbudget/hotbudget/internal/harness"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 
 	"github.com/google/pprof/profile"
@@ -449,7 +450,7 @@ func measure(t *analysis.Table, stacks []analysis.Stack, judged func(string) boo
 		// Harness frames (testing.tRunner, ...) at the root end say
 		// nothing about the code: leave them out.
 		cut := len(names)
-		for cut > through+1 && isHarness(names[cut-1]) {
+		for cut > through+1 && harness.IsFrame(names[cut-1]) {
 			cut--
 		}
 		k := strings.Join(names[:cut], "\x00")

@@ -29,6 +29,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/harness"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -378,7 +379,7 @@ func topFunctions(fs []analysis.Function, self bool, n int) []analysis.Function 
 	var out []analysis.Function
 	for i := range fs {
 		f := &fs[i]
-		if isHarness(f.Name) {
+		if harness.IsFrame(f.Name) {
 			continue
 		}
 		if self {

@@ -50,7 +50,7 @@ func (r *Result) String() string {
 	if len(r.Stacks) > 0 && !r.Passed {
 		b.WriteString("heaviest stacks (leaf first):\n")
 		for _, s := range r.Stacks {
-			fmt.Fprintf(&b, "    %10s %7s  %s\n", r.fmtValue(s.Time), textfmt.Percent(s.Share), textfmt.Line(fmtStack(s.Frames, max(s.Through+3, 4))))
+			fmt.Fprintf(&b, "    %10s %7s  %s\n", r.fmtValue(s.Time), textfmt.Percent(s.Share), textfmt.Line(textfmt.Stack(s.Frames, max(s.Through+3, 4))))
 		}
 	}
 	for _, w := range r.ProfileWarnings {
@@ -187,11 +187,4 @@ func (q Quantity) metric() string {
 		return "self time"
 	}
 	return "total time"
-}
-
-func fmtStack(frames []string, max int) string {
-	if len(frames) <= max+1 {
-		return strings.Join(frames, " <- ")
-	}
-	return strings.Join(frames[:max], " <- ") + fmt.Sprintf(" <- ... (%d more)", len(frames)-max)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/harness"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -160,10 +161,10 @@ func allocDetail(ap *profile.Profile, work int64, match func(string) bool, self,
 		}
 		add(lines, names[at]+" "+where[at], s)
 		cut := len(names)
-		for cut > at+1 && isHarnessFrame(names[cut-1]) {
+		for cut > at+1 && harness.IsFrame(names[cut-1]) {
 			cut--
 		}
-		add(paths, allocStack(names[:cut], max(at+3, 4)), s)
+		add(paths, textfmt.Stack(names[:cut], max(at+3, 4)), s)
 	}
 	sorted := func(m map[string]*agg) []*agg {
 		out := slices.Collect(maps.Values(m))
@@ -192,22 +193,5 @@ func allocDetail(ap *profile.Profile, work int64, match func(string) bool, self,
 	return b.String()
 }
 
-// isHarnessFrame reports whether a function is of the machinery that runs
-// tests and captures (package testing, runtime.goexit, runtime/pprof.Do,
-// perfassert), as limits leaves them off the root end of its stacks.
-func isHarnessFrame(name string) bool {
-	return strings.HasPrefix(name, "testing.") || name == "runtime.goexit" ||
-		name == "runtime/pprof.Do" || strings.HasPrefix(name, harnessPkg)
-}
-
 // allocTopN is how many allocating lines and stacks a failure lists.
 const allocTopN = 5
-
-// allocStack writes frames innermost first, at most max of them, as
-// limits writes a result's stacks.
-func allocStack(frames []string, max int) string {
-	if len(frames) > max+1 {
-		return strings.Join(frames[:max], " <- ") + fmt.Sprintf(" <- ... (%d more)", len(frames)-max)
-	}
-	return strings.Join(frames, " <- ")
-}
