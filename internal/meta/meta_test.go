@@ -100,6 +100,26 @@ func TestGetErrors(t *testing.T) {
 	}
 }
 
+// TestKnown: a nil profile, one without a record and one whose record
+// cannot be read all give the zero record, not ok; a readable one is
+// returned as Get returns it.
+func TestKnown(t *testing.T) {
+	for name, p := range map[string]*profile.Profile{
+		"nil":        nil,
+		"no record":  {},
+		"unreadable": {Comments: []string{meta.CommentPrefix + "{"}},
+	} {
+		if r, ok := meta.Known(p); ok || r.Name != "" {
+			t.Errorf("%s: Known = %+v, %v; want zero, false", name, r, ok)
+		}
+	}
+	p := &profile.Profile{}
+	meta.Set(p, meta.Record{Name: "capture of TestX", WorkUnit: meta.WorkIteration})
+	if r, ok := meta.Known(p); !ok || r.Name != "capture of TestX" || r.WorkUnit != meta.WorkIteration {
+		t.Errorf("Known = %+v, %v", r, ok)
+	}
+}
+
 func TestSplit(t *testing.T) {
 	p := twoRunProfile()
 	runs, err := meta.Split(p)
