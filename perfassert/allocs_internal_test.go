@@ -126,3 +126,34 @@ func TestAllocProfileHostile(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAllocProfile: whatever bytes a baseline's allocation record holds,
+// AllocProfile returns an error or a profile with both allocation sample
+// types; it never panics.
+func FuzzAllocProfile(f *testing.F) {
+	var good, cpu bytes.Buffer
+	handAllocs(3).Write(&good)
+	f.Add(good.Bytes())
+	f.Add([]byte("not gzip"))
+	f.Add([]byte{0x1f, 0x8b})
+	if p, err := loaders.Read(strings.NewReader("a;b 1\n"), loaders.WithFormat(loaders.FormatFolded)); err == nil {
+		p.Write(&cpu)
+		f.Add(cpu.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := &profile.Profile{Comments: meta.WithAllocProfile(nil, data)}
+		ap, ok, err := AllocProfile(p)
+		if err != nil {
+			if ok || ap != nil {
+				t.Fatalf("error %v with ok %v and a profile", err, ok)
+			}
+			return
+		}
+		if !ok {
+			t.Fatal("a record is there: want a profile or an error")
+		}
+		if oi, bi := allocIndexes(ap); oi < 0 || bi < 0 {
+			t.Fatalf("a profile without alloc_objects and alloc_space: %v", ap.SampleType)
+		}
+	})
+}
