@@ -101,7 +101,7 @@ func (r *recorder) recordAllocs(ctx context.Context, sides []*recSide, leaves []
 		}
 		out = append(out, res)
 	}
-	r.progress("recorded the allocations of %s exactly (-test.memprofilerate=1, runs of N and 2N ops a side) in %s", plural(len(out), "benchmark", "benchmarks"), since(t0))
+	r.progress("recorded the allocations of %s exactly (-test.memprofilerate=1, runs of N and 2N ops a side) in %s (estimated %s)", plural(len(out), "benchmark", "benchmarks"), since(t0), r.allocEstimate(leaves, base, head).Round(time.Second))
 	return out, nil
 }
 

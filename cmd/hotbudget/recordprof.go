@@ -104,20 +104,9 @@ func (r *recorder) perfRun(ctx context.Context, s *recSide, b *testBinary, what 
 	if err != nil {
 		return nil, nil, benchFailed(ctx, s, b, err, stdout, stderr)
 	}
-	pr := &r.prof
-	pr.mu.Lock()
-	sym := pr.syms[b.path]
-	pr.mu.Unlock()
-	if sym == nil {
-		if sym, err = binsym.Open(b.path); err != nil {
-			return nil, nil, fmt.Errorf("the symbols of %s: %w", what, err)
-		}
-		pr.mu.Lock()
-		if pr.syms == nil {
-			pr.syms = map[string]*binsym.Binary{}
-		}
-		pr.syms[b.path] = sym
-		pr.mu.Unlock()
+	sym, err := r.symbols(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the symbols of %s: %w", what, err)
 	}
 	p, err := perfexec.Profile(res, sym)
 	if err != nil {
@@ -129,6 +118,28 @@ func (r *recorder) perfRun(ctx context.Context, s *recSide, b *testBinary, what 
 	r.sayOnce("profiling each run with perf events (cpu-clock): %.0f samples/s asked, %.0f delivered per second of user CPU time in the first run, %d lost (%s=pprof profiles with go test -cpuprofile instead)",
 		1/res.Period.Seconds(), res.Rate(), res.Lost, samplerEnv)
 	return stdout.Bytes(), p, nil
+}
+
+// symbols are test binary b's symbols, read once.
+func (r *recorder) symbols(b *testBinary) (*binsym.Binary, error) {
+	pr := &r.prof
+	pr.mu.Lock()
+	sym := pr.syms[b.path]
+	pr.mu.Unlock()
+	if sym != nil {
+		return sym, nil
+	}
+	sym, err := binsym.Open(b.path)
+	if err != nil {
+		return nil, err
+	}
+	pr.mu.Lock()
+	if pr.syms == nil {
+		pr.syms = map[string]*binsym.Binary{}
+	}
+	pr.syms[b.path] = sym
+	pr.mu.Unlock()
+	return sym, nil
 }
 
 // pprofRun profiles with go test's -test.cpuprofile, runtime/pprof's 100 Hz.

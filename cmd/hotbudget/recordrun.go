@@ -31,6 +31,10 @@ type recorder struct {
 	start time.Time
 	mu    sync.Mutex // progress is written from the two sides' builds at once
 	prof  recProfiler
+	// cost is what profiling adds to a run (profilerCost).
+	cost runCost
+	// estimated is how long the runs were estimated to take.
+	estimated time.Duration
 }
 
 // recSide is one revision being recorded.
