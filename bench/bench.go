@@ -12,9 +12,11 @@
 // the two share is vocabulary (diff.Verdict, diff.Assumption, diff.Test)
 // and the tolerance of exact allocation counts (diff.DefaultAllocTolerance),
 // so bench sits one layer above diff: internal <- loaders <- analysis <-
-// diff <- bench <- perfassert, budget <- cmd. Its Option is its own type,
-// so an option that bench could not honour cannot be passed to Compare:
-// it does not compile.
+// limits <- diff <- bench <- perfassert, budget <- cmd. It is a top-level
+// package rather than diff/bench because its users call it beside diff,
+// not through it, as benchstat sits beside pprof. Its Option is its own
+// type, so an option that bench could not honour cannot be passed to
+// Compare: it does not compile.
 //
 // perfassert.NoBenchRegression asserts with it in a test, and
 // `hotbudget bench OLD NEW` and `hotbudget record` run it on the command
