@@ -91,7 +91,7 @@ type Settings struct {
 	Metric Metric
 	Mode   Mode
 	Key    Key
-	// Assume picks the test for several runs a side (CompareBench too).
+	// Assume picks the test for several runs a side.
 	Assume Assumption
 
 	// SameWork declares that every run of both sides did the same work, so
@@ -148,11 +148,6 @@ type Settings struct {
 	// judged instead of showing as gone and new. Several names may map to
 	// one (functions merged). Set it with WithRename.
 	Rename map[string]string
-
-	// BenchIgnore lists the configuration keys CompareBench does not tell
-	// benchmarks apart by (benchstat's -ignore): "cpu" when the two sides
-	// ran on different machines, "/gomaxprocs" for different core counts.
-	BenchIgnore []string
 }
 
 // DefaultSettings returns the settings used when no option changes them, a
@@ -257,20 +252,6 @@ type Row struct {
 	// its call paths (Compare only; see Explanation).
 	Explain *Explanation `json:"explain,omitempty"`
 
-	// Config is a benchmark's file-level configuration (CompareBench):
-	// the "key: value" lines `go test` prints before it, such as pkg,
-	// goos, goarch and cpu. Nil for functions.
-	Config map[string]string `json:"config,omitempty"`
-	// Unit is a benchmark's unit (CompareBench), tidied as benchstat
-	// tidies it: sec/op, B/op, B/s. Empty for functions.
-	Unit string `json:"unit,omitempty"`
-	// HigherIsBetter is set for a benchmark unit where an increase is an
-	// improvement (throughput). BaseCI and HeadCI are a benchmark's 95%
-	// confidence intervals of the median (benchstat's ±). Zero for
-	// functions.
-	HigherIsBetter bool     `json:"-"`
-	BaseCI, HeadCI Interval `json:"-"`
-
 	tested     bool
 	pUp, pDown float64 // one-sided p-values, slower and faster
 	// presence is a row on one side only, sizeable, whose P tests that it
@@ -370,10 +351,7 @@ type Report struct {
 	Noise    Noise    `json:"noise"`
 	Rows     []Row    `json:"functions"`
 	Warnings []string `json:"warnings,omitempty"`
-	// Geomeans are benchstat's geomean rows (CompareBench only).
-	Geomeans []BenchGeomean `json:"-"`
-	bench    bool           // rows are benchmarks (CompareBench)
-	in       *inputs        // what Compare judged: explanations and flame graphs
+	in       *inputs  // what Compare judged: explanations and flame graphs
 	// judged is Judged's answer kept for a copy whose Rows were cut
 	// (WriteRegressions), when judgedSet.
 	judged    int

@@ -183,7 +183,7 @@
 // paths it comes through, each path judged with the same test as the
 // function. WriteHTML writes one self-contained page with the verdicts, the
 // explanations and a differential flame graph. ToPprof exports the difference in
-// pprof's -diff_base convention; CompareBench judges `go test -bench`
-// outputs with the same engine, telling benchmarks apart by package and
-// configuration as benchstat does.
+// pprof's -diff_base convention. `go test -bench` outputs are judged by
+// package bench, with the same verdicts, telling benchmarks apart by
+// package and configuration as benchstat does.
 package diff

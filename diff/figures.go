@@ -128,7 +128,7 @@ func pString(row Row) string {
 	switch row.Test {
 	case "none":
 		return "-"
-	case "exact": // B/op, allocs/op: counts, no p-value (exactBenchVerdict)
+	case "exact": // exact values, no p-value
 		return "exact"
 	}
 	return fmtP(row.P)
@@ -142,9 +142,6 @@ func pString(row Row) string {
 func (r *Report) Judged() int {
 	if r.judgedSet {
 		return r.judged
-	}
-	if r.bench {
-		return len(r.Rows) // every benchmark result is tested
 	}
 	s := r.engine()
 	n := 0

@@ -3,7 +3,6 @@ package diff
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/hotbudget/hotbudget/internal/htmlreport"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
@@ -20,9 +19,6 @@ const htmlMaxUnchanged = 200
 // self, total, change and p). Every asset is embedded; the page fetches
 // nothing.
 func (r *Report) WriteHTML(w io.Writer) error {
-	if r.bench {
-		return r.writeBenchHTML(w)
-	}
 	page := &htmlreport.Report{
 		Title:     "hotbudget diff",
 		Headline:  r.htmlHeadline(),
@@ -91,61 +87,6 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			return err
 		}
 		page.Tree = t
-	}
-	return htmlreport.Write(w, page)
-}
-
-// writeBenchHTML is WriteHTML for benchmarks (CompareBench): the words,
-// values and configuration of writeBenchText, every result listed.
-func (r *Report) writeBenchHTML(w io.Writer) error {
-	common, vary := benchLayout(r.Rows)
-	page := &htmlreport.Report{
-		Title:     "hotbudget bench",
-		Headline:  r.benchSummary(vary),
-		Status:    "pass",
-		Details:   []string{"base: " + benchRuns(r.Base.Runs), "head: " + benchRuns(r.Head.Runs), "compared: " + r.benchDescribe()},
-		Warnings:  r.Warnings,
-		Generator: "written by hotbudget bench",
-	}
-	for _, k := range common {
-		page.Details = append(page.Details, k+": "+r.Rows[0].Config[k])
-	}
-	if r.Failed() {
-		page.Status = "fail"
-	}
-	page.Table = htmlreport.Table{
-		Columns:    []string{"benchmark", "base", "head", "change", "p", "verdict"},
-		NameColumn: -1, // no flame graph to search
-		Numeric:    []bool{false, true, true, true, true, false},
-	}
-	for _, row := range r.Rows {
-		// The configuration that tells rows apart (the rest is in the
-		// details), as the text report's columns.
-		name := row.Name
-		if len(vary) > 0 {
-			cfg := make([]string, len(vary))
-			for i, k := range vary {
-				cfg[i] = k + "=" + row.Config[k]
-			}
-			name += " (" + strings.Join(cfg, ", ") + ")"
-		}
-		page.Table.Rows = append(page.Table.Rows, htmlreport.Row{
-			Cells: []string{name, benchBaseCell(row), benchHeadCell(row),
-				benchChange(row), pString(row), string(row.Verdict)},
-			Verdict: string(row.Verdict),
-		})
-	}
-	for _, g := range r.Geomeans {
-		name := "geomean " + g.Unit
-		if len(vary) > 0 {
-			cfg := make([]string, len(vary))
-			for i, k := range vary {
-				cfg[i] = k + "=" + g.Config[k]
-			}
-			name += " (" + strings.Join(cfg, ", ") + ")"
-		}
-		base, head, change := geomeanCells(g)
-		page.Table.Rows = append(page.Table.Rows, htmlreport.Row{Cells: []string{name, base, head, change, "-", ""}})
 	}
 	return htmlreport.Write(w, page)
 }

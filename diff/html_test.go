@@ -3,10 +3,7 @@ package diff_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"html"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -127,54 +124,6 @@ func indexOf(s []string, v string) int {
 }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
-
-// A report of benchmarks has no flame graph, only the table.
-func TestHTMLBench(t *testing.T) {
-	old, err := os.ReadFile("../testdata/cli/old.bench.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur, err := os.ReadFile("../testdata/cli/new.bench.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := diff.CompareBench(bytes.NewReader(old), bytes.NewReader(cur))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := r.WriteHTML(&b); err != nil {
-		t.Fatal(err)
-	}
-	page := b.String()
-	if !strings.Contains(page, `id="hb-data">null</script>`) || strings.Contains(page, `id="hb-canvas"`) {
-		t.Error("bench report: want no flame graph")
-	}
-	if !strings.Contains(page, `<td>Parse-2</td>`) {
-		t.Error("bench report lacks the regressed benchmark")
-	}
-	// Worded and valued as the text report: benchmark results, their own
-	// units, every row shown (the function report's helpers said "1 of 6
-	// functions regressed", showed 0.00% and hid five rows).
-	var text bytes.Buffer
-	if err := r.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	summary := strings.TrimSpace(text.String()[strings.LastIndex(strings.TrimSpace(text.String()), "\n")+1:])
-	if !strings.HasPrefix(summary, "1 of 6 benchmark results regressed") || !strings.Contains(page, html.EscapeString(summary)) {
-		t.Errorf("the page lacks the text report's summary %q", summary)
-	}
-	for _, want := range []string{"sec/op", "B/op", "<td>Render-2</td>", fmt.Sprintf("%.2f%%", 100*r.Regressions()[0].Relative)} {
-		if !strings.Contains(page, want) {
-			t.Errorf("bench page lacks %q", want)
-		}
-	}
-	for _, bad := range []string{"functions", "share points", "not shown"} {
-		if strings.Contains(page, bad) {
-			t.Errorf("bench page says %q", bad)
-		}
-	}
-}
 
 // large is the synthetic comparison the HTML report must scale to: 50,000
 // functions, 200,000 stacks of 8 to 24 frames, one hot leaf 50% slower.

@@ -1,9 +1,7 @@
 package diff_test
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -67,87 +65,6 @@ func TestToPprofMatchesDiffBase(t *testing.T) {
 	for _, s := range base.Sample {
 		if s.Value[0] < 0 || s.Label[diff.BaseLabel] != nil {
 			t.Fatal("ToPprof modified the base profile")
-		}
-	}
-}
-
-func TestCompareBench(t *testing.T) {
-	old, err := os.Open("../testdata/cli/old.bench.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer old.Close()
-	cur, err := os.Open("../testdata/cli/new.bench.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cur.Close()
-	r, err := diff.CompareBench(old, cur)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]diff.Verdict{}
-	for _, row := range r.Rows {
-		got[row.Name+" "+row.Unit] = row.Verdict
-		if exact := row.Unit == "B/op" || row.Unit == "allocs/op"; exact != (row.Test == "exact") || !exact && row.Test != "mann-whitney" && row.Verdict != diff.New && row.Verdict != diff.Gone {
-			t.Errorf("%s: test %s", row.Name, row.Test)
-		}
-	}
-	if got["Parse-2 sec/op"] != diff.Regressed {
-		t.Errorf("Parse 1000 -> 1300 ns/op: %v", got)
-	}
-	if got["Render-2 sec/op"] != diff.Unchanged {
-		t.Errorf("Render unchanged: %v", got)
-	}
-	var b bytes.Buffer
-	if err := r.WriteText(&b); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), "regressed") || !strings.Contains(b.String(), "Parse-2") {
-		t.Errorf("text report:\n%s", b.String())
-	}
-	if _, err := diff.CompareBench(strings.NewReader("not a benchmark\n"), strings.NewReader("")); err == nil {
-		t.Error("input without results: no error")
-	}
-
-	// Assuming normal runs: Welch's t-test, the same verdicts here, and
-	// the report says which test it used.
-	old.Seek(0, io.SeekStart)
-	cur.Seek(0, io.SeekStart)
-	r, err = diff.CompareBench(old, cur, diff.WithAssumption(diff.AssumeNormal))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, row := range r.Rows {
-		if row.Test != "welch-t" && row.Test != "exact" {
-			t.Errorf("AssumeNormal: %s %s: test %s", row.Name, row.Unit, row.Test)
-		}
-		if want := got[row.Name+" "+row.Unit]; row.Verdict != want {
-			t.Errorf("AssumeNormal: %s %s: %s, want %s as with Mann-Whitney", row.Name, row.Unit, row.Verdict, want)
-		}
-	}
-	b.Reset()
-	if err := r.WriteText(&b); err != nil || !strings.Contains(b.String(), "Welch's t-test") {
-		t.Errorf("AssumeNormal text report (%v):\n%s", err, b.String())
-	}
-}
-
-// Throughput: higher is better, so a drop is the regression.
-func TestCompareBenchThroughput(t *testing.T) {
-	runs := func(v float64) string {
-		var b strings.Builder
-		for i := 0; i < 6; i++ {
-			fmt.Fprintf(&b, "BenchmarkCopy-2 100 1000 ns/op %.1f MB/s\n", v+float64(i))
-		}
-		return b.String()
-	}
-	r, err := diff.CompareBench(strings.NewReader(runs(500)), strings.NewReader(runs(300)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, row := range r.Rows {
-		if row.Unit == "B/s" && row.Verdict != diff.Regressed {
-			t.Errorf("throughput 500 -> 300 MB/s: %s", row.Verdict)
 		}
 	}
 }

@@ -138,11 +138,7 @@ func (r *Report) Counts() map[Verdict]int {
 // ("min_absolute_bytes", "total_bytes", "self_bytes", "base_bytes", ...),
 // so that no key names nanoseconds for a value that is none. The "unit"
 // fields are new in v2 reports; a time report is otherwise unchanged.
-// A report of CompareBench has its own schema, BenchSchemaVersion.
 func (r *Report) WriteJSON(w io.Writer) error {
-	if r.bench {
-		return r.writeBenchJSON(w)
-	}
 	c := r.Counts()
 	rows := make([]Row, len(r.Rows))
 	for i, row := range r.Rows {
@@ -279,9 +275,6 @@ func (r *Report) summary(name func(string) string) string {
 // first. Functions unchanged below 0.1% of the profile (in Share mode) are
 // summarised in one line.
 func (r *Report) WriteText(w io.Writer) error {
-	if r.bench {
-		return r.writeBenchText(w)
-	}
 	var b strings.Builder
 	fmt.Fprintln(&b, r.sideLine("base", r.Base))
 	fmt.Fprintln(&b, r.sideLine("head", r.Head))
@@ -359,9 +352,6 @@ func (r *Report) hide(row Row) bool {
 // textfmt.MaxMarkdown bytes (under GitHub's limit on a comment), saying
 // what was left out.
 func (r *Report) WriteMarkdown(w io.Writer) error {
-	if r.bench {
-		return r.writeBenchMarkdown(w)
-	}
 	var b strings.Builder
 	c := r.Counts()
 	icon := "✅"

@@ -254,17 +254,6 @@ func rankRunsNeeded(alpha float64) int {
 	return n
 }
 
-// benjaminiHochberg sets Row.Q of rows[idx...] to their adjusted p-values.
-func benjaminiHochberg(rows []Row, idx []int) {
-	p := make([]float64, len(idx))
-	for k, i := range idx {
-		p[k] = rows[i].P
-	}
-	for k, q := range stats.BH(p) {
-		rows[idx[k]].Q = q
-	}
-}
-
 // verdictRank puts what needs attention first.
 func verdictRank(v Verdict) int {
 	switch v {

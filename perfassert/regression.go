@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/atomicfile"
 	"github.com/hotbudget/hotbudget/internal/meta"
@@ -229,9 +230,6 @@ func reportReport(t TestingT, check, sides, noun string, rep *diff.Report) bool 
 		noun += "s"
 	}
 	what := fmt.Sprintf("%d of %d %s judged regressed", len(regs), judged, noun)
-	if noun == "benchmarks" || noun == "benchmark" {
-		what = fmt.Sprintf("%d of %d benchmark results regressed", len(regs), judged)
-	}
 	if h := rep.Headline; h.Verdict == diff.Regressed {
 		what = fmt.Sprintf("the time per %s regressed %+.1f%%, and %s", h.Per, 100*h.Relative, what)
 	}
@@ -267,21 +265,58 @@ func passSummary(rep *diff.Report, noun string) string {
 }
 
 // NoBenchRegression asserts that no benchmark of head (`go test -bench`
-// output) regressed against base, using diff.CompareBench.
-func NoBenchRegression(t TestingT, base, head io.Reader, opts ...diff.Option) bool {
+// output) regressed against base, judged by bench.Compare with opts.
+func NoBenchRegression(t TestingT, base, head io.Reader, opts ...bench.Option) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	rep, err := diff.CompareBench(base, head, opts...)
+	const check, sides = "NoBenchRegression", "base = old benchmark output, head = new"
+	rep, err := bench.Compare(base, head, opts...)
 	if err != nil {
-		t.Errorf("perfassert.NoBenchRegression: %v", err)
+		t.Errorf("perfassert.%s: %v", check, err)
 		return false
 	}
 	if len(rep.Rows) == 0 {
-		t.Errorf("perfassert.NoBenchRegression: no benchmark appears on both sides: nothing was compared")
+		t.Errorf("perfassert.%s: no benchmark appears on both sides: nothing was compared", check)
 		return false
 	}
-	return reportReport(t, "NoBenchRegression", "base = old benchmark output, head = new", "benchmark", rep)
+	regs := rep.Regressions()
+	if len(regs) == 0 {
+		// Every result is judged; the largest change upwards, for go
+		// test -v: how close the gate came.
+		noun := "benchmarks"
+		if len(rep.Rows) == 1 {
+			noun = "benchmark"
+		}
+		msg := fmt.Sprintf("perfassert.%s: no regression (%s): %d %s judged of %d compared", check, sides, len(rep.Rows), noun, len(rep.Rows))
+		var worst *bench.Row
+		for i := range rep.Rows {
+			r := &rep.Rows[i]
+			if r.Verdict != diff.New && r.Verdict != diff.Gone && r.Relative > 0 && (worst == nil || r.Relative > worst.Relative) {
+				worst = r
+			}
+		}
+		if worst != nil {
+			msg += fmt.Sprintf("; the most slowed down: %s %+.1f%% (p=%.2g, %s)", worst.Name, worst.Relative*100, worst.P, worst.Verdict)
+		}
+		if len(rep.Warnings) > 0 {
+			msg += "; warnings:\n" + strings.Join(rep.Warnings, "\n")
+		}
+		logf(t, "%s", msg)
+		return true
+	}
+	// The report of the regressions alone.
+	only := *rep
+	only.Rows = regs
+	var b bytes.Buffer
+	if err := only.WriteText(&b); err != nil {
+		b.Reset()
+		for _, r := range regs {
+			fmt.Fprintf(&b, "%s: %+.1f%% (p=%.3g)\n", r.Name, r.Relative*100, r.P)
+		}
+	}
+	t.Errorf("perfassert.%s: %d of %d benchmark results regressed (%s):\n%s", check, len(regs), len(rep.Rows), sides, strings.TrimRight(b.String(), "\n"))
+	return false
 }
 
 // UpdateEnv is the environment variable that, set to 1 (or true), makes

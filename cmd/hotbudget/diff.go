@@ -174,7 +174,7 @@ func (c *cli) report(cmd string, rep *diff.Report, format string, out outputs) i
 	if err != nil {
 		return c.inputErr(cmd, err)
 	}
-	anns := reportAnnotations(cmd, rep, cmd == "bench")
+	anns := reportAnnotations(cmd, rep)
 	if err := c.reportGitHub(func(w *bytes.Buffer) error { return rep.WriteMarkdown(w) }, anns); err != nil {
 		return c.inputErr(cmd, err)
 	}
@@ -184,28 +184,16 @@ func (c *cli) report(cmd string, rep *diff.Report, format string, out outputs) i
 	return exitOK
 }
 
-// reportAnnotations is an ::error annotation per regression of rep, whose
-// rows are benchmarks when bench is set.
-func reportAnnotations(cmd string, rep *diff.Report, bench bool) []annotation {
+// reportAnnotations is an ::error annotation per regression of rep.
+func reportAnnotations(cmd string, rep *diff.Report) []annotation {
 	var anns []annotation
 	for _, r := range rep.Regressions() {
-		var msg, file string
-		name := r.Name
-		if bench {
-			if pkg := r.Config["pkg"]; pkg != "" {
-				name += " (" + pkg + ")"
-			}
-			msg = fmt.Sprintf("%s regressed: %.4g -> %.4g %s (%+.1f%%, p=%.3g, q=%.3g)", name,
-				r.Base.Metric, r.Head.Metric, r.Unit, 100*r.Relative, r.P, r.Q)
-		} else {
-			file = r.File
-			f := rep.Figures(r)
-			msg = fmt.Sprintf("%s regressed: %s %s -> %s (%s %s, p=%.3g, q=%.3g)", r.Name, rep.Settings.Metric,
-				f.Base, f.Head, f.Change, rep.ChangeHeader(), r.P, r.Q)
-		}
-		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + name + " regressed", file: file, msg: msg})
+		f := rep.Figures(r)
+		msg := fmt.Sprintf("%s regressed: %s %s -> %s (%s %s, p=%.3g, q=%.3g)", r.Name, rep.Settings.Metric,
+			f.Base, f.Head, f.Change, rep.ChangeHeader(), r.P, r.Q)
+		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + r.Name + " regressed", file: r.File, msg: msg})
 	}
-	if h := rep.Headline; !bench && h.Verdict == diff.Regressed {
+	if h := rep.Headline; h.Verdict == diff.Regressed {
 		anns = append(anns, annotation{title: "hotbudget " + cmd + ": the program's time per " + h.Per + " regressed",
 			msg: fmt.Sprintf("time per %s %+.1f%% (p=%.3g)", h.Per, 100*h.Relative, h.P)})
 	}
@@ -224,7 +212,7 @@ func modulePattern(mods []string) *regexp.Regexp {
 	return regexp.MustCompile(`^(` + strings.Join(alts, "|") + `)(/|\.|_test\.)`)
 }
 
-// diffFlags are the statistical flags shared by diff and bench.
+// diffFlags are the statistical flags shared by diff and record.
 type diffFlags struct {
 	metric, mode, key, assume *choiceFlag
 	anchor                    string
@@ -237,12 +225,9 @@ type diffFlags struct {
 	renames                   listFlag
 }
 
-// assumeUsage documents --assume, for diff and bench.
+// assumeUsage documents --assume, for diff and record (bench has
+// benchAssumeUsage).
 const assumeUsage = "test for several runs a side: `model|nothing|normal` (model: noise learned across all functions; nothing: Mann-Whitney U per function; normal: Welch's t-test per function)"
-
-// benchAssumeUsage is assumeUsage for bench, whose default cannot do
-// what the word says: benchmarks give no family to learn noise from.
-const benchAssumeUsage = "test for several runs a side: `model|nothing|normal` (model, the default, and nothing: Mann-Whitney U per benchmark as benchstat, since benchmarks give no family of functions to learn noise from, and the report says so; normal: Welch's t-test per benchmark)"
 
 func newAssume() *choiceFlag {
 	return newChoice(string(diff.DefaultSettings().Assume), string(diff.AssumeModel), string(diff.AssumeNothing), string(diff.AssumeNormal))
@@ -398,92 +383,4 @@ func mergeRuns(ps []*profile.Profile) (*profile.Profile, error) {
 		cp[i] = p.Copy() // Merge may normalise its inputs
 	}
 	return profile.Merge(cp)
-}
-
-const benchUsage = `Usage: hotbudget bench [flags] OLD NEW
-
-Compares two 'go test -bench' outputs (several -count runs per benchmark)
-with the verdict engine of 'hotbudget diff': a Mann-Whitney U test per
-benchmark and unit, the false-discovery rate held across them, and a
-minimum change. Lower is better for every unit but throughput (B/s).
-
-Benchmarks are told apart as benchstat tells them apart: by full name and
-by the configuration 'go test' prints before them (pkg, goos, goarch, cpu),
-so 'go test ./... -bench .' output of packages with benchmarks of the same
-name compares each package's own. --ignore drops keys from that, as
-benchstat's -ignore does (e.g. --ignore cpu when the sides ran on different
-machines).
-
-Exit status: 0 nothing regressed, 1 something regressed, 2 usage or input
-error.
-
-Examples:
-
-	go test ./... -run '^$' -bench . -count 10 > old.txt   # on the base branch
-	go test ./... -run '^$' -bench . -count 10 > new.txt   # on the pull request
-	hotbudget bench old.txt new.txt
-	hotbudget bench --format markdown --min-change 5% old.txt new.txt
-	hotbudget bench --ignore cpu laptop.txt ci.txt
-
-'hotbudget record' builds and runs two git revisions' benchmarks itself,
-interleaved, and judges their CPU profiles too.
-`
-
-func (c *cli) bench(args []string) int {
-	fs := c.flagSet("bench", benchUsage)
-	format := newChoice("text", "text", "markdown", "json")
-	fs.Var(format, "format", "output `text|markdown|json`")
-	alpha := fs.Float64("alpha", diff.DefaultSettings().Alpha, "false-discovery `rate` across benchmarks")
-	assume := newAssume()
-	fs.Var(assume, "assume", benchAssumeUsage)
-	minChange := fs.String("min-change", fmt.Sprintf("%g%%", 100*diff.DefaultSettings().MinRelative), "smallest relative `change` that counts")
-	ignore := fs.String("ignore", "", "comma-separated configuration `keys` not to tell benchmarks apart by (cpu, goos, /gomaxprocs; benchstat's -ignore)")
-	pos, code := c.parse(fs, args)
-	if code >= 0 {
-		return code
-	}
-	if len(pos) != 2 {
-		return c.usageErr("bench", "want OLD and NEW, got %d arguments", len(pos))
-	}
-	var opts []diff.Option
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["alpha"] {
-		if !(*alpha > 0 && *alpha < 1) {
-			return c.usageErr("bench", "--alpha must be between 0 and 1, got %v", *alpha)
-		}
-		opts = append(opts, diff.WithAlpha(*alpha))
-	}
-	if set["assume"] {
-		opts = append(opts, diff.WithAssumption(diff.Assumption(assume.value)))
-	}
-	if set["min-change"] {
-		rel, err := parsePercent(*minChange)
-		if err != nil {
-			return c.usageErr("bench", "--min-change: %v", err)
-		}
-		opts = append(opts, diff.WithMinChange(rel, 0))
-	}
-	if *ignore != "" {
-		var keys []string
-		for _, k := range strings.Split(*ignore, ",") {
-			if k = strings.TrimSpace(k); k != "" {
-				keys = append(keys, k)
-			}
-		}
-		opts = append(opts, diff.WithBenchIgnore(keys...))
-	}
-	files := make([]io.Reader, 2)
-	for i, p := range pos {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return c.inputErr("bench", err)
-		}
-		files[i] = bytes.NewReader(data)
-	}
-	rep, err := diff.CompareBench(files[0], files[1], opts...)
-	if err != nil {
-		return c.inputErr("bench", fmt.Errorf("%s vs %s: %w", pos[0], pos[1], err))
-	}
-	return c.report("bench", rep, format.value, outputs{})
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
 )
 
@@ -215,7 +216,11 @@ func (c *cli) record(args []string) int {
 	if err != nil {
 		return c.inputErr("record", err)
 	}
-	benches, err := diff.CompareBench(bytes.NewReader(res.baseBench), bytes.NewReader(res.headBench), opts...)
+	bopts, err := d.benchOptions(fs.FlagSet)
+	if err != nil {
+		return c.inputErr("record", err)
+	}
+	benches, err := bench.Compare(bytes.NewReader(res.baseBench), bytes.NewReader(res.headBench), bopts...)
 	if err != nil {
 		return c.inputErr("record", err)
 	}
@@ -223,7 +228,7 @@ func (c *cli) record(args []string) int {
 	for _, r := range funcs {
 		flagWords(r)
 	}
-	flagWords(benches)
+	benchWords(benches)
 	if o.html != "" {
 		// One benchmark's report: the first that needs attention.
 		top := ordered(funcs)[0]

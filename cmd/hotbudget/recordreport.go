@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
@@ -86,7 +87,7 @@ func recordSummary(funcs []*diff.Report) string {
 
 // recordReport prints the function and benchmark reports and returns the
 // exit code: 1 when either found a regression.
-func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *diff.Report, allocs []*diff.AllocReport, format string) int {
+func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *bench.Report, allocs []*diff.AllocReport, format string) int {
 	var err error
 	shown := ordered(funcs)
 	md := func(out *bytes.Buffer) error {
@@ -155,9 +156,9 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *dif
 	}
 	var anns []annotation
 	for _, r := range funcs {
-		anns = append(anns, reportAnnotations("record", r, false)...)
+		anns = append(anns, reportAnnotations("record", r)...)
 	}
-	anns = append(anns, reportAnnotations("record", benches, true)...)
+	anns = append(anns, benchAnnotations("record", benches)...)
 	if err := c.reportGitHub(md, anns); err != nil {
 		return c.inputErr("record", err)
 	}
@@ -183,7 +184,7 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *dif
 // order the text report shows them (failing first), instead of one report
 // of the merged profiles. v3 adds allocations: each benchmark's functions'
 // allocations per op, exact, failing first (absent with --no-allocs).
-func writeRecordJSON(w io.Writer, res *recordResult, funcs []*diff.Report, benches *diff.Report, allocs []*diff.AllocReport) error {
+func writeRecordJSON(w io.Writer, res *recordResult, funcs []*diff.Report, benches *bench.Report, allocs []*diff.AllocReport) error {
 	fs := make([]json.RawMessage, 0, len(funcs))
 	for _, r := range ordered(funcs) {
 		var f bytes.Buffer

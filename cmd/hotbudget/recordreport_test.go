@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
 // recordReports judges two benchmarks as record does: in "A" the
 // module's function slow takes 60% more time in head, "B" is unchanged.
-func recordReports(t *testing.T) ([]*diff.Report, *diff.Report) {
+func recordReports(t *testing.T) ([]*diff.Report, *bench.Report) {
 	t.Helper()
 	prof := func(text string) *profile.Profile {
 		p, err := loaders.Read(strings.NewReader(text), loaders.WithFormat(loaders.FormatFolded))
@@ -41,9 +42,9 @@ func recordReports(t *testing.T) ([]*diff.Report, *diff.Report) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	benches, err := diff.CompareBench(strings.NewReader(""), strings.NewReader(""))
+	benches, err := bench.Compare(strings.NewReader(""), strings.NewReader(""))
 	if err != nil {
-		benches = &diff.Report{}
+		benches = &bench.Report{}
 	}
 	return funcs, benches
 }

@@ -1,6 +1,6 @@
 // Package layers holds the test that keeps the module's imports pointing
-// one way: internal <- loaders <- analysis <- limits <- diff <- perfassert,
-// budget <- cmd, examples. An internal package never imports a public one, so the
+// one way: internal <- loaders <- analysis <- limits <- diff <- bench <-
+// perfassert, budget <- cmd, examples. An internal package never imports a public one, so the
 // public packages can change without dragging the internals along.
 package layers
 
@@ -36,12 +36,14 @@ func rank(path string) (int, bool) {
 		return 3, true
 	case "diff":
 		return 4, true
-	case "perfassert", "budget":
+	case "bench":
 		return 5, true
-	case "cmd", "examples", "testdata":
+	case "perfassert", "budget":
 		return 6, true
+	case "cmd", "examples", "testdata":
+		return 7, true
 	}
-	return 7, true // a new top-level package: place it here
+	return 8, true // a new top-level package: place it here
 }
 
 type pkg struct {

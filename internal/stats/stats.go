@@ -508,3 +508,11 @@ func FitScaledT(d, v []float64, mult, floor float64) (phi, nu float64) {
 	}
 	return phi, nu
 }
+
+// RankMinP is the Mann–Whitney U test's smallest one-sided p-value with n1
+// and n2 runs and no ties, 1/C(n1+n2, n1): the p-value of two sides whose
+// runs do not overlap at all.
+func RankMinP(n1, n2 int) float64 {
+	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x + 1)); return v }
+	return math.Exp(lg(n1) + lg(n2) - lg(n1+n2))
+}

@@ -258,3 +258,15 @@ func TestFitScaledT(t *testing.T) {
 		t.Errorf("no dispersion: phi %v, want the floor", phi)
 	}
 }
+
+func TestRankMinP(t *testing.T) {
+	// 1/C(n1+n2, n1), by hand: C(10,5) = 252, C(8,3) = 56, C(2,1) = 2.
+	for _, c := range []struct {
+		n1, n2 int
+		want   float64
+	}{{5, 5, 1.0 / 252}, {3, 5, 1.0 / 56}, {5, 3, 1.0 / 56}, {1, 1, 0.5}} {
+		if got := RankMinP(c.n1, c.n2); !near(got, c.want, 1e-12) {
+			t.Errorf("RankMinP(%d, %d) = %v, want %v", c.n1, c.n2, got, c.want)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package diff_test
+package bench_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
 	"golang.org/x/perf/benchunit"
 )
@@ -30,7 +31,7 @@ func TestBenchAgreesWithBenchstat(t *testing.T) {
 	units := map[string]bool{}
 	for _, c := range cases {
 		t.Run(c.benchstat, func(t *testing.T) {
-			rep, err := diff.CompareBench(openBench(t, "../testdata/"+c.base), openBench(t, "../testdata/"+c.head))
+			rep, err := bench.Compare(openBench(t, "../testdata/"+c.base), openBench(t, "../testdata/"+c.head))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,11 +73,11 @@ func TestBenchAgreesWithBenchstat(t *testing.T) {
 				}
 				seen++
 				units[row.Unit] = true
-				sc := benchunit.CommonScale([]float64{row.Base.Metric, row.Head.Metric}, benchunit.ClassOf(row.Unit))
-				if got := sc.Format(row.Base.Metric); got != b.base {
+				sc := benchunit.CommonScale([]float64{row.Base.Median, row.Head.Median}, benchunit.ClassOf(row.Unit))
+				if got := sc.Format(row.Base.Median); got != b.base {
 					t.Errorf("%s: base median %s, benchstat %s", k, got, b.base)
 				}
-				if got := sc.Format(row.Head.Metric); got != b.head {
+				if got := sc.Format(row.Head.Median); got != b.head {
 					t.Errorf("%s: head median %s, benchstat %s", k, got, b.head)
 				}
 				if row.Test == "exact" {
@@ -91,7 +92,7 @@ func TestBenchAgreesWithBenchstat(t *testing.T) {
 				}
 				// benchstat prints the change only where it is significant.
 				change := fmt.Sprintf("%+.2f%%", 100*row.Relative)
-				if row.Base.Metric == 0 {
+				if row.Base.Median == 0 {
 					change = "?"
 				}
 				if b.changed && change != b.delta {
@@ -102,7 +103,7 @@ func TestBenchAgreesWithBenchstat(t *testing.T) {
 				}
 				// A regression is a change for the worse: throughput down.
 				if row.Verdict == diff.Regressed || row.Verdict == diff.Improved {
-					worse := row.Relative > 0 || row.Base.Metric == 0
+					worse := row.Relative > 0 || row.Base.Median == 0
 					if row.HigherIsBetter {
 						worse = row.Relative < 0
 					}

@@ -1,10 +1,11 @@
-package diff_test
+package bench_test
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
 )
 
@@ -14,8 +15,8 @@ import (
 // of --assume nothing, with the same figures); --assume normal must use
 // Welch's t-test, which it names.
 func TestBenchAssumptionUsedOrSaid(t *testing.T) {
-	compare := func(opts ...diff.Option) (*diff.Report, string) {
-		rep, err := diff.CompareBench(openBench(t, "../testdata/benchstat/base1.txt"), openBench(t, "../testdata/benchstat/head.txt"), opts...)
+	compare := func(opts ...bench.Option) (*bench.Report, string) {
+		rep, err := bench.Compare(openBench(t, "../testdata/benchstat/base1.txt"), openBench(t, "../testdata/benchstat/head.txt"), opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,8 +30,8 @@ func TestBenchAssumptionUsedOrSaid(t *testing.T) {
 	if model.Settings.Assume != diff.AssumeModel {
 		t.Fatalf("default assumption %q, want model", model.Settings.Assume)
 	}
-	nothing, _ := compare(diff.WithAssumption(diff.AssumeNothing))
-	normal, normalText := compare(diff.WithAssumption(diff.AssumeNormal))
+	nothing, _ := compare(bench.WithAssumption(diff.AssumeNothing))
+	normal, normalText := compare(bench.WithAssumption(diff.AssumeNormal))
 	if !strings.Contains(modelText, "Mann-Whitney U as benchstat (no noise model is learned across benchmarks)") {
 		t.Errorf("--assume model does not say which test it used instead:\n%s", modelText)
 	}

@@ -1,22 +1,28 @@
-package diff
+package bench
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/htmlreport"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"golang.org/x/perf/benchunit"
 )
 
 // bench's reports: names laid out by what varies, cells with their spread,
-// the geomean rows, and the text, Markdown and JSON writers.
+// the geomean rows, and the text, Markdown, JSON and HTML writers. Every
+// name, unit and configuration value comes from the benchmark output, text
+// of the change under test: the writers make it safe for a terminal, for
+// Markdown and for HTML.
 
-// benchLayout splits the rows' configuration keys into those every row
+// layout splits the rows' configuration keys into those every row
 // shares with one value (printed once) and those that vary (a column).
-func benchLayout(rows []Row) (common, vary []string) {
+func layout(rows []Row) (common, vary []string) {
 	keys := configKeys(func() []map[string]string {
 		ms := make([]map[string]string, len(rows))
 		for i, r := range rows {
@@ -47,7 +53,7 @@ func benchLayout(rows []Row) (common, vary []string) {
 //
 // Every part comes from the benchmark output and is shortened to
 // textfmt.MaxName characters; the writers escape the whole.
-func benchName(row Row, vary []string, unit bool) string {
+func resultName(row Row, vary []string, unit bool) string {
 	short := func(s string) string { return textfmt.Shorten(s, textfmt.MaxName) }
 	name := short(row.Name)
 	if unit {
@@ -68,69 +74,69 @@ func benchName(row Row, vary []string, unit bool) string {
 	return name + " (" + strings.Join(extra, ", ") + ")"
 }
 
-func (r *Report) benchDescribe() string {
+func (r *Report) describe() string {
 	test := "Mann-Whitney U"
 	switch r.Settings.Assume {
-	case AssumeNormal:
+	case diff.AssumeNormal:
 		test = "Welch's t-test (runs assumed normal)"
-	case AssumeModel:
+	case diff.AssumeModel:
 		test = "Mann-Whitney U as benchstat (no noise model is learned across benchmarks)"
 	}
 	return fmt.Sprintf("medians over runs per benchmark and unit; %s; false-discovery rate %g; minimum change %.0f%%",
 		test, r.Settings.Alpha, r.Settings.MinRelative*100)
 }
 
-func benchRuns(n int) string {
+func runsText(n int) string {
 	if n == 1 {
 		return "1 run"
 	}
 	return fmt.Sprintf("%d runs", n)
 }
 
-// benchCell is a median with benchstat's ±, "49.58µ sec/op ± 80%", scaled
+// cell is a median with benchstat's ±, "49.58µ sec/op ± 80%", scaled
 // as benchstat scales a row: both sides with the prefix that suits the
 // smaller.
-func benchCell(row Row, v float64, ci Interval, present bool) string {
+func cell(row Row, v float64, ci Interval, present bool) string {
 	if !present {
 		return "-"
 	}
 	var vals []float64
-	if row.Verdict != New {
-		vals = append(vals, row.Base.Metric)
+	if row.Verdict != diff.New {
+		vals = append(vals, row.Base.Median)
 	}
-	if row.Verdict != Gone {
-		vals = append(vals, row.Head.Metric)
+	if row.Verdict != diff.Gone {
+		vals = append(vals, row.Head.Median)
 	}
 	sc := benchunit.CommonScale(vals, benchunit.ClassOf(row.Unit))
 	return sc.Format(v) + " " + textfmt.Name(row.Unit) + " ± " + spread(v, ci)
 }
 
-func benchBaseCell(row Row) string {
-	return benchCell(row, row.Base.Metric, row.BaseCI, row.Verdict != New)
+func baseCell(row Row) string {
+	return cell(row, row.Base.Median, row.Base.CI, row.Verdict != diff.New)
 }
 
-func benchHeadCell(row Row) string {
-	return benchCell(row, row.Head.Metric, row.HeadCI, row.Verdict != Gone)
+func headCell(row Row) string {
+	return cell(row, row.Head.Median, row.Head.CI, row.Verdict != diff.Gone)
 }
 
-// benchChange is a result's change as benchstat prints it: the change of
+// change is a result's change as benchstat prints it: the change of
 // the medians, two decimals, whatever direction is better.
-func benchChange(row Row) string {
+func change(row Row) string {
 	switch {
-	case row.Verdict == New:
+	case row.Verdict == diff.New:
 		return "new"
-	case row.Verdict == Gone:
+	case row.Verdict == diff.Gone:
 		return "gone"
-	case row.Base.Metric == 0 && row.Head.Metric == 0:
+	case row.Base.Median == 0 && row.Head.Median == 0:
 		return "~"
-	case row.Base.Metric == 0:
+	case row.Base.Median == 0:
 		return "?"
 	}
 	return fmt.Sprintf("%+.2f%%", row.Relative*100)
 }
 
 // geomeanCells are the base, head and change cells of a geomean row.
-func geomeanCells(g BenchGeomean) (base, head, change string) {
+func geomeanCells(g Geomean) (base, head, change string) {
 	val := func(v float64) string {
 		if v <= 0 {
 			return "-"
@@ -144,30 +150,32 @@ func geomeanCells(g BenchGeomean) (base, head, change string) {
 	return val(g.Base), val(g.Head), change
 }
 
-func (r *Report) benchSummary(vary []string) string {
+func (r *Report) summary(vary []string) string {
 	c := r.Counts()
-	if c[Regressed] == 0 {
+	if c[diff.Regressed] == 0 {
 		return fmt.Sprintf("no regression among %d benchmark results (%d improved, %d new, %d gone)",
-			len(r.Rows), c[Improved], c[New], c[Gone])
+			len(r.Rows), c[diff.Improved], c[diff.New], c[diff.Gone])
 	}
 	var names []string
 	for _, row := range r.Regressions() {
-		names = append(names, benchName(row, vary, true))
+		names = append(names, resultName(row, vary, true))
 	}
 	if len(names) > 3 {
 		names = append(names[:3], "...")
 	}
-	return fmt.Sprintf("%d of %d benchmark results regressed: %s", c[Regressed], len(r.Rows), strings.Join(names, ", "))
+	return fmt.Sprintf("%d of %d benchmark results regressed: %s", c[diff.Regressed], len(r.Rows), strings.Join(names, ", "))
 }
 
-// writeBenchText is WriteText for benchmarks: the configuration every
-// benchmark shares printed once, as benchstat does, and a column for each
-// key that varies (pkg, with several packages).
-func (r *Report) writeBenchText(w io.Writer) error {
-	common, vary := benchLayout(r.Rows)
+// WriteText writes a benchstat-like table: the sides' runs, what was
+// compared, the warnings, the configuration every benchmark shares printed
+// once, as benchstat does, then a row per result with a column for each
+// configuration key that varies (pkg, with several packages), the geomean
+// rows, and a summary line.
+func (r *Report) WriteText(w io.Writer) error {
+	common, vary := layout(r.Rows)
 	var b strings.Builder
-	fmt.Fprintf(&b, "base: %s\nhead: %s\n", benchRuns(r.Base.Runs), benchRuns(r.Head.Runs))
-	fmt.Fprintln(&b, "compared:", r.benchDescribe())
+	fmt.Fprintf(&b, "base: %s\nhead: %s\n", runsText(r.BaseRuns), runsText(r.HeadRuns))
+	fmt.Fprintln(&b, "compared:", r.describe())
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(&b, "warning:", textfmt.Line(warn))
 	}
@@ -198,8 +206,8 @@ func (r *Report) writeBenchText(w io.Writer) error {
 		for i, k := range vary {
 			cells[i] = row.Config[k]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%s\n", benchBaseCell(row), benchHeadCell(row),
-			benchChange(row), pString(row), row.Verdict, label(cells, row.Name))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\t%s\n", baseCell(row), headCell(row),
+			change(row), pString(row), row.Verdict, label(cells, row.Name))
 	}
 	for _, g := range r.Geomeans {
 		cells := make([]string, len(vary))
@@ -221,27 +229,31 @@ func (r *Report) writeBenchText(w io.Writer) error {
 	}
 	for _, row := range r.Rows {
 		for _, warn := range row.Warnings {
-			if row.Verdict != Unchanged {
-				fmt.Fprintf(&b, "%s: %s\n", textfmt.Line(benchName(row, vary, true)), textfmt.Line(warn))
+			if row.Verdict != diff.Unchanged {
+				fmt.Fprintf(&b, "%s: %s\n", textfmt.Line(resultName(row, vary, true)), textfmt.Line(warn))
 			}
 		}
 	}
 	fmt.Fprintln(&b)
-	fmt.Fprintln(&b, textfmt.Line(r.benchSummary(vary)))
+	fmt.Fprintln(&b, textfmt.Line(r.summary(vary)))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// writeBenchMarkdown is WriteMarkdown for benchmarks.
-func (r *Report) writeBenchMarkdown(w io.Writer) error {
-	common, vary := benchLayout(r.Rows)
+// WriteMarkdown writes the report for a pull-request comment: a headline,
+// the table of the results that changed and the unchanged ones folded
+// away, and the geomeans. Names appear only in code spans, at most
+// textfmt.MaxName characters each, and the report is cut to
+// textfmt.MaxMarkdown bytes.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	common, vary := layout(r.Rows)
 	var b strings.Builder
 	icon := "✅"
 	if len(r.Regressions()) > 0 {
 		icon = "❌"
 	}
-	fmt.Fprintf(&b, "### %s hotbudget bench: %s\n\n", icon, textfmt.MarkdownEscape(r.benchSummary(vary)))
-	fmt.Fprintf(&b, "Base: %s  \nHead: %s  \nCompared: %s.", benchRuns(r.Base.Runs), benchRuns(r.Head.Runs), r.benchDescribe())
+	fmt.Fprintf(&b, "### %s hotbudget bench: %s\n\n", icon, textfmt.MarkdownEscape(r.summary(vary)))
+	fmt.Fprintf(&b, "Base: %s  \nHead: %s  \nCompared: %s.", runsText(r.BaseRuns), runsText(r.HeadRuns), r.describe())
 	if len(common) > 0 {
 		var cfg []string
 		for _, k := range common {
@@ -266,16 +278,16 @@ func (r *Report) writeBenchMarkdown(w io.Writer) error {
 			// A unit is the benchmark's own (b.ReportMetric): escaped.
 			md := row
 			md.Unit = textfmt.MarkdownEscape(row.Unit)
-			fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s |\n", textfmt.MarkdownCode(row.Name), benchBaseCell(md),
-				benchHeadCell(md), benchChange(row), pString(row), row.Verdict)
+			fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s |\n", textfmt.MarkdownCode(row.Name), baseCell(md),
+				headCell(md), change(row), pString(row), row.Verdict)
 		}
 	}
-	changed, same := splitChanged(r.Rows, nil)
+	changed, same := splitChanged(r.Rows)
 	if len(changed) > 0 {
 		table(changed)
 		fmt.Fprintln(&b)
 	}
-	writeFolded(&b, same, "unchanged benchmark results", "first", table)
+	writeFolded(&b, same, "unchanged benchmark results", table)
 	if len(r.Geomeans) > 0 {
 		fmt.Fprint(&b, "\n|")
 		for _, k := range vary {
@@ -298,53 +310,54 @@ func (r *Report) writeBenchMarkdown(w io.Writer) error {
 	return err
 }
 
-// benchJSON is the JSON schema of a benchmark report (BenchSchemaVersion).
-type benchJSON struct {
+// jsonReport is the JSON schema of a benchmark report (SchemaVersion).
+type jsonReport struct {
 	Schema      string          `json:"schema"`
-	Assume      Assumption      `json:"assume"`
+	Assume      diff.Assumption `json:"assume"`
 	Alpha       float64         `json:"alpha"`
 	MinRelative float64         `json:"min_relative"`
 	Ignore      []string        `json:"ignore"`
-	Base        benchJSONSide   `json:"base"`
-	Head        benchJSONSide   `json:"head"`
+	Base        jsonSide        `json:"base"`
+	Head        jsonSide        `json:"head"`
 	Regressed   int             `json:"regressed"`
 	Improved    int             `json:"improved"`
 	New         int             `json:"new"`
 	Gone        int             `json:"gone"`
-	Benchmarks  []benchJSONItem `json:"benchmarks"`
-	Geomeans    []BenchGeomean  `json:"geomeans"`
+	Benchmarks  []jsonItem      `json:"benchmarks"`
+	Geomeans    []Geomean       `json:"geomeans"`
 	Warnings    []string        `json:"warnings"`
 }
 
-type benchJSONSide struct {
+type jsonSide struct {
 	Runs int `json:"runs"`
 }
 
-type benchJSONItem struct {
+type jsonItem struct {
 	Name     string            `json:"name"`
 	Package  string            `json:"package"`
 	Config   map[string]string `json:"config"`
 	Unit     string            `json:"unit"`
 	Better   string            `json:"better"`
-	Base     benchJSONValue    `json:"base"`
-	Head     benchJSONValue    `json:"head"`
+	Base     jsonValue         `json:"base"`
+	Head     jsonValue         `json:"head"`
 	Delta    float64           `json:"delta"`
 	Relative float64           `json:"relative"`
 	P        float64           `json:"p"`
 	Q        float64           `json:"q"`
 	Test     string            `json:"test"`
-	Verdict  Verdict           `json:"verdict"`
+	Verdict  diff.Verdict      `json:"verdict"`
 	Warnings []string          `json:"warnings"`
 }
 
-type benchJSONValue struct {
+type jsonValue struct {
 	Median float64  `json:"median"`
-	Runs   int64    `json:"runs"`
+	Runs   int      `json:"runs"`
 	CI     Interval `json:"ci"`
 	Spread string   `json:"spread"`
 }
 
-// writeBenchJSON is WriteJSON for benchmarks:
+// WriteJSON writes the report as indented JSON in a stable schema
+// (SchemaVersion); non-finite numbers are written as 0:
 //
 //	{
 //	  "schema": "hotbudget.bench/v2",
@@ -382,15 +395,15 @@ type benchJSONValue struct {
 // Version 2 changed "relative" and "delta" of higher-is-better units from
 // worse-positive to the change of the values, as benchstat shows it, and
 // added "better", "ci", "spread" and "geomeans".
-func (r *Report) writeBenchJSON(w io.Writer) error {
+func (r *Report) WriteJSON(w io.Writer) error {
 	c := r.Counts()
-	out := benchJSON{
-		Schema: BenchSchemaVersion, Assume: r.Settings.Assume, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
-		Ignore: append([]string{}, r.Settings.BenchIgnore...),
-		Base:   benchJSONSide{r.Base.Runs}, Head: benchJSONSide{r.Head.Runs},
-		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone],
-		Benchmarks: make([]benchJSONItem, 0, len(r.Rows)),
-		Geomeans:   append([]BenchGeomean{}, r.Geomeans...),
+	out := jsonReport{
+		Schema: SchemaVersion, Assume: r.Settings.Assume, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
+		Ignore: append([]string{}, r.Settings.Ignore...),
+		Base:   jsonSide{r.BaseRuns}, Head: jsonSide{r.HeadRuns},
+		Regressed: c[diff.Regressed], Improved: c[diff.Improved], New: c[diff.New], Gone: c[diff.Gone],
+		Benchmarks: make([]jsonItem, 0, len(r.Rows)),
+		Geomeans:   append([]Geomean{}, r.Geomeans...),
 		Warnings:   append([]string{}, r.Warnings...),
 	}
 	for _, row := range r.Rows {
@@ -402,16 +415,16 @@ func (r *Report) writeBenchJSON(w io.Writer) error {
 		if row.HigherIsBetter {
 			better = "higher"
 		}
-		value := func(v float64, n int64, ci Interval, present bool) benchJSONValue {
+		value := func(v float64, n int, ci Interval, present bool) jsonValue {
 			if !present {
-				return benchJSONValue{}
+				return jsonValue{}
 			}
-			return benchJSONValue{finite(v), n, Interval{finite(ci.Lo), finite(ci.Hi)}, spread(v, ci)}
+			return jsonValue{finite(v), n, Interval{finite(ci.Lo), finite(ci.Hi)}, spread(v, ci)}
 		}
-		out.Benchmarks = append(out.Benchmarks, benchJSONItem{
+		out.Benchmarks = append(out.Benchmarks, jsonItem{
 			Name: row.Name, Package: row.Config["pkg"], Config: cfg, Unit: row.Unit, Better: better,
-			Base:  value(row.Base.Metric, row.Base.Samples, row.BaseCI, row.Verdict != New),
-			Head:  value(row.Head.Metric, row.Head.Samples, row.HeadCI, row.Verdict != Gone),
+			Base:  value(row.Base.Median, row.Base.Runs, row.Base.CI, row.Verdict != diff.New),
+			Head:  value(row.Head.Median, row.Head.Runs, row.Head.CI, row.Verdict != diff.Gone),
 			Delta: finite(row.Delta), Relative: finite(row.Relative), P: finite(row.P), Q: finite(row.Q),
 			Test: string(row.Test), Verdict: row.Verdict, Warnings: append([]string{}, row.Warnings...),
 		})
@@ -419,4 +432,123 @@ func (r *Report) writeBenchJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// WriteHTML writes the report as one self-contained HTML page that works
+// offline: the words, values and configuration of WriteText, every result
+// listed. A benchmark comparison has no flame graph.
+func (r *Report) WriteHTML(w io.Writer) error {
+	common, vary := layout(r.Rows)
+	page := &htmlreport.Report{
+		Title:     "hotbudget bench",
+		Headline:  r.summary(vary),
+		Status:    "pass",
+		Details:   []string{"base: " + runsText(r.BaseRuns), "head: " + runsText(r.HeadRuns), "compared: " + r.describe()},
+		Warnings:  r.Warnings,
+		Generator: "written by hotbudget bench",
+	}
+	for _, k := range common {
+		page.Details = append(page.Details, k+": "+r.Rows[0].Config[k])
+	}
+	if r.Failed() {
+		page.Status = "fail"
+	}
+	page.Table = htmlreport.Table{
+		Columns:    []string{"benchmark", "base", "head", "change", "p", "verdict"},
+		NameColumn: -1, // no flame graph to search
+		Numeric:    []bool{false, true, true, true, true, false},
+	}
+	for _, row := range r.Rows {
+		// The configuration that tells rows apart (the rest is in the
+		// details), as the text report's columns.
+		name := row.Name
+		if len(vary) > 0 {
+			cfg := make([]string, len(vary))
+			for i, k := range vary {
+				cfg[i] = k + "=" + row.Config[k]
+			}
+			name += " (" + strings.Join(cfg, ", ") + ")"
+		}
+		page.Table.Rows = append(page.Table.Rows, htmlreport.Row{
+			Cells: []string{name, baseCell(row), headCell(row),
+				change(row), pString(row), string(row.Verdict)},
+			Verdict: string(row.Verdict),
+		})
+	}
+	for _, g := range r.Geomeans {
+		name := "geomean " + g.Unit
+		if len(vary) > 0 {
+			cfg := make([]string, len(vary))
+			for i, k := range vary {
+				cfg[i] = k + "=" + g.Config[k]
+			}
+			name += " (" + strings.Join(cfg, ", ") + ")"
+		}
+		base, head, change := geomeanCells(g)
+		page.Table.Rows = append(page.Table.Rows, htmlreport.Row{Cells: []string{name, base, head, change, "-", ""}})
+	}
+	return htmlreport.Write(w, page)
+}
+
+// pString is a result's p column: "-" untested, "exact" for a count
+// judged exactly, else the p-value as diff's reports write it.
+func pString(row Row) string {
+	switch row.Test {
+	case diff.TestNone:
+		return "-"
+	case diff.TestExact:
+		return "exact"
+	}
+	if row.P < 1e-15 {
+		return "p<1e-15"
+	}
+	return fmt.Sprintf("p=%.3g", row.P)
+}
+
+// splitChanged splits rows into those with a verdict other than unchanged
+// and the unchanged ones.
+func splitChanged(rows []Row) (changed, same []Row) {
+	for _, row := range rows {
+		if row.Verdict != diff.Unchanged {
+			changed = append(changed, row)
+		} else {
+			same = append(same, row)
+		}
+	}
+	return changed, same
+}
+
+// writeFolded writes rows as a table folded away under a summary naming
+// how many there are, at most 50 of them, the first in order.
+func writeFolded(b *strings.Builder, rows []Row, what string, table func([]Row)) {
+	if len(rows) == 0 {
+		return
+	}
+	const maxRows = 50
+	n, more := len(rows), ""
+	if n > maxRows {
+		more = fmt.Sprintf(", first %d shown", maxRows)
+		rows = rows[:maxRows]
+	}
+	fmt.Fprintf(b, "<details><summary>%d %s%s</summary>\n\n", n, what, more)
+	table(rows)
+	fmt.Fprintln(b, "\n</details>")
+}
+
+// writeMarkdownWarnings writes the report's warnings as quotes.
+func writeMarkdownWarnings(b *strings.Builder, warnings []string) {
+	for _, warn := range warnings {
+		fmt.Fprintf(b, "> ⚠️ %s\n", textfmt.MarkdownEscape(warn))
+	}
+	if len(warnings) > 0 {
+		fmt.Fprintln(b)
+	}
+}
+
+// finite is x, or 0 when x is not a finite number (JSON has none).
+func finite(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return x
 }

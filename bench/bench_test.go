@@ -1,4 +1,4 @@
-package diff_test
+package bench_test
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
 	"golang.org/x/perf/benchunit"
 )
@@ -97,7 +98,7 @@ func readBenchstat(t *testing.T, path string) (map[string]benchstatRow, map[stri
 // benchmark may be flagged, and our medians and p-values must be
 // benchstat's (benchstat.txt, its output on the same files).
 func TestCompareBenchPackages(t *testing.T) {
-	rep, err := diff.CompareBench(openBench(t, "../testdata/benchpkg/base.txt"), openBench(t, "../testdata/benchpkg/head.txt"))
+	rep, err := bench.Compare(openBench(t, "../testdata/benchpkg/base.txt"), openBench(t, "../testdata/benchpkg/head.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,10 +117,10 @@ func TestCompareBenchPackages(t *testing.T) {
 		}
 		seen++
 		cls := benchunit.ClassOf(row.Unit)
-		if got := benchunit.Scale(row.Base.Metric, cls); got != b.base {
+		if got := benchunit.Scale(row.Base.Median, cls); got != b.base {
 			t.Errorf("%s: base median %s, benchstat %s", k, got, b.base)
 		}
-		if got := benchunit.Scale(row.Head.Metric, cls); got != b.head {
+		if got := benchunit.Scale(row.Head.Median, cls); got != b.head {
 			t.Errorf("%s: head median %s, benchstat %s", k, got, b.head)
 		}
 		if got := strconv.FormatFloat(row.P, 'f', 3, 64); got != strconv.FormatFloat(b.p, 'f', 3, 64) {
@@ -182,11 +183,11 @@ func TestCompareBenchPackages(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Schema != diff.BenchSchemaVersion || got.Regressed != 1 || len(got.Benchmarks) != 6 {
+	if got.Schema != bench.SchemaVersion || got.Regressed != 1 || len(got.Benchmarks) != 6 {
 		t.Fatalf("JSON: %s", js.String())
 	}
 	if b := got.Benchmarks[0]; b.Package != "example.com/parsers/kv" || b.Verdict != "regressed" || b.Unit != "sec/op" ||
-		b.Config["goarch"] != "amd64" || b.Base.Median != regs[0].Base.Metric {
+		b.Config["goarch"] != "amd64" || b.Base.Median != regs[0].Base.Median {
 		t.Errorf("JSON's first benchmark %+v, want kv's regression", b)
 	}
 }
@@ -208,7 +209,7 @@ func benchOutput(pkg, cpu string, nsPerOp ...int) string {
 func TestCompareBenchSameNameTwoPackages(t *testing.T) {
 	base := benchOutput("example.com/a", "x", 100, 101, 99, 100, 102) + benchOutput("example.com/b", "x", 100, 98, 101, 100, 99)
 	head := benchOutput("example.com/a", "x", 150, 152, 149, 151, 150) + benchOutput("example.com/b", "x", 100, 101, 99, 100, 98)
-	rep, err := diff.CompareBench(strings.NewReader(base), strings.NewReader(head))
+	rep, err := bench.Compare(strings.NewReader(base), strings.NewReader(head))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func TestCompareBenchIgnore(t *testing.T) {
 	// Six runs a side: the medians' confidence intervals are finite.
 	base := benchOutput("example.com/a", "laptop", 100, 101, 99, 100, 102, 100)
 	head := benchOutput("example.com/a", "ci runner", 150, 152, 149, 151, 150, 151)
-	rep, err := diff.CompareBench(strings.NewReader(base), strings.NewReader(head))
+	rep, err := bench.Compare(strings.NewReader(base), strings.NewReader(head))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,10 +243,10 @@ func TestCompareBenchIgnore(t *testing.T) {
 		t.Errorf("verdicts %v, want one new and one gone", c)
 	}
 	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], `cpu "laptop" in base, "ci runner" in head`) ||
-		!strings.Contains(rep.Warnings[0], "--ignore cpu") {
-		t.Errorf("warnings %q, want one naming cpu and --ignore", rep.Warnings)
+		!strings.Contains(rep.Warnings[0], `bench.WithIgnore("cpu")`) {
+		t.Errorf("warnings %q, want one naming cpu and the option that ignores it", rep.Warnings)
 	}
-	rep, err = diff.CompareBench(strings.NewReader(base), strings.NewReader(head), diff.WithBenchIgnore("cpu"))
+	rep, err = bench.Compare(strings.NewReader(base), strings.NewReader(head), bench.WithIgnore("cpu"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,7 @@ func TestCompareBenchIgnore(t *testing.T) {
 		t.Errorf("with cpu ignored: warnings %q", rep.Warnings)
 	}
 	// A benchmark moved to another package is not a configuration mismatch.
-	rep, err = diff.CompareBench(strings.NewReader(base), strings.NewReader(benchOutput("example.com/b", "laptop", 100, 101, 99, 100, 102, 100)))
+	rep, err = bench.Compare(strings.NewReader(base), strings.NewReader(benchOutput("example.com/b", "laptop", 100, 101, 99, 100, 102, 100)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestCompareBenchIgnore(t *testing.T) {
 	// The GOMAXPROCS suffix is a sub-name key: Parse-2 and Parse-4 are
 	// compared when /gomaxprocs is ignored.
 	four := strings.ReplaceAll(base, "Parse-2", "Parse-4")
-	rep, err = diff.CompareBench(strings.NewReader(base), strings.NewReader(four), diff.WithBenchIgnore("/gomaxprocs"))
+	rep, err = bench.Compare(strings.NewReader(base), strings.NewReader(four), bench.WithIgnore("/gomaxprocs"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +275,7 @@ func TestCompareBenchIgnore(t *testing.T) {
 		t.Errorf("with /gomaxprocs ignored: %+v, want one unchanged row Parse", rep.Rows)
 	}
 	for _, bad := range []string{"Cpu", ".config", "cpu@(a)", "a b", ""} {
-		if _, err := diff.CompareBench(strings.NewReader(base), strings.NewReader(base), diff.WithBenchIgnore(bad)); err == nil ||
+		if _, err := bench.Compare(strings.NewReader(base), strings.NewReader(base), bench.WithIgnore(bad)); err == nil ||
 			!strings.Contains(err.Error(), "cannot ignore") {
 			t.Errorf("ignoring %q: %v, want an error", bad, err)
 		}
@@ -286,7 +287,7 @@ func TestCompareBenchIgnore(t *testing.T) {
 func TestCompareBenchTooFewRuns(t *testing.T) {
 	const base = "pkg: example.com/m\nBenchmarkA-2 100 1000 ns/op\nBenchmarkA-2 100 1010 ns/op\nBenchmarkB-2 100 500 ns/op\nBenchmarkB-2 100 505 ns/op\n"
 	head := strings.NewReplacer(" 1000 ns", " 3000 ns", " 1010 ns", " 3010 ns").Replace(base)
-	rep, err := diff.CompareBench(strings.NewReader(base), strings.NewReader(head))
+	rep, err := bench.Compare(strings.NewReader(base), strings.NewReader(head))
 	if err != nil {
 		t.Fatal(err)
 	}

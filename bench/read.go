@@ -1,4 +1,4 @@
-package diff
+package bench
 
 import (
 	"errors"
@@ -6,8 +6,10 @@ import (
 	"io"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/hotbudget/hotbudget/diff"
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchproc"
 )
@@ -15,28 +17,28 @@ import (
 // Reading go test -bench output for bench: keys, configurations and their
 // mismatches between the two sides.
 
-// benchKeyRE is a key benchproc projects on its own: a file configuration
+// keyRE is a key benchproc projects on its own: a file configuration
 // key or a sub-name key, without sort orders or filters.
-var benchKeyRE = regexp.MustCompile(`^/?[a-z][^\s:,@()"*/]*$`)
+var keyRE = regexp.MustCompile(`^/?[a-z][^\s:,@()"*/]*$`)
 
-type benchKey struct {
+type key struct {
 	config     benchproc.Key
 	name, unit string
 }
 
-type benchSide struct {
-	vals map[benchKey][]float64
+type side struct {
+	vals map[key][]float64
 	runs int // most runs of any benchmark
 }
 
-// benchReader projects results of both sides on the same keys.
-type benchReader struct {
+// reader projects results of both sides on the same keys.
+type reader struct {
 	config, name *benchproc.Projection
 	nameField    *benchproc.Field
 	units        map[string]int // order of first appearance
 }
 
-func newBenchReader(ignore []string) (*benchReader, error) {
+func newReader(ignore []string) (*reader, error) {
 	var p benchproc.ProjectionParser
 	filter, err := benchproc.NewFilter("*")
 	if err != nil {
@@ -51,19 +53,19 @@ func newBenchReader(ignore []string) (*benchReader, error) {
 		return nil, err
 	}
 	for _, k := range ignore {
-		if !benchKeyRE.MatchString(k) {
-			return nil, fmt.Errorf("diff: cannot ignore %q: want a configuration key such as cpu or goos, or a sub-name key such as /gomaxprocs", k)
+		if err := checkIgnore(k); err != nil {
+			return nil, err
 		}
 		// Parsed keys are excluded from .config and .fullname.
 		if _, err := p.Parse(k, filter); err != nil {
-			return nil, fmt.Errorf("diff: ignoring %q: %w", k, err)
+			return nil, fmt.Errorf("bench: ignoring %q: %w", k, err)
 		}
 	}
-	return &benchReader{config: config, name: name, nameField: name.Fields()[0], units: map[string]int{}}, nil
+	return &reader{config: config, name: name, nameField: name.Fields()[0], units: map[string]int{}}, nil
 }
 
 // configMap is k's configuration, blank values left out.
-func (br *benchReader) configMap(k benchproc.Key) map[string]string {
+func (br *reader) configMap(k benchproc.Key) map[string]string {
 	m := map[string]string{}
 	for _, f := range br.config.FlattenedFields() {
 		if v := strings.TrimSpace(k.Get(f)); v != "" {
@@ -75,12 +77,12 @@ func (br *benchReader) configMap(k benchproc.Key) map[string]string {
 
 // read reads one benchfmt stream; higher lists the units declared
 // better=higher.
-func (br *benchReader) read(name string, r io.Reader) (*benchSide, map[string]bool, error) {
+func (br *reader) read(name string, r io.Reader) (*side, map[string]bool, error) {
 	if r == nil {
-		return nil, nil, fmt.Errorf("diff: no %s benchmark input", name)
+		return nil, nil, fmt.Errorf("bench: no %s benchmark input", name)
 	}
 	rd := benchfmt.NewReader(r, name)
-	sd := &benchSide{vals: map[benchKey][]float64{}}
+	sd := &side{vals: map[key][]float64{}}
 	var syntax []string
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
@@ -91,7 +93,7 @@ func (br *benchReader) read(name string, r io.Reader) (*benchSide, map[string]bo
 				if _, ok := br.units[v.Unit]; !ok {
 					br.units[v.Unit] = len(br.units)
 				}
-				k := benchKey{cfg, full, v.Unit}
+				k := key{cfg, full, v.Unit}
 				sd.vals[k] = append(sd.vals[k], v.Value)
 				sd.runs = max(sd.runs, len(sd.vals[k]))
 			}
@@ -100,10 +102,10 @@ func (br *benchReader) read(name string, r io.Reader) (*benchSide, map[string]bo
 		}
 	}
 	if err := rd.Err(); err != nil {
-		return nil, nil, fmt.Errorf("diff: reading %s benchmarks: %w", name, err)
+		return nil, nil, fmt.Errorf("bench: reading %s benchmarks: %w", name, err)
 	}
 	if len(sd.vals) == 0 {
-		msg := fmt.Sprintf("diff: %s has no benchmark results", name)
+		msg := fmt.Sprintf("bench: %s has no benchmark results", name)
 		if len(syntax) > 0 {
 			msg += ": " + syntax[0]
 		}
@@ -126,13 +128,13 @@ func configMismatch(rows []Row) []string {
 	diffs := map[string]map[pair]bool{}
 	gone := map[string][]map[string]string{}
 	for _, row := range rows {
-		if row.Verdict == Gone {
+		if row.Verdict == diff.Gone {
 			gone[row.Name+" "+row.Unit] = append(gone[row.Name+" "+row.Unit], row.Config)
 		}
 	}
 	n := 0
 	for _, row := range rows {
-		if row.Verdict != New {
+		if row.Verdict != diff.New {
 			continue
 		}
 		found := false
@@ -168,8 +170,12 @@ func configMismatch(rows []Row) []string {
 		sort.Strings(ps)
 		parts = append(parts, k+" "+strings.Join(ps, "; "))
 	}
-	return []string{fmt.Sprintf("%d benchmark results are on one side only because their configuration differs (%s): they are not compared; ignore the key to compare them anyway (benchstat's -ignore; hotbudget bench --ignore %s)",
-		n, strings.Join(parts, ", "), strings.Join(keys, ","))}
+	quoted := make([]string, len(keys))
+	for i, k := range keys {
+		quoted[i] = strconv.Quote(k)
+	}
+	return []string{fmt.Sprintf("%d benchmark results are on one side only because their configuration differs (%s): they are not compared; ignore the key to compare them anyway (benchstat's -ignore; bench.WithIgnore(%s))",
+		n, strings.Join(parts, ", "), strings.Join(quoted, ", "))}
 }
 
 // configKeys lists the keys of the maps in the usual order.

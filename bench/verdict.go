@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/stats"
+	"golang.org/x/perf/benchmath"
+)
+
+// The tests of a benchmark's runs, and how their results are adjusted and
+// ordered.
+
+// compareRuns tests a benchmark's runs under s.Assume and names the test.
+func (s *Settings) compareRuns(base, head []float64) (diff.Test, benchmath.Comparison) {
+	th := benchmath.DefaultThresholds
+	th.CompareAlpha = s.Alpha
+	b, h := benchmath.NewSample(base, &th), benchmath.NewSample(head, &th)
+	if s.Assume == diff.AssumeNormal {
+		return diff.TestWelchT, benchmath.AssumeNormal.Compare(b, h)
+	}
+	return diff.TestMannWhitney, benchmath.AssumeNothing.Compare(b, h)
+}
+
+// rankTooFew returns n1 and n2 when the Mann–Whitney test of c could not
+// reach alpha whatever the runs measured: its smallest two-sided p-value,
+// 2/C(n1+n2, n1), is not below alpha (benchmath then warns "need >= N
+// samples" on the row).
+func rankTooFew(c benchmath.Comparison) [2]int {
+	if c.N1 == 0 || c.N2 == 0 || 2*stats.RankMinP(c.N1, c.N2) < c.Alpha {
+		return [2]int{}
+	}
+	return [2]int{c.N1, c.N2}
+}
+
+// rankRunsNeeded is the fewest runs a side with which the Mann–Whitney
+// test's smallest two-sided p-value, 2/C(2n, n), is below alpha.
+func rankRunsNeeded(alpha float64) int {
+	n := 1
+	for ; n < 64; n++ {
+		if rankTooFew(benchmath.Comparison{N1: n, N2: n, Alpha: alpha}) == [2]int{} {
+			break
+		}
+	}
+	return n
+}
+
+// testWarnings says once per run count in the report, with how many rows
+// it held for, that the Mann–Whitney test had too few runs to flag
+// anything (Row.tooFew), so that a user who reads only the summary sees
+// it; the rows keep benchmath's own words.
+func testWarnings(rows []Row, noun string, alpha float64) []string {
+	count := map[[2]int]int{}
+	var order [][2]int
+	for _, row := range rows {
+		if row.Test != diff.TestMannWhitney || row.tooFew == [2]int{} {
+			continue
+		}
+		if count[row.tooFew] == 0 {
+			order = append(order, row.tooFew)
+		}
+		count[row.tooFew]++
+	}
+	out := make([]string, 0, len(order))
+	for _, n := range order {
+		out = append(out, fmt.Sprintf("with %d and %d runs the Mann-Whitney test cannot reach p < %g whatever they measure: need >= %d runs a side (%d %s)",
+			n[0], n[1], alpha, rankRunsNeeded(alpha), count[n], noun))
+	}
+	return out
+}
+
+// benjaminiHochberg sets Row.Q of rows[idx...] to their adjusted p-values.
+func benjaminiHochberg(rows []Row, idx []int) {
+	p := make([]float64, len(idx))
+	for k, i := range idx {
+		p[k] = rows[i].P
+	}
+	for k, q := range stats.BH(p) {
+		rows[idx[k]].Q = q
+	}
+}
+
+// verdictRank puts what needs attention first.
+func verdictRank(v diff.Verdict) int {
+	switch v {
+	case diff.Regressed:
+		return 0
+	case diff.Improved:
+		return 1
+	case diff.New:
+		return 2
+	case diff.Gone:
+		return 3
+	}
+	return 4
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hotbudget/hotbudget/bench"
+	"github.com/hotbudget/hotbudget/diff"
+)
+
+const benchUsage = `Usage: hotbudget bench [flags] OLD NEW
+
+Compares two 'go test -bench' outputs (several -count runs per benchmark)
+with the verdict engine of 'hotbudget diff': a Mann-Whitney U test per
+benchmark and unit, the false-discovery rate held across them, and a
+minimum change. Lower is better for every unit but throughput (B/s).
+
+Benchmarks are told apart as benchstat tells them apart: by full name and
+by the configuration 'go test' prints before them (pkg, goos, goarch, cpu),
+so 'go test ./... -bench .' output of packages with benchmarks of the same
+name compares each package's own. --ignore drops keys from that, as
+benchstat's -ignore does (e.g. --ignore cpu when the sides ran on different
+machines).
+
+Exit status: 0 nothing regressed, 1 something regressed, 2 usage or input
+error.
+
+Examples:
+
+	go test ./... -run '^$' -bench . -count 10 > old.txt   # on the base branch
+	go test ./... -run '^$' -bench . -count 10 > new.txt   # on the pull request
+	hotbudget bench old.txt new.txt
+	hotbudget bench --format markdown --min-change 5% old.txt new.txt
+	hotbudget bench --ignore cpu laptop.txt ci.txt
+
+'hotbudget record' builds and runs two git revisions' benchmarks itself,
+interleaved, and judges their CPU profiles too.
+`
+
+// benchAssumeUsage documents bench's --assume, whose default cannot do
+// what the word says for diff: benchmarks give no family to learn noise
+// from (bench.Settings.Assume).
+const benchAssumeUsage = "test for several runs a side: `model|nothing|normal` (model, the default, and nothing: Mann-Whitney U per benchmark as benchstat, since benchmarks give no family of functions to learn noise from, and the report says so; normal: Welch's t-test per benchmark)"
+
+func (c *cli) bench(args []string) int {
+	fs := c.flagSet("bench", benchUsage)
+	format := newChoice("text", "text", "markdown", "json")
+	fs.Var(format, "format", "output `text|markdown|json`")
+	alpha := fs.Float64("alpha", bench.DefaultSettings().Alpha, "false-discovery `rate` across benchmarks")
+	assume := newChoice(string(bench.DefaultSettings().Assume), string(diff.AssumeModel), string(diff.AssumeNothing), string(diff.AssumeNormal))
+	fs.Var(assume, "assume", benchAssumeUsage)
+	minChange := fs.String("min-change", fmt.Sprintf("%g%%", 100*bench.DefaultSettings().MinRelative), "smallest relative `change` that counts")
+	ignore := fs.String("ignore", "", "comma-separated configuration `keys` not to tell benchmarks apart by (cpu, goos, /gomaxprocs; benchstat's -ignore)")
+	pos, code := c.parse(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) != 2 {
+		return c.usageErr("bench", "want OLD and NEW, got %d arguments", len(pos))
+	}
+	var opts []bench.Option
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["alpha"] {
+		if !(*alpha > 0 && *alpha < 1) {
+			return c.usageErr("bench", "--alpha must be between 0 and 1, got %v", *alpha)
+		}
+		opts = append(opts, bench.WithAlpha(*alpha))
+	}
+	if set["assume"] {
+		opts = append(opts, bench.WithAssumption(diff.Assumption(assume.value)))
+	}
+	if set["min-change"] {
+		rel, err := parsePercent(*minChange)
+		if err != nil {
+			return c.usageErr("bench", "--min-change: %v", err)
+		}
+		opts = append(opts, bench.WithMinChange(rel))
+	}
+	if *ignore != "" {
+		var keys []string
+		for _, k := range strings.Split(*ignore, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				keys = append(keys, k)
+			}
+		}
+		opts = append(opts, bench.WithIgnore(keys...))
+	}
+	files := make([]io.Reader, 2)
+	for i, p := range pos {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return c.inputErr("bench", err)
+		}
+		files[i] = bytes.NewReader(data)
+	}
+	rep, err := bench.Compare(files[0], files[1], opts...)
+	if err != nil {
+		return c.inputErr("bench", fmt.Errorf("%s vs %s: %w", pos[0], pos[1], err))
+	}
+	benchWords(rep)
+	switch format.value {
+	case "json":
+		err = rep.WriteJSON(c.stdout)
+	case "markdown":
+		err = rep.WriteMarkdown(c.stdout)
+	default:
+		err = rep.WriteText(c.stdout)
+	}
+	if err != nil {
+		return c.inputErr("bench", err)
+	}
+	if err := c.reportGitHub(func(w *bytes.Buffer) error { return rep.WriteMarkdown(w) }, benchAnnotations("bench", rep)); err != nil {
+		return c.inputErr("bench", err)
+	}
+	if rep.Failed() {
+		return exitFail
+	}
+	return exitOK
+}
+
+// benchOptions are the bench options of the comparison flags that were
+// set (record judges its benchmark output with them): --alpha, --assume
+// and --min-change's relative change. The others say how functions are
+// judged; d.options has checked every value.
+func (d *diffFlags) benchOptions(fs *flag.FlagSet) ([]bench.Option, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var opts []bench.Option
+	if set["alpha"] {
+		opts = append(opts, bench.WithAlpha(d.alpha))
+	}
+	if set["assume"] {
+		opts = append(opts, bench.WithAssumption(diff.Assumption(d.assume.value)))
+	}
+	if set["min-change"] {
+		rel, err := parsePercent(d.minChange)
+		if err != nil {
+			return nil, fmt.Errorf("--min-change: %w", err)
+		}
+		opts = append(opts, bench.WithMinChange(rel))
+	}
+	return opts, nil
+}
+
+// benchAnnotations is an ::error annotation per regressed benchmark
+// result of rep, named with its package.
+func benchAnnotations(cmd string, rep *bench.Report) []annotation {
+	var anns []annotation
+	for _, r := range rep.Regressions() {
+		name := r.Name
+		if pkg := r.Config["pkg"]; pkg != "" {
+			name += " (" + pkg + ")"
+		}
+		msg := fmt.Sprintf("%s regressed: %.4g -> %.4g %s (%+.1f%%, p=%.3g, q=%.3g)", name,
+			r.Base.Median, r.Head.Median, r.Unit, 100*r.Relative, r.P, r.Q)
+		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + name + " regressed", msg: msg})
+	}
+	return anns
+}
+
+// ignoreOption is bench's suggestion to ignore configuration keys, the
+// keys quoted as Go strings.
+var (
+	ignoreOption = regexp.MustCompile(`bench\.WithIgnore\(((?:"(?:[^"\\]|\\.)*"(?:, )?)+)\)`)
+	quotedKey    = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+)
+
+// benchWords rewrites, in place, the messages of rep that name bench's Go
+// options into the flags of 'hotbudget bench' (WithIgnore: --ignore),
+// before rep is written in any format.
+func benchWords(rep *bench.Report) {
+	for i, w := range rep.Warnings {
+		rep.Warnings[i] = ignoreOption.ReplaceAllStringFunc(w, func(m string) string {
+			var keys []string
+			for _, q := range quotedKey.FindAllString(m, -1) {
+				k, err := strconv.Unquote(q)
+				if err != nil {
+					return m
+				}
+				keys = append(keys, k)
+			}
+			return "hotbudget bench --ignore " + strings.Join(keys, ",")
+		})
+	}
+}
