@@ -243,8 +243,18 @@ func (s *engine) check() error {
 	switch s.Mode {
 	case Share, Absolute:
 	case PerOp:
-		if s.Anchor == "" && !(s.BaseOps > 0 && s.HeadOps > 0) {
+		if s.Anchor != "" {
+			// Settings from before PerAnchor, or WithOps after WithAnchor:
+			// an anchor has always made per-op mode per anchor.
+			s.Mode = PerAnchor
+			break
+		}
+		if !(s.BaseOps > 0 && s.HeadOps > 0) {
 			return errors.New("diff: per-op mode needs an anchor function or operation counts for both sides")
+		}
+	case PerAnchor:
+		if s.Anchor == "" {
+			return errors.New("diff: per-anchor mode needs an anchor function (WithAnchor)")
 		}
 	default:
 		return fmt.Errorf("diff: unknown mode %q", s.Mode)
@@ -288,7 +298,7 @@ type judging struct {
 // prepare measures and tests every function of the two sides.
 func (s *engine) prepare(b, h *side) (*judging, error) {
 	minAbsNote := ""
-	if b.sum.Unit != UnitTime && b.sum.Unit != "" && s.MinAbsolute != 0 && (s.Mode == Absolute || s.Mode == PerOp && s.Anchor == "") {
+	if b.sum.Unit != UnitTime && b.sum.Unit != "" && s.MinAbsolute != 0 && (s.Mode == Absolute || s.Mode == PerOp) {
 		// MinAbsolute is a time: it says nothing of bytes or objects.
 		minAbsNote = fmt.Sprintf("the values are %s: the minimum absolute change, a time (%s), does not apply; changes are judged by the minimum relative change alone",
 			quantity(b.sum.Unit), textfmt.Duration(s.MinAbsolute))

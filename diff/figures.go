@@ -35,7 +35,7 @@ func (r *Report) FormatMetric(v float64) string {
 	switch {
 	case s.Mode == Share:
 		return textfmt.Percent(v)
-	case s.Mode == PerOp && s.Anchor != "":
+	case s.Mode == PerAnchor:
 		return fmt.Sprintf("%.3fx", v)
 	case unitOf(r.Base) != UnitTime:
 		return r.fmtValue(v)

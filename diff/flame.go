@@ -227,7 +227,7 @@ func (r *Report) flameUnit() string {
 	switch {
 	case r.Settings.Mode == Share:
 		return "share"
-	case r.Settings.Mode == PerOp && r.Settings.Anchor != "":
+	case r.Settings.Mode == PerAnchor:
 		return "x"
 	}
 	return "ns"

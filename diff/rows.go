@@ -154,7 +154,7 @@ func (s *engine) weight(row *Row) float64 {
 	v := math.Max(row.Base.Metric, row.Head.Metric)
 	var floor float64
 	switch {
-	case s.Mode == Share, s.Mode == PerOp && s.Anchor != "":
+	case s.Mode == Share, s.Mode == PerAnchor:
 		floor = s.MinShare
 	case s.Mode == PerOp:
 		floor = float64(s.MinAbsolute) / s.runOps

@@ -22,7 +22,7 @@ type run struct {
 	rowKey []int32   // key id of each row of table
 	fn     []runFunc // by key id; ids past its end are absent
 	period float64   // nanoseconds one effective sample stands for
-	unit   float64   // Absolute: 1; PerOp: operations or the anchor's total (ns)
+	unit   float64   // Absolute: 1; PerOp: operations; PerAnchor: the anchor's total (ns)
 	cpu    float64   // the run's time without (idle), ns: the headline's numerator
 	work   float64   // units of work the run did (0: unknown)
 	// workUnit names what work counts ("iteration", "op", ...).
@@ -109,7 +109,7 @@ func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, er
 				return nil, fmt.Errorf("diff: %s profile %d measures %s (%s), the profiles before it %s", name, i+1, t.SampleType, t.Unit, sd.sum.Unit)
 			}
 		}
-		if s.Mode == PerOp && s.Anchor == "" {
+		if s.Mode == PerOp {
 			s.shareOps(sd.runs[first:], ops)
 		}
 	}
@@ -241,22 +241,21 @@ func (s *engine) run(ix *analysis.Index) (*run, error) {
 		r.unit = float64(t.Total)
 	case Absolute:
 		r.unit = 1
-	case PerOp:
-		if s.Anchor != "" {
-			var at time.Duration
-			found := false
-			for j := range t.Functions {
-				if t.Functions[j].Name == s.Anchor {
-					at += t.Functions[j].Total
-					found = true
-				}
+	case PerAnchor:
+		var at time.Duration
+		found := false
+		for j := range t.Functions {
+			if t.Functions[j].Name == s.Anchor {
+				at += t.Functions[j].Total
+				found = true
 			}
-			if !found || at <= 0 {
-				r.unitErr = fmt.Errorf("anchor function %q has no time", s.Anchor)
-			}
-			r.unit = float64(at)
 		}
-		// With operation counts, side shares them among the runs.
+		if !found || at <= 0 {
+			r.unitErr = fmt.Errorf("anchor function %q has no time", s.Anchor)
+		}
+		r.unit = float64(at)
+	case PerOp:
+		// side shares the operation counts among the runs.
 	}
 	if t.Total <= 0 && s.Mode != Share {
 		r.unitErr = errors.New("no time to compare")

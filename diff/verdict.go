@@ -331,7 +331,7 @@ func sortRows(rows []Row) {
 // is worth a verdict of its own.
 func (s *engine) sizeable(v float64) bool {
 	switch {
-	case s.Mode == Share, s.Mode == PerOp && s.Anchor != "":
+	case s.Mode == Share, s.Mode == PerAnchor:
 		return v >= s.MinShare
 	case s.Mode == PerOp:
 		return v*s.runOps >= float64(s.MinAbsolute)
@@ -347,7 +347,7 @@ func (s *engine) bigEnough(row *Row) bool {
 	}
 	d := math.Abs(row.Delta)
 	switch {
-	case s.Mode == Share, s.Mode == PerOp && s.Anchor != "":
+	case s.Mode == Share, s.Mode == PerAnchor:
 		return d >= s.MinShare
 	case s.Mode == PerOp:
 		// Per-operation times are small: the change summed over the
