@@ -285,9 +285,7 @@ type Row struct {
 	// tooFew is the runs a side of a Mann–Whitney test whose smallest
 	// possible p-value is not below alpha (zero otherwise).
 	tooFew [2]int
-	fit    *fit
-	idx    int   // the function's index among the comparison's measures
-	id     int32 // its matching key's id
+	idx    int // the function's column in its comparison (comparison.fns)
 }
 
 // Test names the test that gave a Row's P; its value is the word the
@@ -379,7 +377,13 @@ type Report struct {
 	// Geomeans are benchstat's geomean rows (CompareBench only).
 	Geomeans []BenchGeomean `json:"-"`
 	bench    bool           // rows are benchmarks (CompareBench)
-	in       *inputs        // what Compare judged: explanations and flame graphs
+	// min is the minimum change the comparison counted, in its units
+	// (Judged, the flame graph); zero for a Report not made by a
+	// comparison, which then takes its Settings' (minimum).
+	min minimum
+	// flame is what the HTML report's flame graph is drawn from (nil:
+	// none), plain data like the rest of the Report.
+	flame *flameData
 	// judged is Judged's answer kept for a copy whose Rows were cut
 	// (WriteRegressions), when judgedSet.
 	judged    int

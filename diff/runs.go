@@ -10,6 +10,7 @@ import (
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // The runs of a comparison: each profile's functions, by matching key, with
@@ -261,4 +262,42 @@ func (s *engine) run(ix *analysis.Index) (*run, error) {
 		r.unitErr = errors.New("no time to compare")
 	}
 	return r, nil
+}
+
+// begin is the first stage: the runs of both sides, checked comparable,
+// the report's sides and the warnings that the runs differ in how they
+// were taken.
+func (s *engine) begin(b, h *side) (*comparison, error) {
+	minAbsNote := ""
+	if b.sum.Unit != UnitTime && b.sum.Unit != "" && s.MinAbsolute != 0 && (s.Mode == Absolute || s.Mode == PerOp) {
+		// MinAbsolute is a time: it says nothing of bytes or objects.
+		minAbsNote = fmt.Sprintf("the values are %s: the minimum absolute change, a time (%s), does not apply; changes are judged by the minimum relative change alone",
+			quantity(b.sum.Unit), textfmt.Duration(s.MinAbsolute))
+		s.MinAbsolute = 0
+	}
+	c := &comparison{eng: s, b: b, h: h, min: s.minimum()}
+	c.rep = &Report{Settings: s.Settings, Base: b.sum, Head: h.sum, min: c.min}
+	rep := c.rep
+	if minAbsNote != "" {
+		rep.Warnings = append(rep.Warnings, minAbsNote)
+	}
+	c.runs = append(append([]*run(nil), b.runs...), h.runs...)
+	c.head = make([]bool, len(c.runs))
+	for j := len(b.runs); j < len(c.runs); j++ {
+		c.head[j] = true
+	}
+	if b.sum.Unit != h.sum.Unit {
+		return nil, fmt.Errorf("diff: base measures %s (%s), head %s (%s): not comparable",
+			b.runs[0].table.SampleType, b.sum.Unit, h.runs[0].table.SampleType, h.sum.Unit)
+	}
+	c.exact = b.sum.Exact && h.sum.Exact
+	c.multi = len(b.runs) >= 2 && len(h.runs) >= 2
+	if b.sum.Period > 0 && h.sum.Period > 0 && !samePeriod(b.sum.Period, h.sum.Period) {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+			"base sampled every %v, head every %v: compared as times, not sample counts", textfmt.Duration(b.sum.Period), textfmt.Duration(h.sum.Period)))
+	}
+	if bt, ht := b.runs[0].table.SampleType, h.runs[0].table.SampleType; bt != ht {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("base measures %s, head %s", bt, ht))
+	}
+	return c, nil
 }
