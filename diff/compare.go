@@ -148,9 +148,7 @@ func CompareEach(pairs []Pair, opts ...Option) ([]*Report, error) {
 	decide(cs)
 	reps := make([]*Report, len(cs))
 	for i, c := range cs {
-		if err := c.finish(); err != nil {
-			return nil, fmt.Errorf("diff: %s: %w", pairs[i].Name, err)
-		}
+		c.finish()
 		reps[i] = c.rep
 	}
 	// The headlines too are judged with one false-discovery control.
@@ -215,9 +213,7 @@ func (s *engine) compare(base, head []*analysis.Index) (*Report, error) {
 		return nil, err
 	}
 	decide([]*comparison{c})
-	if err := c.finish(); err != nil {
-		return nil, err
-	}
+	c.finish()
 	return c.rep, nil
 }
 
@@ -333,10 +329,10 @@ func (s *engine) prepare(b, h *side) (*comparison, error) {
 }
 
 // finish runs the stages after decide.
-func (c *comparison) finish() error {
+func (c *comparison) finish() {
 	couple(c)
 	conclude(c)
-	return explain(c)
+	explain(c)
 }
 
 func samePeriod(a, b time.Duration) bool {

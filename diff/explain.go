@@ -139,15 +139,11 @@ func (p *pnode) sortedChildren() []*pnode {
 // and improved row, and the data the HTML report's flame graph is drawn
 // from (Report.flame), both plain data: the report keeps no run, index or
 // engine.
-func explain(c *comparison) error {
-	stacks, err := c.readStacks()
-	if err != nil {
-		return err
-	}
+func explain(c *comparison) {
+	stacks := c.readStacks()
 	pj := newPathJudge(c)
 	c.explainRows(&pj, stacks)
 	c.rep.flame = c.flameData(&pj, stacks)
-	return nil
 }
 
 // explainRows fills Row.Explain of every regressed and improved row from

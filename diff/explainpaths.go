@@ -1,7 +1,6 @@
 package diff
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/hotbudget/hotbudget/analysis"
@@ -88,26 +87,13 @@ type runStacks struct {
 }
 
 // readStacks returns the stacks of every run of c, base runs first, under
-// the comparison's selection, from the runs' indexes.
-func (c *comparison) readStacks() ([]runStacks, error) {
+// the comparison's selection: read with the run's table (run).
+func (c *comparison) readStacks() []runStacks {
 	out := make([]runStacks, len(c.runs))
-	nb := len(c.b.runs)
 	for j, r := range c.runs {
-		name, i := "base", j+1
-		if c.head[j] {
-			name, i = "head", j-nb+1
-		}
-		t, st, err := r.index.Stacks(c.eng.analysisOptions()...)
-		if err != nil {
-			return nil, fmt.Errorf("diff: %s run %d: %w", name, i, err)
-		}
-		// The table is the run's own, row for row: the same index and options.
-		if len(t.Functions) != len(r.rowKey) {
-			return nil, fmt.Errorf("diff: %s run %d: the stacks' table differs from the run's", name, i)
-		}
-		out[j] = runStacks{table: t, stacks: st, keys: r.rowKey}
+		out[j] = runStacks{table: r.table, stacks: r.stacks, keys: r.rowKey}
 	}
-	return out, nil
+	return out
 }
 
 // pathTest is what pathSignificance found.

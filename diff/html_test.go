@@ -193,6 +193,7 @@ func BenchmarkWriteHTML50k(b *testing.B) {
 	}
 	var size int
 	b.ResetTimer()
+	stop := cpuTimer(b)
 	for b.Loop() {
 		var buf bytes.Buffer
 		if err := r.WriteHTML(&buf); err != nil {
@@ -200,6 +201,7 @@ func BenchmarkWriteHTML50k(b *testing.B) {
 		}
 		size = buf.Len()
 	}
+	stop()
 	b.ReportMetric(float64(size)/1e6, "MB")
 }
 
@@ -212,6 +214,7 @@ func BenchmarkCompareExplain50k(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
+	stop := cpuTimer(b)
 	for b.Loop() {
 		r, err := diff.Compare([]*profile.Profile{base}, []*profile.Profile{head})
 		if err != nil {
@@ -221,6 +224,7 @@ func BenchmarkCompareExplain50k(b *testing.B) {
 			b.Fatalf("want one explained regression, got %d", len(r.Regressions()))
 		}
 	}
+	stop()
 }
 
 // In every mode the graph's root holds the whole profile in the report's

@@ -169,6 +169,7 @@ func BenchmarkCompare50k(b *testing.B) {
 	base := synthetic(b, 50000, func(i int) int64 { return 1 + int64(i%97) })
 	head := synthetic(b, 50000, func(i int) int64 { return 1 + int64((i*7)%97) })
 	b.ResetTimer()
+	stop := cpuTimer(b)
 	for b.Loop() {
 		r, err := diff.Compare([]*profile.Profile{base}, []*profile.Profile{head})
 		if err != nil {
@@ -178,4 +179,5 @@ func BenchmarkCompare50k(b *testing.B) {
 			b.Fatal("rows missing")
 		}
 	}
+	stop()
 }

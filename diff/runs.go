@@ -20,12 +20,13 @@ import (
 type run struct {
 	index  *analysis.Index
 	table  *analysis.Table
-	rowKey []int32   // key id of each row of table
-	fn     []runFunc // by key id; ids past its end are absent
-	period float64   // nanoseconds one effective sample stands for
-	unit   float64   // Absolute: 1; PerOp: operations; PerAnchor: the anchor's total (ns)
-	cpu    float64   // the run's time without (idle), ns: the headline's numerator
-	work   float64   // units of work the run did (0: unknown)
+	stacks []analysis.Stack // the samples behind table's rows (analysis.Index.Stacks)
+	rowKey []int32          // key id of each row of table
+	fn     []runFunc        // by key id; ids past its end are absent
+	period float64          // nanoseconds one effective sample stands for
+	unit   float64          // Absolute: 1; PerOp: operations; PerAnchor: the anchor's total (ns)
+	cpu    float64          // the run's time without (idle), ns: the headline's numerator
+	work   float64          // units of work the run did (0: unknown)
 	// workUnit names what work counts ("iteration", "op", ...).
 	workUnit string
 	// unitErr says the run lacks the time its unit needs (Absolute and
@@ -196,11 +197,13 @@ func (s *engine) shareOps(runs []*run, ops float64) {
 
 // run measures one run.
 func (s *engine) run(ix *analysis.Index) (*run, error) {
-	t, err := ix.Table(s.analysisOptions()...)
+	// The stacks with the table, in one pass over the samples: the
+	// explanations and the flame graph read them.
+	t, stacks, err := ix.Stacks(s.analysisOptions()...)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{index: ix, table: t, rowKey: make([]int32, len(t.Functions)), cpu: float64(t.Total)}
+	r := &run{index: ix, table: t, stacks: stacks, rowKey: make([]int32, len(t.Functions)), cpu: float64(t.Total)}
 	for j := range t.Functions {
 		f := &t.Functions[j]
 		id := s.intern(s.key(f), f)
