@@ -7,8 +7,8 @@ import (
 	"github.com/hotbudget/hotbudget/internal/stats"
 )
 
-// The inputs explanations are computed from, and the test of a call path's
-// change.
+// How a call path is judged as a function of its own (explanations, the
+// flame graph), and the runs' stacks the paths come from.
 
 // pathJudge judges a call path as the comparison judged its functions:
 // the runs' units and sampling periods, which are head's, and the noise

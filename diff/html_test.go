@@ -181,7 +181,7 @@ func TestHTMLBench(t *testing.T) {
 var large = synth.PairSpec{Seed: 1, Functions: 50000, Stacks: 200000, MinDepth: 8, MaxDepth: 24, Slower: 4242, Factor: 1.5}
 
 // BenchmarkWriteHTML50k writes the HTML report of the large comparison
-// (Compare not included; the first write reads the stacks).
+// (Compare not included: the report holds the stacks it read).
 func BenchmarkWriteHTML50k(b *testing.B) {
 	base, head, err := synth.Profiles(large)
 	if err != nil {
