@@ -9,7 +9,6 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/stats"
-	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // engine is one comparison under way: its settings, and the matching keys
@@ -111,7 +110,7 @@ type Pair struct {
 // of a profile merging forty benchmarks, and forty benchmarks judged
 // apart do not multiply the false alarms by forty.
 func CompareEach(pairs []Pair, opts ...Option) ([]*Report, error) {
-	js := make([]*judging, len(pairs))
+	cs := make([]*comparison, len(pairs))
 	for i, p := range pairs {
 		s, err := newEngine(opts)
 		if err != nil {
@@ -141,19 +140,16 @@ func CompareEach(pairs []Pair, opts ...Option) ([]*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("diff: %s: %w", p.Name, err)
 		}
-		if js[i], err = s.prepare(b, h); err != nil {
+		if cs[i], err = s.prepare(b, h); err != nil {
 			return nil, fmt.Errorf("diff: %s: %w", p.Name, err)
 		}
-		js[i].rep.Name = p.Name
+		cs[i].rep.Name = p.Name
 	}
-	decide(js)
-	reps := make([]*Report, len(js))
-	for i, j := range js {
-		j.finish()
-		if err := j.rep.explain(); err != nil {
-			return nil, fmt.Errorf("diff: %s: %w", pairs[i].Name, err)
-		}
-		reps[i] = j.rep
+	decide(cs)
+	reps := make([]*Report, len(cs))
+	for i, c := range cs {
+		c.finish()
+		reps[i] = c.rep
 	}
 	// The headlines too are judged with one false-discovery control.
 	var hp []float64
@@ -212,14 +208,13 @@ func (s *engine) compare(base, head []*analysis.Index) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep, err := s.judge(b, h)
+	c, err := s.prepare(b, h)
 	if err != nil {
 		return nil, err
 	}
-	if err := rep.explain(); err != nil {
-		return nil, err
-	}
-	return rep, nil
+	decide([]*comparison{c})
+	c.finish()
+	return c.rep, nil
 }
 
 func (s *engine) check() error {
@@ -243,8 +238,18 @@ func (s *engine) check() error {
 	switch s.Mode {
 	case Share, Absolute:
 	case PerOp:
-		if s.Anchor == "" && !(s.BaseOps > 0 && s.HeadOps > 0) {
+		if s.Anchor != "" {
+			// Settings from before PerAnchor, or WithOps after WithAnchor:
+			// an anchor has always made per-op mode per anchor.
+			s.Mode = PerAnchor
+			break
+		}
+		if !(s.BaseOps > 0 && s.HeadOps > 0) {
 			return errors.New("diff: per-op mode needs an anchor function or operation counts for both sides")
+		}
+	case PerAnchor:
+		if s.Anchor == "" {
+			return errors.New("diff: per-anchor mode needs an anchor function (WithAnchor)")
 		}
 	default:
 		return fmt.Errorf("diff: unknown mode %q", s.Mode)
@@ -258,161 +263,76 @@ func (s *engine) check() error {
 	return nil
 }
 
-// judge compares the two sides function by function, and as a whole.
-func (s *engine) judge(b, h *side) (*Report, error) {
-	j, err := s.prepare(b, h)
+// comparison is one comparison under way, as data: its settings, its runs
+// and a column per function, which the stages fill in turn, each in its
+// own file:
+//
+//   - begin (runs.go): the runs of both sides, checked comparable;
+//     comparison.runs, head, exact, multi, min and the report's sides.
+//   - normalise (normalise.go): every function's metric per run and the
+//     exposures the model divides it by; the function columns measured,
+//     e, ev, display, scale, and general.
+//   - fitNoise (model.go): the noise model fitted on the functions on
+//     both sides; the column fit, model and noise.
+//   - tabulate (rows.go): a Row per function judged, tested but not
+//     decided.
+//   - decide (verdict.go): the false-discovery control across one or
+//     several comparisons (CompareEach) and the rows' verdicts.
+//   - couple (coupling.go): JIT moves between a function and its
+//     neighbours confirmed or undone.
+//   - conclude (verdict.go): near misses, warnings, renames, the headline,
+//     the rows' order.
+//   - explain (explain.go): the call paths of every changed function, and
+//     the flame graph's data, kept on the Report as plain data.
+type comparison struct {
+	eng  *engine
+	rep  *Report
+	b, h *side
+	// runs are the base runs, then the head runs; head says which are
+	// head's.
+	runs         []*run
+	head         []bool
+	exact, multi bool
+	min          minimum // the minimum changes, in the comparison's units
+
+	fns     []function // by function, in key order (normalise on)
+	general []float64  // normalise: the exposures of a function outside the yardstick
+	model   *model     // fitNoise: what judged the functions, to judge call paths alike
+	noise   noise      // fitNoise
+}
+
+// function is one function's column of a comparison.
+type function struct {
+	measured // normalise: its metric per run, which sides have it
+	// e and ev are the exposures the model divides its counts by, and
+	// the variance of their logarithm; display turns a fitted rate into
+	// the displayed metric; scale is how the rest of the profile moved,
+	// head over base (1 outside Share mode). Normalise.
+	e, ev          []float64
+	display, scale float64
+	fit            *fit // fitNoise: nil unless on both sides
+}
+
+// prepare runs the stages up to decide: every function of the two sides
+// normalised, fitted and tabulated.
+func (s *engine) prepare(b, h *side) (*comparison, error) {
+	c, err := s.begin(b, h)
 	if err != nil {
 		return nil, err
 	}
-	decide([]*judging{j})
-	j.finish()
-	return j.rep, nil
-}
-
-// judging is one comparison whose rows are measured and tested but not
-// yet decided: decide adjusts the p-values of one or several of them
-// together (CompareEach), finish completes each.
-type judging struct {
-	s            *engine
-	rep          *Report
-	b, h         *side
-	ms           []*measured
-	runs         []*run
-	head         []bool
-	expo, ev     [][]float64
-	display      []float64
-	exact, multi bool
-	nz           noise
-}
-
-// prepare measures and tests every function of the two sides.
-func (s *engine) prepare(b, h *side) (*judging, error) {
-	minAbsNote := ""
-	if b.sum.Unit != UnitTime && b.sum.Unit != "" && s.MinAbsolute != 0 && (s.Mode == Absolute || s.Mode == PerOp && s.Anchor == "") {
-		// MinAbsolute is a time: it says nothing of bytes or objects.
-		minAbsNote = fmt.Sprintf("the values are %s: the minimum absolute change, a time (%s), does not apply; changes are judged by the minimum relative change alone",
-			quantity(b.sum.Unit), textfmt.Duration(s.MinAbsolute))
-		s.MinAbsolute = 0
-	}
-	rep := &Report{Settings: s.Settings, Base: b.sum, Head: h.sum}
-	if minAbsNote != "" {
-		rep.Warnings = append(rep.Warnings, minAbsNote)
-	}
-	runs := append(append([]*run(nil), b.runs...), h.runs...)
-	head := make([]bool, len(runs))
-	for j := len(b.runs); j < len(runs); j++ {
-		head[j] = true
-	}
-	if b.sum.Unit != h.sum.Unit {
-		return nil, fmt.Errorf("diff: base measures %s (%s), head %s (%s): not comparable",
-			b.runs[0].table.SampleType, b.sum.Unit, h.runs[0].table.SampleType, h.sum.Unit)
-	}
-	exact := b.sum.Exact && h.sum.Exact
-	if b.sum.Period > 0 && h.sum.Period > 0 && !samePeriod(b.sum.Period, h.sum.Period) {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
-			"base sampled every %v, head every %v: compared as times, not sample counts", textfmt.Duration(b.sum.Period), textfmt.Duration(h.sum.Period)))
-	}
-	if bt, ht := b.runs[0].table.SampleType, h.runs[0].table.SampleType; bt != ht {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("base measures %s, head %s", bt, ht))
-	}
-
-	ms := s.measure(runs, head, s.Metric)
-	if err := overlap(ms, runs, head, rep, s.Key); err != nil {
+	if err := normalise(c); err != nil {
 		return nil, err
 	}
-	expo, ev, display, scale, general := s.exposures(ms, runs, head, rep)
-
-	// The model is fitted on every function present on both sides; the
-	// rest are new, gone or too small to say.
-	var both []int
-	for i, m := range ms {
-		if m.inBase && m.inHead {
-			both = append(both, i)
-		}
-	}
-	fs := make([]*feature, len(both))
-	fb := make([]feature, len(both))
-	for n, i := range both {
-		fb[n] = feature{k: ms[i].k, e: expo[i], ev: ev[i]}
-		fs[n] = &fb[n]
-	}
-	// Total times nest (a caller's total holds its callees'), so one
-	// change moves several of them together; with one run a side the
-	// noise is learned from self times, which do not.
-	var calib []*feature
-	if s.Metric == Total && (len(b.runs) == 1 || len(h.runs) == 1) {
-		self := s.measure(runs, head, Self)
-		se, sev, _, _, _ := s.exposures(self, runs, head, &Report{})
-		for i, m := range self {
-			if m.inBase && m.inHead {
-				calib = append(calib, &feature{k: m.k, e: se[i], ev: sev[i]})
-			}
-		}
-	}
-	var whole *feature
-	if s.Mode != Share {
-		// The whole profile's time per run: its run-to-run spread is a
-		// noise every function shares, learned even when no function has
-		// the samples to show its own.
-		whole = &feature{k: make([]float64, len(runs)), e: general, ev: make([]float64, len(runs))}
-		for j, r := range runs {
-			whole.k[j] = r.cpu / r.period
-		}
-	}
-	fits, nz, mdl := fitModel(fs, head, calib, whole)
-	rep.Noise = noiseReport(nz)
-	fitOf := make([]*fit, len(ms))
-	for n, i := range both {
-		fitOf[i] = &fits[n]
-	}
-	multi := len(b.runs) >= 2 && len(h.runs) >= 2
-	rep.in = &inputs{eng: s, b: b, h: h, runs: runs, head: head, multi: multi, exact: exact,
-		model: mdl, expo: expo, ev: ev, scale: scale, general: general}
-	rep.Rows = make([]Row, 0, len(ms))
-	for i, m := range ms {
-		if s.Only != nil && !s.Only.MatchString(m.name) {
-			continue
-		}
-		rep.Rows = append(rep.Rows, s.row(m, runs, head, display[i], scale[i], fitOf[i], exact, multi, expo[i]))
-		row := &rep.Rows[len(rep.Rows)-1]
-		row.idx, row.id = i, m.id
-		row.Ungated = s.Gate != nil && !s.Gate.MatchString(m.name)
-	}
-	return &judging{s: s, rep: rep, b: b, h: h, ms: ms, runs: runs, head: head, expo: expo, ev: ev,
-		display: display, exact: exact, multi: multi, nz: nz}, nil
+	fitNoise(c)
+	tabulate(c)
+	return c, nil
 }
 
-// finish completes a decided comparison: JIT moves confirmed, warnings,
-// renames, the headline, near misses, rows sorted.
-func (j *judging) finish() {
-	s, rep, b, h, ms, runs, head := j.s, j.rep, j.b, j.h, j.ms, j.runs, j.head
-	exact, multi, nz := j.exact, j.multi, j.nz
-	if s.Metric == Self && s.Assume == AssumeModel && !exact {
-		s.confirm(rep, ms, runs, head, j.expo, j.ev, j.display)
-	}
-	s.nearMisses(rep)
-	if !multi && !exact {
-		rep.Warnings = append(rep.Warnings, pairWarning(len(b.runs), len(h.runs), nz))
-	}
-	if multi && s.Assume == AssumeNothing && !exact {
-		fam := 0
-		for _, row := range rep.Rows {
-			if row.tested && s.sizeable(math.Max(row.Base.Metric, row.Head.Metric)) {
-				fam++
-			}
-		}
-		if w := rankLimit(len(b.runs), len(h.runs), fam, s.Alpha); w != "" {
-			rep.Warnings = append(rep.Warnings, w)
-		}
-	}
-	s.renames(rep)
-	rep.Headline = s.headline(b, h)
-	rep.Headline.unit = b.sum.Unit
-	sortRows(rep.Rows)
-	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "functions", s.Alpha)...)
-	if w := noiseWarning(nz); w != "" && s.Assume == AssumeModel {
-		rep.Warnings = append(rep.Warnings, w)
-	}
+// finish runs the stages after decide.
+func (c *comparison) finish() {
+	couple(c)
+	conclude(c)
+	explain(c)
 }
 
 func samePeriod(a, b time.Duration) bool {

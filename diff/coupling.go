@@ -11,6 +11,17 @@ import (
 // caller (inlining, a JIT's choices) is confirmed only when the pair's
 // combined time moved too.
 
+// couple is the stage after decide. In: the decided rows, the function
+// columns, the runs' call graphs. Out: a regressed or improved row whose
+// time a JIT moved to or from a neighbour made unchanged, with a warning
+// saying so. It applies to sampled self times under the model.
+func couple(c *comparison) {
+	s := c.eng
+	if s.Metric == Self && s.Assume == AssumeModel && !c.exact {
+		c.confirm()
+	}
+}
+
 // confirm checks every function judged regressed or improved for time a
 // JIT moved rather than a change of cost. V8 inlines a callee into its
 // caller in some runs and not in others; the callee's samples are then the
@@ -29,7 +40,8 @@ import (
 // With one run a side nothing shows coupling: a change is taken for a move
 // when a neighbour moved the other way, by at least half as much, and
 // significantly.
-func (s *engine) confirm(rep *Report, ms []*measured, runs []*run, head []bool, expo, ev [][]float64, display []float64) {
+func (c *comparison) confirm() {
+	s, rep, runs, head := c.eng, c.rep, c.runs, c.head
 	var cand []*Row
 	names := map[string]bool{}
 	for i := range rep.Rows {
@@ -73,8 +85,8 @@ func (s *engine) confirm(rep *Report, ms []*measured, runs []*run, head []bool, 
 	var checks []check
 	var fs []*feature
 	for _, row := range cand {
-		m := ms[row.idx]
-		e := expo[row.idx]
+		fn := &c.fns[row.idx]
+		m, e := &fn.measured, fn.e
 		var nbs []neighbour
 		cn := make([]string, 0, len(callers[m.name]))
 		for c := range callers[m.name] {
@@ -118,33 +130,33 @@ func (s *engine) confirm(rep *Report, ms []*measured, runs []*run, head []bool, 
 				continue
 			}
 			checks = append(checks, check{row, strings.Join(with, " and "), true})
-			fs = append(fs, &feature{k: sum, e: e, ev: ev[row.idx]})
+			fs = append(fs, &feature{k: sum, e: e, ev: fn.ev})
 			continue
 		}
 		for _, nb := range nbs {
 			checks = append(checks, check{row, nb.what, false})
-			fs = append(fs, &feature{k: nb.k, e: e, ev: ev[row.idx]})
+			fs = append(fs, &feature{k: nb.k, e: e, ev: fn.ev})
 		}
 	}
 	if len(checks) == 0 {
 		return
 	}
 	n0 := len(fs)
-	for i, m := range ms {
-		if m.inBase && m.inHead {
-			fs = append(fs, &feature{k: m.k, e: expo[i], ev: ev[i]})
+	for i := range c.fns {
+		if f := &c.fns[i]; f.inBase && f.inHead {
+			fs = append(fs, &feature{k: f.k, e: f.e, ev: f.ev})
 		}
 	}
 	fits, _, _ := fitModel(fs, head, nil, nil)
 	done := map[*Row]bool{}
 	for n := 0; n < n0; n++ {
-		c, f := checks[n], fits[n]
-		row := c.row
+		ck, f := checks[n], fits[n]
+		row := ck.row
 		if done[row] {
 			continue
 		}
 		up := row.Delta > 0
-		if c.sum {
+		if ck.sum {
 			p := f.pUp
 			if !up {
 				p = f.pDwn
@@ -156,11 +168,11 @@ func (s *engine) confirm(rep *Report, ms []*measured, runs []*run, head []bool, 
 			row.Verdict = Unchanged
 			row.Warnings = append(row.Warnings, fmt.Sprintf(
 				"self time %+.1f%%, but its runs trade time with %s (a JIT inlining in some runs and not in others), and together they changed %+.1f%% (p=%.2g): not a change shown in its cost",
-				100*row.Relative, c.what, 100*math.Expm1(f.lfc), p))
+				100*row.Relative, ck.what, 100*math.Expm1(f.lfc), p))
 			continue
 		}
 		self := math.Log1p(row.Relative)
-		rel := f.rate[0] / ratePooled(ms[row.idx].k, expo[row.idx], head)
+		rel := f.rate[0] / ratePooled(c.fns[row.idx].k, c.fns[row.idx].e, head)
 		// The neighbour's change in the function's own terms: how much of
 		// its time it is.
 		d := rel * math.Expm1(f.lfc)
@@ -175,7 +187,7 @@ func (s *engine) confirm(rep *Report, ms []*measured, runs []*run, head []bool, 
 		row.Verdict = Unchanged
 		row.Warnings = append(row.Warnings, fmt.Sprintf(
 			"self time %+.1f%%, while %s changed by %+.1f%% of the function's time (p=%.2g): time moved between them (a JIT inlining in some runs and not in others), not a change of its cost",
-			100*row.Relative, c.what, 100*d, p))
+			100*row.Relative, ck.what, 100*d, p))
 	}
 }
 

@@ -42,10 +42,15 @@ const (
 	Share Mode = "share"
 	// Absolute compares time per run as measured.
 	Absolute Mode = "absolute"
-	// PerOp compares time per unit of work: per call of an anchor function's
-	// total time (Settings.Anchor) or per operation (Settings.BaseOps,
-	// Settings.HeadOps).
+	// PerOp compares time per operation: the operation counts of each side
+	// (Settings.BaseOps, Settings.HeadOps; WithOps).
 	PerOp Mode = "per-op"
+	// PerAnchor compares time per unit of an anchor function's total time
+	// (Settings.Anchor; WithAnchor): values are ratios to the anchor's
+	// time, minimum changes are in share points (Settings.MinShare), and
+	// the headline is judged only with WithSameWork. The JSON report names
+	// it "per-op" with an "anchor", as its schema always has.
+	PerAnchor Mode = "per-anchor"
 )
 
 // Key says how functions are matched between the two sides.
@@ -102,7 +107,8 @@ type Settings struct {
 	NoHeadline bool
 
 	// Anchor is the function (pprof name) whose total time is one unit of
-	// work in PerOp mode. BaseOps and HeadOps give operation counts instead.
+	// work in PerAnchor mode. BaseOps and HeadOps are the operation counts
+	// of PerOp mode.
 	Anchor           string
 	BaseOps, HeadOps float64
 
@@ -260,9 +266,7 @@ type Row struct {
 	// tooFew is the runs a side of a Mann–Whitney test whose smallest
 	// possible p-value is not below alpha (zero otherwise).
 	tooFew [2]int
-	fit    *fit
-	idx    int   // the function's index among the comparison's measures
-	id     int32 // its matching key's id
+	idx    int // the function's column in its comparison (comparison.fns)
 }
 
 // Test names the test that gave a Row's P; its value is the word the
@@ -351,7 +355,13 @@ type Report struct {
 	Noise    Noise    `json:"noise"`
 	Rows     []Row    `json:"functions"`
 	Warnings []string `json:"warnings,omitempty"`
-	in       *inputs  // what Compare judged: explanations and flame graphs
+	// min is the minimum change the comparison counted, in its units
+	// (Judged, the flame graph); zero for a Report not made by a
+	// comparison, which then takes its Settings' (minimum).
+	min minimum
+	// flame is what the HTML report's flame graph is drawn from (nil:
+	// none), plain data like the rest of the Report.
+	flame *flameData
 	// judged is Judged's answer kept for a copy whose Rows were cut
 	// (WriteRegressions), when judgedSet.
 	judged    int
@@ -401,22 +411,22 @@ func WithMetric(m Metric) Option {
 func WithMode(m Mode) Option {
 	return optionFunc(func(s *Settings) error {
 		switch m {
-		case Share, Absolute, PerOp:
+		case Share, Absolute, PerOp, PerAnchor:
 			s.Mode = m
 			return nil
 		}
-		return fmt.Errorf("diff: unknown mode %q (want share, absolute or per-op)", m)
+		return fmt.Errorf("diff: unknown mode %q (want share, absolute, per-op or per-anchor)", m)
 	})
 }
 
-// WithAnchor selects PerOp mode with the named function's total time as one
-// unit of work on each side.
+// WithAnchor selects PerAnchor mode with the named function's total time as
+// one unit of work on each side.
 func WithAnchor(function string) Option {
 	return optionFunc(func(s *Settings) error {
 		if function == "" {
 			return errors.New("diff: empty anchor function")
 		}
-		s.Mode, s.Anchor = PerOp, function
+		s.Mode, s.Anchor = PerAnchor, function
 		return nil
 	})
 }

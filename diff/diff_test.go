@@ -473,6 +473,54 @@ func TestPerOp(t *testing.T) {
 	}
 }
 
+// TestPerAnchorMode: an anchor is a mode of its own, PerAnchor, however it
+// is asked for: WithAnchor, WithMode(PerAnchor) with an anchor, or
+// settings of before it existed (PerOp with an anchor, WithOps after
+// WithAnchor), and all of them judge alike. The JSON report names it as
+// its schema always has, "per-op" with an anchor; PerOp with counts stays
+// PerOp and shows values in time, where PerAnchor shows ratios.
+func TestPerAnchorMode(t *testing.T) {
+	base := folded(t, "main;loop;parse 500\nmain;loop;render 500\n")
+	head := folded(t, "main;loop;parse 1000\nmain;loop;render 1500\n")
+	old := diff.DefaultSettings()
+	old.Mode, old.Anchor = diff.PerOp, "loop"
+	var want string
+	for i, opts := range [][]diff.Option{
+		{diff.WithAnchor("loop")},
+		{diff.WithMode(diff.PerAnchor), diff.WithAnchor("loop")},
+		{diff.WithAnchor("loop"), diff.WithMode(diff.PerAnchor)},
+		{diff.WithSettings(old)},
+		{diff.WithAnchor("loop"), diff.WithOps(100, 200)},
+	} {
+		r := compare(t, one(base), one(head), opts...)
+		if r.Settings.Mode != diff.PerAnchor {
+			t.Errorf("case %d: mode %q, want %q", i, r.Settings.Mode, diff.PerAnchor)
+		}
+		if got := r.FormatMetric(0.4); got != "0.400x" {
+			t.Errorf("case %d: a value reads %q, want a ratio to the anchor", i, got)
+		}
+		var js bytes.Buffer
+		if err := r.WriteJSON(&js); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(js.String(), `"mode": "per-op",`) || !strings.Contains(js.String(), `"anchor": "loop",`) {
+			t.Errorf("case %d: JSON does not say per-op with anchor loop:\n%.300s", i, js.String())
+		}
+		if i == 0 {
+			want = js.String()
+		} else if js.String() != want {
+			t.Errorf("case %d: the report differs from WithAnchor's", i)
+		}
+	}
+	r := compare(t, one(base), one(head), diff.WithOps(100, 200))
+	if r.Settings.Mode != diff.PerOp || r.Settings.Anchor != "" || strings.HasSuffix(r.FormatMetric(0.4), "x") {
+		t.Errorf("WithOps: mode %q, anchor %q, value %q: want per-op, in time", r.Settings.Mode, r.Settings.Anchor, r.FormatMetric(0.4))
+	}
+	if _, err := diff.Compare(one(base), one(head), diff.WithMode(diff.PerAnchor)); err == nil || !strings.Contains(err.Error(), "per-anchor mode needs an anchor function") {
+		t.Errorf("per-anchor without an anchor: err = %v", err)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	p := folded(t, baseFolded)
 	for _, c := range []struct {

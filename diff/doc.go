@@ -53,8 +53,9 @@
 //     rest of its profile instead. Either way a function that alone got
 //     20% slower shows about +20%, however large it is.
 //   - Absolute: time per run (mean over runs).
-//   - PerOp: time per unit of work: per unit of an anchor function's total
-//     time (WithAnchor), or per operation (WithOps).
+//   - PerOp: time per operation (WithOps).
+//   - PerAnchor: time per unit of an anchor function's total time
+//     (WithAnchor).
 //
 // # Significance
 //

@@ -134,94 +134,86 @@ func (p *pnode) sortedChildren() []*pnode {
 	return out
 }
 
-// engine is the engine of the comparison that made r, for its judgements
-// (with the operations a run did, which WithOps' minimum change needs).
-func (r *Report) engine() *engine {
-	if r.in != nil && r.in.eng != nil {
-		return r.in.eng
-	}
-	return &engine{Settings: r.Settings}
+// explain is the last stage. In: the decided rows, the function columns,
+// the runs' stacks, the noise model. Out: Row.Explain of every regressed
+// and improved row, and the data the HTML report's flame graph is drawn
+// from (Report.flame), both plain data: the report keeps no run, index or
+// engine.
+func explain(c *comparison) {
+	stacks := c.readStacks()
+	pj := newPathJudge(c)
+	c.explainRows(&pj, stacks)
+	c.rep.flame = c.flameData(&pj, stacks)
 }
 
-// explain fills Row.Explain of every regressed and improved row.
-func (r *Report) explain() error {
-	in := r.in
-	s := r.engine()
-	nb, nh := len(in.b.runs), len(in.h.runs)
+// explainRows fills Row.Explain of every regressed and improved row from
+// the runs' stacks.
+func (c *comparison) explainRows(pj *pathJudge, stacks []runStacks) {
+	r, s := c.rep, c.eng
 	roots := map[int32]*pnode{}
 	for i := range r.Rows {
 		row := &r.Rows[i]
 		if row.Verdict == Regressed || row.Verdict == Improved {
-			roots[row.id] = newPnode(row.Name, nil, nb+nh)
+			roots[c.fns[row.idx].id] = newPnode(row.Name, nil, len(c.runs))
 		}
 	}
 	if len(roots) == 0 {
-		return nil
+		return
 	}
 	var seen map[int32]int
 	if s.Metric == Total {
 		seen = map[int32]int{}
 	}
-	for sd := 0; sd < 2; sd++ {
-		for i, run := range in.side(sd).runs {
-			rs, err := in.runStacks(s, sd, i)
-			if err != nil {
-				return err
-			}
-			col := i
-			if sd == 1 {
-				col = nb + i
-			}
-			for _, st := range rs.stacks {
-				v := float64(st.Value) / run.unit
-				fr := st.Frames
-				if s.Metric == Self {
-					root := roots[rs.keys[fr[0]]]
-					if root == nil {
-						continue
-					}
-					// Callers: up the stack from the leaf.
-					node := root
-					node.add(col, v)
-					for _, f := range fr[1:] {
-						node = node.child(rs.keys[f], rs.table.Functions[f].Name)
-						node.add(col, v)
-					}
-					node.term[col] += v
-					node.termN[col] += st.Samples
+	for col, run := range c.runs {
+		rs := &stacks[col]
+		for _, st := range rs.stacks {
+			v := float64(st.Value) / run.unit
+			fr := st.Frames
+			if s.Metric == Self {
+				root := roots[rs.keys[fr[0]]]
+				if root == nil {
 					continue
 				}
-				// Callees: down the stack from the function's outermost
-				// frame, once per sample as total time counts it.
-				clear(seen)
-				for j := len(fr) - 1; j >= 0; j-- {
-					k := rs.keys[fr[j]]
-					if _, ok := roots[k]; ok {
-						if _, dup := seen[k]; !dup {
-							seen[k] = j
-						}
-					}
-				}
-				for k, j := range seen {
-					node := roots[k]
+				// Callers: up the stack from the leaf.
+				node := root
+				node.add(col, v)
+				for _, f := range fr[1:] {
+					node = node.child(rs.keys[f], rs.table.Functions[f].Name)
 					node.add(col, v)
-					for x := j - 1; x >= 0; x-- {
-						node = node.child(rs.keys[fr[x]], rs.table.Functions[fr[x]].Name)
-						node.add(col, v)
-					}
-					node.term[col] += v
-					node.termN[col] += st.Samples
 				}
+				node.term[col] += v
+				node.termN[col] += st.Samples
+				continue
+			}
+			// Callees: down the stack from the function's outermost
+			// frame, once per sample as total time counts it.
+			clear(seen)
+			for j := len(fr) - 1; j >= 0; j-- {
+				k := rs.keys[fr[j]]
+				if _, ok := roots[k]; ok {
+					if _, dup := seen[k]; !dup {
+						seen[k] = j
+					}
+				}
+			}
+			for k, j := range seen {
+				node := roots[k]
+				node.add(col, v)
+				for x := j - 1; x >= 0; x-- {
+					node = node.child(rs.keys[fr[x]], rs.table.Functions[fr[x]].Name)
+					node.add(col, v)
+				}
+				node.term[col] += v
+				node.termN[col] += st.Samples
 			}
 		}
 	}
 	for i := range r.Rows {
 		row := &r.Rows[i]
-		if root := roots[row.id]; root != nil {
-			row.Explain = r.explainRow(row, root)
+		if root := roots[c.fns[row.idx].id]; root != nil {
+			row.Explain = c.explainRow(pj, row, root)
 		}
 	}
-	return nil
 }
 
 func (p *pnode) add(col int, v float64) { p.val[col] += v }
@@ -237,11 +229,10 @@ type group struct {
 }
 
 // explainRow groups the paths of one function's tree and judges each.
-func (r *Report) explainRow(row *Row, root *pnode) *Explanation {
-	s := r.engine()
-	in := r.in
-	nb := len(in.b.runs)
-	n := in.normFor(row.idx)
+func (c *comparison) explainRow(pj *pathJudge, row *Row, root *pnode) *Explanation {
+	r, s := c.rep, c.eng
+	nb := pj.nb
+	n := c.normOf(pj, row.idx)
 	scale := n.scale
 	mk := func(node *pnode, end bool) *group {
 		g := &group{node: node, end: end, val: node.val}
@@ -335,15 +326,15 @@ func (r *Report) explainRow(row *Row, root *pnode) *Explanation {
 				}
 			}
 		}
-		pc.Relative = s.pathRelative(bvals, hvals, n)
-		t := s.pathSignificance(in, bvals, hvals, n)
+		pc.Relative = pathRelative(bvals, hvals, n)
+		t := pj.pathSignificance(bvals, hvals, n)
 		pc.P, pc.Test = t.p, t.test
 		if t.fitted {
 			// As the function's: the fitted change, from the geometric
 			// mean of the base runs.
 			pc.Base, pc.Head, pc.Relative = t.base, t.base*math.Exp(t.lfc), math.Expm1(t.lfc)
 		}
-		pc.BaseMean, pc.HeadMean = pooled(bvals, in.b.runs), pooled(hvals, in.h.runs)
+		pc.BaseMean, pc.HeadMean = pooled(bvals, pj.unit[:nb]), pooled(hvals, pj.unit[nb:])
 		// The path's part of the change from the figures it is judged
 		// and shown by, not from means the table does not show: a path
 		// shown "+0.0%" took no part of the change, a path of "0 ms ->

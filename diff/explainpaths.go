@@ -1,30 +1,41 @@
 package diff
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/stats"
 )
 
-// The inputs explanations are computed from, and the test of a call path's
-// change.
+// How a call path is judged as a function of its own (explanations, the
+// flame graph), and the runs' stacks the paths come from.
 
-// inputs is what Compare judged, kept on its Report so that explanations
-// and flame graphs count exactly what the verdicts counted, and judge with
-// the same model.
-type inputs struct {
-	eng          *engine // the engine that judged: its settings and runOps
-	b, h         *side
-	runs         []*run // base runs, then head runs
-	head         []bool
+// pathJudge judges a call path as the comparison judged its functions:
+// the runs' units and sampling periods, which are head's, and the noise
+// model that judged the functions. It is plain data, kept on the Report
+// for the flame graph (flameData).
+type pathJudge struct {
+	head         []bool    // by run: base runs, then head runs
+	unit, period []float64 // by run: run.unit and run.period
+	nb           int       // base runs
 	multi, exact bool
-	model        *model          // the noise model the functions were judged with
-	expo, ev     [][]float64     // per function (index into the measures): exposures and their log variance
-	scale        []float64       // per function: how the rest of the profile moved
-	general      []float64       // exposures of a function outside the yardstick
-	stacks       [2][]*runStacks // by side, then run; filled on demand
+	model        model // the noise model the functions were judged with
+}
+
+// newPathJudge is the path judge of comparison c.
+func newPathJudge(c *comparison) pathJudge {
+	pj := pathJudge{head: c.head, nb: len(c.b.runs), multi: c.multi, exact: c.exact,
+		unit: make([]float64, len(c.runs)), period: make([]float64, len(c.runs))}
+	for j, r := range c.runs {
+		pj.unit[j], pj.period[j] = r.unit, r.period
+	}
+	if c.model != nil {
+		pj.model = *c.model
+		// A path is judged at the prior's scale for its samples, never a
+		// fitted function's own: those per-function columns are not kept.
+		pj.model.prior.Scale, pj.model.prior.Outlier = nil, nil
+	}
+	return pj
 }
 
 // norm is how one function's per-run values (its metric over the run's
@@ -36,31 +47,36 @@ type norm struct {
 	scale      float64
 }
 
-// normFor returns the normalisation of the function with index i among
-// the comparison's measures (Row.idx), or, for -1, that of a function
-// outside the yardstick.
-func (in *inputs) normFor(i int) norm {
-	n := len(in.runs)
-	e, ev := in.general, make([]float64, n)
-	sc := math.NaN()
-	if i >= 0 {
-		e, ev, sc = in.expo[i], in.ev[i], in.scale[i]
-	}
+// normFor returns the normalisation of the function with exposures e, ev
+// and scale sc; NaN for sc is the scale the exposures themselves give (a
+// function outside the yardstick).
+func (pj *pathJudge) normFor(e, ev []float64, sc float64) norm {
+	n := len(pj.head)
 	f := make([]float64, n)
 	var lb, lh float64
-	for j, r := range in.runs {
-		f[j] = e[j] * r.period / r.unit
-		if in.head[j] {
+	for j := range pj.head {
+		f[j] = e[j] * pj.period[j] / pj.unit[j]
+		if pj.head[j] {
 			lh += math.Log(f[j])
 		} else {
 			lb += math.Log(f[j])
 		}
 	}
-	nb := len(in.b.runs)
+	nb := pj.nb
 	if math.IsNaN(sc) {
 		sc = math.Exp(lh/float64(n-nb) - lb/float64(nb))
 	}
 	return norm{base: f[:nb], head: f[nb:], e: e, ev: ev, scale: sc}
+}
+
+// normOf is the normalisation of function i of c (Row.idx), or, for -1,
+// that of a function outside the yardstick.
+func (c *comparison) normOf(pj *pathJudge, i int) norm {
+	if i < 0 {
+		return pj.normFor(c.general, make([]float64, len(c.runs)), math.NaN())
+	}
+	f := &c.fns[i]
+	return pj.normFor(f.e, f.ev, f.scale)
 }
 
 // runStacks are one run's samples as analysis.Stacks gives them.
@@ -70,39 +86,14 @@ type runStacks struct {
 	keys   []int32 // matching key id of each table row
 }
 
-// runs returns the runs of one side (0 base, 1 head).
-func (in *inputs) side(sd int) *side {
-	if sd == 0 {
-		return in.b
+// readStacks returns the stacks of every run of c, base runs first, under
+// the comparison's selection: read with the run's table (run).
+func (c *comparison) readStacks() []runStacks {
+	out := make([]runStacks, len(c.runs))
+	for j, r := range c.runs {
+		out[j] = runStacks{table: r.table, stacks: r.stacks, keys: r.rowKey}
 	}
-	return in.h
-}
-
-// runStacks returns the stacks of run i of side sd, under the report's
-// selection, from the run's index.
-func (in *inputs) runStacks(s *engine, sd, i int) (*runStacks, error) {
-	if in.stacks[sd] == nil {
-		in.stacks[sd] = make([]*runStacks, len(in.side(sd).runs))
-	}
-	if rs := in.stacks[sd][i]; rs != nil {
-		return rs, nil
-	}
-	name := "base"
-	if sd == 1 {
-		name = "head"
-	}
-	r := in.side(sd).runs[i]
-	t, st, err := r.index.Stacks(s.analysisOptions()...)
-	if err != nil {
-		return nil, fmt.Errorf("diff: %s run %d: %w", name, i+1, err)
-	}
-	// The table is the run's own, row for row: the same index and options.
-	rs := &runStacks{table: t, stacks: st, keys: r.rowKey}
-	if len(t.Functions) != len(r.rowKey) {
-		return nil, fmt.Errorf("diff: %s run %d: the stacks' table differs from the run's", name, i+1)
-	}
-	in.stacks[sd][i] = rs
-	return rs, nil
+	return out
 }
 
 // pathTest is what pathSignificance found.
@@ -124,9 +115,9 @@ type pathTest struct {
 // function's (its metric over the run's unit, before the yardstick's
 // per-run factor), n the function's normalisation. p is one-sided in the
 // direction of the path's change, as Row.P is.
-func (s *engine) pathSignificance(in *inputs, base, head []float64, n norm) pathTest {
+func (pj *pathJudge) pathSignificance(base, head []float64, n norm) pathTest {
 	vals := append(append([]float64(nil), base...), head...)
-	if in.exact && !in.multi {
+	if pj.exact && !pj.multi {
 		t := pathTest{p: 1, test: "exact"}
 		if mean(head) != n.scale*mean(base) {
 			t.p = 0
@@ -134,12 +125,12 @@ func (s *engine) pathSignificance(in *inputs, base, head []float64, n norm) path
 		return t
 	}
 	k := make([]float64, len(vals))
-	for j, r := range in.runs {
-		k[j] = vals[j] * r.unit / r.period
+	for j := range k {
+		k[j] = vals[j] * pj.unit[j] / pj.period[j]
 	}
-	f := in.model.judge(&feature{k: k, e: n.e, ev: n.ev})
+	f := pj.model.judge(&feature{k: k, e: n.e, ev: n.ev})
 	test := "moderated-t"
-	if !in.multi {
+	if !pj.multi {
 		test = "pair-t"
 	}
 	// One-sided in the direction of the change, as a function's P.
@@ -164,7 +155,7 @@ func (s *engine) pathSignificance(in *inputs, base, head []float64, n norm) path
 
 // relative is the change h/(scale*b) - 1, 0 when b or scale is not
 // positive.
-func (s *engine) relative(b, h, scale float64) float64 {
+func relative(b, h, scale float64) float64 {
 	if b <= 0 || scale <= 0 {
 		return 0
 	}
@@ -174,7 +165,7 @@ func (s *engine) relative(b, h, scale float64) float64 {
 // pathRelative is a path's relative change from its per-run values,
 // computed as row computes a function's, so that a path that is the whole
 // function shows the function's change.
-func (s *engine) pathRelative(bvals, hvals []float64, n norm) float64 {
+func pathRelative(bvals, hvals []float64, n norm) float64 {
 	nbv, nhv := make([]float64, len(bvals)), make([]float64, len(hvals))
 	for i := range bvals {
 		nbv[i] = bvals[i] / n.base[i]
@@ -182,17 +173,18 @@ func (s *engine) pathRelative(bvals, hvals []float64, n norm) float64 {
 	for i := range hvals {
 		nhv[i] = hvals[i] / n.head[i]
 	}
-	return s.relative(stats.Median(nbv), stats.Median(nhv), 1)
+	return relative(stats.Median(nbv), stats.Median(nhv), 1)
 }
 
 // pooled is a path's values over runs as the function's shown value is
 // taken (Report.ShownValues): each run's value in its unit, summed, over
 // the runs' units summed; in Share mode the path's time over the side's.
-func pooled(v []float64, runs []*run) float64 {
+// units are the runs' units (run.unit), one per value.
+func pooled(v []float64, units []float64) float64 {
 	var num, den float64
 	for j, x := range v {
-		num += x * runs[j].unit
-		den += runs[j].unit
+		num += x * units[j]
+		den += units[j]
 	}
 	if den <= 0 {
 		return 0

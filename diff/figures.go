@@ -35,7 +35,7 @@ func (r *Report) FormatMetric(v float64) string {
 	switch {
 	case s.Mode == Share:
 		return textfmt.Percent(v)
-	case s.Mode == PerOp && s.Anchor != "":
+	case s.Mode == PerAnchor:
 		return fmt.Sprintf("%.3fx", v)
 	case unitOf(r.Base) != UnitTime:
 		return r.fmtValue(v)
@@ -143,7 +143,7 @@ func (r *Report) Judged() int {
 	if r.judgedSet {
 		return r.judged
 	}
-	s := r.engine()
+	min := r.minimum()
 	n := 0
 	for i := range r.Rows {
 		row := &r.Rows[i]
@@ -151,11 +151,20 @@ func (r *Report) Judged() int {
 		case row.Ungated:
 		case row.Verdict != Unchanged, row.presence != "":
 			n++
-		case row.tested && s.sizeable(math.Max(row.Base.Metric, row.Head.Metric)):
+		case row.tested && min.sizeable(math.Max(row.Base.Metric, row.Head.Metric)):
 			n++
 		}
 	}
 	return n
+}
+
+// minimum is the minimum change the report's comparison counted: its
+// Settings' for a Report that no comparison made.
+func (r *Report) minimum() minimum {
+	if r.min.mode == "" {
+		return minimumOf(&r.Settings, 0)
+	}
+	return r.min
 }
 
 // noiseLine says what noise the comparison learned.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/htmlreport"
 	"github.com/hotbudget/hotbudget/internal/stats"
 )
@@ -16,6 +17,38 @@ const flameMaxNodes = 50000
 // flameMaxTested bounds the frames whose paths are tested, the largest
 // first: each test costs about what a function's does.
 const flameMaxTested = 5000
+
+// flameData is what the HTML report's flame graph is drawn from, kept on
+// the Report as plain data: every run's stacks over the names of its
+// functions, and what judges a call path as the functions were judged.
+type flameData struct {
+	judge pathJudge
+	// norm is the normalisation of a function outside the yardstick, the
+	// one a frame is measured against.
+	norm norm
+	runs []flameRun // base runs, then head runs
+}
+
+// flameRun is one run's stacks: Frames index names, the names of the
+// run's functions (analysis.Table.Functions) as the report shows them.
+type flameRun struct {
+	names  []string
+	stacks []analysis.Stack
+}
+
+// flameData keeps what the flame graph needs of the comparison's stacks.
+func (c *comparison) flameData(pj *pathJudge, stacks []runStacks) *flameData {
+	fd := &flameData{judge: *pj, norm: c.normOf(pj, -1), runs: make([]flameRun, len(stacks))}
+	for j := range stacks {
+		rs := &stacks[j]
+		names := make([]string, len(rs.table.Functions))
+		for i := range rs.table.Functions {
+			names[i] = c.eng.name(rs.table.Functions[i].Name)
+		}
+		fd.runs[j] = flameRun{names: names, stacks: rs.stacks}
+	}
+	return fd
+}
 
 // flameTree builds the differential flame graph of a Compare report: the
 // stacks of every run merged by the path of function names from the root,
@@ -29,46 +62,40 @@ const flameMaxTested = 5000
 // Benjamini–Hochberg adjustment over the tested frames (slower and faster
 // apart), and their change counts when it is beyond the noise and reaches
 // both minimum changes, as a function's must.
-func (r *Report) flameTree() (*htmlreport.Tree, error) {
-	in := r.in
-	s := r.engine()
-	nb, nh := len(in.b.runs), len(in.h.runs)
+func (r *Report) flameTree() *htmlreport.Tree {
+	fd := r.flame
+	pj := &fd.judge
+	s, min := r.Settings, r.minimum()
+	nb := pj.nb
+	nh := len(fd.runs) - nb
 	b := htmlreport.NewTreeBuilder("all")
-	type runLeaves struct {
-		leaf []int // stack index in b, then its leaf node
-		rs   *runStacks
-	}
-	var runs [2][]runLeaves
+	leaves := make([][]int, len(fd.runs)) // by run and stack: index in b, then its leaf node
 	var path []int32
-	for sd := 0; sd < 2; sd++ {
-		sdr := in.side(sd).runs
-		for i, run := range sdr {
-			rs, err := in.runStacks(s, sd, i)
-			if err != nil {
-				return nil, err
-			}
-			ids := make([]int32, len(rs.table.Functions))
-			for j := range rs.table.Functions {
-				ids[j] = b.Name(s.name(rs.table.Functions[j].Name))
-			}
-			leaf := make([]int, len(rs.stacks))
-			per := 1 / (run.unit * float64(len(sdr)))
-			for j, st := range rs.stacks {
-				path = path[:0]
-				for k := len(st.Frames) - 1; k >= 0; k-- {
-					path = append(path, ids[st.Frames[k]])
-				}
-				leaf[j] = b.Add(sd, path, float64(st.Value)*per)
-			}
-			runs[sd] = append(runs[sd], runLeaves{leaf, rs})
+	for col := range fd.runs {
+		fr := &fd.runs[col]
+		sd, runs := 0, nb
+		if pj.head[col] {
+			sd, runs = 1, nh
 		}
+		ids := make([]int32, len(fr.names))
+		for j, name := range fr.names {
+			ids[j] = b.Name(name)
+		}
+		leaf := make([]int, len(fr.stacks))
+		per := 1 / (pj.unit[col] * float64(runs))
+		for j, st := range fr.stacks {
+			path = path[:0]
+			for k := len(st.Frames) - 1; k >= 0; k-- {
+				path = append(path, ids[st.Frames[k]])
+			}
+			leaf[j] = b.Add(sd, path, float64(st.Value)*per)
+		}
+		leaves[col] = leaf
 	}
 	b.Build()
-	for sd := range runs {
-		for _, rl := range runs[sd] {
-			for j, e := range rl.leaf {
-				rl.leaf[j] = int(b.Leaf(e))
-			}
+	for _, leaf := range leaves {
+		for j, e := range leaf {
+			leaf[j] = int(b.Leaf(e))
 		}
 	}
 	metric := func(id int32) (float64, float64) {
@@ -92,7 +119,7 @@ func (r *Report) flameTree() (*htmlreport.Tree, error) {
 	var tested []int32
 	for id := int32(1); int(id) < b.Len(); id++ {
 		bv, hv := metric(id)
-		if rowOf[b.NameOf(id)] != nil && s.sizeable(math.Max(bv, hv)) {
+		if rowOf[b.NameOf(id)] != nil && min.sizeable(math.Max(bv, hv)) {
 			tested = append(tested, id)
 		}
 	}
@@ -112,38 +139,32 @@ func (r *Report) flameTree() (*htmlreport.Tree, error) {
 	for k := range tested {
 		vals[k] = make([]float64, nb+nh)
 	}
-	for sd := 0; sd < 2; sd++ {
-		for i, rl := range runs[sd] {
-			col := i
-			if sd == 1 {
-				col = nb + i
-			}
-			unit := in.side(sd).runs[i].unit
-			for j, st := range rl.rs.stacks {
-				v := float64(st.Value) / unit
-				for id := int32(rl.leaf[j]); id > 0; id = b.Parent(id) {
-					if k, ok := slot[id]; ok {
-						vals[k][col] += v
-					}
-					if s.Metric == Self {
-						break // self time is the leaf's only
-					}
+	for col, leaf := range leaves {
+		unit := pj.unit[col]
+		for j, st := range fd.runs[col].stacks {
+			v := float64(st.Value) / unit
+			for id := int32(leaf[j]); id > 0; id = b.Parent(id) {
+				if k, ok := slot[id]; ok {
+					vals[k][col] += v
+				}
+				if s.Metric == Self {
+					break // self time is the leaf's only
 				}
 			}
 		}
 	}
 	// The frames are measured against the yardstick of the functions at
 	// large (the one used for functions that are not part of it).
-	n := in.normFor(-1)
+	n := fd.norm
 	type stat struct {
 		p, q, delta, rel float64
 	}
 	judged := make([]stat, len(tested))
 	var up, down []int
 	for k := range tested {
-		t := s.pathSignificance(in, vals[k][:nb], vals[k][nb:], n)
+		t := pj.pathSignificance(vals[k][:nb], vals[k][nb:], n)
 		bv, hv := metric(tested[k])
-		st := stat{p: t.p, q: t.p, delta: hv - n.scale*bv, rel: s.pathRelative(vals[k][:nb], vals[k][nb:], n)}
+		st := stat{p: t.p, q: t.p, delta: hv - n.scale*bv, rel: pathRelative(vals[k][:nb], vals[k][nb:], n)}
 		if bv <= 0 {
 			st.rel = math.Inf(1)
 		}
@@ -189,7 +210,7 @@ func (r *Report) flameTree() (*htmlreport.Tree, error) {
 		st := judged[k]
 		row := rowOf[b.NameOf(id)]
 		node.Change, node.P, node.Q = st.rel, st.p, st.q
-		big := math.Abs(st.rel) >= s.MinRelative && s.sizeable(math.Abs(st.delta))
+		big := math.Abs(st.rel) >= s.MinRelative && min.sizeable(math.Abs(st.delta))
 		path := st.q < s.Alpha && big && st.delta != 0
 		agrees := (row.Verdict == Regressed && st.delta > 0) || (row.Verdict == Improved && st.delta < 0)
 		node.Significant = path && agrees
@@ -219,7 +240,7 @@ func (r *Report) flameTree() (*htmlreport.Tree, error) {
 			}
 		}
 	}
-	return t, nil
+	return t
 }
 
 // flameUnit names the unit of the report's normalised values.
@@ -227,7 +248,7 @@ func (r *Report) flameUnit() string {
 	switch {
 	case r.Settings.Mode == Share:
 		return "share"
-	case r.Settings.Mode == PerOp && r.Settings.Anchor != "":
+	case r.Settings.Mode == PerAnchor:
 		return "x"
 	}
 	return "ns"

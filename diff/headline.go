@@ -81,7 +81,7 @@ func (s *engine) headline(b, h *side) Headline {
 		for j := range work {
 			work[j] = 1
 		}
-	case s.Mode == PerOp && s.Anchor != "":
+	case s.Mode == PerAnchor:
 		hl.Reason = "per-op mode with an anchor measures functions against the anchor's time; declare equal work with --same-work to judge the time per run"
 	case known && len(units) == 1:
 		hl.Judged = true

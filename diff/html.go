@@ -46,7 +46,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		NameColumn: 0,
 		Numeric:    []bool{false, true, true, true, true, false},
 	}
-	if r.in == nil {
+	if r.flame == nil {
 		page.Table.NameColumn = -1 // no flame graph to search
 	}
 	hidden, unchanged := 0, 0
@@ -81,12 +81,8 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	if hidden > 0 {
 		page.Table.Note = fmt.Sprintf("%d unchanged %ss not shown (below 0.1%% of both sides, absent from most runs, or beyond the largest %d)", hidden, what, htmlMaxUnchanged)
 	}
-	if r.in != nil {
-		t, err := r.flameTree()
-		if err != nil {
-			return err
-		}
-		page.Tree = t
+	if r.flame != nil {
+		page.Tree = r.flameTree()
 	}
 	return htmlreport.Write(w, page)
 }

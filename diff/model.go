@@ -72,6 +72,58 @@ const (
 	power = 0.8
 )
 
+// fitNoise is stage two. In: the function columns normalise filled, the
+// runs and the settings. Out: the column fit of every function on both
+// sides, the fitted model (kept to judge call paths alike) and its noise,
+// which the report shows (Report.Noise).
+func fitNoise(c *comparison) {
+	s := c.eng
+	// The model is fitted on every function present on both sides; the
+	// rest are new, gone or too small to say.
+	var both []int
+	for i := range c.fns {
+		if c.fns[i].inBase && c.fns[i].inHead {
+			both = append(both, i)
+		}
+	}
+	fs := make([]*feature, len(both))
+	fb := make([]feature, len(both))
+	for n, i := range both {
+		f := &c.fns[i]
+		fb[n] = feature{k: f.k, e: f.e, ev: f.ev}
+		fs[n] = &fb[n]
+	}
+	// Total times nest (a caller's total holds its callees'), so one
+	// change moves several of them together; with one run a side the
+	// noise is learned from self times, which do not.
+	var calib []*feature
+	if s.Metric == Total && (len(c.b.runs) == 1 || len(c.h.runs) == 1) {
+		self := c.measure(Self)
+		c.exposures(self, new([]string))
+		for i := range self {
+			if m := &self[i]; m.inBase && m.inHead {
+				calib = append(calib, &feature{k: m.k, e: m.e, ev: m.ev})
+			}
+		}
+	}
+	var whole *feature
+	if s.Mode != Share {
+		// The whole profile's time per run: its run-to-run spread is a
+		// noise every function shares, learned even when no function has
+		// the samples to show its own.
+		whole = &feature{k: make([]float64, len(c.runs)), e: c.general, ev: make([]float64, len(c.runs))}
+		for j, r := range c.runs {
+			whole.k[j] = r.cpu / r.period
+		}
+	}
+	fits, nz, mdl := fitModel(fs, c.head, calib, whole)
+	for n, i := range both {
+		c.fns[i].fit = &fits[n]
+	}
+	c.model, c.noise = mdl, nz
+	c.rep.Noise = noiseReport(nz)
+}
+
 // feature is one function's data for the model: per run (base runs first),
 // its effective sample count and the run's exposure, plus any known
 // variance of ln(exposure) (the rest of the profile, when a function is

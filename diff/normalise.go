@@ -15,6 +15,21 @@ import (
 // in share mode, the run's work per op, the sample period), so that the
 // model compares rates.
 
+// normalise is stage one. In: the runs (comparison.runs, head) and the
+// settings. Out: the function columns in key order, each with its
+// metric per run (measured) and exposures (e, ev, display, scale), the
+// exposures of a function outside the yardstick (general), and the
+// report's warnings that the sides share little or that most shares
+// moved; an error when they share almost nothing.
+func normalise(c *comparison) error {
+	c.fns = c.measure(c.eng.Metric)
+	if err := overlap(c.fns, c.head, c.rep, c.eng.Key); err != nil {
+		return err
+	}
+	c.general = c.exposures(c.fns, &c.rep.Warnings)
+	return nil
+}
+
 // measured is one key's raw measurements over all runs (base runs first).
 type measured struct {
 	id     int32 // key id
@@ -27,14 +42,17 @@ type measured struct {
 }
 
 // measure gathers every key's metric per run, base runs first, in key
-// order.
-func (s *engine) measure(runs []*run, head []bool, metric Metric) []*measured {
+// order: the measured part of a function column.
+func (c *comparison) measure(metric Metric) []function {
+	s, runs, head := c.eng, c.runs, c.head
 	n := len(runs)
-	all := make([]measured, len(s.keys))
+	fns := make([]function, len(s.keys))
+	at := make([]int32, len(s.keys)) // key id -> column
 	buf := make([]float64, 2*n*len(s.keys))
-	for id := range all {
-		m := &all[id]
-		m.id, m.name, m.file = int32(id), s.keys[id].name, s.keys[id].file
+	for i, id := range s.keyOrder() {
+		at[id] = int32(i)
+		m := &fns[i].measured
+		m.id, m.name, m.file = id, s.keys[id].name, s.keys[id].file
 		m.t, buf = buf[:n:n], buf[n:]
 		m.k, buf = buf[:n:n], buf[n:]
 	}
@@ -44,7 +62,7 @@ func (s *engine) measure(runs []*run, head []bool, metric Metric) []*measured {
 			if !f.present {
 				continue
 			}
-			m := &all[id]
+			m := &fns[at[id]].measured
 			t, _ := f.metric(metric)
 			m.t[j] = float64(t)
 			m.k[j] = float64(t) / r.period
@@ -57,11 +75,7 @@ func (s *engine) measure(runs []*run, head []bool, metric Metric) []*measured {
 			}
 		}
 	}
-	ms := make([]*measured, len(all))
-	for i, id := range s.keyOrder() {
-		ms[i] = &all[id]
-	}
-	return ms
+	return fns
 }
 
 // keyOrder returns the key ids sorted by key.
@@ -78,10 +92,11 @@ func (s *engine) keyOrder() []int32 {
 
 // overlap refuses two sides that share almost nothing (two different
 // programs) and warns when they share little.
-func overlap(ms []*measured, runs []*run, head []bool, rep *Report, key Key) error {
+func overlap(fns []function, head []bool, rep *Report, key Key) error {
 	var shared, all [2]float64
-	for _, m := range ms {
-		for j := range runs {
+	for i := range fns {
+		m := &fns[i]
+		for j := range head {
 			g := grp(head[j])
 			all[g] += m.t[j]
 			if m.inBase && m.inHead {
@@ -107,27 +122,27 @@ func overlap(ms []*measured, runs []*run, head []bool, rep *Report, key Key) err
 	return nil
 }
 
-// exposures returns, per key and run, the exposure the model divides
-// counts by, the known variance of its logarithm, the factor that turns a
-// fitted rate into the displayed metric, and the scale (how the rest of
-// the profile moved, head over base; 1 outside Share mode).
-func (s *engine) exposures(ms []*measured, runs []*run, head []bool, rep *Report) (e, ev [][]float64, display, scale, general []float64) {
+// exposures fills, per function and run, the exposure the model divides
+// counts by (e), the known variance of its logarithm (ev), the factor that
+// turns a fitted rate into the displayed metric (display), and the scale
+// (how the rest of the profile moved, head over base; 1 outside Share
+// mode). It returns the exposures of a function outside the yardstick,
+// and adds to warnings when most shares moved.
+func (c *comparison) exposures(fns []function, warnings *[]string) (general []float64) {
+	s, runs, head := c.eng, c.runs, c.head
 	n := len(runs)
-	e = make([][]float64, len(ms))
-	ev = make([][]float64, len(ms))
-	display = make([]float64, len(ms))
-	scale = make([]float64, len(ms))
 	general = make([]float64, n)
 	if s.Mode != Share {
 		for j, r := range runs {
 			general[j] = r.unit / r.period
 		}
 		zero := make([]float64, n) // read-only, shared
-		for i := range ms {
-			e[i], ev[i] = general, zero
-			display[i], scale[i] = 1, 1
+		for i := range fns {
+			f := &fns[i]
+			f.e, f.ev = general, zero
+			f.display, f.scale = 1, 1
 		}
-		return e, ev, display, scale, general
+		return general
 	}
 	// Share: each run's effective samples, corrected for how the rest of
 	// the profile moved (median of ratios over the reference functions).
@@ -137,33 +152,34 @@ func (s *engine) exposures(ms []*measured, runs []*run, head []bool, rep *Report
 	}
 	copy(general, total)
 	var refs []int
-	for i, m := range ms {
-		if isReference(m, total, head) {
+	for i := range fns {
+		if isReference(&fns[i].measured, total, head) {
 			refs = append(refs, i)
 		}
 	}
 	if len(refs) < 3 {
 		// Too few functions to tell how the rest moved: each function is
 		// compared with the rest of its own profile.
-		for i, m := range ms {
+		for i := range fns {
+			m := &fns[i]
 			if !m.inBase || !m.inHead {
 				// New or gone: its share of its own profile (against the
 				// rest of the profile it would read as odds, 69% as 223%).
-				e[i], ev[i] = slices.Clone(total), make([]float64, n)
-				display[i], scale[i] = 1, 1
+				m.e, m.ev = slices.Clone(total), make([]float64, n)
+				m.display, m.scale = 1, 1
 				continue
 			}
-			e[i], ev[i] = make([]float64, n), make([]float64, n)
+			m.e, m.ev = make([]float64, n), make([]float64, n)
 			var lb, lh float64
 			var nb, nh int
 			for j := range runs {
 				rest := total[j] - m.k[j]
 				if rest >= 1 && m.k[j] <= 0.9*total[j] {
-					e[i][j], ev[i][j] = rest, 1/rest
+					m.e[j], m.ev[j] = rest, 1/rest
 				} else {
-					e[i][j] = total[j] // nearly everything: no rest to compare with
+					m.e[j] = total[j] // nearly everything: no rest to compare with
 				}
-				l := math.Log(e[i][j] / total[j])
+				l := math.Log(m.e[j] / total[j])
 				if head[j] {
 					lh += l
 					nh++
@@ -172,10 +188,10 @@ func (s *engine) exposures(ms []*measured, runs []*run, head []bool, rep *Report
 					nb++
 				}
 			}
-			display[i] = math.Exp(lb / float64(nb))
-			scale[i] = math.Exp(lh/float64(nh) - lb/float64(nb))
+			m.display = math.Exp(lb / float64(nb))
+			m.scale = math.Exp(lh/float64(nh) - lb/float64(nb))
 		}
-		return e, ev, display, scale, general
+		return general
 	}
 	// The yardstick: the majority of the reference functions whose ratio
 	// head/base is closest to the typical (median) ratio. A function is
@@ -189,7 +205,7 @@ func (s *engine) exposures(ms []*measured, runs []*run, head []bool, rep *Report
 		var nr [2]int
 		for j := range runs {
 			g := grp(head[j])
-			sh[g] += ms[i].k[j] / total[j]
+			sh[g] += fns[i].k[j] / total[j]
 			nr[g]++
 		}
 		ratio[r] = math.Log(sh[1] / float64(nr[1]) / (sh[0] / float64(nr[0])))
@@ -202,7 +218,7 @@ func (s *engine) exposures(ms []*measured, runs []*run, head []bool, rep *Report
 	sort.SliceStable(order, func(a, b int) bool {
 		return math.Abs(ratio[order[a]]-typical) < math.Abs(ratio[order[b]]-typical)
 	})
-	majority := map[int]bool{} // index into ms
+	majority := map[int]bool{} // index into fns
 	for _, r := range order[:len(refs)/2+1] {
 		majority[refs[r]] = true
 	}
@@ -214,7 +230,7 @@ func (s *engine) exposures(ms []*measured, runs []*run, head []bool, rep *Report
 	yard := make([]float64, n) // the whole yardstick's samples per run
 	for _, i := range members {
 		for j := range runs {
-			yard[j] += ms[i].k[j]
+			yard[j] += fns[i].k[j]
 		}
 	}
 	// With enough members, a run's factor is the median of the members'
@@ -227,7 +243,7 @@ func (s *engine) exposures(ms []*measured, runs []*run, head []bool, rep *Report
 			c := make([]float64, n)
 			var sum float64
 			for j := range runs {
-				c[j] = math.Log(ms[i].k[j] / total[j])
+				c[j] = math.Log(fns[i].k[j] / total[j])
 				sum += c[j]
 			}
 			for j := range c {
@@ -246,7 +262,7 @@ func (s *engine) exposures(ms []*measured, runs []*run, head []bool, rep *Report
 			for _, i := range members {
 				if i != skip {
 					col = append(col, centred[i][j])
-					inv += 1 / ms[i].k[j]
+					inv += 1 / fns[i].k[j]
 				}
 			}
 			f[j] = math.Exp(stats.Median(col))
@@ -278,7 +294,7 @@ func (s *engine) exposures(ms []*measured, runs []*run, head []bool, rep *Report
 			for j := range runs {
 				y := yard[j]
 				if i >= 0 {
-					y -= ms[i].k[j]
+					y -= fns[i].k[j]
 				}
 				e[j], ev[j] = y, 1/y
 				ys[j] = math.Log(y / total[j])
@@ -308,10 +324,11 @@ func (s *engine) exposures(ms []*measured, runs []*run, head []bool, rep *Report
 		e, ev []float64
 		scale float64
 	}
-	for i := range ms {
-		display[i] = 1
+	for i := range fns {
+		f := &fns[i]
+		f.display = 1
 		if majority[i] {
-			e[i], ev[i], scale[i] = exposure(i)
+			f.e, f.ev, f.scale = exposure(i)
 			continue
 		}
 		if rest.e == nil {
@@ -320,16 +337,16 @@ func (s *engine) exposures(ms []*measured, runs []*run, head []bool, rep *Report
 			moved = rest.scale
 		}
 		// Read-only, shared by every function outside the yardstick.
-		e[i], ev[i], scale[i] = rest.e, rest.ev, rest.scale
+		f.e, f.ev, f.scale = rest.e, rest.ev, rest.scale
 	}
-	if len(majority) == len(ms) {
-		moved = scale[0]
+	if len(majority) == len(fns) {
+		moved = fns[0].scale
 	}
 	if sc := moved; sc < 0.5 || sc > 2 {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+		*warnings = append(*warnings, fmt.Sprintf(
 			"the shares of most functions moved by a factor of %.3g: the comparison assumes most functions did not change; are both sides the same program and build (one under -race, say)?", sc))
 	}
-	return e, ev, display, scale, general
+	return general
 }
 
 // isReference reports whether a function may stand for how the rest of

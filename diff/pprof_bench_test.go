@@ -86,6 +86,7 @@ func BenchmarkCompare50k(b *testing.B) {
 	base := synthetic(b, 50000, func(i int) int64 { return 1 + int64(i%97) })
 	head := synthetic(b, 50000, func(i int) int64 { return 1 + int64((i*7)%97) })
 	b.ResetTimer()
+	stop := cpuTimer(b)
 	for b.Loop() {
 		r, err := diff.Compare([]*profile.Profile{base}, []*profile.Profile{head})
 		if err != nil {
@@ -95,4 +96,5 @@ func BenchmarkCompare50k(b *testing.B) {
 			b.Fatal("rows missing")
 		}
 	}
+	stop()
 }

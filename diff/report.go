@@ -64,10 +64,10 @@ func (r *Report) Counts() map[Verdict]int {
 //	  "schema": "hotbudget.diff/v2",
 //	  "name": "PKG BenchmarkX",   // one of several judged together (CompareEach; omitted otherwise)
 //	  "metric": "self" | "total",
-//	  "mode": "share" | "absolute" | "per-op",
+//	  "mode": "share" | "absolute" | "per-op", // PerAnchor: "per-op" with an anchor
 //	  "key": "name" | "name+file" | "name+file+line",
 //	  "assume": "model" | "nothing" | "normal", // the test for several runs a side
-//	  "anchor": "pkg.F",          // per-op mode with an anchor only
+//	  "anchor": "pkg.F",          // PerAnchor mode only
 //	  "alpha": 0.05,              // false-discovery rate across functions
 //	  "min_relative": 0.1,        // smallest relative change judged
 //	  "min_absolute_ns": 1000000, // smallest time change (absolute, per-op)
@@ -162,7 +162,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	err := enc.Encode(jsonReport{
-		Schema: SchemaVersion, Name: r.Name, Metric: r.Settings.Metric, Mode: r.Settings.Mode, Key: r.Settings.Key,
+		Schema: SchemaVersion, Name: r.Name, Metric: r.Settings.Metric, Mode: jsonMode(r.Settings.Mode), Key: r.Settings.Key,
 		Assume: r.Settings.Assume, Anchor: r.Settings.Anchor, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
 		MinAbsolute: int64(r.Settings.MinAbsolute), MinShare: r.Settings.MinShare,
 		SameWork: r.Settings.SameWork, Rename: r.Settings.Rename, Base: r.Base, Head: r.Head,
@@ -179,6 +179,15 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	}
 	_, err = w.Write(out)
 	return err
+}
+
+// jsonMode is a mode as the schema names it: PerAnchor is "per-op" with an
+// "anchor", as it was before it had a Mode of its own.
+func jsonMode(m Mode) Mode {
+	if m == PerAnchor {
+		return PerOp
+	}
+	return m
 }
 
 func finiteHeadline(h Headline) Headline {
@@ -210,15 +219,13 @@ func (r *Report) describe() string {
 		what = fmt.Sprintf("%s %s as share of the profile", s.Metric, q)
 	case Absolute:
 		what = fmt.Sprintf("%s %s per run", s.Metric, q)
+	case PerAnchor:
+		what = fmt.Sprintf("%s %s per unit of %s's total %s", s.Metric, q, s.Anchor, q)
 	case PerOp:
-		if s.Anchor != "" {
-			what = fmt.Sprintf("%s %s per unit of %s's total %s", s.Metric, q, s.Anchor, q)
-		} else {
-			what = fmt.Sprintf("%s %s per operation", s.Metric, q)
-		}
+		what = fmt.Sprintf("%s %s per operation", s.Metric, q)
 	}
 	minAbs := fmt.Sprintf("%.1f share points", s.MinShare*100)
-	if s.Mode == Absolute || (s.Mode == PerOp && s.Anchor == "") {
+	if s.Mode == Absolute || s.Mode == PerOp {
 		minAbs = r.fmtValue(float64(s.MinAbsolute))
 	}
 	if s.Assume != AssumeModel && r.Base.Runs >= 2 && r.Head.Runs >= 2 {

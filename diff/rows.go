@@ -10,10 +10,32 @@ import (
 // A function's row: its values on each side, as displayed, and the fitted
 // test's verdict inputs.
 
-// row measures one function on both sides and, when it can be decided
+// tabulate is stage three. In: the function columns normalised and
+// fitted, the settings (Only, Gate). Out: the report's rows, one per
+// function judged (Settings.Only), each measured and tested but not yet
+// decided (decide), or decided when no test is needed.
+func tabulate(c *comparison) {
+	s, rep := c.eng, c.rep
+	rep.Rows = make([]Row, 0, len(c.fns))
+	for i := range c.fns {
+		name := c.fns[i].name
+		if s.Only != nil && !s.Only.MatchString(name) {
+			continue
+		}
+		rep.Rows = append(rep.Rows, c.row(i))
+		row := &rep.Rows[len(rep.Rows)-1]
+		row.idx = i
+		row.Ungated = s.Gate != nil && !s.Gate.MatchString(name)
+	}
+}
+
+// row measures function i on both sides and, when it can be decided
 // without a test, gives its verdict; tested rows are decided by decide.
-func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float64, f *fit, exact, multi bool, e []float64) Row {
-	row := Row{Name: m.name, File: m.file, P: 1, Q: 1, Test: TestNone, Scale: scale}
+func (c *comparison) row(i int) Row {
+	s, runs, head, exact, multi := c.eng, c.runs, c.head, c.exact, c.multi
+	fn := &c.fns[i]
+	m, display, f, e := &fn.measured, fn.display, fn.fit, fn.e
+	row := Row{Name: m.name, File: m.file, P: 1, Q: 1, Test: TestNone, Scale: fn.scale}
 	row.Base, row.Head = s.values(m, runs, head)
 	pooled := func(g int) float64 {
 		var sk, se float64
@@ -73,7 +95,7 @@ func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float
 		row.Head.Metric = pooled(1)
 		row.Delta = row.Head.Metric
 		row.Verdict = Unchanged
-		if s.sizeable(row.Head.Metric) {
+		if c.min.sizeable(row.Head.Metric) {
 			row.presence, row.P, row.Test = New, distinct(1), TestPresence
 		}
 		return row
@@ -81,7 +103,7 @@ func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float
 		row.Base.Metric = pooled(0)
 		row.Delta = -row.Base.Metric
 		row.Verdict = Unchanged
-		if s.sizeable(row.Base.Metric) {
+		if c.min.sizeable(row.Base.Metric) {
 			row.presence, row.P, row.Test = Gone, distinct(0), TestPresence
 		}
 		return row
@@ -100,7 +122,6 @@ func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float
 		row.Relative = 0 // absent from every run of a side: no ratio
 	}
 	row.Delta = row.Head.Metric - row.Base.Metric
-	row.fit = f
 	switch {
 	case exact && !multi:
 		row.Test = TestExact
@@ -150,21 +171,21 @@ func (s *engine) row(m *measured, runs []*run, head []bool, display, scale float
 // Spreading the budget so keeps the many small functions of a real
 // profile, which seldom change by enough to count, from hiding a
 // regression of a large one.
-func (s *engine) weight(row *Row) float64 {
+func (m minimum) weight(row *Row) float64 {
 	v := math.Max(row.Base.Metric, row.Head.Metric)
 	var floor float64
-	switch {
-	case s.Mode == Share, s.Mode == PerOp && s.Anchor != "":
-		floor = s.MinShare
-	case s.Mode == PerOp:
-		floor = float64(s.MinAbsolute) / s.runOps
+	switch m.mode {
+	case Share, PerAnchor:
+		floor = m.share
+	case PerOp:
+		floor = float64(m.absolute) / m.runOps
 	default:
-		floor = float64(s.MinAbsolute)
+		floor = float64(m.absolute)
 	}
-	if !(floor > 0) || !(s.MinRelative > 0) {
+	if !(floor > 0) || !(m.relative > 0) {
 		return 1
 	}
-	return math.Min(1, v*s.MinRelative/floor)
+	return math.Min(1, v*m.relative/floor)
 }
 
 // logMean is the unweighted mean over one side's runs of ln(k/e), as the

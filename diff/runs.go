@@ -10,6 +10,7 @@ import (
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
 // The runs of a comparison: each profile's functions, by matching key, with
@@ -19,12 +20,13 @@ import (
 type run struct {
 	index  *analysis.Index
 	table  *analysis.Table
-	rowKey []int32   // key id of each row of table
-	fn     []runFunc // by key id; ids past its end are absent
-	period float64   // nanoseconds one effective sample stands for
-	unit   float64   // Absolute: 1; PerOp: operations or the anchor's total (ns)
-	cpu    float64   // the run's time without (idle), ns: the headline's numerator
-	work   float64   // units of work the run did (0: unknown)
+	stacks []analysis.Stack // the samples behind table's rows (analysis.Index.Stacks)
+	rowKey []int32          // key id of each row of table
+	fn     []runFunc        // by key id; ids past its end are absent
+	period float64          // nanoseconds one effective sample stands for
+	unit   float64          // Absolute: 1; PerOp: operations; PerAnchor: the anchor's total (ns)
+	cpu    float64          // the run's time without (idle), ns: the headline's numerator
+	work   float64          // units of work the run did (0: unknown)
 	// workUnit names what work counts ("iteration", "op", ...).
 	workUnit string
 	// unitErr says the run lacks the time its unit needs (Absolute and
@@ -109,7 +111,7 @@ func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, er
 				return nil, fmt.Errorf("diff: %s profile %d measures %s (%s), the profiles before it %s", name, i+1, t.SampleType, t.Unit, sd.sum.Unit)
 			}
 		}
-		if s.Mode == PerOp && s.Anchor == "" {
+		if s.Mode == PerOp {
 			s.shareOps(sd.runs[first:], ops)
 		}
 	}
@@ -195,11 +197,13 @@ func (s *engine) shareOps(runs []*run, ops float64) {
 
 // run measures one run.
 func (s *engine) run(ix *analysis.Index) (*run, error) {
-	t, err := ix.Table(s.analysisOptions()...)
+	// The stacks with the table, in one pass over the samples: the
+	// explanations and the flame graph read them.
+	t, stacks, err := ix.Stacks(s.analysisOptions()...)
 	if err != nil {
 		return nil, err
 	}
-	r := &run{index: ix, table: t, rowKey: make([]int32, len(t.Functions)), cpu: float64(t.Total)}
+	r := &run{index: ix, table: t, stacks: stacks, rowKey: make([]int32, len(t.Functions)), cpu: float64(t.Total)}
 	for j := range t.Functions {
 		f := &t.Functions[j]
 		id := s.intern(s.key(f), f)
@@ -241,25 +245,62 @@ func (s *engine) run(ix *analysis.Index) (*run, error) {
 		r.unit = float64(t.Total)
 	case Absolute:
 		r.unit = 1
-	case PerOp:
-		if s.Anchor != "" {
-			var at time.Duration
-			found := false
-			for j := range t.Functions {
-				if t.Functions[j].Name == s.Anchor {
-					at += t.Functions[j].Total
-					found = true
-				}
+	case PerAnchor:
+		var at time.Duration
+		found := false
+		for j := range t.Functions {
+			if t.Functions[j].Name == s.Anchor {
+				at += t.Functions[j].Total
+				found = true
 			}
-			if !found || at <= 0 {
-				r.unitErr = fmt.Errorf("anchor function %q has no time", s.Anchor)
-			}
-			r.unit = float64(at)
 		}
-		// With operation counts, side shares them among the runs.
+		if !found || at <= 0 {
+			r.unitErr = fmt.Errorf("anchor function %q has no time", s.Anchor)
+		}
+		r.unit = float64(at)
+	case PerOp:
+		// side shares the operation counts among the runs.
 	}
 	if t.Total <= 0 && s.Mode != Share {
 		r.unitErr = errors.New("no time to compare")
 	}
 	return r, nil
+}
+
+// begin is the first stage: the runs of both sides, checked comparable,
+// the report's sides and the warnings that the runs differ in how they
+// were taken.
+func (s *engine) begin(b, h *side) (*comparison, error) {
+	minAbsNote := ""
+	if b.sum.Unit != UnitTime && b.sum.Unit != "" && s.MinAbsolute != 0 && (s.Mode == Absolute || s.Mode == PerOp) {
+		// MinAbsolute is a time: it says nothing of bytes or objects.
+		minAbsNote = fmt.Sprintf("the values are %s: the minimum absolute change, a time (%s), does not apply; changes are judged by the minimum relative change alone",
+			quantity(b.sum.Unit), textfmt.Duration(s.MinAbsolute))
+		s.MinAbsolute = 0
+	}
+	c := &comparison{eng: s, b: b, h: h, min: s.minimum()}
+	c.rep = &Report{Settings: s.Settings, Base: b.sum, Head: h.sum, min: c.min}
+	rep := c.rep
+	if minAbsNote != "" {
+		rep.Warnings = append(rep.Warnings, minAbsNote)
+	}
+	c.runs = append(append([]*run(nil), b.runs...), h.runs...)
+	c.head = make([]bool, len(c.runs))
+	for j := len(b.runs); j < len(c.runs); j++ {
+		c.head[j] = true
+	}
+	if b.sum.Unit != h.sum.Unit {
+		return nil, fmt.Errorf("diff: base measures %s (%s), head %s (%s): not comparable",
+			b.runs[0].table.SampleType, b.sum.Unit, h.runs[0].table.SampleType, h.sum.Unit)
+	}
+	c.exact = b.sum.Exact && h.sum.Exact
+	c.multi = len(b.runs) >= 2 && len(h.runs) >= 2
+	if b.sum.Period > 0 && h.sum.Period > 0 && !samePeriod(b.sum.Period, h.sum.Period) {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf(
+			"base sampled every %v, head every %v: compared as times, not sample counts", textfmt.Duration(b.sum.Period), textfmt.Duration(h.sum.Period)))
+	}
+	if bt, ht := b.runs[0].table.SampleType, h.runs[0].table.SampleType; bt != ht {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("base measures %s, head %s", bt, ht))
+	}
+	return c, nil
 }

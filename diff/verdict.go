@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hotbudget/hotbudget/internal/stats"
 	"golang.org/x/perf/benchmath"
@@ -28,9 +29,9 @@ import (
 // for "faster". The minimum effect applies after the adjustment.
 // Functions outside Settings.Gate are a family of their own, which only
 // finds near misses.
-func decide(js []*judging) {
+func decide(cs []*comparison) {
 	type member struct {
-		j   *judging
+		c   *comparison
 		row *Row
 	}
 	// Families: gated and ungated, tested and on one side only. Functions
@@ -38,19 +39,19 @@ func decide(js []*judging) {
 	// small, and in one family their small weights would raise the
 	// weights, and lower the q, of the large functions tested.
 	fams := map[[2]bool][]member{}
-	for _, j := range js {
-		for i := range j.rep.Rows {
-			row := &j.rep.Rows[i]
+	for _, c := range cs {
+		for i := range c.rep.Rows {
+			row := &c.rep.Rows[i]
 			switch {
 			case row.presence != "":
 			case !row.tested:
 				continue
-			case !j.s.sizeable(math.Max(row.Base.Metric, row.Head.Metric)):
+			case !c.min.sizeable(math.Max(row.Base.Metric, row.Head.Metric)):
 				row.Verdict, row.Q = Unchanged, 1
 				continue
 			}
 			k := [2]bool{row.Ungated, row.presence != ""}
-			fams[k] = append(fams[k], member{j, row})
+			fams[k] = append(fams[k], member{c, row})
 		}
 	}
 	for _, k := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
@@ -67,11 +68,11 @@ func decide(js []*judging) {
 			case Gone:
 				up[n], down[n] = 1, row.P
 			}
-			w[n] = m.j.s.weight(row)
+			w[n] = m.c.min.weight(row)
 		}
 		qUp, qDown := stats.WeightedBH(up, w), stats.WeightedBH(down, w)
 		for n, m := range fam {
-			s, row := m.j.s, m.row
+			s, row := m.c.eng, m.row
 			a := s.Alpha / math.Max(float64(len(fam)), 1)
 			row.Q = qUp[n]
 			if row.Delta < 0 {
@@ -83,10 +84,10 @@ func decide(js []*judging) {
 				}
 				continue
 			}
-			if f := row.fit; f != nil && !(m.j.exact && !m.j.multi) {
+			if f := m.c.fns[row.idx].fit; row.tested && f != nil && !(m.c.exact && !m.c.multi) {
 				row.MinDetectable, row.RunsNeeded = detectable(f.se, f.df, a, s.MinRelative, f.perRun)
 			}
-			s.verdict(row, s.bigEnough(row))
+			s.verdict(row, m.c.min.bigEnough(row))
 			if row.Ungated && row.Verdict != Unchanged {
 				if row.Verdict == Regressed {
 					row.NearMiss = fmt.Sprintf("%s, %s, q=%.3g: significant, but not gated (outside the gated functions; gate every function with diff.WithGate(regexp.MustCompile(\".\")))",
@@ -98,6 +99,36 @@ func decide(js []*judging) {
 	}
 }
 
+// conclude is the stage after decide and couple. In: the decided rows,
+// the runs and the noise. Out: the report's near misses, warnings,
+// renames, headline, and its rows in order, what needs attention first.
+func conclude(c *comparison) {
+	s, rep, b, h := c.eng, c.rep, c.b, c.h
+	c.nearMisses()
+	if !c.multi && !c.exact {
+		rep.Warnings = append(rep.Warnings, pairWarning(len(b.runs), len(h.runs), c.noise))
+	}
+	if c.multi && s.Assume == AssumeNothing && !c.exact {
+		fam := 0
+		for _, row := range rep.Rows {
+			if row.tested && c.min.sizeable(math.Max(row.Base.Metric, row.Head.Metric)) {
+				fam++
+			}
+		}
+		if w := rankLimit(len(b.runs), len(h.runs), fam, s.Alpha); w != "" {
+			rep.Warnings = append(rep.Warnings, w)
+		}
+	}
+	s.renames(rep)
+	rep.Headline = s.headline(b, h)
+	rep.Headline.unit = b.sum.Unit
+	sortRows(rep.Rows)
+	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "functions", s.Alpha)...)
+	if w := noiseWarning(c.noise); w != "" && s.Assume == AssumeModel {
+		rep.Warnings = append(rep.Warnings, w)
+	}
+}
+
 // nearMissQ is the adjusted p-value, as a multiple of the false-discovery
 // rate, below which a gated slowdown of at least the minimum change that
 // is not a regression is a near miss: at alpha 0.05, q < 0.25.
@@ -106,10 +137,11 @@ const nearMissQ = 5
 // nearMisses marks the gated rows that are suspicious without failing:
 // slower by at least the minimum change, q above the false-discovery rate
 // but within nearMissQ times it.
-func (s *engine) nearMisses(rep *Report) {
+func (c *comparison) nearMisses() {
+	s, rep := c.eng, c.rep
 	for i := range rep.Rows {
 		row := &rep.Rows[i]
-		if !row.tested || row.Ungated || row.Verdict != Unchanged || !(row.Delta > 0) || !s.bigEnough(row) {
+		if !row.tested || row.Ungated || row.Verdict != Unchanged || !(row.Delta > 0) || !c.min.bigEnough(row) {
 			continue
 		}
 		if row.Q >= s.Alpha && row.Q < math.Min(nearMissQ*s.Alpha, 0.5) {
@@ -315,33 +347,52 @@ func sortRows(rows []Row) {
 	copy(rows, sorted)
 }
 
+// minimum is the smallest change a comparison counts, in its units: the
+// settings' minimum changes and, in PerOp mode, the most operations one
+// run did, which turns a time per operation back into time per run.
+type minimum struct {
+	mode            Mode
+	relative, share float64
+	absolute        time.Duration
+	runOps          float64
+}
+
+// minimumOf is the minimum change of settings s with runOps operations in
+// the largest run.
+func minimumOf(s *Settings, runOps float64) minimum {
+	return minimum{mode: s.Mode, relative: s.MinRelative, share: s.MinShare, absolute: s.MinAbsolute, runOps: runOps}
+}
+
+// minimum is the minimum change of the engine's settings and runs.
+func (s *engine) minimum() minimum { return minimumOf(&s.Settings, s.runOps) }
+
 // sizeable reports whether a normalised metric value reaches the minimum
 // absolute change, so that a function appearing or vanishing at that size
 // is worth a verdict of its own.
-func (s *engine) sizeable(v float64) bool {
-	switch {
-	case s.Mode == Share, s.Mode == PerOp && s.Anchor != "":
-		return v >= s.MinShare
-	case s.Mode == PerOp:
-		return v*s.runOps >= float64(s.MinAbsolute)
+func (m minimum) sizeable(v float64) bool {
+	switch m.mode {
+	case Share, PerAnchor:
+		return v >= m.share
+	case PerOp:
+		return v*m.runOps >= float64(m.absolute)
 	}
-	return v >= float64(s.MinAbsolute)
+	return v >= float64(m.absolute)
 }
 
 // bigEnough applies the minimum effect: both the relative and the absolute
 // change must reach their minimum.
-func (s *engine) bigEnough(row *Row) bool {
-	if math.Abs(row.Relative) < s.MinRelative {
+func (m minimum) bigEnough(row *Row) bool {
+	if math.Abs(row.Relative) < m.relative {
 		return false
 	}
 	d := math.Abs(row.Delta)
-	switch {
-	case s.Mode == Share, s.Mode == PerOp && s.Anchor != "":
-		return d >= s.MinShare
-	case s.Mode == PerOp:
+	switch m.mode {
+	case Share, PerAnchor:
+		return d >= m.share
+	case PerOp:
 		// Per-operation times are small: the change summed over the
 		// operations of a run must reach MinAbsolute.
-		return d*s.runOps >= float64(s.MinAbsolute)
+		return d*m.runOps >= float64(m.absolute)
 	}
-	return d >= float64(s.MinAbsolute)
+	return d >= float64(m.absolute)
 }
