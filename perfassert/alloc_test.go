@@ -22,7 +22,7 @@ func TestAllocLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, err := analysis.Functions(p, analysis.SampleType("alloc_objects"))
+	tab, err := analysis.Functions(p, analysis.Selection{SampleType: "alloc_objects"})
 	if err != nil {
 		t.Fatal(err)
 	}
