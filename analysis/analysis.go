@@ -141,8 +141,8 @@ var synthetic = [...]string{"(idle)", "(program)", "(garbage collector)", "(root
 // whose leaf is one of them. The slice is new on every call.
 func Synthetic() []string { return slices.Clone(synthetic[:]) }
 
-// IsSynthetic reports whether name is one of Synthetic's.
-func IsSynthetic(name string) bool { return slices.Contains(synthetic[:], name) }
+// isSynthetic reports whether name is one of Synthetic's.
+func isSynthetic(name string) bool { return slices.Contains(synthetic[:], name) }
 
 // An Option changes how Functions, Stacks and an Index's tables select
 // and count samples. A Selection is the one Option: pass none for every
@@ -153,13 +153,6 @@ type Option interface{ apply(*Selection) }
 
 // ErrNotTime is returned when the selected value is not a time.
 var ErrNotTime = pbuild.ErrNotTime
-
-// ValueIndex returns the index of the value Functions uses for time and the
-// index of the count value (-1 if the profile has none), and the factor that
-// turns the time value into nanoseconds.
-func ValueIndex(p *profile.Profile, sampleType string) (timeIdx, countIdx int, toNanos int64, err error) {
-	return pbuild.ValueIndex(p, sampleType)
-}
 
 // Functions computes self and total time per function of p. p is not
 // modified. To compute several tables of one profile, build its Index once.

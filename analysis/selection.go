@@ -139,7 +139,7 @@ func (s Selection) index() index.Selection {
 		Ignore:     s.Ignore,
 	}
 	if s.DropSynthetic {
-		sel.Synthetic = IsSynthetic
+		sel.Synthetic = isSynthetic
 	}
 	if s.ToCaller != nil {
 		sel.ToCaller = s.ToCaller.MatchString
