@@ -56,6 +56,9 @@
 //	perfassert.MaxSelfShare(t, p, "main.parse", 0.50,
 //		perfassert.WithSelection(analysis.Selection{DropSynthetic: true}))
 //
+// NoRegression, NoRegressionRuns, MatchBaseline and CheckRegression take
+// diff's options, and the same value with diff.WithSelection.
+//
 // Options follow one rule in the module: an option that sets a value
 // shared across packages or a setting of a computation is With + its name
 // (WithSelection here, diff.WithAlpha, loaders.WithMaxBytes); the options
