@@ -137,73 +137,22 @@ var synthetic = [...]string{"(idle)", "(program)", "(garbage collector)", "(root
 
 // Synthetic returns the frame names that stand for no code of the program:
 // V8's and speedscope's markers for idle time, the engine itself, garbage
-// collection and the tree root. DropSynthetic removes samples whose leaf is
-// one of them. The slice is new on every call.
+// collection and the tree root. Selection.DropSynthetic removes samples
+// whose leaf is one of them. The slice is new on every call.
 func Synthetic() []string { return slices.Clone(synthetic[:]) }
 
-// IsSynthetic reports whether name is one of Synthetic's.
-func IsSynthetic(name string) bool { return slices.Contains(synthetic[:], name) }
+// isSynthetic reports whether name is one of Synthetic's.
+func isSynthetic(name string) bool { return slices.Contains(synthetic[:], name) }
 
-// An Option changes how Functions selects and counts samples. A Selection
-// is an Option, and so is each of the functions below, which sets one of
-// its fields.
+// An Option changes how Functions, Stacks and an Index's tables select
+// and count samples. A Selection is the one Option: pass none for every
+// sample by the profile's default value, or one Selection (of several,
+// the last counts). It is an interface so that the common call passes
+// nothing: x.Table(), x.Table(analysis.Selection{DropSynthetic: true}).
 type Option interface{ apply(*Selection) }
-
-type optionFunc func(*Selection)
-
-func (f optionFunc) apply(s *Selection) { f(s) }
-
-// Focus keeps only the samples with a frame whose function name matches re,
-// as pprof's -focus does (Selection.Focus).
-func Focus(re *regexp.Regexp) Option {
-	return optionFunc(func(s *Selection) { s.Focus = re })
-}
-
-// Ignore drops the samples with a frame whose function name matches re, as
-// pprof's -ignore does (Selection.Ignore).
-func Ignore(re *regexp.Regexp) Option {
-	return optionFunc(func(s *Selection) { s.Ignore = re })
-}
-
-// DropSynthetic removes the samples whose leaf frame is synthetic
-// (Selection.DropSynthetic).
-func DropSynthetic() Option {
-	return optionFunc(func(s *Selection) { s.DropSynthetic = true })
-}
-
-// ToCaller charges the time of the functions whose names match re, when
-// they are a sample's leaf, to their caller (Selection.ToCaller).
-func ToCaller(re *regexp.Regexp) Option {
-	return optionFunc(func(s *Selection) { s.ToCaller = re })
-}
-
-// Thread adds a thread, by name or tid, to Selection.Threads: several
-// Thread options select the union.
-func Thread(nameOrTID string) Option {
-	return optionFunc(func(s *Selection) { s.Threads = append(s.Threads, nameOrTID) })
-}
-
-// Process adds a process, by name or pid, to Selection.Processes: several
-// Process options select the union.
-func Process(nameOrPID string) Option {
-	return optionFunc(func(s *Selection) { s.Processes = append(s.Processes, nameOrPID) })
-}
-
-// SampleType picks the sample value by type name or index
-// (Selection.SampleType), as `go tool pprof -sample_index` does.
-func SampleType(name string) Option {
-	return optionFunc(func(s *Selection) { s.SampleType = name })
-}
 
 // ErrNotTime is returned when the selected value is not a time.
 var ErrNotTime = pbuild.ErrNotTime
-
-// ValueIndex returns the index of the value Functions uses for time and the
-// index of the count value (-1 if the profile has none), and the factor that
-// turns the time value into nanoseconds.
-func ValueIndex(p *profile.Profile, sampleType string) (timeIdx, countIdx int, toNanos int64, err error) {
-	return pbuild.ValueIndex(p, sampleType)
-}
 
 // Functions computes self and total time per function of p. p is not
 // modified. To compute several tables of one profile, build its Index once.

@@ -203,7 +203,7 @@ func TestHandWorked(t *testing.T) {
 		},
 		{
 			name:  "drop synthetic removes idle from rows and total",
-			opts:  []analysis.Option{analysis.DropSynthetic()},
+			opts:  []analysis.Option{analysis.Selection{DropSynthetic: true}},
 			total: 60,
 			want: map[string][4]int64{
 				"main": {0, 60, 0, 6}, "a": {30, 30, 3, 3}, "b": {0, 20, 0, 2},
@@ -213,25 +213,25 @@ func TestHandWorked(t *testing.T) {
 		},
 		{
 			name:  "focus keeps samples through b; total stays the whole profile",
-			opts:  []analysis.Option{analysis.Focus(regexp.MustCompile(`^b$`))},
+			opts:  []analysis.Option{analysis.Selection{Focus: regexp.MustCompile(`^b$`)}},
 			total: 100,
 			want:  map[string][4]int64{"main": {0, 20, 0, 2}, "a": {20, 20, 2, 2}, "b": {0, 20, 0, 2}},
 		},
 		{
 			name:  "ignore drops samples through c",
-			opts:  []analysis.Option{analysis.Ignore(regexp.MustCompile(`^c$`)), analysis.DropSynthetic()},
+			opts:  []analysis.Option{analysis.Selection{Ignore: regexp.MustCompile(`^c$`), DropSynthetic: true}},
 			total: 60,
 			want:  map[string][4]int64{"main": {0, 30, 0, 3}, "a": {30, 30, 3, 3}, "b": {0, 20, 0, 2}},
 		},
 		{
 			name:  "thread by name",
-			opts:  []analysis.Option{analysis.Thread("worker")},
+			opts:  []analysis.Option{analysis.Selection{Threads: []string{"worker"}}},
 			total: 40,
 			want:  map[string][4]int64{"(idle)": {40, 40, 4, 4}},
 		},
 		{
 			name:  "thread by tid",
-			opts:  []analysis.Option{analysis.Thread("1")},
+			opts:  []analysis.Option{analysis.Selection{Threads: []string{"1"}}},
 			total: 60,
 			want: map[string][4]int64{
 				"main": {0, 60, 0, 6}, "a": {30, 30, 3, 3}, "b": {0, 20, 0, 2},
@@ -240,7 +240,7 @@ func TestHandWorked(t *testing.T) {
 		},
 		{
 			name:  "process by pid",
-			opts:  []analysis.Option{analysis.Process("7")},
+			opts:  []analysis.Option{analysis.Selection{Processes: []string{"7"}}},
 			total: 40,
 			want:  map[string][4]int64{"(idle)": {40, 40, 4, 4}},
 		},
@@ -280,10 +280,10 @@ func TestHandWorked(t *testing.T) {
 
 func TestSampleTypeErrors(t *testing.T) {
 	p := handProfile()
-	if _, err := analysis.Functions(p, analysis.SampleType("alloc_space")); err == nil || !strings.Contains(err.Error(), `no sample type "alloc_space" (have samples, cpu)`) {
+	if _, err := analysis.Functions(p, analysis.Selection{SampleType: "alloc_space"}); err == nil || !strings.Contains(err.Error(), `no sample type "alloc_space" (have samples, cpu)`) {
 		t.Errorf("unknown sample type: err = %v", err)
 	}
-	if _, err := analysis.Functions(p, analysis.SampleType("2")); err == nil || !strings.Contains(err.Error(), "sample index 2 is outside the range [0..1]") {
+	if _, err := analysis.Functions(p, analysis.Selection{SampleType: "2"}); err == nil || !strings.Contains(err.Error(), "sample index 2 is outside the range [0..1]") {
 		t.Errorf("index out of range: err = %v", err)
 	}
 	p.SampleType[1] = &profile.ValueType{Type: "temperature", Unit: "kelvin"}
@@ -295,7 +295,7 @@ func TestSampleTypeErrors(t *testing.T) {
 	if err != nil || tab.Unit != analysis.UnitBytes || tab.Total != 100 || tab.Format(tab.Total) != "100B" {
 		t.Errorf("bytes profile: %+v, %v; want 100 bytes", tab, err)
 	}
-	if tab, err = analysis.Functions(p, analysis.SampleType("0")); err != nil || tab.Unit != analysis.UnitCount || tab.SampleType != "samples/count" {
+	if tab, err = analysis.Functions(p, analysis.Selection{SampleType: "0"}); err != nil || tab.Unit != analysis.UnitCount || tab.SampleType != "samples/count" {
 		t.Errorf("sample index 0: %+v, %v; want samples/count", tab, err)
 	}
 	p.SampleType[1] = &profile.ValueType{Type: "wall", Unit: "milliseconds"}
@@ -315,7 +315,7 @@ func TestDefaultSampleType(t *testing.T) {
 	if tab, err := analysis.Functions(p); err != nil || tab.Unit != analysis.UnitCount || tab.SampleType != "samples/count" {
 		t.Errorf("default type samples: %+v, %v; want a table of samples/count", tab, err)
 	}
-	tab, err := analysis.Functions(p, analysis.SampleType("cpu"))
+	tab, err := analysis.Functions(p, analysis.Selection{SampleType: "cpu"})
 	if err != nil || tab.Total != 100 {
 		t.Errorf("explicit cpu: total %v, err %v", tab, err)
 	}

@@ -54,7 +54,7 @@ main;render 50
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, opts := range [][]analysis.Option{nil, {analysis.Focus(regexp.MustCompile(`^render$`))}} {
+	for _, opts := range [][]analysis.Option{nil, {analysis.Selection{Focus: regexp.MustCompile(`^render$`)}}} {
 		t, err := x.Table(opts...)
 		if err != nil {
 			log.Fatal(err)

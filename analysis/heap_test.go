@@ -36,7 +36,7 @@ func compareHeapWithPprof(t *testing.T, path, defaultType string) {
 	for _, ty := range heapTypes {
 		want := testutil.PprofTopIndex(t, path, ty.name)
 		for _, sel := range []string{ty.name, ty.index} {
-			tab, err := x.Table(analysis.SampleType(sel))
+			tab, err := x.Table(analysis.Selection{SampleType: sel})
 			if err != nil {
 				t.Fatalf("%s: %v", sel, err)
 			}
@@ -115,7 +115,7 @@ func loadHeap(t *testing.T, path, sampleType string) *analysis.Table {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, err := analysis.Functions(p, analysis.SampleType(sampleType))
+	tab, err := analysis.Functions(p, analysis.Selection{SampleType: sampleType})
 	if err != nil {
 		t.Fatal(err)
 	}

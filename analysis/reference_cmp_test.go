@@ -68,33 +68,33 @@ func TestFunctionsEqualsReference(t *testing.T) {
 		return "none"
 	}
 	for name, p := range inputs {
-		optSets := [][]Option{
-			nil,
-			{DropSynthetic()},
-			{Thread(thread(p))},
-			{Thread(thread(p)), Thread("nobody"), DropSynthetic()},
-			{Process("7787"), Process("Renderer")},
-			{Focus(regexp.MustCompile(`a`))},
-			{Ignore(regexp.MustCompile(`^runtime\.|e$`))},
-			{Focus(regexp.MustCompile(`o`)), Ignore(regexp.MustCompile(`x`)), DropSynthetic()},
-			{SampleType("cpu")},
-			{SampleType("samples")},
-			{SampleType("0")},
-			{SampleType("7")},
-			{SampleType("nothing")},
+		sels := []Selection{
+			{},
+			{DropSynthetic: true},
+			{Threads: []string{thread(p)}},
+			{Threads: []string{thread(p), "nobody"}, DropSynthetic: true},
+			{Processes: []string{"7787", "Renderer"}},
+			{Focus: regexp.MustCompile(`a`)},
+			{Ignore: regexp.MustCompile(`^runtime\.|e$`)},
+			{Focus: regexp.MustCompile(`o`), Ignore: regexp.MustCompile(`x`), DropSynthetic: true},
+			{SampleType: "cpu"},
+			{SampleType: "samples"},
+			{SampleType: "0"},
+			{SampleType: "7"},
+			{SampleType: "nothing"},
 		}
-		for i, opts := range optSets {
-			want, werr := referenceFunctions(p, opts...)
-			got, gerr := Functions(p, opts...)
+		for i, sel := range sels {
+			want, werr := referenceFunctions(p, sel)
+			got, gerr := Functions(p, sel)
 			if fmt.Sprint(werr) != fmt.Sprint(gerr) {
-				t.Errorf("%s, options %d: error %v, want %v", name, i, gerr, werr)
+				t.Errorf("%s, selection %d (%s): error %v, want %v", name, i, sel, gerr, werr)
 				continue
 			}
 			if werr != nil {
 				continue
 			}
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%s, options %d: tables differ\n got %+v\nwant %+v", name, i, head(got), head(want))
+				t.Errorf("%s, selection %d (%s): tables differ\n got %+v\nwant %+v", name, i, sel, head(got), head(want))
 			}
 		}
 	}

@@ -59,7 +59,7 @@ func referenceFunctions(p *profile.Profile, opts ...Option) (*Table, error) {
 		}
 		frames = refAppendFrames(frames[:0], s)
 		if c.DropSynthetic {
-			if len(frames) > 0 && IsSynthetic(frames[0].key.Name) {
+			if len(frames) > 0 && isSynthetic(frames[0].key.Name) {
 				continue
 			}
 		}

@@ -16,11 +16,12 @@ import (
 // (perfassert.WithSelection), budget rules (budget.Rule.Selection) and
 // the command line's --thread, --pid, --focus, --ignore and
 // --drop-synthetic all hold one, with the same meaning for each field.
+// There is no option per field: a package that takes a selection takes a
+// Selection (analysis' Functions, Stacks and Index methods, as their
+// Option) or one WithSelection option (diff, limits, perfassert).
 //
 // The zero Selection keeps every sample and uses the profile's default
-// sample type. A Selection is an Option: passed to Table or Functions it
-// replaces the whole selection the options before it built, and the
-// options after it change its fields.
+// sample type.
 type Selection struct {
 	// Threads keeps only the samples of these threads, each matched by its
 	// thread name or tid label (as the loaders set them): several threads
@@ -113,7 +114,8 @@ func (s Selection) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// selectionOf applies opts to the zero Selection and validates the result.
+// selectionOf is the last Selection of opts (the zero one for none),
+// validated.
 func selectionOf(opts []Option) (Selection, error) {
 	var s Selection
 	for _, o := range opts {
@@ -137,7 +139,7 @@ func (s Selection) index() index.Selection {
 		Ignore:     s.Ignore,
 	}
 	if s.DropSynthetic {
-		sel.Synthetic = IsSynthetic
+		sel.Synthetic = isSynthetic
 	}
 	if s.ToCaller != nil {
 		sel.ToCaller = s.ToCaller.MatchString

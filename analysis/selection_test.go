@@ -11,58 +11,52 @@ import (
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
-// TestSelectionIsItsOptions: a Selection passed as an Option gives the
-// table its fields' options give, one by one; it replaces what options
-// before it set, and options after it change it.
-func TestSelectionIsItsOptions(t *testing.T) {
+// TestSelectionReplaces: a Selection is the one Option; of several, the
+// last counts, whatever the ones before it selected, and the Selection
+// given is not modified.
+func TestSelectionReplaces(t *testing.T) {
 	x, err := analysis.NewIndex(handProfile())
 	if err != nil {
 		t.Fatal(err)
 	}
 	re := regexp.MustCompile
-	tests := []struct {
-		sel  analysis.Selection
-		opts []analysis.Option
-	}{
-		{analysis.Selection{}, nil},
-		{analysis.Selection{Threads: []string{"worker", "1"}}, []analysis.Option{analysis.Thread("worker"), analysis.Thread("1")}},
-		{analysis.Selection{Processes: []string{"7"}}, []analysis.Option{analysis.Process("7")}},
-		{analysis.Selection{DropSynthetic: true, Focus: re(`^a$`)}, []analysis.Option{analysis.DropSynthetic(), analysis.Focus(re(`^a$`))}},
-		{analysis.Selection{Ignore: re(`^c$`), ToCaller: re(`^d$`)}, []analysis.Option{analysis.Ignore(re(`^c$`)), analysis.ToCaller(re(`^d$`))}},
-		{analysis.Selection{SampleType: "cpu"}, []analysis.Option{analysis.SampleType("cpu")}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.sel.String(), func(t *testing.T) {
-			got, err := x.Table(tc.sel)
+	for _, sel := range []analysis.Selection{
+		{},
+		{Threads: []string{"worker", "1"}},
+		{Processes: []string{"7"}},
+		{DropSynthetic: true, Focus: re(`^a$`)},
+		{Ignore: re(`^c$`), ToCaller: re(`^d$`)},
+		{SampleType: "cpu"},
+	} {
+		t.Run(sel.String(), func(t *testing.T) {
+			want, err := x.Table(sel)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := x.Table(tc.opts...)
+			other := analysis.Selection{Threads: []string{"nobody"}, Focus: re(`^nothing$`)}
+			got, err := x.Table(other, nil, sel)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("Table(%+v) = %v, want %v", tc.sel, rowsOf(got), rowsOf(want))
-			}
-			// A Selection replaces the options before it.
-			replaced, err := x.Table(analysis.Thread("nobody"), analysis.Focus(re(`^nothing$`)), tc.sel)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(replaced, want) {
-				t.Errorf("after other options: %v, want %v", rowsOf(replaced), rowsOf(want))
+				t.Errorf("after another selection: %v, want %v", rowsOf(got), rowsOf(want))
 			}
 		})
 	}
-	// Options after a Selection change its fields; the Selection given is
-	// not modified.
-	sel := analysis.Selection{Threads: []string{"worker"}}
-	got, err := x.Table(sel, analysis.Thread("1"))
+	// The union of two threads is one Selection of both; the slice the
+	// caller holds is its own.
+	threads := []string{"worker", "1"}
+	sel := analysis.Selection{Threads: threads[:1:1]}
+	one, err := x.Table(sel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Total != 100 || len(sel.Threads) != 1 {
-		t.Errorf("Selection then Thread: total %v (want 100ns: both threads), selection now %v", got.Total, sel.Threads)
+	both, err := x.Table(analysis.Selection{Threads: threads})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if both.Total != 100 || one.Total >= both.Total || len(sel.Threads) != 1 {
+		t.Errorf("threads: one %v, both %v (want 100ns), selection now %v", one.Total, both.Total, sel.Threads)
 	}
 }
 
@@ -78,9 +72,6 @@ func TestSelectionValidate(t *testing.T) {
 		if _, err := x.Table(sel); err == nil || !strings.Contains(err.Error(), "empty") {
 			t.Errorf("Table(%+v): err %v", sel, err)
 		}
-	}
-	if _, err := x.Table(analysis.Thread("")); err == nil {
-		t.Error("Thread(\"\"): no error")
 	}
 	if err := (analysis.Selection{Threads: []string{"main"}}).Validate(); err != nil {
 		t.Error(err)
@@ -122,8 +113,8 @@ func TestThroughHandWorked(t *testing.T) {
 		{"a as the leaf", name(`^a$`), true, nil, []string{"a;b;a;main: 20 (2)", "a;main: 60 (6)"}},
 		{"b as the leaf", name(`^b$`), true, nil, nil},
 		{"c (d inlined in it)", name(`^c$`), false, nil, []string{"d;c;main: 30 (3)"}},
-		{"c charged d's time", name(`^c$`), true, []analysis.Option{analysis.ToCaller(regexp.MustCompile(`^d$`))}, []string{"c;main: 30 (3)"}},
-		{"a charged to its caller, and called higher up", name(`^a$`), false, []analysis.Option{analysis.ToCaller(regexp.MustCompile(`^a$`))}, []string{"b;a;main: 20 (2)"}},
+		{"c charged d's time", name(`^c$`), true, []analysis.Option{analysis.Selection{ToCaller: regexp.MustCompile(`^d$`)}}, []string{"c;main: 30 (3)"}},
+		{"a charged to its caller, and called higher up", name(`^a$`), false, []analysis.Option{analysis.Selection{ToCaller: regexp.MustCompile(`^a$`)}}, []string{"b;a;main: 20 (2)"}},
 		{"main, one thread", name(`^main$`), false, []analysis.Option{analysis.Selection{Threads: []string{"worker"}}}, nil},
 		{"idle", name(`idle`), true, nil, []string{"(idle): 40 (4)"}},
 	}
@@ -142,7 +133,7 @@ func TestThroughHandWorked(t *testing.T) {
 	}
 	// a's leaf frames are charged to b and main; the a above b keeps a's
 	// total (20: the two samples of a;b;a;main), and no self time.
-	charged, err := x.Table(analysis.ToCaller(regexp.MustCompile(`^a$`)))
+	charged, err := x.Table(analysis.Selection{ToCaller: regexp.MustCompile(`^a$`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +148,7 @@ func TestThroughHandWorked(t *testing.T) {
 		t.Error("Through without a match function: no error")
 	}
 	// A table of another selection lacks rows the stacks need.
-	worker, err := x.Table(analysis.Thread("worker"))
+	worker, err := x.Table(analysis.Selection{Threads: []string{"worker"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,8 +21,8 @@ type Stack struct {
 
 // Stacks returns the Table Functions returns for p and opts, and the
 // stacks of the samples behind its rows: the samples that opts select and
-// keep (Thread, Process, DropSynthetic, Focus, Ignore, ToCaller) and that
-// have a frame, in the profile's order. Each function's Self is the sum of
+// keep (the Selection's Threads, Processes, DropSynthetic, Focus, Ignore
+// and ToCaller) and that have a frame, in the profile's order. Each function's Self is the sum of
 // the values of the stacks whose first frame is that function, and its
 // Total the sum over the stacks that contain it. Samples that Focus or
 // Ignore drop count in Table.Total but have no stack. p is not modified.

@@ -20,10 +20,10 @@ func TestStacksHandWorked(t *testing.T) {
 		want []string // "frames leaf first: value"
 	}{
 		{"all", nil, []string{"a;b;a;main: 20", "a;main: 10", "d;c;main: 30", "(idle): 40"}},
-		{"drop synthetic", []analysis.Option{analysis.DropSynthetic()}, []string{"a;b;a;main: 20", "a;main: 10", "d;c;main: 30"}},
-		{"focus b", []analysis.Option{analysis.Focus(regexp.MustCompile(`^b$`))}, []string{"a;b;a;main: 20"}},
-		{"ignore c", []analysis.Option{analysis.Ignore(regexp.MustCompile(`^c$`))}, []string{"a;b;a;main: 20", "a;main: 10", "(idle): 40"}},
-		{"thread", []analysis.Option{analysis.Thread("worker")}, []string{"(idle): 40"}},
+		{"drop synthetic", []analysis.Option{analysis.Selection{DropSynthetic: true}}, []string{"a;b;a;main: 20", "a;main: 10", "d;c;main: 30"}},
+		{"focus b", []analysis.Option{analysis.Selection{Focus: regexp.MustCompile(`^b$`)}}, []string{"a;b;a;main: 20"}},
+		{"ignore c", []analysis.Option{analysis.Selection{Ignore: regexp.MustCompile(`^c$`)}}, []string{"a;b;a;main: 20", "a;main: 10", "(idle): 40"}},
+		{"thread", []analysis.Option{analysis.Selection{Threads: []string{"worker"}}}, []string{"(idle): 40"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/budget"
 	"github.com/hotbudget/hotbudget/loaders"
 	"github.com/hotbudget/hotbudget/perfassert"
@@ -92,7 +93,7 @@ func TestBudgetLineIsTheAssertion(t *testing.T) {
 	p := loadAll(t, "../testdata/pprof/busy.pb.gz")[0]
 	_, res := checkFile(t, "../testdata/budget/busy-fail.yaml", []*profile.Profile{p})
 	// busy-fail.yaml: defaults drop_synthetic: true.
-	drop := perfassert.DropSynthetic()
+	drop := perfassert.WithSelection(analysis.Selection{DropSynthetic: true})
 	ms := time.Millisecond
 	tests := []struct {
 		line   int

@@ -139,9 +139,11 @@ type Rule struct {
 	// Selection says which samples the rule's limits count: the file's
 	// thread, process and drop_synthetic keys set Threads, Processes and
 	// DropSynthetic. It is the analysis.Selection perfassert and diff
-	// take. ToCaller, which a file cannot set, is used as it is by the
-	// limits; max_regression charges runtime.asyncPreempt to its caller
-	// when it is nil, as hotbudget diff does.
+	// take (WithSelection). ToCaller, which a file cannot set, is used as
+	// it is by every limit, max_regression included: unlike hotbudget
+	// diff, a budget does not charge runtime.asyncPreempt to its caller
+	// unless the Rule says so, so that one function has one share in all
+	// the lines of a budget.
 	Selection    analysis.Selection
 	AllowMissing bool
 

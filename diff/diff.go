@@ -129,9 +129,7 @@ type Settings struct {
 	// Selection.ToCaller is Go's runtime.asyncPreempt, the landing place
 	// of the scheduler's preemption signal, whose share follows machine
 	// load: on identical Go runs it alone made one profile a side fail the
-	// gate in 10-15% of pairs. WithSelection replaces it all; WithFocus,
-	// WithIgnore, WithDropSynthetic, WithThread, WithProcess and
-	// WithToCaller change one field.
+	// gate in 10-15% of pairs. WithSelection sets it.
 	Selection analysis.Selection
 
 	// Only, when set, limits the verdicts to the functions whose names
@@ -521,7 +519,7 @@ func WithMinChange(relative float64, absolute time.Duration) Option {
 // WithOnly judges only the functions whose names match re (Settings.Only):
 // "did my package get slower?", while the runtime's share moves with the
 // machine and the garbage collector. It is a filter of judging, not of
-// samples: unlike WithFocus it removes no sample from any total.
+// samples: unlike Selection.Focus it removes no sample from any total.
 func WithOnly(re *regexp.Regexp) Option {
 	return optionFunc(func(s *Settings) error { s.Only = re; return nil })
 }
@@ -574,9 +572,11 @@ func WithRename(old, new string) Option {
 }
 
 // WithSelection sets which samples both sides count (Settings.Selection),
-// replacing the whole selection, diff's default ToCaller included: start
-// from DefaultSettings().Selection to keep it. The options below change one
-// field each and may follow it.
+// an analysis.Selection, the value limits, perfassert and budget rules
+// take too. It replaces the whole selection, diff's default ToCaller
+// (runtime.asyncPreempt) included: to keep that default and change one
+// field, start from DefaultSettings().Selection, as the example shows. It
+// is the one selection option; of several, the last counts.
 func WithSelection(sel analysis.Selection) Option {
 	return optionFunc(func(s *Settings) error {
 		if err := sel.Validate(); err != nil {
@@ -585,57 +585,6 @@ func WithSelection(sel analysis.Selection) Option {
 		s.Selection = sel
 		s.Selection.Threads = slices.Clone(sel.Threads)
 		s.Selection.Processes = slices.Clone(sel.Processes)
-		return nil
-	})
-}
-
-// WithToCaller charges the time of functions matching re, when they are a
-// sample's leaf, to their caller (Selection.ToCaller); nil charges nothing.
-func WithToCaller(re *regexp.Regexp) Option {
-	return optionFunc(func(s *Settings) error { s.Selection.ToCaller = re; return nil })
-}
-
-// WithFocus keeps only samples through functions matching re (pprof -focus,
-// Selection.Focus).
-func WithFocus(re *regexp.Regexp) Option {
-	return optionFunc(func(s *Settings) error { s.Selection.Focus = re; return nil })
-}
-
-// WithIgnore drops samples through functions matching re (pprof -ignore,
-// Selection.Ignore).
-func WithIgnore(re *regexp.Regexp) Option {
-	return optionFunc(func(s *Settings) error { s.Selection.Ignore = re; return nil })
-}
-
-// WithDropSynthetic drops the samples whose leaf is a synthetic frame such
-// as (idle) and (program) (Selection.DropSynthetic), as analysis.DropSynthetic
-// and perfassert.DropSynthetic do: diff's options that change one field of
-// the selection are analysis's options with a With prefix.
-func WithDropSynthetic() Option {
-	return optionFunc(func(s *Settings) error { s.Selection.DropSynthetic = true; return nil })
-}
-
-// WithThread adds the thread with this name or tid to Selection.Threads:
-// several WithThread options select the union, as perfassert.Thread and
-// analysis.Thread do.
-func WithThread(nameOrTID string) Option {
-	return optionFunc(func(s *Settings) error {
-		if nameOrTID == "" {
-			return errors.New("diff: empty WithThread selector")
-		}
-		s.Selection.Threads = append(slices.Clip(s.Selection.Threads), nameOrTID)
-		return nil
-	})
-}
-
-// WithProcess adds the process with this name or pid to
-// Selection.Processes: several WithProcess options select the union.
-func WithProcess(nameOrPID string) Option {
-	return optionFunc(func(s *Settings) error {
-		if nameOrPID == "" {
-			return errors.New("diff: empty WithProcess selector")
-		}
-		s.Selection.Processes = append(slices.Clip(s.Selection.Processes), nameOrPID)
 		return nil
 	})
 }

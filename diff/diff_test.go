@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/loaders"
@@ -551,7 +552,7 @@ func TestErrors(t *testing.T) {
 func TestFiltersApplyToBothSides(t *testing.T) {
 	base := folded(t, baseFolded)
 	head := folded(t, headFolded)
-	r := compare(t, one(base), one(head), diff.WithIgnore(regexp.MustCompile(`^parse$`)))
+	r := compare(t, one(base), one(head), diff.WithSelection(analysis.Selection{Ignore: regexp.MustCompile(`^parse$`)}))
 	if got := r.Regressions(); len(got) != 0 {
 		t.Errorf("parse ignored: %v regressed, want nothing", got)
 	}

@@ -21,7 +21,7 @@
 // A side with nothing to judge is an error, never a pass: when a side's
 // selected samples give no function any time (its profiles are empty, or
 // Settings.Selection keeps none of their samples, as when a change renamed
-// the thread WithThread names), or give none to the functions
+// the thread it names), or give none to the functions
 // Settings.Only judges, Compare and CompareIndex return an
 // *analysis.NoTimeError naming the side and the selection
 // (errors.Is(err, analysis.ErrNoTime)); an empty head would otherwise have

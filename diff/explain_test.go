@@ -76,7 +76,7 @@ func TestExplainRegressFixture(t *testing.T) {
 	meanShare := func(ps []*profile.Profile) float64 {
 		var self, total float64
 		for _, p := range ps {
-			tab, err := analysis.Functions(p, analysis.ToCaller(diff.DefaultSettings().Selection.ToCaller))
+			tab, err := analysis.Functions(p, diff.DefaultSettings().Selection)
 			if err != nil {
 				t.Fatal(err)
 			}

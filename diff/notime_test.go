@@ -39,14 +39,14 @@ func TestNoGreenByAbsence(t *testing.T) {
 	}{
 		{"empty head", base, testutil.TimeProfile(), nil, "diff: head: the profile has no samples"},
 		{"empty base", testutil.TimeProfile(), base, nil, "diff: base: the profile has no samples"},
-		{"the change renamed the thread", base, program("worker", 900e6), []diff.Option{diff.WithThread("main")},
+		{"the change renamed the thread", base, program("worker", 900e6), []diff.Option{diff.WithSelection(analysis.Selection{Threads: []string{"main"}})},
 			`diff: head: the selection (thread "main") leaves no time; the profile has thread worker`},
-		{"a process on neither side", base, base, []diff.Option{diff.WithProcess("4242")},
+		{"a process on neither side", base, base, []diff.Option{diff.WithSelection(analysis.Selection{Processes: []string{"4242"}})},
 			`diff: base: the selection (process "4242") leaves no time; the profile has thread main`},
 		{"a focus matching nothing on head", program("", 500e6), testutil.TimeProfile(testutil.Sample{Stack: []string{"main.main", "main.g"}, Nanos: 1e9}),
-			[]diff.Option{diff.WithFocus(regexp.MustCompile(`^main\.f0$`))}, `diff: head: the selection (focus /^main\.f0$/) leaves no time`},
+			[]diff.Option{diff.WithSelection(analysis.Selection{Focus: regexp.MustCompile(`^main\.f0$`)})}, `diff: head: the selection (focus /^main\.f0$/) leaves no time`},
 		{"only synthetic frames on head", base, testutil.TimeProfile(testutil.Sample{Stack: []string{"(root)", "(idle)"}, Nanos: 1e9}),
-			[]diff.Option{diff.WithDropSynthetic()}, "diff: head: the selection (without synthetic frames) leaves no time"},
+			[]diff.Option{diff.WithSelection(analysis.Selection{DropSynthetic: true})}, "diff: head: the selection (without synthetic frames) leaves no time"},
 		{"the functions judged are gone from head", base, testutil.TimeProfile(testutil.Sample{Stack: []string{"other.main", "other.g"}, Nanos: 1e9}),
 			[]diff.Option{diff.WithOnly(regexp.MustCompile(`^main\.`))}, `diff: head: no time in the functions judged (matching /^main\./)`},
 		{"--only matching nothing", base, base, []diff.Option{diff.WithOnly(regexp.MustCompile(`^nothing$`))},
@@ -76,7 +76,7 @@ func TestNoGreenByAbsence(t *testing.T) {
 		})
 	}
 	// The selection that leaves time on both sides compares as before.
-	rep, err := diff.Compare([]*profile.Profile{base}, []*profile.Profile{program("main", 900e6)}, diff.WithThread("main"))
+	rep, err := diff.Compare([]*profile.Profile{base}, []*profile.Profile{program("main", 900e6)}, diff.WithSelection(analysis.Selection{Threads: []string{"main"}}))
 	if err != nil {
 		t.Fatal(err)
 	}

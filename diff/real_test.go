@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/testchild"
 	"github.com/hotbudget/hotbudget/loaders"
@@ -167,7 +168,9 @@ func goExperiment(t *testing.T) []string {
 	// lands; its share (0.3% to 4% here) follows how busy the machine is,
 	// not the program, so the comparison leaves out the samples it is in.
 	// Every other function, the runtime's included, is judged.
-	opts := []diff.Option{diff.WithIgnore(regexp.MustCompile(`^runtime\.asyncPreempt$`))}
+	sel := diff.DefaultSettings().Selection
+	sel.Ignore = regexp.MustCompile(`^runtime\.asyncPreempt$`)
+	opts := []diff.Option{diff.WithSelection(sel)}
 	var problems []string
 	if r := compare(t, a, a2, opts...); len(r.Regressions()) != 0 {
 		problems = append(problems, "A/A: the same program reported regressed:\n"+report(r))
@@ -279,7 +282,7 @@ func nodeExperiment(t *testing.T, dir string) []string {
 		name string
 		head []*profile.Profile
 	}{{"A/A", a2}, {"1000µs vs 100µs", fine}} {
-		r := compare(t, a, c.head, diff.WithDropSynthetic())
+		r := compare(t, a, c.head, diff.WithSelection(analysis.Selection{DropSynthetic: true}))
 		if reg := r.Regressions(); len(reg) != 0 {
 			var buf bytes.Buffer
 			r.WriteText(&buf)

@@ -32,25 +32,25 @@ func threeThreads() *profile.Profile {
 	return p
 }
 
-// TestSelectionOptions: diff's selection options mean what analysis's and
-// perfassert's do: WithThread adds a thread (several select the union),
-// WithSelection replaces the whole selection, and an empty name is an
+// TestSelectionOptions: diff's one selection option, WithSelection,
+// means what analysis's Selection and perfassert's WithSelection do:
+// several threads select the union, a later WithSelection replaces an
+// earlier one (diff's default ToCaller included), and an empty name is an
 // error.
 func TestSelectionOptions(t *testing.T) {
 	p := threeThreads()
 	ms := time.Millisecond
+	threads := func(names ...string) diff.Option { return diff.WithSelection(analysis.Selection{Threads: names}) }
 	tests := []struct {
 		name  string
 		opts  []diff.Option
 		total time.Duration
 	}{
 		{"everything", nil, 70 * ms},
-		{"one thread", []diff.Option{diff.WithThread("b")}, 20 * ms},
-		{"threads add up", []diff.Option{diff.WithThread("a"), diff.WithThread("c")}, 50 * ms},
-		{"WithSelection", []diff.Option{diff.WithSelection(analysis.Selection{Threads: []string{"a", "b"}})}, 30 * ms},
-		{"WithSelection replaces", []diff.Option{diff.WithThread("c"), diff.WithSelection(analysis.Selection{Threads: []string{"a"}})}, 10 * ms},
-		{"then WithThread adds", []diff.Option{diff.WithSelection(analysis.Selection{Threads: []string{"a"}}), diff.WithThread("b")}, 30 * ms},
-		{"ignore", []diff.Option{diff.WithIgnore(regexp.MustCompile(`_c$`))}, 70 * ms},
+		{"one thread", []diff.Option{threads("b")}, 20 * ms},
+		{"threads add up", []diff.Option{threads("a", "c")}, 50 * ms},
+		{"the last replaces", []diff.Option{threads("c"), threads("a")}, 10 * ms},
+		{"ignore", []diff.Option{diff.WithSelection(analysis.Selection{Ignore: regexp.MustCompile(`_c$`)})}, 70 * ms},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,20 +60,26 @@ func TestSelectionOptions(t *testing.T) {
 			}
 		})
 	}
-	// Options set fields of the default selection, which keeps charging
-	// runtime.asyncPreempt to its caller; WithSelection replaces it.
-	r := compare(t, one(p), one(p), diff.WithThread("a"))
+	// The default selection charges runtime.asyncPreempt to its caller; a
+	// Selection replaces it, and keeps it when built from the default.
+	r := compare(t, one(p), one(p))
 	if r.Settings.Selection.ToCaller == nil || r.Settings.Selection.ToCaller.String() != diff.DefaultSettings().Selection.ToCaller.String() {
-		t.Errorf("WithThread lost the default ToCaller: %+v", r.Settings.Selection)
+		t.Errorf("the default lost its ToCaller: %+v", r.Settings.Selection)
 	}
-	r = compare(t, one(p), one(p), diff.WithSelection(analysis.Selection{Threads: []string{"a"}}))
+	r = compare(t, one(p), one(p), threads("a"))
 	if r.Settings.Selection.ToCaller != nil {
 		t.Errorf("WithSelection kept ToCaller %v", r.Settings.Selection.ToCaller)
+	}
+	sel := diff.DefaultSettings().Selection
+	sel.Threads = []string{"a"}
+	r = compare(t, one(p), one(p), diff.WithSelection(sel))
+	if r.Settings.Selection.ToCaller == nil || r.Base.Total != 10*ms {
+		t.Errorf("WithSelection of the default with a thread: %+v, total %v", r.Settings.Selection, r.Base.Total)
 	}
 	if len(diff.DefaultSettings().Selection.Threads) != 0 {
 		t.Errorf("options changed DefaultSettings: %+v", diff.DefaultSettings().Selection)
 	}
-	for _, o := range []diff.Option{diff.WithThread(""), diff.WithProcess(""), diff.WithSelection(analysis.Selection{Threads: []string{""}})} {
+	for _, o := range []diff.Option{threads(""), diff.WithSelection(analysis.Selection{Processes: []string{"7", ""}})} {
 		if _, err := diff.Compare(one(p), one(p), o); err == nil || !strings.Contains(err.Error(), "empty") {
 			t.Errorf("empty name: err %v", err)
 		}
@@ -81,7 +87,9 @@ func TestSelectionOptions(t *testing.T) {
 }
 
 // WithSelection compares only the samples an analysis.Selection keeps,
-// here two of a profile's three threads; WithThread would add a third.
+// here two of a profile's three threads. Built from the default
+// selection, it keeps diff's charging of runtime.asyncPreempt to its
+// caller; analysis.Selection{Threads: ...} alone would not.
 func ExampleWithSelection() {
 	p := threeThreads()                     // threads a (10ms), b (20ms) and c (40ms)
 	sel := diff.DefaultSettings().Selection // keeps diff's default ToCaller

@@ -364,7 +364,7 @@ func (ck *Checker) cpu() meta.Record {
 // counted reports whether the profiles count samples besides their time
 // (a count value), so that too few of them can be told.
 func (ck *Checker) counted(sampleType string) bool {
-	_, ci, _, err := analysis.ValueIndex(ck.pooled, sampleType)
+	_, ci, _, err := pbuild.ValueIndex(ck.pooled, sampleType)
 	return err == nil && ci >= 0
 }
 

@@ -9,9 +9,8 @@
 // Check measures one profile; a Checker indexes one or more profiles once
 // (analysis.Index) and checks any number of limits on them. Several
 // profiles are runs of one program: times are means per profile, shares
-// are of all of them pooled. Which samples count is an analysis.Selection
-// (WithSelection, or DropSynthetic, Thread, Process and SampleType for one
-// field each).
+// are of all of them pooled. Which samples count is an analysis.Selection,
+// given with WithSelection.
 //
 // Results and errors are worded as perfassert's, whose assertions present
 // them ("perfassert.MaxSelfTime: ..."), and read the same when a budget
@@ -158,12 +157,12 @@ func EachMatch() Option { return optionFunc(func(c *config) { c.eachMatch = true
 // fails, so that a renamed function cannot make a budget pass vacuously.
 func AllowMissing() Option { return optionFunc(func(c *config) { c.allowMissing = true }) }
 
-// WithSelection sets which samples count (analysis.Selection: threads,
-// processes, synthetic frames, focus and ignore patterns, functions
-// charged to their callers, the sample type), replacing the whole
-// selection the options before it set. DropSynthetic, Thread, Process and
-// SampleType change one field each, and may follow it. diff.WithSelection
-// and budget rules take the same value.
+// WithSelection sets which samples count: an analysis.Selection
+// (threads, processes, synthetic frames, focus and ignore patterns,
+// functions charged to their callers, the sample type), the value
+// diff.WithSelection and budget rules take too. It is the one selection
+// option; of several, the last counts. Without it every sample counts, by
+// the profile's default sample type.
 func WithSelection(sel analysis.Selection) Option {
 	return optionFunc(func(c *config) {
 		if err := sel.Validate(); err != nil {
@@ -174,40 +173,6 @@ func WithSelection(sel analysis.Selection) Option {
 		c.sel.Processes = slices.Clone(sel.Processes)
 	})
 }
-
-// DropSynthetic removes samples whose leaf is a synthetic frame such as
-// (idle), (program) or (garbage collector) (see analysis.Synthetic), so
-// shares are of the time the program's own code ran
-// (Selection.DropSynthetic).
-func DropSynthetic() Option { return optionFunc(func(c *config) { c.sel.DropSynthetic = true }) }
-
-// Thread keeps only samples of the thread with this name or tid (labels set
-// by the loaders). Several Thread options select the union
-// (Selection.Threads).
-func Thread(nameOrTID string) Option {
-	return optionFunc(func(c *config) {
-		if nameOrTID == "" {
-			c.err = errors.New("perfassert: empty Thread selector")
-		}
-		c.sel.Threads = append(slices.Clip(c.sel.Threads), nameOrTID)
-	})
-}
-
-// Process keeps only samples of the process with this name or pid. Several
-// Process options select the union (Selection.Processes).
-func Process(nameOrPID string) Option {
-	return optionFunc(func(c *config) {
-		if nameOrPID == "" {
-			c.err = errors.New("perfassert: empty Process selector")
-		}
-		c.sel.Processes = append(slices.Clip(c.sel.Processes), nameOrPID)
-	})
-}
-
-// SampleType picks the profile value by type name ("cpu", "wall"); by
-// default the profile's default sample type, as pprof does
-// (Selection.SampleType).
-func SampleType(name string) Option { return optionFunc(func(c *config) { c.sel.SampleType = name }) }
 
 // Named names the profile in failure text (for example its file name).
 // Without it the name recorded by perfassert.Capture is used, else

@@ -22,7 +22,7 @@ func TestAllocLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, err := analysis.Functions(p, analysis.SampleType("alloc_objects"))
+	tab, err := analysis.Functions(p, analysis.Selection{SampleType: "alloc_objects"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestAllocLimits(t *testing.T) {
 	if _, err := perfassert.Check(p, "main.encode", perfassert.Limit{Quantity: perfassert.SelfTime, Time: 1}); !errors.Is(err, analysis.ErrNotTime) {
 		t.Errorf("time on a heap profile: err = %v, want ErrNotTime", err)
 	}
-	if _, err := perfassert.Check(p, "main.encode", perfassert.Limit{Quantity: perfassert.SelfAllocs, Count: 1}, perfassert.SampleType("alloc_space")); err == nil || !strings.Contains(err.Error(), "alloc_space/bytes is bytes") {
+	if _, err := perfassert.Check(p, "main.encode", perfassert.Limit{Quantity: perfassert.SelfAllocs, Count: 1}, perfassert.WithSelection(analysis.Selection{SampleType: "alloc_space"})); err == nil || !strings.Contains(err.Error(), "alloc_space/bytes is bytes") {
 		t.Errorf("objects limit on bytes: err = %v", err)
 	}
 	if _, err := perfassert.Check(p, "main.encode", perfassert.Limit{Quantity: perfassert.SelfAllocs, Count: -1}); err == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/suggest"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
@@ -408,7 +409,7 @@ func iterations(p *profile.Profile) (float64, bool) {
 // of its table (analysis.Functions); 0 when p has no count value, or no time
 // value beside it.
 func countSamples(p *profile.Profile) int64 {
-	_, ci, _, err := analysis.ValueIndex(p, "")
+	_, ci, _, err := pbuild.ValueIndex(p, "")
 	if err != nil || ci < 0 {
 		return 0
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/loaders"
 	"github.com/hotbudget/hotbudget/perfassert"
 )
@@ -84,6 +85,35 @@ func ExampleRegexp() {
 	fmt.Println(len(r.Matched), r.Time, r.Share, r.Passed)
 	// Output:
 	// 2 800ms 0.8 true
+}
+
+// WithSelection says which samples count: here a browser profile's idle
+// time is left out, so that the share is of the time the page's own code
+// ran (analysis.Selection's other fields pick threads, processes or the
+// sample type the same way).
+func ExampleWithSelection() {
+	p, err := loaders.Read(strings.NewReader(`(idle) 500
+main;parse 300
+main;render 200
+`), loaders.WithFormat(loaders.FormatFolded))
+	if err != nil {
+		panic(err)
+	}
+	limit := perfassert.Limit{Quantity: perfassert.SelfShare, Share: 0.50}
+	for _, sel := range []analysis.Selection{{}, {DropSynthetic: true}} {
+		r, err := perfassert.Check(p, "parse", limit, perfassert.WithSelection(sel))
+		if err != nil {
+			panic(err)
+		}
+		what := sel.String()
+		if sel.IsZero() {
+			what = "every sample"
+		}
+		fmt.Printf("%s: parse %.0f%%, passed %v\n", what, r.Share*100, r.Passed)
+	}
+	// Output:
+	// every sample: parse 30%, passed true
+	// without synthetic frames: parse 60%, passed false
 }
 
 // Check returns a structured result for programs such as the CLI.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/testutil"
 	"github.com/hotbudget/hotbudget/perfassert"
@@ -44,13 +45,13 @@ func TestNoGreenByAbsence(t *testing.T) {
 		}, []string{"perfassert.MatchBaseline: head: the profile has no samples (base = ", "ok.pb.gz, head = current)"}},
 		{"MatchBaseline, the thread renamed", func(ft perfassert.TestingT) bool {
 			path := testutil.WriteProfile(t, dir, "main.pb.gz", ok)
-			return perfassert.MatchBaseline(ft, path, testutil.SevenFuncs("worker", 900e6), diff.WithThread("main"))
+			return perfassert.MatchBaseline(ft, path, testutil.SevenFuncs("worker", 900e6), diff.WithSelection(analysis.Selection{Threads: []string{"main"}}))
 		}, []string{`perfassert.MatchBaseline: head: the selection (thread "main") leaves no time; the profile has thread worker (base = `}},
 		{"NoRegression, an empty head", func(ft perfassert.TestingT) bool {
 			return perfassert.NoRegression(ft, ok, testutil.TimeProfile())
 		}, []string{"perfassert.NoRegression: head: the profile has no samples (base = baseline, head = current)"}},
 		{"NoRegression, the thread renamed", func(ft perfassert.TestingT) bool {
-			return perfassert.NoRegression(ft, ok, testutil.SevenFuncs("worker", 900e6), diff.WithThread("main"))
+			return perfassert.NoRegression(ft, ok, testutil.SevenFuncs("worker", 900e6), diff.WithSelection(analysis.Selection{Threads: []string{"main"}}))
 		}, []string{`perfassert.NoRegression: head: the selection (thread "main") leaves no time; the profile has thread worker`}},
 		{"NoRegression, a negative head", func(ft perfassert.TestingT) bool {
 			return perfassert.NoRegression(ft, ok, testutil.SevenFuncs("main", -300e6))
@@ -59,7 +60,7 @@ func TestNoGreenByAbsence(t *testing.T) {
 			return perfassert.NoRegressionRuns(ft, []*profile.Profile{ok, ok}, []*profile.Profile{testutil.TimeProfile(), testutil.TimeProfile()})
 		}, []string{"perfassert.NoRegressionRuns: head (2 profiles): the profiles have no samples"}},
 		{"MaxSelfTime, the thread renamed", func(ft perfassert.TestingT) bool {
-			return perfassert.MaxSelfTime(ft, testutil.SevenFuncs("worker", 900e6), "main.f0", time.Second, perfassert.Thread("main"), perfassert.AllowMissing())
+			return perfassert.MaxSelfTime(ft, testutil.SevenFuncs("worker", 900e6), "main.f0", time.Second, perfassert.WithSelection(analysis.Selection{Threads: []string{"main"}}), perfassert.AllowMissing())
 		}, []string{`perfassert.MaxSelfTime("main.f0"): perfassert: the selection (thread "main") leaves no time; the profile has thread worker`}},
 	}
 	for _, tc := range tests {

@@ -45,9 +45,27 @@
 // samples are pooled: a sample counts once in the total even if it passes
 // through several of them. EachMatch judges each matched function alone
 // instead and reports the worst, which is how budget files read their
-// match rules. Which samples count is an analysis.Selection
-// (WithSelection, or DropSynthetic, Thread, Process and SampleType for
-// one field each), the selection diff and budget files use too.
+// match rules.
+//
+// Which samples count is an analysis.Selection, given with WithSelection,
+// the selection diff and budget files use too. Its fields choose threads
+// and processes, the sample type, and drop synthetic frames such as a
+// browser's (idle) and (program), so that shares are of the time the
+// program's own code ran:
+//
+//	perfassert.MaxSelfShare(t, p, "main.parse", 0.50,
+//		perfassert.WithSelection(analysis.Selection{DropSynthetic: true}))
+//
+// NoRegression, NoRegressionRuns, MatchBaseline and CheckRegression take
+// diff's options, and the same value with diff.WithSelection.
+//
+// Options follow one rule in the module: an option that sets a value
+// shared across packages or a setting of a computation is With + its name
+// (WithSelection here, diff.WithAlpha, loaders.WithMaxBytes); the options
+// of an assertion and of Capture are words of the test line they end
+// (Regexp, EachMatch, AllowMissing, PerIteration, SkipUnderRace, Named;
+// MinSamples, MaxDuration, Rate), as go-cmp's and goleak's are, because a
+// With before each would lengthen every assertion and say nothing more.
 //
 // A Checker indexes one or more profiles once and checks any number of
 // limits on them; Check is a Checker of one profile. Several profiles are
@@ -223,23 +241,10 @@ func EachMatch() Option { return limits.EachMatch() }
 // (limits.AllowMissing).
 func AllowMissing() Option { return limits.AllowMissing() }
 
-// WithSelection sets which samples count (limits.WithSelection).
+// WithSelection sets which samples count (limits.WithSelection): an
+// analysis.Selection, the one way to choose threads, processes, the sample
+// type, or to drop synthetic frames. Of several, the last counts.
 func WithSelection(sel analysis.Selection) Option { return limits.WithSelection(sel) }
-
-// DropSynthetic removes samples whose leaf is a synthetic frame
-// (limits.DropSynthetic).
-func DropSynthetic() Option { return limits.DropSynthetic() }
-
-// Thread keeps only samples of the thread with this name or tid
-// (limits.Thread).
-func Thread(nameOrTID string) Option { return limits.Thread(nameOrTID) }
-
-// Process keeps only samples of the process with this name or pid
-// (limits.Process).
-func Process(nameOrPID string) Option { return limits.Process(nameOrPID) }
-
-// SampleType picks the profile value by type name (limits.SampleType).
-func SampleType(name string) Option { return limits.SampleType(name) }
 
 // Named names the profile in failure text (limits.Named).
 func Named(name string) Option { return limits.Named(name) }

@@ -225,9 +225,9 @@ func TestAdaptersReportFailureText(t *testing.T) {
 		{
 			name: "an empty thread selector is a programming error",
 			run: func(t perfassert.TestingT) bool {
-				return perfassert.MaxTotalShare(t, p, "main.busy", 1, perfassert.Thread(""))
+				return perfassert.MaxTotalShare(t, p, "main.busy", 1, perfassert.WithSelection(analysis.Selection{Threads: []string{""}}))
 			},
-			wants: []string{"empty Thread selector"},
+			wants: []string{"perfassert.MaxTotalShare(\"main.busy\"): perfassert: empty thread name or tid in the selection"},
 		},
 		{
 			name: "a nil profile fails",
@@ -316,7 +316,7 @@ func TestNeverPassesVacuously(t *testing.T) {
 			t.Fatal("passed on an empty profile")
 		}
 		// Selection that leaves nothing is the same.
-		if perfassert.MaxSelfTime(ft, load(t, handFolded), "main.busy", time.Second, perfassert.AllowMissing(), perfassert.Thread("nope")) {
+		if perfassert.MaxSelfTime(ft, load(t, handFolded), "main.busy", time.Second, perfassert.AllowMissing(), perfassert.WithSelection(analysis.Selection{Threads: []string{"nope"}})) {
 			t.Fatal("passed on an empty profile")
 		}
 		if !strings.Contains(ft.text(), "the profile has no samples") {
@@ -365,11 +365,11 @@ func TestThreadAndProcessSelection(t *testing.T) {
 		wantShare float64
 	}{
 		{"everything", nil, 40 * ms, 0.4},
-		{"thread by name", []perfassert.Option{perfassert.Thread("worker")}, 10 * ms, 1},
-		{"thread by tid", []perfassert.Option{perfassert.Thread("1")}, 30 * ms, 0.3333333333333333},
-		{"union of threads", []perfassert.Option{perfassert.Thread("1"), perfassert.Thread("worker")}, 40 * ms, 0.4},
-		{"process by pid", []perfassert.Option{perfassert.Process("7")}, 40 * ms, 1},
-		{"synthetic frames dropped from the total", []perfassert.Option{perfassert.DropSynthetic()}, 40 * ms, 1},
+		{"thread by name", []perfassert.Option{perfassert.WithSelection(analysis.Selection{Threads: []string{"worker"}})}, 10 * ms, 1},
+		{"thread by tid", []perfassert.Option{perfassert.WithSelection(analysis.Selection{Threads: []string{"1"}})}, 30 * ms, 0.3333333333333333},
+		{"union of threads", []perfassert.Option{perfassert.WithSelection(analysis.Selection{Threads: []string{"1", "worker"}})}, 40 * ms, 0.4},
+		{"process by pid", []perfassert.Option{perfassert.WithSelection(analysis.Selection{Processes: []string{"7"}})}, 40 * ms, 1},
+		{"synthetic frames dropped from the total", []perfassert.Option{perfassert.WithSelection(analysis.Selection{DropSynthetic: true})}, 40 * ms, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -383,7 +383,7 @@ func TestThreadAndProcessSelection(t *testing.T) {
 		})
 	}
 	// A process with none of the function's samples: the selector misses.
-	r, err := perfassert.Check(p, "work", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}, perfassert.Process("8"))
+	r, err := perfassert.Check(p, "work", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}, perfassert.WithSelection(analysis.Selection{Processes: []string{"8"}}))
 	if err != nil || !r.Missing || r.Passed {
 		t.Errorf("process 8: err %v missing %v passed %v", err, r.Missing, r.Passed)
 	}
@@ -542,7 +542,7 @@ func TestNonTimeProfileIsAnError(t *testing.T) {
 	if !errors.Is(err, analysis.ErrNotTime) {
 		t.Errorf("err = %v, want analysis.ErrNotTime", err)
 	}
-	_, err = perfassert.Check(load(t, handFolded), "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}, perfassert.SampleType("alloc_space"))
+	_, err = perfassert.Check(load(t, handFolded), "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}, perfassert.WithSelection(analysis.Selection{SampleType: "alloc_space"}))
 	if err == nil || !strings.Contains(err.Error(), `no sample type "alloc_space"`) {
 		t.Errorf("err = %v", err)
 	}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
 // Which samples are a capture's: the stacks under its run loop, split by
@@ -24,7 +24,7 @@ import (
 // analysis.Functions reads), which is that table's Total. ok is false when
 // p has no time value or a sample lacks it (Functions fails on those).
 func splitRound(p *profile.Profile, active []*session) (sampled time.Duration, ok bool) {
-	ti, _, toNanos, err := analysis.ValueIndex(p, "")
+	ti, _, toNanos, err := pbuild.ValueIndex(p, "")
 	ok = err == nil
 	byID := make(map[string]*session, len(active))
 	mine := make(map[string]*profile.Profile, len(active))

@@ -33,8 +33,8 @@ func TestLoadIndexEqualsLoad(t *testing.T) {
 		if format, _ := loaders.DetectFile(f); format == loaders.FormatPprof {
 			pprofs++
 		}
-		got, gerr := x.Table(analysis.DropSynthetic())
-		want, werr := analysis.Functions(p, analysis.DropSynthetic())
+		got, gerr := x.Table(analysis.Selection{DropSynthetic: true})
+		want, werr := analysis.Functions(p, analysis.Selection{DropSynthetic: true})
 		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: LoadIndex's table differs from Functions'", f)
 		}

@@ -16,7 +16,7 @@ import (
 // report warning. A library message reworded without its phrase here
 // fails this test.
 func TestOptionFlags(t *testing.T) {
-	goOption := regexp.MustCompile(`diff\.With\w+\(`) // a call; "(diff.WithRename)" names the option beside the flag
+	goOption := regexp.MustCompile(`\b(diff|limits|perfassert)\.With\w+\(|analysis\.Selection`) // a call; "(diff.WithRename)" names the option beside the flag
 	dir := t.TempDir()
 	var base, head []string
 	for r := range 5 {
@@ -67,6 +67,12 @@ func TestOptionFlags(t *testing.T) {
 			"take more runs, or use the default model (WithAssumption(AssumeModel), --assume model)"},
 		{[]string{"diff", renamed("base"), "--", renamed("head")},
 			`if it was renamed, --rename 'main.f05=main.g"05' (diff.WithRename) judges them as one function`},
+		// The selection is analysis.Selection in Go, the selection flags
+		// here: its messages name neither.
+		{[]string{"diff", "--thread", "nobody", filepath.Join(regress, "base-1.pb.gz"), "--", filepath.Join(regress, "head-1.pb.gz")},
+			`the selection (thread "nobody") leaves no time; the profile has samples without process or thread labels`},
+		{[]string{"diff", "--thread", "", filepath.Join(regress, "base-1.pb.gz"), "--", filepath.Join(regress, "head-1.pb.gz")},
+			"--thread, --pid: empty thread name or tid in the selection"},
 	} {
 		r := runCLI(t, cliCase{args: tc.args})
 		out := r.stdout + r.stderr

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/loaders"
 )
@@ -30,7 +31,7 @@ func Example() {
 		return
 	}
 	fmt.Printf("sampling period: base %v, head %v\n", time.Duration(base.Period), time.Duration(head.Period))
-	r, err := diff.Compare([]*profile.Profile{base}, []*profile.Profile{head}, diff.WithDropSynthetic())
+	r, err := diff.Compare([]*profile.Profile{base}, []*profile.Profile{head}, diff.WithSelection(analysis.Selection{DropSynthetic: true}))
 	if err != nil {
 		fmt.Println(err)
 		return

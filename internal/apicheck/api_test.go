@@ -445,3 +445,75 @@ func (hidden) Exported() {}
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestOptionNames checks the rule the README states for option names on
+// the recorded surface (TestAPI keeps it equal to the sources): in the
+// packages whose options set a setting of a computation, every function
+// that returns an option is With or Without + the setting; in perfassert
+// and limits, whose options are words of an assertion or a capture, none
+// is, but WithSelection, the one selection option, which is named alike
+// in every package that takes an analysis.Selection.
+func TestOptionNames(t *testing.T) {
+	data, err := os.ReadFile(apiFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := optionNameViolations(string(data))
+	for _, v := range bad {
+		t.Error(v)
+	}
+	// The rule must have something to check: the file lists options.
+	if n := strings.Count(string(data), "Option\n"); n < 20 {
+		t.Errorf("only %d option functions in %s", n, apiFile)
+	}
+}
+
+// optionNameViolations lists the lines of an API file whose option
+// function breaks the naming rule, with why.
+func optionNameViolations(api string) []string {
+	words := map[string]bool{module + "/perfassert": true, module + "/limits": true}
+	var bad []string
+	for _, l := range strings.Split(api, "\n") {
+		pkg, decl, ok := strings.Cut(strings.TrimPrefix(l, "pkg "), ", func ")
+		if !ok || !strings.HasSuffix(decl, "Option") {
+			continue
+		}
+		name, _, _ := strings.Cut(decl, "(")
+		with := strings.HasPrefix(name, "With")
+		switch {
+		case name == "WithSelection":
+		case words[pkg] && with:
+			bad = append(bad, l+": an assertion's option is a word of the test line, not With...")
+		case !words[pkg] && !with:
+			bad = append(bad, l+": an option that sets a setting is With... or Without...")
+		}
+	}
+	return bad
+}
+
+// TestOptionNameRule: the rule's check on lines written out by hand.
+func TestOptionNameRule(t *testing.T) {
+	api := strings.Join([]string{
+		"pkg " + module + "/diff, func WithAlpha(float64) Option",
+		"pkg " + module + "/diff, func WithoutHeadline() Option",
+		"pkg " + module + "/diff, func WithSelection(analysis.Selection) Option",
+		"pkg " + module + "/diff, func Alpha(float64) Option",
+		"pkg " + module + "/loaders, func Format(Format) Option",
+		"pkg " + module + "/perfassert, func PerIteration() Option",
+		"pkg " + module + "/perfassert, func MinSamples(int) CaptureOption",
+		"pkg " + module + "/perfassert, func WithSelection(analysis.Selection) Option",
+		"pkg " + module + "/perfassert, func WithRegexp() Option",
+		"pkg " + module + "/limits, func WithNamed(string) Option",
+		"pkg " + module + "/diff, func Compare([]*profile.Profile, []*profile.Profile, ...Option) (*Report, error)",
+	}, "\n")
+	got := optionNameViolations(api)
+	var names []string
+	for _, l := range got {
+		_, decl, _ := strings.Cut(l, ", func ")
+		name, _, _ := strings.Cut(decl, "(")
+		names = append(names, name)
+	}
+	if want := []string{"Alpha", "Format", "WithRegexp", "WithNamed"}; !slices.Equal(names, want) {
+		t.Errorf("violations %q, want %q", names, want)
+	}
+}

@@ -18,7 +18,7 @@ func ExampleParse() {
 	if err != nil {
 		panic(err)
 	}
-	tab, err := analysis.Functions(p, analysis.Thread("main thread"))
+	tab, err := analysis.Functions(p, analysis.Selection{Threads: []string{"main thread"}})
 	if err != nil {
 		panic(err)
 	}

@@ -149,7 +149,7 @@ func TestProfilesAreThreads(t *testing.T) {
 	p := parseFile(t, filepath.Join(corpus, "two-sampled.speedscope.json"))
 	s := time.Second
 	for _, name := range []string{"one", "two"} {
-		got, _ := rows(t, p, analysis.Thread(name))
+		got, _ := rows(t, p, analysis.Selection{Threads: []string{name}})
 		checkRows(t, got, map[string]row{
 			"a": {0, 14 * s, 0, 5},
 			"b": {5 * s, 14 * s, 1, 5},

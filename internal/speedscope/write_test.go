@@ -86,7 +86,7 @@ func TestRoundTripSpeedscope(t *testing.T) {
 			q := roundTrip(t, parseFile(t, filepath.Join(corpus, name)))
 			if name == "two-sampled.speedscope.json" {
 				// Profiles stay apart.
-				got, _ := rows(t, q, analysis.Thread("two"))
+				got, _ := rows(t, q, analysis.Selection{Threads: []string{"two"}})
 				if got["b"].total != 14*time.Second {
 					t.Errorf("thread two: total b = %v, want 14s", got["b"].total)
 				}
@@ -149,7 +149,7 @@ func TestWriteGolden(t *testing.T) {
 		thread string
 		total  time.Duration
 	}{{"main", 40 * ms}, {"pid 1 tid 7", 20 * ms}, {"all", 5 * ms}} {
-		_, tab := rows(t, q, analysis.Thread(tc.thread))
+		_, tab := rows(t, q, analysis.Selection{Threads: []string{tc.thread}})
 		if tab.Total != tc.total {
 			t.Errorf("thread %q: total %v, want %v", tc.thread, tab.Total, tc.total)
 		}

@@ -47,6 +47,7 @@ func (d *data) injectSets() []injectSet {
 func meanShares(ps []*profile.Profile) (map[string]float64, error) {
 	sum := map[string]float64{}
 	bad := map[string]bool{}
+	synthetic := analysis.Synthetic()
 	for _, p := range ps {
 		t, err := analysis.Functions(p)
 		if err != nil {
@@ -54,7 +55,7 @@ func meanShares(ps []*profile.Profile) (map[string]float64, error) {
 		}
 		seen := map[string]bool{}
 		for _, f := range t.Functions {
-			if seen[f.Name] || analysis.IsSynthetic(f.Name) {
+			if seen[f.Name] || slices.Contains(synthetic, f.Name) {
 				bad[f.Name] = true
 			}
 			seen[f.Name] = true
