@@ -82,7 +82,7 @@ func (s *engine) headline(b, h *side) Headline {
 			work[j] = 1
 		}
 	case s.Mode == PerAnchor:
-		hl.Reason = "per-op mode with an anchor measures functions against the anchor's time; declare equal work with --same-work to judge the time per run"
+		hl.Reason = "per-op mode with an anchor measures functions against the anchor's time; declare equal work with diff.WithSameWork() to judge the time per run"
 	case known && len(units) == 1:
 		hl.Judged = true
 		for u := range units {
@@ -94,7 +94,7 @@ func (s *engine) headline(b, h *side) Headline {
 	case known:
 		hl.Reason = "the two sides count work in different units"
 	default:
-		hl.Reason = "the work per run is unknown; pass --same-work (WithSameWork) when every run did the same work, or record work per run (perfassert.Capture, hotbudget record)"
+		hl.Reason = "the work per run is unknown; pass diff.WithSameWork() when every run did the same work, or record work per run (perfassert.Capture, hotbudget record)"
 	}
 	if !hl.Judged {
 		hl.Per = "run"

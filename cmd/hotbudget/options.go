@@ -17,6 +17,8 @@ var optionFlags = strings.NewReplacer(
 	"(diff.WithKey(diff.KeyName))", "(--key name)",
 	`gate every function with diff.WithGate(regexp.MustCompile(".")))`, "gate every function with --gate '.')",
 	"(diff.WithAssumption(diff.AssumeModel))", "(WithAssumption(AssumeModel), --assume model)",
+	"declare equal work with diff.WithSameWork() to judge", "declare equal work with --same-work to judge",
+	"pass diff.WithSameWork() when every run did the same work", "pass --same-work (WithSameWork) when every run did the same work",
 )
 
 // renameOption is diff's suggestion of a rename, its names quoted as Go

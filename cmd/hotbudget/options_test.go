@@ -67,6 +67,10 @@ func TestOptionFlags(t *testing.T) {
 			"take more runs, or use the default model (WithAssumption(AssumeModel), --assume model)"},
 		{[]string{"diff", renamed("base"), "--", renamed("head")},
 			`if it was renamed, --rename 'main.f05=main.g"05' (diff.WithRename) judges them as one function`},
+		{[]string{"diff", filepath.Join(regress, "base-*.pb.gz"), "--", filepath.Join(regress, "head-*.pb.gz")},
+			"the work per run is unknown; pass --same-work (WithSameWork) when every run did the same work"},
+		{[]string{"diff", "--mode", "per-op", "--anchor", "main.main", filepath.Join(regress, "base-*.pb.gz"), "--", filepath.Join(regress, "head-*.pb.gz")},
+			"declare equal work with --same-work to judge the time per run"},
 		// The selection is analysis.Selection in Go, the selection flags
 		// here: its messages name neither.
 		{[]string{"diff", "--thread", "nobody", filepath.Join(regress, "base-1.pb.gz"), "--", filepath.Join(regress, "head-1.pb.gz")},
