@@ -1,4 +1,4 @@
-package analysis
+package analysis_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/synth"
 	"github.com/hotbudget/hotbudget/loaders"
@@ -68,24 +69,24 @@ func TestFunctionsEqualsReference(t *testing.T) {
 		return "none"
 	}
 	for name, p := range inputs {
-		optSets := [][]Option{
+		optSets := [][]analysis.Option{
 			nil,
-			{DropSynthetic()},
-			{Thread(thread(p))},
-			{Thread(thread(p)), Thread("nobody"), DropSynthetic()},
-			{Process("7787"), Process("Renderer")},
-			{Focus(regexp.MustCompile(`a`))},
-			{Ignore(regexp.MustCompile(`^runtime\.|e$`))},
-			{Focus(regexp.MustCompile(`o`)), Ignore(regexp.MustCompile(`x`)), DropSynthetic()},
-			{SampleType("cpu")},
-			{SampleType("samples")},
-			{SampleType("0")},
-			{SampleType("7")},
-			{SampleType("nothing")},
+			{analysis.DropSynthetic()},
+			{analysis.Thread(thread(p))},
+			{analysis.Thread(thread(p)), analysis.Thread("nobody"), analysis.DropSynthetic()},
+			{analysis.Process("7787"), analysis.Process("Renderer")},
+			{analysis.Focus(regexp.MustCompile(`a`))},
+			{analysis.Ignore(regexp.MustCompile(`^runtime\.|e$`))},
+			{analysis.Focus(regexp.MustCompile(`o`)), analysis.Ignore(regexp.MustCompile(`x`)), analysis.DropSynthetic()},
+			{analysis.SampleType("cpu")},
+			{analysis.SampleType("samples")},
+			{analysis.SampleType("0")},
+			{analysis.SampleType("7")},
+			{analysis.SampleType("nothing")},
 		}
 		for i, opts := range optSets {
-			want, werr := referenceFunctions(p, opts...)
-			got, gerr := Functions(p, opts...)
+			want, werr := analysis.ReferenceFunctions(p, opts...)
+			got, gerr := analysis.Functions(p, opts...)
 			if fmt.Sprint(werr) != fmt.Sprint(gerr) {
 				t.Errorf("%s, options %d: error %v, want %v", name, i, gerr, werr)
 				continue
@@ -100,7 +101,7 @@ func TestFunctionsEqualsReference(t *testing.T) {
 	}
 }
 
-func head(t *Table) Table {
+func head(t *analysis.Table) analysis.Table {
 	c := *t
 	if len(c.Functions) > 3 {
 		c.Functions = c.Functions[:3]
