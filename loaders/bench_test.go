@@ -49,3 +49,21 @@ func BenchmarkReadFolded(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadIndex reads the same profile through ReadIndex: detection,
+// gunzip, the decoder's checks and budget, and the Index built straight
+// from the bytes, without pprof's parser; set it against ReadPprof.
+func BenchmarkReadIndex(b *testing.B) {
+	var buf bytes.Buffer
+	if err := synth.Profile(synth.Big).Write(&buf); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ReadIndex(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
