@@ -7,6 +7,7 @@ import (
 	"github.com/hotbudget/hotbudget/internal/index"
 	"github.com/hotbudget/hotbudget/internal/membudget"
 	"github.com/hotbudget/hotbudget/internal/synth"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // BenchmarkReadChecked reads the speed goals' big profile (50,000
@@ -22,10 +23,14 @@ func BenchmarkReadChecked(b *testing.B) {
 	}
 	data := buf.Bytes()
 	b.SetBytes(int64(len(data)))
+	start := testutil.CPUTime()
 	for b.Loop() {
 		r := index.Reader{Limit: 1 << 30, Meter: membudget.ForLimit(1 << 30)}
 		if _, _, err := r.Read(bytes.NewReader(data)); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if used := testutil.CPUTime() - start; used > 0 {
+		b.ReportMetric(float64(used)/float64(b.N), "cpu-ns/op")
 	}
 }
