@@ -22,8 +22,8 @@ import (
 // nested message, which pprof's parser refuses, stops being counted where
 // it goes wrong). The Meter is checked after every read, so that a
 // profile of millions of tiny elements is refused from its first
-// megabytes. With Index set, the same walk over the fields then decodes
-// the whole message into an Index.
+// megabytes. With Index set, the whole message, once it has passed,
+// is then decoded into an Index with the same wire reader.
 type Reader struct {
 	Limit int64            // longest top-level field accepted; 0: any
 	Meter *membudget.Meter // charged when not nil
@@ -94,15 +94,31 @@ func (rd Reader) Read(r io.Reader) ([]byte, *Index, error) {
 	}
 	// The Index is decoded once the whole message has passed the checks
 	// and the budget, so that what is refused never takes its memory.
-	d := scanner{d: new(decoder)}
-	if _, err := d.scan(data, 0); err != nil || d.derr != nil {
-		return data, nil, nil
-	}
-	x, err := d.d.finish(data)
+	x, err := decode(data)
 	if err != nil {
 		return data, nil, nil
 	}
 	return data, x, nil
+}
+
+// decode decodes a whole Profile message, whose framing the scanner
+// checked, into an Index.
+func decode(data []byte) (*Index, error) {
+	if uint64(len(data)) > math.MaxUint32 {
+		return nil, errTooLarge
+	}
+	d := new(decoder)
+	for b := data; len(b) > 0; {
+		num, typ, u, fd, rest, err := field(b)
+		if err != nil {
+			return nil, err
+		}
+		if err := d.topField(num, typ, u, fd, uint32(len(data)-len(fd)-len(rest))); err != nil {
+			return nil, err
+		}
+		b = rest
+	}
+	return d.finish(data)
 }
 
 // LooksLikeProfile reports whether head, the first bytes of a file,
@@ -123,9 +139,6 @@ type scanner struct {
 	// The field whose key was read but which is not whole yet: its key
 	// is counted once.
 	keyedAt int64
-
-	d    *decoder // nil: no Index
-	derr error    // why the Index cannot be built
 }
 
 // profileWireTypes are the wire types pprof's decoder accepts for the
@@ -186,16 +199,15 @@ func (s *scanner) scan(b []byte, off int64) (int, error) {
 			s.keyedAt = at + 1
 		}
 		body := rest[kn:]
-		var u uint64
 		var fd []byte
 		var size int
 		switch typ {
 		case wireVarint:
-			v, n, err := topVarint(body, at+int64(kn))
+			_, n, err := topVarint(body, at+int64(kn))
 			if err != nil || n == 0 {
 				return done, err
 			}
-			u, size = v, kn+n
+			size = kn + n
 		case wire64, wire32:
 			w := 8
 			if typ == wire32 {
@@ -223,14 +235,6 @@ func (s *scanner) scan(b []byte, off int64) (int, error) {
 		s.keyedAt = 0
 		if s.meter != nil {
 			charge(s.meter, int(num), typ, fd)
-		}
-		if s.d != nil && s.derr == nil {
-			fdOff := at + int64(size-len(fd))
-			if fdOff+int64(len(fd)) > math.MaxUint32 {
-				s.derr = errTooLarge
-			} else {
-				s.derr = s.d.topField(int(num), typ, u, fd, uint32(fdOff))
-			}
 		}
 		done += size
 	}
