@@ -37,8 +37,11 @@ type Reader struct {
 // what is wrong. The error is a refusal (framing, Limit, Meter) or r's.
 //
 // The bytes are read into chunks that each end with a whole field, so
-// that every field can be decoded where it lies and nothing is copied
-// while the chunks grow; they are joined once at the end.
+// that every field is checked and charged where it lies and nothing but
+// the field in progress is copied while the chunks grow; they are joined
+// once at the end. A field is charged when it has arrived whole, never
+// on the length it claims, so a long string is not counted before it is
+// read and a claim that the input does not back costs nothing.
 func (rd Reader) Read(r io.Reader) ([]byte, *Index, error) {
 	s := scanner{limit: rd.Limit, meter: rd.Meter}
 	size := 64 << 10
