@@ -21,9 +21,10 @@
 // Functions is built on an Index: the profile turned once into dense
 // integer tables (functions, frames, stacks with their distinct functions,
 // samples with their label sets), from which a Table under any selection
-// is one pass over integer arrays. Build an Index with NewIndex, or with
-// ParseIndex straight from a Go profile's bytes without a
-// *profile.Profile, when one profile is asked for several tables.
+// is one pass over integer arrays. loaders.LoadIndex reads a file of any
+// format into an Index (a Go profile decoded straight into it, without a
+// *profile.Profile), and NewIndex indexes a *profile.Profile; build one
+// when a profile is asked for several tables.
 //
 // Heap and allocation profiles (Go's alloc_objects, alloc_space,
 // inuse_objects and inuse_space; V8's sampling heap profiles) give bytes or

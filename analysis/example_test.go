@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -65,32 +64,6 @@ main;render 50
 	// Output:
 	// lex: total 40ms of 90ms
 	// lex: total 10ms of 90ms
-}
-
-// ParseIndex reads a Go profile (pprof's protobuf, gzipped or not) on a
-// fast path that never builds a *profile.Profile.
-func ExampleParseIndex() {
-	data, err := os.ReadFile("../testdata/pprof/busy.pb.gz")
-	if err != nil {
-		log.Fatal(err)
-	}
-	x, err := analysis.ParseIndex(data)
-	if err != nil {
-		log.Fatal(err)
-	}
-	t, err := x.Table()
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(t.SampleType, "every", t.Period)
-	for _, name := range []string{"main.parseRecords", "main.renderReport"} {
-		f := t.Find(name)[0]
-		fmt.Printf("%s total %v\n", name, f.Total)
-	}
-	// Output:
-	// cpu/nanoseconds every 10ms
-	// main.parseRecords total 990ms
-	// main.renderReport total 480ms
 }
 
 // mustIndex reads a profile in one of the text formats the loaders know

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/index"
+	"github.com/hotbudget/hotbudget/internal/indexload"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
@@ -49,23 +50,8 @@ func NewIndex(p *profile.Profile) (*Index, error) {
 	return &Index{x: x}, nil
 }
 
-// ParseIndex indexes a profile in pprof's protobuf encoding, gzip-compressed
-// or not, straight from its bytes: it never builds a *profile.Profile, and
-// is several times faster than profile.Parse alone. The Index equals
-// NewIndex's of the profile profile.ParseData returns. Input that
-// profile.ParseData would reject, and pprof's legacy text and binary
-// formats, give an error: read those with the loaders package and NewIndex.
-// Sample values are held to NewIndex's rule: none negative, no total past
-// int64.
-func ParseIndex(data []byte) (*Index, error) {
-	x, err := index.Decode(data)
-	if err != nil {
-		return nil, err
-	}
-	if err := x.CheckValues(); err != nil {
-		return nil, err
-	}
-	return &Index{x: x}, nil
+func init() {
+	indexload.Wrap = func(x *index.Index) any { return &Index{x: x} }
 }
 
 // Runs returns one Index per run of a profile that holds several runs of

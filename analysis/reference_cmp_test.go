@@ -1,4 +1,4 @@
-package analysis
+package analysis_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/synth"
 	"github.com/hotbudget/hotbudget/loaders"
@@ -68,7 +69,7 @@ func TestFunctionsEqualsReference(t *testing.T) {
 		return "none"
 	}
 	for name, p := range inputs {
-		sels := []Selection{
+		sels := []analysis.Selection{
 			{},
 			{DropSynthetic: true},
 			{Threads: []string{thread(p)}},
@@ -84,8 +85,8 @@ func TestFunctionsEqualsReference(t *testing.T) {
 			{SampleType: "nothing"},
 		}
 		for i, sel := range sels {
-			want, werr := referenceFunctions(p, sel)
-			got, gerr := Functions(p, sel)
+			want, werr := analysis.ReferenceFunctions(p, sel)
+			got, gerr := analysis.Functions(p, sel)
 			if fmt.Sprint(werr) != fmt.Sprint(gerr) {
 				t.Errorf("%s, selection %d (%s): error %v, want %v", name, i, sel, gerr, werr)
 				continue
@@ -100,7 +101,7 @@ func TestFunctionsEqualsReference(t *testing.T) {
 	}
 }
 
-func head(t *Table) Table {
+func head(t *analysis.Table) analysis.Table {
 	c := *t
 	if len(c.Functions) > 3 {
 		c.Functions = c.Functions[:3]

@@ -8,6 +8,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/testutil"
+	"github.com/hotbudget/hotbudget/loaders"
 )
 
 // TestIndexRefusesValuesItCannotSum: both ways to an Index (a profile in
@@ -37,8 +38,8 @@ func TestIndexRefusesValuesItCannotSum(t *testing.T) {
 			if err := tc.p.Write(&buf); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := analysis.ParseIndex(buf.Bytes()); err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("ParseIndex: %v, want %q", err, tc.want)
+			if _, err := loaders.ReadIndex(&buf); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("loaders.ReadIndex: %v, want %q", err, tc.want)
 			}
 			if _, err := analysis.Functions(tc.p); err == nil {
 				t.Error("Functions summed the profile")

@@ -171,8 +171,8 @@ func CompareEach(pairs []Pair, opts ...Option) ([]*Report, error) {
 }
 
 // CompareIndex is Compare for profiles already indexed (analysis.NewIndex,
-// or analysis.ParseIndex straight from a Go profile's bytes, which spares
-// building a *profile.Profile): the same verdicts, from the same tables.
+// or loaders.LoadIndex, which reads a Go profile straight into an Index
+// without building a *profile.Profile): the same verdicts, from the same tables.
 // An Index of a profile holding several labelled runs counts as its runs
 // (analysis.Index.Runs). The indexes are not modified.
 func CompareIndex(base, head []*analysis.Index, opts ...Option) (*Report, error) {

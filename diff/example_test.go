@@ -2,7 +2,6 @@ package diff_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -45,19 +44,15 @@ func ExampleCompare() {
 	// fails the gate: true
 }
 
-// CompareIndex judges profiles already indexed: analysis.ParseIndex reads
-// a Go profile straight from its bytes, without a *profile.Profile, which
+// CompareIndex judges profiles already indexed: loaders.LoadIndex reads
+// a Go profile straight into an Index, without a *profile.Profile, which
 // is how hotbudget diff reads large profiles.
 func ExampleCompareIndex() {
 	index := func(pattern string) []*analysis.Index {
 		files, _ := filepath.Glob(pattern)
 		var xs []*analysis.Index
 		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				panic(err)
-			}
-			x, err := analysis.ParseIndex(data)
+			x, err := loaders.LoadIndex(f)
 			if err != nil {
 				panic(err)
 			}

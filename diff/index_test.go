@@ -3,7 +3,6 @@ package diff_test
 import (
 	"bytes"
 	"math"
-	"os"
 	"strconv"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/loaders"
 )
 
 // reportJSON is r's JSON report, the whole of what it says.
@@ -23,17 +23,13 @@ func reportJSON(t *testing.T, r *diff.Report) string {
 	return b.String()
 }
 
-// parseIndexes indexes the files matching pattern straight from their
-// bytes, as the CLI does.
+// parseIndexes indexes the files matching pattern with loaders.LoadIndex,
+// as the CLI does.
 func parseIndexes(t *testing.T, pattern string) []*analysis.Index {
 	t.Helper()
 	var xs []*analysis.Index
 	for _, f := range glob(t, pattern) {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		x, err := analysis.ParseIndex(data)
+		x, err := loaders.LoadIndex(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +88,7 @@ func TestCompareIndexEqualsCompare(t *testing.T) {
 		if err := merged.Write(&buf); err != nil {
 			t.Fatal(err)
 		}
-		mx, err := analysis.ParseIndex(buf.Bytes())
+		mx, err := loaders.ReadIndex(&buf)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,8 +5,10 @@ import (
 	"compress/gzip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hotbudget/hotbudget/internal/synth"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // BenchmarkReadPprof reads the speed goals' big profile (50,000 functions,
@@ -19,11 +21,13 @@ func BenchmarkReadPprof(b *testing.B) {
 	}
 	data := buf.Bytes()
 	b.SetBytes(int64(len(data)))
+	start := testutil.CPUTime()
 	for b.Loop() {
 		if _, err := Read(bytes.NewReader(data)); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, start)
 }
 
 // BenchmarkReadFolded reads 200,000 folded stacks, gzipped, through Read:
@@ -43,9 +47,40 @@ func BenchmarkReadFolded(b *testing.B) {
 	zw.Close()
 	data := buf.Bytes()
 	b.SetBytes(int64(len(data)))
+	start := testutil.CPUTime()
 	for b.Loop() {
 		if _, err := Read(bytes.NewReader(data)); err != nil {
 			b.Fatal(err)
 		}
+	}
+	reportCPU(b, start)
+}
+
+// BenchmarkReadIndex reads the same profile through ReadIndex: detection,
+// gunzip, the decoder's checks and budget, and the Index built straight
+// from the bytes, without pprof's parser; set it against ReadPprof.
+func BenchmarkReadIndex(b *testing.B) {
+	var buf bytes.Buffer
+	if err := synth.Profile(synth.Big).Write(&buf); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	start := testutil.CPUTime()
+	for b.Loop() {
+		if _, err := ReadIndex(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, start)
+}
+
+// reportCPU reports cpu-ns/op, the user and system time of all threads
+// since start per op, which a machine busy with other work inflates less
+// than wall time.
+func reportCPU(b *testing.B, start time.Duration) {
+	if used := testutil.CPUTime() - start; used > 0 {
+		b.ReportMetric(float64(used)/float64(b.N), "cpu-ns/op")
 	}
 }

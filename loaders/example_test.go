@@ -62,3 +62,26 @@ func ExampleLoad() {
 	// Output:
 	// cpuprofile cpu 0 warnings
 }
+
+// LoadIndex reads a Go profile (pprof's protobuf, gzipped or not) on a
+// fast path that never builds a *profile.Profile, and any other format
+// through its loader.
+func ExampleLoadIndex() {
+	x, err := loaders.LoadIndex("../testdata/pprof/busy.pb.gz")
+	if err != nil {
+		log.Fatal(err)
+	}
+	t, err := x.Table()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(t.SampleType, "every", t.Period)
+	for _, name := range []string{"main.parseRecords", "main.renderReport"} {
+		f := t.Find(name)[0]
+		fmt.Printf("%s total %v\n", name, f.Total)
+	}
+	// Output:
+	// cpu/nanoseconds every 10ms
+	// main.parseRecords total 990ms
+	// main.renderReport total 480ms
+}

@@ -33,8 +33,7 @@ var ErrTooLarge = membudget.ErrTooLarge
 // MaxBytes returns the limit on decompressed input that Read applies with
 // opts: WithMaxBytes, else HOTBUDGET_MAX_BYTES, else DefaultMaxBytes;
 // math.MaxInt64 when there is none. The error names a malformed
-// HOTBUDGET_MAX_BYTES. A reader that bypasses Read (such as
-// analysis.ParseIndex, which has its own fixed bound) checks it here.
+// HOTBUDGET_MAX_BYTES.
 func MaxBytes(opts ...Option) (int64, error) {
 	var c config
 	for _, o := range opts {
@@ -206,13 +205,6 @@ func looksLegacyCPU(b []byte) bool {
 		}
 	}
 	return false
-}
-
-// looksProtobuf reports whether head, the start of a file, reads as the
-// top-level fields of a pprof Profile message.
-func looksProtobuf(head []byte) bool {
-	w := membudget.NewPprofWalker(0, nil)
-	return w.Feed(head) == nil && w.Fields() > 0
 }
 
 // checker follows a format's bytes as they are read.

@@ -3,12 +3,15 @@ package loaders
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 )
 
 const corpus = "../testdata/corpus/"
@@ -188,7 +191,8 @@ func TestFormatFromPath(t *testing.T) {
 }
 
 // FuzzRead feeds arbitrary bytes through detection and every parser: no
-// input may panic or hang.
+// input may panic or hang. ReadIndex gives Read's error, or the Index of
+// Read's profile (a pprof protobuf taking the decoder's fast path).
 func FuzzRead(f *testing.F) {
 	for _, name := range []string{
 		"pprof/simple.prof", "pprof/sample.cpu", "cpuprofile/simple.cpuprofile",
@@ -210,6 +214,16 @@ func FuzzRead(f *testing.F) {
 		if err == nil {
 			if err := p.CheckValid(); err != nil {
 				t.Fatalf("Read returned an invalid profile: %v", err)
+			}
+		}
+		x, xerr := ReadIndex(bytes.NewReader(b))
+		if fmt.Sprint(xerr) != fmt.Sprint(err) {
+			t.Fatalf("ReadIndex: %v; Read: %v", xerr, err)
+		}
+		if err == nil {
+			want, werr := analysis.NewIndex(p)
+			if werr != nil || !reflect.DeepEqual(x, want) {
+				t.Fatalf("ReadIndex's Index differs from NewIndex's of Read's profile (%v)", werr)
 			}
 		}
 	})

@@ -18,7 +18,6 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
-	"github.com/hotbudget/hotbudget/internal/index"
 	"github.com/hotbudget/hotbudget/internal/membudget"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
@@ -284,15 +283,11 @@ func (c *cli) load(cmd, path string, opts ...loaders.Option) (*profile.Profile, 
 	return p, nil
 }
 
-// loadIndex reads and indexes a profile and prints its loader warnings to
-// stderr. Go profiles in pprof's protobuf encoding take the fast path of
-// analysis.ParseIndex; every other input, any pprof file ParseIndex
-// refuses, and every input when the loaders' limit on decompressed input
-// is below ParseIndex's own (index.MaxDecoded), goes through loaders.Load
-// and analysis.NewIndex, so the result and the errors are those of the
-// slow path.
+// loadIndex reads and indexes a profile (loaders.LoadIndex: a Go profile is
+// decoded straight into the Index) and prints its loader warnings to
+// stderr.
 func (c *cli) loadIndex(cmd, path string, opts ...loaders.Option) (*analysis.Index, error) {
-	x, err := loadIndex(path, opts...)
+	x, err := loaders.LoadIndex(path, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -300,52 +295,6 @@ func (c *cli) loadIndex(cmd, path string, opts ...loaders.Option) (*analysis.Ind
 		fmt.Fprintf(c.stderr, "hotbudget %s: warning: %s: %s\n", cmd, textfmt.Line(path), textfmt.Line(w))
 	}
 	return x, nil
-}
-
-func loadIndex(path string, opts ...loaders.Option) (*analysis.Index, error) {
-	if limit, err := loaders.MaxBytes(opts...); err == nil && limit >= index.MaxDecoded {
-		if x, ok := parseIndexFile(path, opts); ok {
-			return x, nil
-		}
-	}
-	p, err := loaders.Load(path, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return analysis.NewIndex(p)
-}
-
-// parseIndexFile is loadIndex's fast path: a pprof file that ParseIndex
-// takes. A file larger on disk than ParseIndex takes decompressed is left
-// to the loaders unread (they refuse it from its first bytes), so that the
-// fast path never holds more than index.MaxDecoded of it.
-func parseIndexFile(path string, opts []loaders.Option) (*analysis.Index, bool) {
-	if f, err := loaders.DetectFile(path, opts...); err != nil || f != loaders.FormatPprof {
-		return nil, false
-	}
-	data, err := readFileMax(path, index.MaxDecoded)
-	if err != nil {
-		return nil, false
-	}
-	x, err := analysis.ParseIndex(data)
-	return x, err == nil
-}
-
-// readFileMax reads the file at path when it holds at most max bytes.
-func readFileMax(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, max)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err == nil && int64(len(data)) > max {
-		err = fmt.Errorf("%s: larger than %d bytes", path, max)
-	}
-	return data, err
 }
 
 // loadAll expands globs and loads every profile. A warning that several
@@ -370,9 +319,9 @@ func (c *cli) loadAll(cmd string, paths []string, sel selection) ([]*profile.Pro
 }
 
 // loadIndexes expands the globs of each list of paths and indexes every
-// profile (loadIndex: Go profiles take the fast path that never builds a
-// *profile.Profile), all lists at once, then prints each list's warnings
-// as loadAll does.
+// profile (loaders.LoadIndex: Go profiles are decoded straight into the
+// Index), all lists at once, then prints each list's warnings as loadAll
+// does.
 func (c *cli) loadIndexes(cmd string, sel selection, lists ...[]string) ([][]*analysis.Index, error) {
 	var files []string
 	var ends []int
@@ -385,7 +334,7 @@ func (c *cli) loadIndexes(cmd string, sel selection, lists ...[]string) ([][]*an
 		ends = append(ends, len(files))
 	}
 	xs, warnings, err := loadFiles(files, func(f string) (*analysis.Index, []string, error) {
-		x, err := loadIndex(f, sel.loadOptions()...)
+		x, err := loaders.LoadIndex(f, sel.loadOptions()...)
 		if err != nil {
 			return nil, nil, err
 		}

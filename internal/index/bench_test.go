@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/synth"
@@ -44,11 +45,13 @@ func BenchmarkDecode(b *testing.B) {
 	_, enc := big(b)
 	b.SetBytes(int64(len(enc)))
 	b.ReportAllocs()
+	start := cpuTime()
 	for b.Loop() {
 		if _, err := Decode(enc); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, start)
 }
 
 // BenchmarkParse is the reference: profile.ParseData of the same bytes.
@@ -75,5 +78,14 @@ func BenchmarkSum(b *testing.B) {
 		if _, err := x.Sum(Selection{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// reportCPU reports cpu-ns/op, the user and system time of all threads
+// since start per op, which a machine busy with other work inflates less
+// than wall time.
+func reportCPU(b *testing.B, start time.Duration) {
+	if used := cpuTime() - start; used > 0 {
+		b.ReportMetric(float64(used)/float64(b.N), "cpu-ns/op")
 	}
 }

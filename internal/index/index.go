@@ -21,11 +21,16 @@
 //   - the metadata analysis needs (sample types, period, duration, the
 //     exact-durations marker, the loaders' warnings).
 //
-// FromProfile builds an Index from a *profile.Profile; Decode builds the same
-// Index straight from pprof's protobuf encoding, without the
+// FromProfile builds an Index from a *profile.Profile; Reader builds the
+// same Index straight from pprof's protobuf encoding, without the
 // *profile.Profile, and is the fast path for Go profiles. Both produce equal
 // Index values for any input profile.Parse accepts (tests and a fuzz target
 // hold them to it).
+//
+// Reader is also the project's one decoder of pprof's protobuf encoding:
+// the loaders check every pprof file with it (framing, the limit on a
+// field, the memory budget of package membudget) before pprof's parser
+// takes the bytes, and LooksLikeProfile is their detection of the format.
 package index
 
 import (

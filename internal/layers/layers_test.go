@@ -1,5 +1,5 @@
 // Package layers holds the test that keeps the module's imports pointing
-// one way: internal <- loaders <- analysis <- limits <- diff <- bench <-
+// one way: internal <- analysis <- loaders <- limits <- diff <- bench <-
 // perfassert, budget <- cmd, examples. An internal package never imports a public one, so the
 // public packages can change without dragging the internals along.
 package layers
@@ -28,9 +28,9 @@ func rank(path string) (int, bool) {
 	switch top {
 	case "internal":
 		return 0, true
-	case "loaders":
-		return 1, true
 	case "analysis":
+		return 1, true
+	case "loaders":
 		return 2, true
 	case "limits":
 		return 3, true

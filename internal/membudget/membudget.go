@@ -182,3 +182,16 @@ func StringCost(n int64) int64 {
 	}
 	return CostString + (n+7)&^7
 }
+
+// SizeString writes n bytes for people: "1 GiB (1073741824 bytes)".
+func SizeString(n int64) string {
+	for _, u := range []struct {
+		name  string
+		shift uint
+	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d %s (%d bytes)", n>>u.shift, u.name, n)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,4 +1,4 @@
-package membudget_test
+package index_test
 
 import (
 	"bytes"
@@ -10,9 +10,11 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/amplify"
+	"github.com/hotbudget/hotbudget/internal/index"
 	"github.com/hotbudget/hotbudget/internal/membudget"
 	"github.com/hotbudget/hotbudget/internal/synth"
 )
@@ -35,7 +37,7 @@ func pprofInputs(t *testing.T) (names []string, inputs [][]byte) {
 				continue
 			}
 		}
-		if w := membudget.NewPprofWalker(0, nil); w.Feed(b[:min(len(b), 4096)]) != nil || w.Fields() == 0 {
+		if !index.LooksLikeProfile(b[:min(len(b), 4096)]) {
 			continue
 		}
 		if _, err := profile.ParseData(b); err != nil {
@@ -53,9 +55,9 @@ func pprofInputs(t *testing.T) (names []string, inputs [][]byte) {
 	return append(names, "synth with labels"), append(inputs, buf.Bytes())
 }
 
-// TestWalkerCounts: what the walker counts, fed a byte at a time or all
+// TestReaderCounts: what the Reader charges, read a byte at a time or all
 // at once, is what pprof's parser finds.
-func TestWalkerCounts(t *testing.T) {
+func TestReaderCounts(t *testing.T) {
 	names, inputs := pprofInputs(t)
 	for i, b := range inputs {
 		p, _ := profile.ParseData(b)
@@ -77,19 +79,9 @@ func TestWalkerCounts(t *testing.T) {
 		for _, l := range p.Location {
 			want[membudget.Line] += int64(len(l.Line))
 		}
-		for step, feed := range []func(w *membudget.PprofWalker) error{
-			func(w *membudget.PprofWalker) error { return w.Feed(b) },
-			func(w *membudget.PprofWalker) error {
-				for j := range b {
-					if err := w.Feed(b[j : j+1]); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
-		} {
+		for step, r := range []io.Reader{bytes.NewReader(b), iotest.OneByteReader(bytes.NewReader(b))} {
 			m := &membudget.Meter{}
-			if err := feed(membudget.NewPprofWalker(0, m)); err != nil {
+			if _, _, err := (index.Reader{Meter: m}).Read(r); err != nil {
 				t.Errorf("%s: %v", names[i], err)
 				continue
 			}
@@ -113,7 +105,7 @@ func TestChargesFollowAllocation(t *testing.T) {
 	names, inputs := pprofInputs(t)
 	for i, b := range inputs {
 		m := &membudget.Meter{}
-		if err := membudget.NewPprofWalker(0, m).Feed(b); err != nil {
+		if _, _, err := (index.Reader{Meter: m}).Read(bytes.NewReader(b)); err != nil {
 			t.Fatal(err)
 		}
 		charged, in := m.Total()
@@ -167,11 +159,7 @@ func TestAmplificationRefused(t *testing.T) {
 		{"strings", raw(func(w io.Writer) error { return amplify.PprofStrings(w, 3_000_000) }), 64 << 20, "strings", 8 << 20},
 	} {
 		m := &membudget.Meter{Max: c.max}
-		w := membudget.NewPprofWalker(0, m)
-		var err error
-		for off := 0; off < len(c.in) && err == nil; off += 4096 {
-			err = w.Feed(c.in[off:min(off+4096, len(c.in))])
-		}
+		_, _, err := (index.Reader{Meter: m}).Read(&chunkReader{c.in, 4096})
 		_, in := m.Total()
 		if !errors.Is(err, membudget.ErrTooLarge) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want membudget.ErrTooLarge naming %s", c.name, err, c.want)
@@ -186,12 +174,27 @@ func TestAmplificationRefused(t *testing.T) {
 		b = append(b, 4<<3|2, 0)
 	}
 	m := &membudget.Meter{}
-	err := membudget.NewPprofWalker(0, m).Feed(b)
+	_, _, err := (index.Reader{Meter: m}).Read(bytes.NewReader(b))
 	if !errors.Is(err, membudget.ErrTooLarge) || !strings.Contains(err.Error(), "times") {
 		t.Errorf("empty locations: %v, want the Ratio's ErrTooLarge", err)
 	}
 	// The header alone passes any budget.
-	if err := membudget.NewPprofWalker(0, &membudget.Meter{Max: membudget.Allowance}).Feed(amplify.Header()); err != nil {
+	if _, _, err := (index.Reader{Meter: &membudget.Meter{Max: membudget.Allowance}}).Read(bytes.NewReader(amplify.Header())); err != nil {
 		t.Errorf("header: %v", err)
 	}
+}
+
+// chunkReader returns b at most n bytes a read.
+type chunkReader struct {
+	b []byte
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.b)
+	c.b = c.b[k:]
+	return k, nil
 }
