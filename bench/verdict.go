@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"fmt"
 
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/stats"
@@ -33,40 +32,18 @@ func rankTooFew(c benchmath.Comparison) [2]int {
 	return [2]int{c.N1, c.N2}
 }
 
-// rankRunsNeeded is the fewest runs a side with which the Mann–Whitney
-// test's smallest two-sided p-value, 2/C(2n, n), is below alpha.
-func rankRunsNeeded(alpha float64) int {
-	n := 1
-	for ; n < 64; n++ {
-		if rankTooFew(benchmath.Comparison{N1: n, N2: n, Alpha: alpha}) == [2]int{} {
-			break
-		}
-	}
-	return n
-}
-
 // testWarnings says once per run count in the report, with how many rows
 // it held for, that the Mann–Whitney test had too few runs to flag
 // anything (Row.tooFew), so that a user who reads only the summary sees
 // it; the rows keep benchmath's own words.
 func testWarnings(rows []Row, noun string, alpha float64) []string {
-	count := map[[2]int]int{}
-	var order [][2]int
+	tooFew := make([][2]int, 0, len(rows))
 	for _, row := range rows {
-		if row.Test != diff.TestMannWhitney || row.tooFew == [2]int{} {
-			continue
+		if row.Test == diff.TestMannWhitney {
+			tooFew = append(tooFew, row.tooFew)
 		}
-		if count[row.tooFew] == 0 {
-			order = append(order, row.tooFew)
-		}
-		count[row.tooFew]++
 	}
-	out := make([]string, 0, len(order))
-	for _, n := range order {
-		out = append(out, fmt.Sprintf("with %d and %d runs the Mann-Whitney test cannot reach p < %g whatever they measure: need >= %d runs a side (%d %s)",
-			n[0], n[1], alpha, rankRunsNeeded(alpha), count[n], noun))
-	}
-	return out
+	return stats.RankWarnings(tooFew, noun, alpha)
 }
 
 // benjaminiHochberg sets Row.Q of rows[idx...] to their adjusted p-values.

@@ -262,7 +262,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "  \nConfiguration: %s.", strings.Join(cfg, ", "))
 	}
 	fmt.Fprint(&b, "\n\n")
-	writeMarkdownWarnings(&b, r.Warnings)
+	textfmt.MarkdownWarnings(&b, r.Warnings)
 	table := func(rows []Row) {
 		fmt.Fprint(&b, "|")
 		for _, k := range vary {
@@ -287,7 +287,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		table(changed)
 		fmt.Fprintln(&b)
 	}
-	writeFolded(&b, same, "unchanged benchmark results", table)
+	textfmt.MarkdownFolded(&b, same, "unchanged benchmark results", "first", table)
 	if len(r.Geomeans) > 0 {
 		fmt.Fprint(&b, "\n|")
 		for _, k := range vary {
@@ -516,33 +516,6 @@ func splitChanged(rows []Row) (changed, same []Row) {
 		}
 	}
 	return changed, same
-}
-
-// writeFolded writes rows as a table folded away under a summary naming
-// how many there are, at most 50 of them, the first in order.
-func writeFolded(b *strings.Builder, rows []Row, what string, table func([]Row)) {
-	if len(rows) == 0 {
-		return
-	}
-	const maxRows = 50
-	n, more := len(rows), ""
-	if n > maxRows {
-		more = fmt.Sprintf(", first %d shown", maxRows)
-		rows = rows[:maxRows]
-	}
-	fmt.Fprintf(b, "<details><summary>%d %s%s</summary>\n\n", n, what, more)
-	table(rows)
-	fmt.Fprintln(b, "\n</details>")
-}
-
-// writeMarkdownWarnings writes the report's warnings as quotes.
-func writeMarkdownWarnings(b *strings.Builder, warnings []string) {
-	for _, warn := range warnings {
-		fmt.Fprintf(b, "> ⚠️ %s\n", textfmt.MarkdownEscape(warn))
-	}
-	if len(warnings) > 0 {
-		fmt.Fprintln(b)
-	}
 }
 
 // finite is x, or 0 when x is not a finite number (JSON has none).

@@ -375,7 +375,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "  \n**Whole program:** %s", textfmt.MarkdownEscape(r.Headline.text()))
 	fmt.Fprint(&b, "\n\n")
-	writeMarkdownWarnings(&b, r.Warnings)
+	textfmt.MarkdownWarnings(&b, r.Warnings)
 	if nm := r.NearMisses(); len(nm) > 0 {
 		for _, row := range nm {
 			fmt.Fprintf(&b, "> 🔶 **Near miss** (does not fail the gate): %s: %s\n", textfmt.MarkdownCode(row.Name), textfmt.MarkdownEscape(row.NearMiss))
@@ -404,7 +404,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintln(&b)
 	}
-	writeFolded(&b, same, "unchanged functions", "largest", table)
+	textfmt.MarkdownFolded(&b, same, "unchanged functions", "largest", table)
 	_, err := io.WriteString(w, textfmt.LimitMarkdown(b.String(), textfmt.MaxMarkdown))
 	return err
 }
@@ -421,34 +421,6 @@ func splitChanged(rows []Row, hide func(Row) bool) (changed, same []Row) {
 		}
 	}
 	return changed, same
-}
-
-// writeFolded writes rows as a table folded away under a summary naming
-// how many there are ("12 unchanged functions"), at most 50 of them, the
-// first in order ("largest 50 shown").
-func writeFolded(b *strings.Builder, rows []Row, what, first string, table func([]Row)) {
-	if len(rows) == 0 {
-		return
-	}
-	const maxRows = 50
-	n, more := len(rows), ""
-	if n > maxRows {
-		more = fmt.Sprintf(", %s %d shown", first, maxRows)
-		rows = rows[:maxRows]
-	}
-	fmt.Fprintf(b, "<details><summary>%d %s%s</summary>\n\n", n, what, more)
-	table(rows)
-	fmt.Fprintln(b, "\n</details>")
-}
-
-// writeMarkdownWarnings writes the report's warnings as quotes.
-func writeMarkdownWarnings(b *strings.Builder, warnings []string) {
-	for _, warn := range warnings {
-		fmt.Fprintf(b, "> ⚠️ %s\n", textfmt.MarkdownEscape(warn))
-	}
-	if len(warnings) > 0 {
-		fmt.Fprintln(b)
-	}
 }
 
 // label is a row's name as the tables show it, each name written by code:

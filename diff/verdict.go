@@ -221,19 +221,12 @@ func rankLimit(n1, n2, m int, alpha float64) string {
 	if m == 0 {
 		return ""
 	}
-	minP := rankMinP(n1, n2)
+	minP := stats.RankMinP(n1, n2)
 	if minP >= alpha || minP*float64(m) < alpha {
 		return "" // too few runs for any test: benchmath says so itself
 	}
 	return fmt.Sprintf("with %d and %d runs the Mann-Whitney test's smallest p-value is %.2g, and %d functions are tested: a regression of one function alone cannot be flagged at false-discovery rate %g; take more runs, or use the default model (diff.WithAssumption(diff.AssumeModel))",
 		n1, n2, minP, m, alpha)
-}
-
-// rankMinP is the Mann–Whitney test's smallest one-sided p-value with n1
-// and n2 runs and no ties, 1/C(n1+n2, n1).
-func rankMinP(n1, n2 int) float64 {
-	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x + 1)); return v }
-	return math.Exp(lg(n1) + lg(n2) - lg(n1+n2))
 }
 
 // rankTooFew returns n1 and n2 when the Mann–Whitney test of c could not
@@ -244,7 +237,7 @@ func rankTooFew(c benchmath.Comparison) [2]int {
 	if c.N1 == 0 || c.N2 == 0 {
 		return [2]int{}
 	}
-	if 2*rankMinP(c.N1, c.N2) < c.Alpha {
+	if 2*stats.RankMinP(c.N1, c.N2) < c.Alpha {
 		return [2]int{}
 	}
 	return [2]int{c.N1, c.N2}
@@ -255,35 +248,13 @@ func rankTooFew(c benchmath.Comparison) [2]int {
 // anything (Row.tooFew), so that a user who reads only the summary sees
 // it; the rows keep benchmath's own words.
 func testWarnings(rows []Row, noun string, alpha float64) []string {
-	count := map[[2]int]int{}
-	var order [][2]int
+	tooFew := make([][2]int, 0, len(rows))
 	for _, row := range rows {
-		if row.Test != TestMannWhitney || row.tooFew == [2]int{} {
-			continue
-		}
-		if count[row.tooFew] == 0 {
-			order = append(order, row.tooFew)
-		}
-		count[row.tooFew]++
-	}
-	out := make([]string, 0, len(order))
-	for _, n := range order {
-		out = append(out, fmt.Sprintf("with %d and %d runs the Mann-Whitney test cannot reach p < %g whatever they measure: need >= %d runs a side (%d %s)",
-			n[0], n[1], alpha, rankRunsNeeded(alpha), count[n], noun))
-	}
-	return out
-}
-
-// rankRunsNeeded is the fewest runs a side with which the Mann–Whitney
-// test's smallest two-sided p-value, 2/C(2n, n), is below alpha.
-func rankRunsNeeded(alpha float64) int {
-	n := 1
-	for ; n < 64; n++ {
-		if rankTooFew(benchmath.Comparison{N1: n, N2: n, Alpha: alpha}) == [2]int{} {
-			break
+		if row.Test == TestMannWhitney {
+			tooFew = append(tooFew, row.tooFew)
 		}
 	}
-	return n
+	return stats.RankWarnings(tooFew, noun, alpha)
 }
 
 // verdictRank puts what needs attention first.

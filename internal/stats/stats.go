@@ -10,6 +10,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"sort"
 
@@ -515,4 +516,42 @@ func FitScaledT(d, v []float64, mult, floor float64) (phi, nu float64) {
 func RankMinP(n1, n2 int) float64 {
 	lg := func(x int) float64 { v, _ := math.Lgamma(float64(x + 1)); return v }
 	return math.Exp(lg(n1) + lg(n2) - lg(n1+n2))
+}
+
+// RankRunsNeeded is the fewest runs a side with which the Mann–Whitney
+// test's smallest two-sided p-value, 2/C(2n, n), is below alpha (at most
+// 64).
+func RankRunsNeeded(alpha float64) int {
+	n := 1
+	for ; n < 64; n++ {
+		if 2*RankMinP(n, n) < alpha {
+			break
+		}
+	}
+	return n
+}
+
+// RankWarnings says once per pair of run counts in tooFew (one pair per
+// row tested with Mann–Whitney, in order; a zero pair is a row the test
+// could judge), with how many rows it held for, that the test had too
+// few runs to flag anything at alpha: the rows' noun names them
+// ("functions").
+func RankWarnings(tooFew [][2]int, noun string, alpha float64) []string {
+	count := map[[2]int]int{}
+	var order [][2]int
+	for _, n := range tooFew {
+		if n == [2]int{} {
+			continue
+		}
+		if count[n] == 0 {
+			order = append(order, n)
+		}
+		count[n]++
+	}
+	out := make([]string, 0, len(order))
+	for _, n := range order {
+		out = append(out, fmt.Sprintf("with %d and %d runs the Mann-Whitney test cannot reach p < %g whatever they measure: need >= %d runs a side (%d %s)",
+			n[0], n[1], alpha, RankRunsNeeded(alpha), count[n], noun))
+	}
+	return out
 }

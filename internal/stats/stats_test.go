@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -268,5 +269,27 @@ func TestRankMinP(t *testing.T) {
 		if got := RankMinP(c.n1, c.n2); !near(got, c.want, 1e-12) {
 			t.Errorf("RankMinP(%d, %d) = %v, want %v", c.n1, c.n2, got, c.want)
 		}
+	}
+}
+
+// TestRankWarnings: the fewest runs a side with which 2/C(2n, n) < alpha,
+// worked by hand (n=3: 2/20 = 0.1; n=4: 2/70 = 0.029; n=5: 2/252 =
+// 0.0079), and one warning per pair of run counts, counted.
+func TestRankWarnings(t *testing.T) {
+	for _, c := range []struct {
+		alpha float64
+		want  int
+	}{{0.11, 3}, {0.05, 4}, {0.01, 5}} {
+		if got := RankRunsNeeded(c.alpha); got != c.want {
+			t.Errorf("RankRunsNeeded(%g) = %d, want %d", c.alpha, got, c.want)
+		}
+	}
+	got := RankWarnings([][2]int{{2, 2}, {}, {2, 3}, {2, 2}}, "functions", 0.05)
+	want := []string{
+		"with 2 and 2 runs the Mann-Whitney test cannot reach p < 0.05 whatever they measure: need >= 4 runs a side (2 functions)",
+		"with 2 and 3 runs the Mann-Whitney test cannot reach p < 0.05 whatever they measure: need >= 4 runs a side (1 functions)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("RankWarnings = %q, want %q", got, want)
 	}
 }
