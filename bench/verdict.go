@@ -1,7 +1,6 @@
 package bench
 
 import (
-
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/stats"
 	"golang.org/x/perf/benchmath"
