@@ -345,6 +345,8 @@ func (m minimum) sizeable(v float64) bool {
 	case Share, PerAnchor:
 		return v >= m.share
 	case PerOp:
+		// Per-operation times are small: summed over the operations of
+		// a run, the value must reach MinAbsolute.
 		return v*m.runOps >= float64(m.absolute)
 	}
 	return v >= float64(m.absolute)
@@ -353,17 +355,5 @@ func (m minimum) sizeable(v float64) bool {
 // bigEnough applies the minimum effect: both the relative and the absolute
 // change must reach their minimum.
 func (m minimum) bigEnough(row *Row) bool {
-	if math.Abs(row.Relative) < m.relative {
-		return false
-	}
-	d := math.Abs(row.Delta)
-	switch m.mode {
-	case Share, PerAnchor:
-		return d >= m.share
-	case PerOp:
-		// Per-operation times are small: the change summed over the
-		// operations of a run must reach MinAbsolute.
-		return d*m.runOps >= float64(m.absolute)
-	}
-	return d >= float64(m.absolute)
+	return math.Abs(row.Relative) >= m.relative && m.sizeable(math.Abs(row.Delta))
 }
