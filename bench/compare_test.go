@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
@@ -194,5 +195,26 @@ func TestOptionsAreBenchs(t *testing.T) {
 	}
 	if benchOpt.Implements(diffOpt) {
 		t.Error("a bench.Option is a diff.Option")
+	}
+}
+
+// TestCompareRefusesNonFinite: a value go test never prints (NaN, ±Inf)
+// is refused naming the side, the benchmark and the value; a NaN used to
+// hang the Mann-Whitney test (found by FuzzCompare).
+func TestCompareRefusesNonFinite(t *testing.T) {
+	for _, v := range []string{"NaN", "+Inf", "-Inf"} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := bench.Compare(strings.NewReader("BenchmarkX 10 5 ns/op\n"), strings.NewReader("BenchmarkX 10 7 ns/op\nBenchmarkX 10 "+v+" ns/op\n"))
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "head benchmarks: BenchmarkX:") || !strings.Contains(err.Error(), "/op is not a finite number") {
+				t.Errorf("%s: error %v, want the head's BenchmarkX value refused", v, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: Compare has not returned after 30s", v)
+		}
 	}
 }

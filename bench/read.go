@@ -3,7 +3,9 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"io"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -90,6 +92,12 @@ func (br *reader) read(name string, r io.Reader) (*side, map[string]bool, error)
 			cfg := br.config.Project(rec)
 			full := br.name.Project(rec).Get(br.nameField)
 			for _, v := range rec.Values {
+				// go test prints finite numbers; a NaN would hang the
+				// Mann-Whitney test (go-moremath's U test never ends with
+				// one) and mean nothing in a median.
+				if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) {
+					return nil, nil, fmt.Errorf("bench: %s benchmarks: %s: %v %s is not a finite number", name, textfmt.Name("Benchmark"+string(rec.Name)), v.Value, textfmt.Name(v.Unit))
+				}
 				if _, ok := br.units[v.Unit]; !ok {
 					br.units[v.Unit] = len(br.units)
 				}
