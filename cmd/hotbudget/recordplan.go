@@ -198,9 +198,12 @@ func (r *recorder) profilerCost(ctx context.Context, base *recSide, leaves []lea
 	l := leaves[best]
 	iters := max(1, min(l.iters, int64(float64(profilerCostRun)/l.nsOp)))
 	what := fmt.Sprintf("%s %s at %s %s (measuring the profiler's cost)", l.pkg, l.name, base.name, base.rev)
-	// The binary's symbols are opened once for all its runs (perf events
-	// only): not a cost of a run. An error is the run's to report.
-	r.symbols(base.bins[l.pkg])
+	// The binary's symbols are opened once for all its runs when perf
+	// events profile them: not a cost of a run. An error is the run's to
+	// report.
+	if r.c.getenv(samplerEnv) != "pprof" {
+		r.symbols(base.bins[l.pkg])
+	}
 	var slow []float64
 	for i := range 2 {
 		t0 := time.Now()
