@@ -99,6 +99,10 @@ type Run struct {
 	// CPUNanos is the CPU time the process used during the run, measured
 	// apart from the samples (0: unknown).
 	CPUNanos int64 `json:"cpu_ns,omitempty"`
+	// Process numbers the process the run was captured in, from 1, in a
+	// profile that holds the captures of several processes (a baseline
+	// recorded in several: MergeProcesses); 0 in a profile of one process.
+	Process int `json:"process,omitempty"`
 }
 
 type wire struct {

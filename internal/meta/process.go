@@ -1,0 +1,183 @@
+package meta
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/google/pprof/profile"
+)
+
+// Processes returns how many processes the runs of r were captured in: the
+// distinct Process numbers of its runs, 1 when none is numbered (a profile
+// of one process) and 0 when r lists no run.
+func (r Record) Processes() int {
+	if len(r.Runs) == 0 {
+		return 0
+	}
+	seen := map[int]bool{}
+	for _, run := range r.Runs {
+		seen[run.Process] = true
+	}
+	return len(seen)
+}
+
+// MergeProcesses returns one profile holding the captures ps, each made in
+// a process of its own, with every run of each: the runs keep their work
+// and CPU time, are numbered by the process they came from (Run.Process,
+// from 1, in the order of ps) and relabelled "P.LABEL" so that the labels
+// of different processes stay apart. The record's other fields are the
+// first capture's, with the sampled and used CPU times summed; the
+// comments other than the record are the first capture's too (so a
+// baseline keeps the first capture's allocation profile). The captures
+// must hold one process each and record their runs; ps are not modified.
+func MergeProcesses(ps []*profile.Profile) (*profile.Profile, error) {
+	if len(ps) == 0 {
+		return nil, errors.New("no captures to merge")
+	}
+	var merged Record
+	copies := make([]*profile.Profile, len(ps))
+	for i, p := range ps {
+		if p == nil {
+			return nil, fmt.Errorf("capture %d is nil", i+1)
+		}
+		r, ok, err := Get(p)
+		if err != nil {
+			return nil, fmt.Errorf("capture %d: %w", i+1, err)
+		}
+		if !ok || len(r.Runs) == 0 {
+			return nil, fmt.Errorf("capture %d records no runs", i+1)
+		}
+		if n := r.Processes(); n != 1 || r.Runs[0].Process != 0 {
+			return nil, fmt.Errorf("capture %d holds %d processes already, want one", i+1, n)
+		}
+		if i == 0 {
+			merged = r
+			merged.Runs = nil
+			merged.SampledNanos, merged.UsedNanos = 0, 0
+		} else if r.WorkUnit != merged.WorkUnit {
+			return nil, fmt.Errorf("capture %d counts its work in %q, capture 1 in %q", i+1, r.WorkUnit, merged.WorkUnit)
+		}
+		merged.SampledNanos += r.SampledNanos
+		merged.UsedNanos += r.UsedNanos
+		prefix := strconv.Itoa(i+1) + "."
+		relabel := make(map[string]string, len(r.Runs))
+		for _, run := range r.Runs {
+			old := run.Label
+			run.Label, run.Process = prefix+old, i+1
+			relabel[old] = run.Label
+			merged.Runs = append(merged.Runs, run)
+		}
+		q := p.Copy()
+		for j, s := range q.Sample {
+			l := s.Label[LabelRun]
+			switch {
+			case len(l) == 1:
+				s.Label[LabelRun] = []string{relabel[l[0]]}
+			case len(l) == 0 && len(r.Runs) == 1:
+				// The only run of an unlabelled capture.
+				if s.Label == nil {
+					s.Label = map[string][]string{}
+				}
+				s.Label[LabelRun] = []string{relabel[r.Runs[0].Label]}
+			default:
+				return nil, fmt.Errorf("capture %d: sample %d has %d %q labels, want 1", i+1, j, len(l), LabelRun)
+			}
+			if s.Label[LabelRun][0] == "" {
+				return nil, fmt.Errorf("capture %d: sample %d belongs to a run its record does not list", i+1, j)
+			}
+		}
+		copies[i] = q
+	}
+	out, err := profile.Merge(copies)
+	if err != nil {
+		return nil, fmt.Errorf("merging the captures: %w", err)
+	}
+	out.Comments = withRecord(ps[0].Comments, merged)
+	return out, nil
+}
+
+// SplitProcesses returns one profile per process of p (Record.Processes),
+// each holding the samples of all that process's runs as one run whose
+// work and CPU time are their sums, in the order the processes first
+// appear among the runs. A profile of one process is returned as one
+// profile of one run too: comparing captures of several processes, a
+// process is the unit that varies alike on both sides (the runs within
+// one process share its memory layout and the machine's state, and vary
+// less than processes do). p is not modified.
+func SplitProcesses(p *profile.Profile) ([]*profile.Profile, error) {
+	r, ok, err := Get(p)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || len(r.Runs) == 0 {
+		return []*profile.Profile{p}, nil
+	}
+	groups, err := r.GroupRuns(len(p.Sample), func(i int) []string { return p.Sample[i].Label[LabelRun] })
+	if err != nil {
+		return nil, err
+	}
+	var order []int
+	byProc := map[int][]int{} // process -> runs
+	for j, run := range r.Runs {
+		if _, seen := byProc[run.Process]; !seen {
+			order = append(order, run.Process)
+		}
+		byProc[run.Process] = append(byProc[run.Process], j)
+	}
+	out := make([]*profile.Profile, 0, len(order))
+	for n, proc := range order {
+		one := r
+		label := strconv.Itoa(n + 1)
+		one.Runs = []Run{{Label: label}}
+		one.SampledNanos, one.UsedNanos = 0, 0
+		var idx []int32
+		known := true
+		for _, j := range byProc[proc] {
+			run := r.Runs[j]
+			if !(run.Work > 0) {
+				known = false
+			}
+			one.Runs[0].Work += run.Work
+			one.Runs[0].CPUNanos += run.CPUNanos
+			if groups != nil {
+				idx = append(idx, groups[j]...)
+			}
+		}
+		if !known {
+			one.Runs[0].Work = 0
+		}
+		if groups == nil { // one unlabelled run
+			idx = make([]int32, len(p.Sample))
+			for i := range idx {
+				idx[i] = int32(i)
+			}
+		}
+		slices.Sort(idx)
+		samples := make([]*profile.Sample, len(idx))
+		for k, i := range idx {
+			// A copy, labelled with the one run it now belongs to: p's
+			// samples keep their labels.
+			s := *p.Sample[i]
+			s.Label = maps.Clone(s.Label)
+			if s.Label == nil {
+				s.Label = map[string][]string{}
+			}
+			s.Label[LabelRun] = []string{label}
+			samples[k] = &s
+		}
+		q := &profile.Profile{
+			SampleType: p.SampleType, DefaultSampleType: p.DefaultSampleType,
+			Mapping: p.Mapping, Location: p.Location, Function: p.Function,
+			Comments: withRecord(p.Comments, one), DocURL: p.DocURL,
+			DropFrames: p.DropFrames, KeepFrames: p.KeepFrames,
+			TimeNanos:  p.TimeNanos,
+			PeriodType: p.PeriodType, Period: p.Period,
+			Sample: samples,
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
