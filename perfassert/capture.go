@@ -63,7 +63,9 @@ const (
 const childPeriods = 20
 
 // recordScale multiplies the default MinSamples and MaxDuration while
-// baselines are written (HOTBUDGET_UPDATE=1 or -hotbudget.update).
+// baselines are written (HOTBUDGET_UPDATE=1 or -hotbudget.update) in one
+// process; a baseline recorded in several (ProcessesEnv) is made of
+// captures of the ordinary size, one a process.
 const recordScale = 3
 
 // Default capture settings with the perf sampler (see Sampler), which
@@ -78,7 +80,9 @@ const (
 // MinSamples sets how many CPU samples Capture collects at least before it
 // stops (default 200 with runtime/pprof: a function with 10% of them has a
 // relative error near 22%; PerfMinSamples, 2000, with the perf sampler;
-// three times as many while baselines are written, see recordScale). With
+// three times as many while baselines are written in one process, see
+// recordScale; a baseline recorded in several, the default, is made of
+// captures of the ordinary size, see ProcessesEnv). With
 // the perf sampler a capture lasts at least 200ms of CPU time whatever
 // MinSamples says (see childPeriods).
 func MinSamples(n int) CaptureOption {
@@ -93,7 +97,8 @@ func MinSamples(n int) CaptureOption {
 // MaxDuration bounds the wall time Capture spends running fn (default 4.5s
 // with runtime/pprof, so that a test that captures and compares with a
 // baseline stays under 5s on a busy machine; PerfMaxDuration, 1.5s, with
-// the perf sampler; three times as long while baselines are written). Capture stops there even with fewer samples than
+// the perf sampler; three times as long while baselines are written in one
+// process). Capture stops there even with fewer samples than
 // MinSamples; fn always runs at least once. The allocation phase that
 // follows (see CaptureProfile) runs fn for a quarter of MaxDuration at
 // most, plus two readings of the process's allocation profile, whose cost
@@ -259,7 +264,7 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	// it gets recordScale times the samples and time, so that the
 	// comparison's error is mostly the later capture's.
 	scale := int64(1)
-	if updating() {
+	if updating() && !multiProcess() {
 		scale = recordScale
 	}
 	if c.sampler == samplerPerf {

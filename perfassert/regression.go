@@ -348,11 +348,20 @@ func updating() bool {
 
 // MatchBaseline asserts that current did not regress against the baseline
 // profile stored at path (relative to the test's directory, conventionally
-// under testdata/), as NoRegression does: both hold several runs when they
-// are captures (the baseline keeps every run of the capture that wrote it),
-// and they are compared run against run; only the module's own functions
-// are judged unless opts say otherwise (see CheckRegression). Baselines
-// written before captures held runs load as one run.
+// under testdata/), as NoRegression does; only the module's own functions
+// are judged unless opts say otherwise (see CheckRegression).
+//
+// A baseline of a capture is recorded in several processes
+// (DefaultProcesses; ProcessesEnv sets how many): while baselines are
+// written, MatchBaseline runs the calling test again in more processes of
+// the test binary, one after the other, and the baseline holds every run
+// of each process's capture. The comparison is then process against
+// process (meta's runs merged by the process that made them), so that the
+// noise it learns is how processes differ, which is more than how the runs
+// of one capture differ. A baseline of one process (written so, or before
+// baselines held processes) is compared run against run, with a note in
+// the test log; baselines written before captures held runs load as one
+// run.
 //
 // A profile captured under the race detector (Capture in `go test -race`)
 // is compared with, and written to, path with ".race" before its
@@ -397,15 +406,35 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		path = racePath(path)
 	}
 	if updating() {
-		if err := WriteBaseline(path, current); err != nil {
+		if recordingChild() {
+			// A process MatchBaseline started to record this baseline:
+			// the capture goes back to it.
+			if err := writeChildCapture(path, current); err != nil {
+				t.Errorf("perfassert.MatchBaseline: %v", err)
+				return false
+			}
+			return true
+		}
+		base, note, err := recordProcesses(t, path, current)
+		if err != nil {
 			t.Errorf("perfassert.MatchBaseline: %v", err)
 			return false
 		}
-		msg := fmt.Sprintf("perfassert.MatchBaseline: updated baseline %s (%d samples", path, countSamples(current))
-		if n := len(runsOf(current)); n > 1 {
+		if err := WriteBaseline(path, base); err != nil {
+			t.Errorf("perfassert.MatchBaseline: %v", err)
+			return false
+		}
+		msg := fmt.Sprintf("perfassert.MatchBaseline: updated baseline %s (%d samples", path, countSamples(base))
+		if n := len(runsOf(base)); n > 1 {
 			msg += fmt.Sprintf(" in %d runs", n)
 		}
+		if rec, _ := meta.Known(base); rec.Processes() > 1 {
+			msg += fmt.Sprintf(" of %d processes", rec.Processes())
+		}
 		msg += ")"
+		if note != "" {
+			msg += "; " + note
+		}
 		if _, ok := t.(logger); ok {
 			logf(t, "%s", msg)
 		} else {
@@ -422,19 +451,16 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		t.Errorf("perfassert.MatchBaseline: reading baseline: %v", err)
 		return false
 	}
-	bs, err := meta.Split(base)
+	bs, cs, sides, err := baselineSides(t, path, base, current)
 	if err != nil {
-		t.Errorf("perfassert.MatchBaseline: baseline %s: %v", path, err)
-		return false
-	}
-	cs, err := SplitRuns(current)
-	if err != nil {
-		t.Errorf("perfassert.MatchBaseline: current: %v", err)
+		t.Errorf("perfassert.MatchBaseline: %v", err)
 		return false
 	}
 	opts = append([]diff.Option{diff.WithoutHeadline()}, opts...)
-	sides := "base = " + path + runsNote(bs) + ", head = current" + runsNote(cs)
 	cpu := func() bool {
+		if h, ok := t.(helper); ok {
+			h.Helper()
+		}
 		rep, err := CheckRegression(bs, cs, opts...)
 		if err != nil {
 			failRegression(t, "MatchBaseline", sides, err)
@@ -447,6 +473,45 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 	}()
 	allocs := judgeAllocs(t, "MatchBaseline", "base = "+path+", head = current", base, current)
 	return cpu && allocs
+}
+
+// baselineSides splits the baseline and the current capture into what
+// MatchBaseline compares, and names them. A baseline recorded in several
+// processes is compared process against process: each side's runs merged
+// by the process that made them (meta.SplitProcesses), so that the noise
+// the comparison learns is how processes vary, which the current capture,
+// one more process, varies by too. A baseline of one process is compared
+// run against run, with a note when a new recording would hold several.
+func baselineSides(t TestingT, path string, base, current *profile.Profile) (bs, cs []*profile.Profile, sides string, err error) {
+	rec, _ := meta.Known(base)
+	if rec.Processes() > 1 {
+		if bs, err = meta.SplitProcesses(base); err != nil {
+			return nil, nil, "", fmt.Errorf("baseline %s: %w", path, err)
+		}
+		if cs, err = meta.SplitProcesses(current); err != nil {
+			return nil, nil, "", fmt.Errorf("current: %w", err)
+		}
+		return bs, cs, fmt.Sprintf("base = %s (%d processes), head = current (%s)", path, len(bs), plural(len(cs), "process", "processes")), nil
+	}
+	if bs, err = meta.Split(base); err != nil {
+		return nil, nil, "", fmt.Errorf("baseline %s: %w", path, err)
+	}
+	if cs, err = SplitRuns(current); err != nil {
+		return nil, nil, "", fmt.Errorf("current: %w", err)
+	}
+	if cur, _ := meta.Known(current); cur.Sampler != "" && multiProcess() {
+		n, _ := baselineProcesses()
+		logf(t, "perfassert.MatchBaseline: baseline %s holds the capture of one process, whose runs vary less than processes do: functions may be judged changed that only moved with the process; record it again (%s=1) to record it in %d processes", path, UpdateEnv, n)
+	}
+	return bs, cs, "base = " + path + runsNote(bs) + ", head = current" + runsNote(cs), nil
+}
+
+// plural is "1 process" or "3 processes".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // thinBaseline says when a baseline is too thin for the comparison: the

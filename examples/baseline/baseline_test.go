@@ -10,10 +10,12 @@
 // perfassert reject the flag.) Without it a missing baseline fails with the
 // command that creates it, and nothing is ever written.
 //
-// The capture is made of several runs and the baseline keeps them all, so
-// the comparison is runs against runs; only this module's functions are
-// judged (the runtime's share moves with the machine and the garbage
-// collector). Under the race detector (CI runs `go test -race ./...`) the
+// The baseline is recorded in five processes (the test runs again in four
+// more while baselines are written), each capture made of several runs,
+// and the comparison is process against process, since shares vary more
+// between processes than between the runs of one; only this module's
+// functions are judged (the runtime's share moves with the machine and the
+// garbage collector). Under the race detector (CI runs `go test -race ./...`) the
 // capture is compared with testdata/parse.race.pb.gz instead, written by
 //
 //	HOTBUDGET_UPDATE=1 go test -race ./examples/baseline

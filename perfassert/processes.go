@@ -1,0 +1,261 @@
+package perfassert
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+// Baselines recorded in several processes (issue 15).
+//
+// A function's share of a capture varies more between processes than
+// between the runs of one capture: each process has its own memory layout,
+// cache state and moment of the machine's load (measured on a third-party
+// JSON parser: a 3% function's share ranged 2.1-4.0% across unchanged
+// captures of separate processes while the runs within each agreed). A
+// baseline of one process cannot show that spread, so a comparison that
+// learns its noise from runs within processes calls it change. While
+// baselines are written, MatchBaseline therefore runs the calling test
+// again in more processes of the test binary, each of which captures as
+// the first did and hands its capture back; the baseline holds them all,
+// each run numbered by its process (meta.Run.Process). Comparisons with
+// such a baseline take one process as the unit that varies, on both sides.
+
+// ProcessesEnv is the environment variable that sets how many processes
+// MatchBaseline records a baseline in (default DefaultProcesses; 1 records
+// the calling process's capture alone, as baselines were before).
+const ProcessesEnv = "HOTBUDGET_BASELINE_PROCESSES"
+
+// DefaultProcesses is how many processes a baseline is recorded in by
+// default: the test's own and four more runs of its test binary.
+const DefaultProcesses = 5
+
+// maxProcesses bounds ProcessesEnv.
+const maxProcesses = 50
+
+// childDirEnv names the directory where a process started to record a
+// baseline leaves its captures, one file per baseline path; set only in
+// those processes.
+const childDirEnv = "HOTBUDGET_BASELINE_CHILD_DIR"
+
+// baselineProcesses is how many processes a baseline is recorded in: the
+// ProcessesEnv setting, DefaultProcesses without one, and an error naming
+// the variable for a value that is not a count.
+func baselineProcesses() (int, error) {
+	v := strings.TrimSpace(os.Getenv(ProcessesEnv))
+	if v == "" {
+		return DefaultProcesses, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxProcesses {
+		return 0, fmt.Errorf("%s=%q: want a count of processes from 1 to %d", ProcessesEnv, v, maxProcesses)
+	}
+	return n, nil
+}
+
+// recordingChild reports whether this process was started by MatchBaseline
+// to capture for a baseline.
+func recordingChild() bool { return os.Getenv(childDirEnv) != "" }
+
+// multiProcess reports whether baselines written by this process are
+// recorded in several processes: in a test binary, with more than one
+// process asked. Capture then records each process at the size of a
+// comparison's capture, not recordScale times it: the processes together
+// make the baseline larger.
+func multiProcess() bool {
+	if recordingChild() {
+		return true
+	}
+	n, err := baselineProcesses()
+	return testing.Testing() && err == nil && n > 1
+}
+
+// childFile is where a child process leaves its capture for the baseline
+// at path.
+func childFile(dir, path string) string {
+	sum := sha256.Sum256([]byte(filepath.Clean(path)))
+	return filepath.Join(dir, hex.EncodeToString(sum[:8])+".pb.gz")
+}
+
+// children are the extra processes of each test, run once per test
+// however many baselines it writes; spawning serialises them, so that the
+// processes of parallel tests do not share the machine while they capture.
+var (
+	childrenMu sync.Mutex
+	spawning   sync.Mutex
+	children   = map[string]*childRuns{}
+)
+
+type childRuns struct {
+	done chan struct{} // closed when the processes have run
+	dir  string
+	errs []error // one per process that failed to run
+	outs []string
+}
+
+// recordProcesses returns the baseline for path made of current and the
+// captures of n-1 more processes running the test again, when current is
+// a capture of this process that can be recorded that way; otherwise
+// current alone, with a note saying why (empty when nothing was asked).
+func recordProcesses(t TestingT, path string, current *profile.Profile) (*profile.Profile, string, error) {
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
+	n, err := baselineProcesses()
+	if err != nil {
+		return nil, "", err
+	}
+	if n <= 1 {
+		return current, "", nil
+	}
+	rec, ok, err := meta.Get(current)
+	if err != nil || !ok || rec.Sampler == "" || rec.Processes() != 1 || len(rec.Runs) == 0 {
+		return current, "", nil // not a capture of this process: written as given
+	}
+	nm, ok := t.(namer)
+	if !ok || nm.Name() == "" || !testing.Testing() {
+		return current, fmt.Sprintf("recorded in this process alone (%s asks %d): only a test with a name can be run again in other processes", ProcessesEnv, n), nil
+	}
+	name := nm.Name()
+	childrenMu.Lock()
+	c, running := children[name]
+	if !running {
+		c = &childRuns{done: make(chan struct{})}
+		children[name] = c
+	}
+	childrenMu.Unlock()
+	if running {
+		<-c.done // another baseline of the same test started them
+	} else {
+		logf(t, "perfassert.MatchBaseline: recording baselines of %s in %d processes: running it %d more times (%s sets how many)", name, n, n-1, ProcessesEnv)
+		c.dir, c.errs, c.outs = spawnChildren(name, n-1)
+		close(c.done)
+		if cl, ok := t.(interface{ Cleanup(func()) }); ok {
+			// The captures are read by the test's MatchBaseline calls:
+			// gone with the test.
+			cl.Cleanup(func() {
+				os.RemoveAll(c.dir)
+				childrenMu.Lock()
+				delete(children, name)
+				childrenMu.Unlock()
+			})
+		}
+	}
+	ps := []*profile.Profile{current}
+	var failed []string
+	for i := range n - 1 {
+		file := childFile(filepath.Join(c.dir, strconv.Itoa(i+1)), path)
+		p, lerr := loaders.Load(file)
+		if lerr != nil {
+			why := lerr.Error()
+			if c.errs[i] != nil {
+				why = c.errs[i].Error()
+			}
+			if errors.Is(lerr, os.ErrNotExist) {
+				why = "it wrote no capture for this baseline"
+				if c.errs[i] != nil {
+					why += " (" + c.errs[i].Error() + ")"
+				}
+			}
+			failed = append(failed, fmt.Sprintf("process %d: %s%s", i+2, why, lastOutput(c.outs[i])))
+			continue
+		}
+		ps = append(ps, p)
+	}
+	if len(failed) > 0 {
+		return nil, "", fmt.Errorf("recording baseline %s in %d processes: %d of the %d extra runs of %s failed, so nothing was written:\n%s",
+			path, n, len(failed), n-1, name, strings.Join(failed, "\n"))
+	}
+	merged, err := meta.MergeProcesses(ps)
+	if err != nil {
+		return nil, "", fmt.Errorf("recording baseline %s: %w", path, err)
+	}
+	return merged, "", nil
+}
+
+// lastOutput is the end of a child's output, indented, for an error.
+func lastOutput(out string) string {
+	out = strings.TrimSpace(out)
+	if out == "" {
+		return ""
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) > 12 {
+		lines = lines[len(lines)-12:]
+	}
+	return "\n    " + strings.Join(lines, "\n    ")
+}
+
+// spawnChildren runs the test called name k times in processes of this
+// test binary, one after the other, each leaving its captures in a
+// directory of its own under the returned one. errs and outs are each
+// process's failure (nil when it passed) and output.
+func spawnChildren(name string, k int) (dir string, errs []error, outs []string) {
+	spawning.Lock()
+	defer spawning.Unlock()
+	errs, outs = make([]error, k), make([]string, k)
+	dir, err := os.MkdirTemp("", "hotbudget-baseline-")
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return dir, errs, outs
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		for i := range errs {
+			errs[i] = fmt.Errorf("finding the test binary: %w", err)
+		}
+		return dir, errs, outs
+	}
+	for i := range k {
+		sub := filepath.Join(dir, strconv.Itoa(i+1))
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			errs[i] = err
+			continue
+		}
+		cmd := exec.Command(exe, "-test.run="+runPattern(name), "-test.count=1", "-test.timeout=10m")
+		cmd.Env = append(os.Environ(), childDirEnv+"="+sub, UpdateEnv+"=1")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			errs[i] = fmt.Errorf("%s after %s: %w", filepath.Base(exe), textfmt.Duration(time.Since(start).Round(time.Millisecond)), err)
+		}
+		outs[i] = out.String()
+	}
+	return dir, errs, outs
+}
+
+// runPattern is the -test.run pattern that selects exactly the test (or
+// subtest) called name.
+func runPattern(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
+}
+
+// writeChildCapture is MatchBaseline in a process started to record a
+// baseline: it leaves current where the process that started it reads it.
+func writeChildCapture(path string, current *profile.Profile) error {
+	dir := os.Getenv(childDirEnv)
+	return WriteBaseline(childFile(dir, path), current)
+}

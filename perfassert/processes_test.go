@@ -1,0 +1,143 @@
+package perfassert_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/loaders"
+	"github.com/hotbudget/hotbudget/perfassert"
+)
+
+var processSink uint64
+
+//go:noinline
+func processWork() {
+	x := processSink
+	for i := range 20000 {
+		x = x*6364136223846793005 + uint64(i)
+	}
+	processSink = x
+}
+
+// TestMatchBaselineRecordsProcesses records a baseline as a user does
+// (HOTBUDGET_UPDATE=1 on a test that captures and calls MatchBaseline) in
+// a child process of this test binary, which runs the test again in more
+// processes and writes one baseline holding every process's capture; a
+// later run compares process against process. Each process leaves its pid
+// in a file, so that the processes are seen to be distinct.
+func TestMatchBaselineRecordsProcesses(t *testing.T) {
+	if path := os.Getenv("PERFASSERT_PROCESSES_BASELINE"); path != "" {
+		// The user's test.
+		p := perfassert.Capture(t, processWork, perfassert.MinSamples(40), perfassert.MaxDuration(300*time.Millisecond), perfassert.NoAllocs())
+		perfassert.MatchBaseline(t, path, p)
+		f, err := os.OpenFile(os.Getenv("PERFASSERT_PROCESSES_PIDS"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(strconv.Itoa(os.Getpid()) + "\n"); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	dir := t.TempDir()
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "testdata", "work.pb.gz")
+	pids := filepath.Join(dir, "pids")
+	try := func(update bool, processes string) (string, error) {
+		t.Helper()
+		os.Remove(pids)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMatchBaselineRecordsProcesses$", "-test.v", "-test.count=1")
+		cmd.Env = append(os.Environ(), "PERFASSERT_PROCESSES_BASELINE="+path, "PERFASSERT_PROCESSES_PIDS="+pids,
+			"TMPDIR="+tmp, perfassert.ProcessesEnv+"="+processes, perfassert.UpdateEnv+"=")
+		if update {
+			cmd.Env = append(cmd.Env, perfassert.UpdateEnv+"=1")
+		}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	run := func(update bool, processes string) string {
+		t.Helper()
+		out, err := try(update, processes)
+		if err != nil {
+			t.Fatalf("the test failed: %v\n%s", err, out)
+		}
+		return out
+	}
+
+	// A setting that is not a count fails the update, naming it.
+	if out, err := try(true, "many"); err == nil || !strings.Contains(out, `HOTBUDGET_BASELINE_PROCESSES="many": want a count of processes from 1 to 50`) {
+		t.Errorf("an update with %s=many: %v\n%s", perfassert.ProcessesEnv, err, out)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("a failed update wrote the baseline: %v", err)
+	}
+
+	out := run(true, "3")
+	for _, want := range []string{
+		"recording baselines of TestMatchBaselineRecordsProcesses in 3 processes: running it 2 more times (HOTBUDGET_BASELINE_PROCESSES sets how many)",
+		"of 3 processes)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the update's output does not say %q:\n%s", want, out)
+		}
+	}
+	b, _ := os.ReadFile(pids)
+	seen := map[string]bool{}
+	for _, pid := range strings.Fields(string(b)) {
+		seen[pid] = true
+	}
+	if len(seen) != 3 {
+		t.Errorf("the test ran in %d distinct processes (pids %q), want 3", len(seen), b)
+	}
+	base, err := loaders.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, ok := meta.Known(base)
+	if !ok || rec.Processes() != 3 {
+		t.Fatalf("the baseline holds %d processes, want 3 (record %+v)", rec.Processes(), rec)
+	}
+	for _, r := range rec.Runs {
+		if r.Process < 1 || r.Process > 3 || !strings.HasPrefix(r.Label, strconv.Itoa(r.Process)+".") || !(r.Work > 0) {
+			t.Errorf("run %+v", r)
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the processes' captures were left behind in TMPDIR: %v", left)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("testdata holds %d files, want the baseline alone", len(entries))
+	}
+
+	// Compared process against process, with no note.
+	out = run(false, "")
+	if !strings.Contains(out, "no regression (base = "+path+" (3 processes), head = current (1 process))") {
+		t.Errorf("the comparison does not name its processes:\n%s", out)
+	}
+	if strings.Contains(out, "holds the capture of one process") {
+		t.Errorf("a baseline of 3 processes is called one:\n%s", out)
+	}
+
+	// One process asked: the baseline of old, and a note when compared.
+	run(true, "1")
+	if base, err = loaders.Load(path); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := meta.Known(base); rec.Processes() != 1 {
+		t.Errorf("%s=1 recorded %d processes", perfassert.ProcessesEnv, rec.Processes())
+	}
+	out = run(false, "")
+	if !strings.Contains(out, "holds the capture of one process, whose runs vary less than processes do") || !strings.Contains(out, "to record it in 5 processes") {
+		t.Errorf("comparing with a baseline of one process says nothing of it:\n%s", out)
+	}
+}
