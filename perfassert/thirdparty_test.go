@@ -161,6 +161,9 @@ func TestMeasureThirdPartyGolden(t *testing.T) {
 		t.Fatalf("go mod download: %v: %s", err, out)
 	}
 	dir := t.TempDir()
+	if w := os.Getenv("HOTBUDGET_MEASURE_WORKDIR"); w != "" {
+		dir = w // kept, to run its test binaries by hand
+	}
 	if out, err := exec.Command("cp", "-r", mod.Dir+"/.", dir).CombinedOutput(); err != nil {
 		t.Fatalf("cp: %v: %s", err, out)
 	}

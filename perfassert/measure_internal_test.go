@@ -1,0 +1,122 @@
+package perfassert
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+// TestMeasureProcessBaselines judges, offline, the captures a golden
+// measurement kept (HOTBUDGET_MEASURE_KEEP of TestMeasureThirdPartyGolden
+// or TestMeasureUserModuleGolden: NN-NAME.pb.gz, each one process; NAME
+// ending in "slow" is the slower code) as MatchBaseline judges them, with
+// baselines of K processes drawn from the unchanged captures (seeded), each
+// compared with an unchanged capture left out of it (false alarms) and
+// with every slower one (power). K=1 is a baseline of one process, judged
+// run against run as before baselines held processes. It asserts nothing:
+//
+//	HOTBUDGET_MEASURE_DIR=dir HOTBUDGET_MEASURE_ONLY='^github.com/buger/jsonparser[./]' \
+//	HOTBUDGET_MEASURE_FUNC=ObjectEach go test ./perfassert -run MeasureProcessBaselines -v
+func TestMeasureProcessBaselines(t *testing.T) {
+	dir := os.Getenv("HOTBUDGET_MEASURE_DIR")
+	if dir == "" {
+		t.Skip("a measurement, not a test: set HOTBUDGET_MEASURE_DIR to the captures of a golden measurement")
+	}
+	only := regexp.MustCompile(os.Getenv("HOTBUDGET_MEASURE_ONLY"))
+	target := os.Getenv("HOTBUDGET_MEASURE_FUNC")
+	trials := 60
+	if v, err := strconv.Atoi(os.Getenv("HOTBUDGET_MEASURE_TRIALS")); err == nil && v > 0 {
+		trials = v
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.pb.gz"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no captures in %s: %v", dir, err)
+	}
+	sort.Strings(files)
+	var same, slow []*profile.Profile
+	for _, f := range files {
+		p, err := loaders.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(strings.TrimSuffix(filepath.Base(f), ".pb.gz"), "slow") {
+			slow = append(slow, p)
+		} else {
+			same = append(same, p)
+		}
+	}
+	t.Logf("%d unchanged captures, %d slower", len(same), len(slow))
+	judge := func(base, head *profile.Profile) (failed, caught bool, named []string) {
+		bs, cs, _, err := baselineSides(t, "measured", base, head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := CheckRegression(bs, cs, diff.WithoutHeadline(), diff.WithOnly(only))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rep.Regressions() {
+			named = append(named, r.Name)
+			if os.Getenv("HOTBUDGET_MEASURE_VERBOSE") != "" {
+				t.Logf("  %s: base %d head %d samples, %+.1f%%, p=%.2g q=%.2g; noise %+v", r.Name, r.Base.Samples, r.Head.Samples, 100*r.Relative, r.P, r.Q, rep.Noise)
+			}
+		}
+		failed = rep.Failed()
+		caught = len(named) == 1 && strings.HasSuffix(named[0], "."+target)
+		return failed, caught, named
+	}
+	for _, k := range []int{1, 3, 5, 8, 10} {
+		if k+1 > len(same) {
+			continue
+		}
+		rng := rand.New(rand.NewPCG(1, uint64(k)))
+		var fa, n, hit, alone, m int
+		names := map[string]int{}
+		for range trials {
+			perm := rng.Perm(len(same))
+			var base *profile.Profile
+			if k == 1 {
+				base = same[perm[0]]
+			} else {
+				ps := make([]*profile.Profile, k)
+				for i := range ps {
+					ps[i] = same[perm[i]]
+				}
+				if base, err = meta.MergeProcesses(ps); err != nil {
+					t.Fatal(err)
+				}
+			}
+			failed, _, named := judge(base, same[perm[k]])
+			n++
+			if failed {
+				fa++
+				for _, nm := range named {
+					names[nm]++
+				}
+			}
+			if len(slow) > 0 {
+				h := slow[rng.IntN(len(slow))]
+				failed, caught, _ := judge(base, h)
+				m++
+				if failed {
+					hit++
+				}
+				if caught {
+					alone++
+				}
+			}
+		}
+		t.Logf("K=%d processes a baseline: unchanged failed %d/%d (%.1f%%); slower failed %d/%d, %s named alone %d/%d; false alarms named %v",
+			k, fa, n, 100*float64(fa)/float64(max(n, 1)), hit, m, target, alone, m, names)
+	}
+}
