@@ -220,21 +220,27 @@ const powerHeader = "power (the smallest slowdown these runs catch 4 times in 5,
 // these runs catch reliably is called found, and the advice says only
 // that a repeat may miss it.
 func (r *Report) powerLine(what string, rel float64, flagged bool, mde float64, runs int, have int) string {
-	runsWord := "runs a side catch"
-	if have == 1 {
-		runsWord = "run a side catches"
+	these := fmt.Sprintf("%d runs a side catch", have)
+	switch {
+	case r.Base.Runs != r.Head.Runs && min(r.Base.Runs, r.Head.Runs) == 1:
+		// One run against several (a baseline of several processes
+		// against one capture): "1 run a side" would undersell the
+		// several.
+		these = fmt.Sprintf("%d base and %d head runs catch", r.Base.Runs, r.Head.Runs)
+	case have == 1:
+		these = "1 run a side catches"
 	}
 	var line string
 	switch {
 	case flagged && mde > rel:
-		line = fmt.Sprintf("%s: regressed %+.1f%%, below the %.1f%% that %d %s 4 times in 5: the change is real at the false-discovery rate, but a repeat with as many runs may well miss it",
-			what, 100*rel, 100*mde, have, runsWord)
+		line = fmt.Sprintf("%s: regressed %+.1f%%, below the %.1f%% that %s 4 times in 5: the change is real at the false-discovery rate, but a repeat with as many runs may well miss it",
+			what, 100*rel, 100*mde, these)
 	case flagged:
-		line = fmt.Sprintf("%s: regressed %+.1f%%; %d %s a slowdown of %.1f%% or more 4 times in 5", what, 100*rel, have, runsWord, 100*mde)
+		line = fmt.Sprintf("%s: regressed %+.1f%%; %s a slowdown of %.1f%% or more 4 times in 5", what, 100*rel, these, 100*mde)
 	case rel > 0:
-		line = fmt.Sprintf("%s: %+.1f%% but not shown to be slower: %d %s only a slowdown of %.1f%% or more 4 times in 5", what, 100*rel, have, runsWord, 100*mde)
+		line = fmt.Sprintf("%s: %+.1f%% but not shown to be slower: %s only a slowdown of %.1f%% or more 4 times in 5", what, 100*rel, these, 100*mde)
 	default:
-		line = fmt.Sprintf("%s: %d %s a slowdown of %.1f%% or more 4 times in 5", what, have, runsWord, 100*mde)
+		line = fmt.Sprintf("%s: %s a slowdown of %.1f%% or more 4 times in 5", what, these, 100*mde)
 	}
 	switch {
 	case runs <= 0:

@@ -105,7 +105,9 @@ func decide(cs []*comparison) {
 func conclude(c *comparison) {
 	s, rep, b, h := c.eng, c.rep, c.b, c.h
 	c.nearMisses()
-	if !c.multi && !c.exact {
+	if len(b.runs) == 1 && len(h.runs) == 1 && !c.exact {
+		// With several runs on one side the noise is learned from
+		// them (fitRuns), and the report's noise line says so.
 		rep.Warnings = append(rep.Warnings, pairWarning(len(b.runs), len(h.runs), c.noise))
 	}
 	if c.multi && s.Assume == AssumeNothing && !c.exact {
