@@ -43,8 +43,8 @@ import (
 const ProcessesEnv = "HOTBUDGET_BASELINE_PROCESSES"
 
 // DefaultProcesses is how many processes a baseline is recorded in by
-// default: the test's own and four more runs of its test binary.
-const DefaultProcesses = 5
+// default: the test's own and seven more runs of its test binary.
+const DefaultProcesses = 8
 
 // maxProcesses bounds ProcessesEnv.
 const maxProcesses = 50
