@@ -61,7 +61,11 @@ func TestMeasureProcessBaselines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := CheckRegression(bs, cs, diff.WithoutHeadline(), diff.WithOnly(only))
+		opts := []diff.Option{diff.WithoutHeadline(), diff.WithOnly(only)}
+		if a, err := strconv.ParseFloat(os.Getenv("HOTBUDGET_MEASURE_ALPHA"), 64); err == nil {
+			opts = append(opts, diff.WithAlpha(a))
+		}
+		rep, err := CheckRegression(bs, cs, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
