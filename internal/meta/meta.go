@@ -103,6 +103,11 @@ type Run struct {
 	// profile that holds the captures of several processes (a baseline
 	// recorded in several: MergeProcesses); 0 in a profile of one process.
 	Process int `json:"process,omitempty"`
+	// PeriodNanos is the sampling period of the capture the run came
+	// from, when it differs between the processes of a profile
+	// (MergeProcesses): the profile's own Period is then the longest, and
+	// SplitProcesses gives each process its own. 0: the profile's.
+	PeriodNanos int64 `json:"period_ns,omitempty"`
 }
 
 type wire struct {

@@ -27,8 +27,10 @@ func (r Record) Processes() int {
 // MergeProcesses returns one profile holding the captures ps, each made in
 // a process of its own, with every run of each: the runs keep their work
 // and CPU time, are numbered by the process they came from (Run.Process,
-// from 1, in the order of ps) and relabelled "P.LABEL" so that the labels
-// of different processes stay apart. The record's other fields are the
+// from 1, in the order of ps), keep their capture's sampling period
+// (Run.PeriodNanos; the profile's Period is the longest) and are
+// relabelled "P.LABEL" so that the labels of different processes stay
+// apart. The record's other fields are the
 // first capture's, with the sampled and used CPU times summed; the
 // comments other than the record are the first capture's too (so a
 // baseline keeps the first capture's allocation profile). The captures
@@ -66,7 +68,7 @@ func MergeProcesses(ps []*profile.Profile) (*profile.Profile, error) {
 		relabel := make(map[string]string, len(r.Runs))
 		for _, run := range r.Runs {
 			old := run.Label
-			run.Label, run.Process = prefix+old, i+1
+			run.Label, run.Process, run.PeriodNanos = prefix+old, i+1, p.Period
 			relabel[old] = run.Label
 			merged.Runs = append(merged.Runs, run)
 		}
@@ -149,6 +151,14 @@ func SplitProcesses(p *profile.Profile) ([]*profile.Profile, error) {
 		if !known {
 			one.Runs[0].Work = 0
 		}
+		// The process's own sampling period: a capture whose samples
+		// weigh more (one of runtime/pprof's beside perf's) must not
+		// make every other process of the baseline count its samples
+		// as fewer.
+		period := p.Period
+		if own := r.Runs[byProc[proc][0]].PeriodNanos; own > 0 {
+			period = own
+		}
 		if groups == nil { // one unlabelled run
 			idx = make([]int32, len(p.Sample))
 			for i := range idx {
@@ -174,7 +184,7 @@ func SplitProcesses(p *profile.Profile) ([]*profile.Profile, error) {
 			Comments: withRecord(p.Comments, one), DocURL: p.DocURL,
 			DropFrames: p.DropFrames, KeepFrames: p.KeepFrames,
 			TimeNanos:  p.TimeNanos,
-			PeriodType: p.PeriodType, Period: p.Period,
+			PeriodType: p.PeriodType, Period: period,
 			Sample: samples,
 		}
 		out = append(out, q)

@@ -75,6 +75,9 @@ func TestMergeAndSplitProcesses(t *testing.T) {
 	}
 	for i, want := range []int64{1 + 2 + 3, 4 + 2 + 3} {
 		q := procs[i]
+		if wantPeriod := []int64{10e6, 20e6}[i]; q.Period != wantPeriod {
+			t.Errorf("process %d: period %d, want its capture's %d", i+1, q.Period, wantPeriod)
+		}
 		if got := sum(q, 0); got != want {
 			t.Errorf("process %d: %d samples, want %d", i+1, got, want)
 		}
