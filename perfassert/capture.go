@@ -154,8 +154,10 @@ func CaptureName(name string) CaptureOption {
 
 // MinRuns sets the fewest runs a capture is made of (default 10). Each run
 // is a stretch of the capture's time with its own samples and iteration
-// count (meta.LabelRun in the profile); baselines compare runs against runs,
-// and more runs a side let the comparison see run-to-run noise.
+// count (meta.LabelRun in the profile); a comparison of two captures is
+// runs against runs, and more runs a side let it see run-to-run noise (a
+// golden baseline of several processes is compared process against
+// process: see MatchBaseline).
 func MinRuns(n int) CaptureOption {
 	return captureFunc(func(c *captureConfig) {
 		if n <= 0 {

@@ -14,8 +14,10 @@
 //
 // or compares it with a baseline: NoRegression, NoRegressionRuns and
 // MatchBaseline use the diff package's verdicts, run against run (a capture
-// is made of several runs), judging the module under test's own functions
-// by default; NoBenchRegression compares `go test -bench` outputs.
+// is made of several runs) or, for a golden baseline recorded in several
+// processes, process against process, judging the module under test's own
+// functions by default; NoBenchRegression compares `go test -bench`
+// outputs.
 //
 // # Design
 //
