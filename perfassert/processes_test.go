@@ -52,6 +52,10 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "testdata", "work.pb.gz")
+	written := path // where MatchBaseline writes it
+	if raceEnabled {
+		written = filepath.Join(dir, "testdata", "work.race.pb.gz")
+	}
 	pids := filepath.Join(dir, "pids")
 	try := func(update bool, processes string) (string, error) {
 		t.Helper()
@@ -78,7 +82,7 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 	if out, err := try(true, "many"); err == nil || !strings.Contains(out, `HOTBUDGET_BASELINE_PROCESSES="many": want a count of processes from 1 to 50`) {
 		t.Errorf("an update with %s=many: %v\n%s", perfassert.ProcessesEnv, err, out)
 	}
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
+	if _, err := os.Stat(written); !os.IsNotExist(err) {
 		t.Fatalf("a failed update wrote the baseline: %v", err)
 	}
 
@@ -99,7 +103,7 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 	if len(seen) != 3 {
 		t.Errorf("the test ran in %d distinct processes (pids %q), want 3", len(seen), b)
 	}
-	base, err := loaders.Load(path)
+	base, err := loaders.Load(written)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +125,7 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 
 	// Compared process against process, with no note.
 	out = run(false, "")
-	if !strings.Contains(out, "no regression (base = "+path+" (3 processes), head = current (1 process))") {
+	if !strings.Contains(out, "no regression (base = "+written+" (3 processes), head = current (1 process))") {
 		t.Errorf("the comparison does not name its processes:\n%s", out)
 	}
 	if strings.Contains(out, "holds the capture of one process") {
@@ -130,7 +134,7 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 
 	// One process asked: the baseline of old, and a note when compared.
 	run(true, "1")
-	if base, err = loaders.Load(path); err != nil {
+	if base, err = loaders.Load(written); err != nil {
 		t.Fatal(err)
 	}
 	if rec, _ := meta.Known(base); rec.Processes() != 1 {
