@@ -164,14 +164,11 @@ func recordProcesses(t TestingT, path string, current *profile.Profile) (*profil
 		p, lerr := loaders.Load(file)
 		if lerr != nil {
 			why := lerr.Error()
-			if c.errs[i] != nil {
-				why = c.errs[i].Error()
-			}
 			if errors.Is(lerr, os.ErrNotExist) {
 				why = "it wrote no capture for this baseline"
-				if c.errs[i] != nil {
-					why += " (" + c.errs[i].Error() + ")"
-				}
+			}
+			if c.errs[i] != nil {
+				why += " (" + c.errs[i].Error() + ")"
 			}
 			failed = append(failed, fmt.Sprintf("process %d: %s%s", i+2, why, lastOutput(c.outs[i])))
 			continue
@@ -179,8 +176,10 @@ func recordProcesses(t TestingT, path string, current *profile.Profile) (*profil
 		ps = append(ps, p)
 	}
 	if len(failed) > 0 {
+		// The processes' output is the test's own, printed again in this
+		// test's failure: escaped like any text a test log shows.
 		return nil, "", fmt.Errorf("recording baseline %s in %d processes: %d of the %d extra runs of %s failed, so nothing was written:\n%s",
-			path, n, len(failed), n-1, name, strings.Join(failed, "\n"))
+			path, n, len(failed), n-1, name, textfmt.Lines(strings.Join(failed, "\n")))
 	}
 	merged, err := meta.MergeProcesses(ps)
 	if err != nil {

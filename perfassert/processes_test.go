@@ -34,6 +34,9 @@ func processWork() {
 func TestMatchBaselineRecordsProcesses(t *testing.T) {
 	if path := os.Getenv("PERFASSERT_PROCESSES_BASELINE"); path != "" {
 		// The user's test.
+		if os.Getenv("PERFASSERT_PROCESSES_FAIL") == "1" && os.Getenv("HOTBUDGET_BASELINE_CHILD_DIR") != "" {
+			t.Fatal("planted failure of an extra process")
+		}
 		p := perfassert.Capture(t, processWork, perfassert.MinSamples(40), perfassert.MaxDuration(300*time.Millisecond), perfassert.NoAllocs())
 		perfassert.MatchBaseline(t, path, p)
 		f, err := os.OpenFile(os.Getenv("PERFASSERT_PROCESSES_PIDS"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
@@ -86,7 +89,26 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 		t.Fatalf("a failed update wrote the baseline: %v", err)
 	}
 
-	out := run(true, "3")
+	// Extra processes that fail: nothing is written, and the failure
+	// names them with their output.
+	os.Setenv("PERFASSERT_PROCESSES_FAIL", "1")
+	out, err := try(true, "3")
+	os.Unsetenv("PERFASSERT_PROCESSES_FAIL")
+	for _, want := range []string{
+		"recording baseline " + written + " in 3 processes: 2 of the 2 extra runs of TestMatchBaselineRecordsProcesses failed, so nothing was written",
+		"process 2: it wrote no capture for this baseline (",
+		"exit status 1)",
+		"planted failure of an extra process",
+	} {
+		if err == nil || !strings.Contains(out, want) {
+			t.Errorf("an update whose extra processes fail (%v) does not say %q:\n%s", err, want, out)
+		}
+	}
+	if _, err := os.Stat(written); !os.IsNotExist(err) {
+		t.Fatalf("an update whose extra processes failed wrote the baseline: %v", err)
+	}
+
+	out = run(true, "3")
 	for _, want := range []string{
 		"recording baselines of TestMatchBaselineRecordsProcesses in 3 processes: running it 2 more times (HOTBUDGET_BASELINE_PROCESSES sets how many)",
 		"of 3 processes)",

@@ -603,11 +603,7 @@ func racePath(path string) string {
 func updateCommand(t TestingT, race bool) string {
 	run := ""
 	if n, ok := t.(namer); ok && n.Name() != "" {
-		parts := strings.Split(n.Name(), "/")
-		for i, p := range parts {
-			parts[i] = "^" + regexp.QuoteMeta(p) + "$"
-		}
-		run = " -run '" + strings.Join(parts, "/") + "'"
+		run = " -run '" + runPattern(n.Name()) + "'"
 	}
 	if race {
 		run = " -race" + run
