@@ -268,6 +268,8 @@ func FuzzComments(f *testing.F) {
 	f.Add(meta.CommentPrefix+`{"runs":[{}]}`, "", "x", "")
 	f.Add("hotbudget iterations: 12", "", "", "")
 	f.Add(meta.CommentPrefix+`{"runs":null,"sampled_nanos":-1}`, "1", "", "1")
+	f.Add(meta.CommentPrefix+`{"runs":[{"label":"1.1","process":1,"period_ns":-5},{"label":"2.1","process":2}]}`, "1.1", "2.1", "1.1")
+	f.Add(meta.CommentPrefix+`{"runs":[{"label":"a","process":1},{"label":"b","process":2}]}`, "", "", "")
 	f.Fuzz(func(t *testing.T, comments, l1, l2, l3 string) {
 		q := twoRunProfile()
 		q.Comments = strings.Split(comments, "\n")
@@ -288,6 +290,19 @@ func FuzzComments(f *testing.F) {
 			}
 			if n != len(q.Sample) {
 				t.Errorf("Split: %d samples in %d runs, want %d", n, len(runs), len(q.Sample))
+			}
+		}
+		// By process too: every sample once, in one process.
+		if procs, err := meta.SplitProcesses(q); err == nil {
+			n := 0
+			for _, p := range procs {
+				n += len(p.Sample)
+				if p.Period <= 0 {
+					t.Errorf("SplitProcesses: a process with period %d", p.Period)
+				}
+			}
+			if n != len(q.Sample) {
+				t.Errorf("SplitProcesses: %d samples in %d processes, want %d", n, len(procs), len(q.Sample))
 			}
 		}
 		x, err := index.FromProfile(q)

@@ -129,6 +129,10 @@ func SplitProcesses(p *profile.Profile) ([]*profile.Profile, error) {
 		}
 		byProc[run.Process] = append(byProc[run.Process], j)
 	}
+	if groups == nil && len(order) > 1 {
+		// Samples without run labels cannot be told apart by process.
+		return nil, fmt.Errorf("the profile's hotbudget metadata lists runs of %d processes, but its samples carry no %q labels", len(order), LabelRun)
+	}
 	out := make([]*profile.Profile, 0, len(order))
 	for n, proc := range order {
 		one := r

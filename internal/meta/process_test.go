@@ -117,6 +117,8 @@ func TestMergeProcessesRefuses(t *testing.T) {
 	bare.Comments = nil
 	stray := twoRunProfile()
 	stray.Sample[0].Label[meta.LabelRun] = []string{"9"}
+	double := twoRunProfile()
+	double.Sample[1].Label[meta.LabelRun] = []string{"1", "2"}
 	for name, c := range map[string]struct {
 		ps   []*profile.Profile
 		want string
@@ -127,10 +129,39 @@ func TestMergeProcessesRefuses(t *testing.T) {
 		"units":       {[]*profile.Profile{twoRunProfile(), other}, `counts its work in "op"`},
 		"no record":   {[]*profile.Profile{bare}, "records no runs"},
 		"stray label": {[]*profile.Profile{stray}, "does not list"},
+		"two labels":  {[]*profile.Profile{double}, `sample 1 has 2 "hotbudget.run" labels, want 1`},
 	} {
 		_, err := meta.MergeProcesses(c.ps)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one saying %q", name, err, c.want)
+		}
+	}
+}
+
+// TestMergeUnlabelledCapture: a capture of one unlabelled run merges with
+// its samples labelled, and splits back by process.
+func TestMergeUnlabelledCapture(t *testing.T) {
+	one := func() *profile.Profile {
+		p := twoRunProfile()
+		for _, s := range p.Sample {
+			s.Label = nil
+		}
+		r, _, _ := meta.Get(p)
+		r.Runs = []meta.Run{{Work: 40}}
+		meta.Set(p, r)
+		return p
+	}
+	m, err := meta.MergeProcesses([]*profile.Profile{one(), one()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs, err := meta.SplitProcesses(m)
+	if err != nil || len(procs) != 2 {
+		t.Fatalf("SplitProcesses: %d, %v", len(procs), err)
+	}
+	for i, q := range procs {
+		if got := sum(q, 0); got != 6 {
+			t.Errorf("process %d: %d samples, want 6", i+1, got)
 		}
 	}
 }
