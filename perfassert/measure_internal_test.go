@@ -27,6 +27,11 @@ import (
 //
 //	HOTBUDGET_MEASURE_DIR=dir HOTBUDGET_MEASURE_ONLY='^github.com/buger/jsonparser[./]' \
 //	HOTBUDGET_MEASURE_FUNC=ObjectEach go test ./perfassert -run MeasureProcessBaselines -v
+//
+// HOTBUDGET_MEASURE_THIN=f (0 < f < 1) first keeps each sample of every
+// capture with probability f (seeded), as a sampler f times as fast would
+// have taken them: the power a longer sampling period costs.
+// HOTBUDGET_MEASURE_K=k judges baselines of k processes only.
 func TestMeasureProcessBaselines(t *testing.T) {
 	dir := os.Getenv("HOTBUDGET_MEASURE_DIR")
 	if dir == "" {
@@ -48,6 +53,9 @@ func TestMeasureProcessBaselines(t *testing.T) {
 		p, err := loaders.Load(f)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if frac, err := strconv.ParseFloat(os.Getenv("HOTBUDGET_MEASURE_THIN"), 64); err == nil && frac > 0 && frac < 1 {
+			thin(t, p, frac, rand.New(rand.NewPCG(7, uint64(len(same)+len(slow)))))
 		}
 		if strings.HasSuffix(strings.TrimSuffix(filepath.Base(f), ".pb.gz"), "slow") {
 			slow = append(slow, p)
@@ -79,7 +87,11 @@ func TestMeasureProcessBaselines(t *testing.T) {
 		caught = len(named) == 1 && strings.HasSuffix(named[0], "."+target)
 		return failed, caught, named
 	}
-	for _, k := range []int{1, 3, 5, 8, 10} {
+	ks := []int{1, 3, 5, 8, 10}
+	if k, err := strconv.Atoi(os.Getenv("HOTBUDGET_MEASURE_K")); err == nil && k > 0 {
+		ks = []int{k}
+	}
+	for _, k := range ks {
 		if k+1 > len(same) {
 			continue
 		}
@@ -123,4 +135,38 @@ func TestMeasureProcessBaselines(t *testing.T) {
 		t.Logf("K=%d processes a baseline: unchanged failed %d/%d (%.1f%%); slower failed %d/%d, %s named alone %d/%d; false alarms named %v",
 			k, fa, n, 100*float64(fa)/float64(max(n, 1)), hit, m, target, alone, m, names)
 	}
+}
+
+// thin keeps each of p's samples with probability f, as a sampler whose
+// period is 1/f times as long would have taken them: counts are drawn
+// binomially, each kept sample standing for 1/f times its CPU time, and
+// the periods (the profile's and each run's) are divided by f.
+func thin(t *testing.T, p *profile.Profile, f float64, rng *rand.Rand) {
+	kept := p.Sample[:0]
+	for _, s := range p.Sample {
+		n := int64(0)
+		for range s.Value[0] {
+			if rng.Float64() < f {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		per := float64(s.Value[1]) / float64(s.Value[0])
+		s.Value[0], s.Value[1] = n, int64(float64(n)*per/f)
+		kept = append(kept, s)
+	}
+	p.Sample = kept
+	p.Period = int64(float64(p.Period) / f)
+	rec, ok, err := meta.Get(p)
+	if err != nil || !ok {
+		t.Fatalf("thinning a capture without its record: %v", err)
+	}
+	for i := range rec.Runs {
+		if rec.Runs[i].PeriodNanos > 0 {
+			rec.Runs[i].PeriodNanos = int64(float64(rec.Runs[i].PeriodNanos) / f)
+		}
+	}
+	meta.Set(p, rec)
 }
