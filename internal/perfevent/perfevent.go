@@ -61,8 +61,15 @@ type Config struct {
 // And each timer interrupt slows the sampled code by more than its own
 // handling (a virtual machine's exits, some 60µs a sample there): a
 // function used 36% more CPU time per call at 250µs, 15% at 500µs and 6%
-// at 1ms (perfassert's BenchmarkSamplerOverhead, load 11-13 on 2 cores).
-// 500µs trades that cost for four times 1ms's samples.
+// at 1ms (perfassert's BenchmarkSamplerOverhead, load 11-13 on 2 cores;
+// on a quiet machine of the same kind, 2026-11-26: +13% at 500µs, +4.5%
+// at 1ms, +25-75% at 250µs, about 60µs a sample).
+//
+// 500µs trades that cost for twice 1ms's samples, which golden baselines
+// need: keeping every other sample of real captures of a third-party
+// module (perfassert's TestMeasureProcessBaselines, HOTBUDGET_MEASURE_THIN
+// 0.5) cut the share of 30-50% slowdowns caught from 75/93/19/78% to
+// 47/57/7/25% in four recordings, and raised false alarms.
 const DefaultPeriod = 500 * time.Microsecond
 
 // DefaultPages is the ring buffer size when Config.Pages is 0.
