@@ -222,10 +222,10 @@ const powerHeader = "power (the smallest slowdown these runs catch 4 times in 5,
 func (r *Report) powerLine(what string, rel float64, flagged bool, mde float64, runs int, have int) string {
 	these := fmt.Sprintf("%d runs a side catch", have)
 	switch {
-	case r.Base.Runs != r.Head.Runs && min(r.Base.Runs, r.Head.Runs) == 1:
-		// One run against several (a baseline of several processes
-		// against one capture): "1 run a side" would undersell the
-		// several.
+	case r.Base.Runs != r.Head.Runs:
+		// Unequal sides (a baseline of eight processes against one
+		// capture, or three): "1 run a side" or "3 runs a side" would
+		// undersell the larger.
 		these = fmt.Sprintf("%d base and %d head runs catch", r.Base.Runs, r.Head.Runs)
 	case have == 1:
 		these = "1 run a side catches"

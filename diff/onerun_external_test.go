@@ -34,4 +34,14 @@ func TestOneRunAgainstSeveralWords(t *testing.T) {
 	if !strings.Contains(text, "5 base and 1 head runs catch") || strings.Contains(text, "1 run a side") {
 		t.Errorf("power advice does not name the runs of each side:\n%s", text)
 	}
+
+	// Three against five (a confirmed MatchBaseline): not "3 runs a side".
+	head := []*profile.Profile{multinomial(t, r, 2000, slow), multinomial(t, r, 2000, slow), multinomial(t, r, 2000, slow)}
+	b.Reset()
+	if err := compare(t, base, head).WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if text := b.String(); !strings.Contains(text, "5 base and 3 head runs catch") || strings.Contains(text, "3 runs a side catch") {
+		t.Errorf("power advice does not name the runs of each side:\n%s", text)
+	}
 }
