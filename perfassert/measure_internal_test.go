@@ -31,7 +31,11 @@ import (
 // HOTBUDGET_MEASURE_THIN=f (0 < f < 1) first keeps each sample of every
 // capture with probability f (seeded), as a sampler f times as fast would
 // have taken them: the power a longer sampling period costs.
-// HOTBUDGET_MEASURE_K=k judges baselines of k processes only.
+// HOTBUDGET_MEASURE_K=k judges baselines of k processes only;
+// HOTBUDGET_MEASURE_HEADS=h compares heads of h processes (h unchanged
+// captures left out of the baseline, or h distinct slower ones);
+// HOTBUDGET_MEASURE_SCREEN=a judges the first head process alone at rate a
+// first, and all h only when it fails there.
 func TestMeasureProcessBaselines(t *testing.T) {
 	dir := os.Getenv("HOTBUDGET_MEASURE_DIR")
 	if dir == "" {
@@ -64,13 +68,28 @@ func TestMeasureProcessBaselines(t *testing.T) {
 		}
 	}
 	t.Logf("%d unchanged captures, %d slower", len(same), len(slow))
-	judge := func(base, head *profile.Profile) (failed, caught bool, named []string) {
+	merge := func(ps []*profile.Profile) *profile.Profile {
+		if len(ps) == 1 {
+			return ps[0]
+		}
+		p, err := meta.MergeProcesses(ps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	alpha := 0.0
+	if a, err := strconv.ParseFloat(os.Getenv("HOTBUDGET_MEASURE_ALPHA"), 64); err == nil {
+		alpha = a
+	}
+	screen, _ := strconv.ParseFloat(os.Getenv("HOTBUDGET_MEASURE_SCREEN"), 64)
+	judgeAt := func(a float64, base, head *profile.Profile) (failed, caught bool, named []string) {
 		bs, cs, _, err := baselineSides(t, "measured", base, head)
 		if err != nil {
 			t.Fatal(err)
 		}
 		opts := []diff.Option{diff.WithoutHeadline(), diff.WithOnly(only)}
-		if a, err := strconv.ParseFloat(os.Getenv("HOTBUDGET_MEASURE_ALPHA"), 64); err == nil {
+		if a > 0 {
 			opts = append(opts, diff.WithAlpha(a))
 		}
 		rep, err := CheckRegression(bs, cs, opts...)
@@ -87,12 +106,28 @@ func TestMeasureProcessBaselines(t *testing.T) {
 		caught = len(named) == 1 && strings.HasSuffix(named[0], "."+target)
 		return failed, caught, named
 	}
+	// judge compares base with heads[0] alone, or, with a screen, judges
+	// heads[0] at the screen's rate first and all of heads only when that
+	// fails (as a gate that confirms a suspicion with more processes).
+	judge := func(base *profile.Profile, heads []*profile.Profile) (failed, caught bool, named []string) {
+		if screen <= 0 {
+			return judgeAt(alpha, base, merge(heads))
+		}
+		if f, _, _ := judgeAt(screen, base, heads[0]); !f {
+			return false, false, nil
+		}
+		return judgeAt(alpha, base, merge(heads))
+	}
 	ks := []int{1, 3, 5, 8, 10}
 	if k, err := strconv.Atoi(os.Getenv("HOTBUDGET_MEASURE_K")); err == nil && k > 0 {
 		ks = []int{k}
 	}
+	heads := 1
+	if h, err := strconv.Atoi(os.Getenv("HOTBUDGET_MEASURE_HEADS")); err == nil && h > 0 {
+		heads = h
+	}
 	for _, k := range ks {
-		if k+1 > len(same) {
+		if k+heads > len(same) || (len(slow) > 0 && heads > len(slow)) {
 			continue
 		}
 		rng := rand.New(rand.NewPCG(1, uint64(k)))
@@ -112,7 +147,7 @@ func TestMeasureProcessBaselines(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			failed, _, named := judge(base, same[perm[k]])
+			failed, _, named := judge(base, pick(same, perm[k:k+heads]))
 			n++
 			if failed {
 				fa++
@@ -121,8 +156,7 @@ func TestMeasureProcessBaselines(t *testing.T) {
 				}
 			}
 			if len(slow) > 0 {
-				h := slow[rng.IntN(len(slow))]
-				failed, caught, _ := judge(base, h)
+				failed, caught, _ := judge(base, pick(slow, rng.Perm(len(slow))[:heads]))
 				m++
 				if failed {
 					hit++
@@ -169,4 +203,13 @@ func thin(t *testing.T, p *profile.Profile, f float64, rng *rand.Rand) {
 		}
 	}
 	meta.Set(p, rec)
+}
+
+// pick returns ps[i] for each i of idx.
+func pick(ps []*profile.Profile, idx []int) []*profile.Profile {
+	out := make([]*profile.Profile, len(idx))
+	for n, i := range idx {
+		out[n] = ps[i]
+	}
+	return out
 }

@@ -133,6 +133,27 @@ func recordProcesses(t TestingT, path string, current *profile.Profile) (*profil
 		return current, fmt.Sprintf("recorded in this process alone (%s asks %d): only a test with a name can be run again in other processes", ProcessesEnv, n), nil
 	}
 	name := nm.Name()
+	c := runChildren(t, name, n-1, fmt.Sprintf("recording baselines of %s in %d processes: running it %d more times (%s sets how many)", name, n, n-1, ProcessesEnv))
+	ps, failed := c.captures(path)
+	ps = append([]*profile.Profile{current}, ps...)
+	if len(failed) > 0 {
+		// The processes' output is the test's own, printed again in this
+		// test's failure: escaped like any text a test log shows.
+		return nil, "", fmt.Errorf("recording baseline %s in %d processes: %d of the %d extra runs of %s failed, so nothing was written:\n%s",
+			path, n, len(failed), n-1, name, textfmt.Lines(strings.Join(failed, "\n")))
+	}
+	merged, err := meta.MergeProcesses(ps)
+	if err != nil {
+		return nil, "", fmt.Errorf("recording baseline %s: %w", path, err)
+	}
+	return merged, "", nil
+}
+
+// runChildren runs the test called name k more times in processes of the
+// test binary that capture as this one did and hand their captures back
+// (once per test, however many of its MatchBaseline calls ask: they share
+// the processes, which are gone with the test), logging why first.
+func runChildren(t TestingT, name string, k int, why string) *childRuns {
 	childrenMu.Lock()
 	c, running := children[name]
 	if !running {
@@ -141,25 +162,29 @@ func recordProcesses(t TestingT, path string, current *profile.Profile) (*profil
 	}
 	childrenMu.Unlock()
 	if running {
-		<-c.done // another baseline of the same test started them
-	} else {
-		logf(t, "perfassert.MatchBaseline: recording baselines of %s in %d processes: running it %d more times (%s sets how many)", name, n, n-1, ProcessesEnv)
-		c.dir, c.errs, c.outs = spawnChildren(name, n-1)
-		close(c.done)
-		if cl, ok := t.(interface{ Cleanup(func()) }); ok {
-			// The captures are read by the test's MatchBaseline calls:
-			// gone with the test.
-			cl.Cleanup(func() {
-				os.RemoveAll(c.dir)
-				childrenMu.Lock()
-				delete(children, name)
-				childrenMu.Unlock()
-			})
-		}
+		<-c.done // another MatchBaseline of the same test started them
+		return c
 	}
-	ps := []*profile.Profile{current}
-	var failed []string
-	for i := range n - 1 {
+	logf(t, "perfassert.MatchBaseline: %s", why)
+	c.dir, c.errs, c.outs = spawnChildren(name, k)
+	close(c.done)
+	if cl, ok := t.(interface{ Cleanup(func()) }); ok {
+		// The captures are read by the test's MatchBaseline calls:
+		// gone with the test.
+		cl.Cleanup(func() {
+			os.RemoveAll(c.dir)
+			childrenMu.Lock()
+			delete(children, name)
+			childrenMu.Unlock()
+		})
+	}
+	return c
+}
+
+// captures are the children's captures for the baseline at path, and a
+// line for each child that failed or left none.
+func (c *childRuns) captures(path string) (ps []*profile.Profile, failed []string) {
+	for i := range c.errs {
 		file := childFile(filepath.Join(c.dir, strconv.Itoa(i+1)), path)
 		p, lerr := loaders.Load(file)
 		if lerr != nil {
@@ -175,17 +200,7 @@ func recordProcesses(t TestingT, path string, current *profile.Profile) (*profil
 		}
 		ps = append(ps, p)
 	}
-	if len(failed) > 0 {
-		// The processes' output is the test's own, printed again in this
-		// test's failure: escaped like any text a test log shows.
-		return nil, "", fmt.Errorf("recording baseline %s in %d processes: %d of the %d extra runs of %s failed, so nothing was written:\n%s",
-			path, n, len(failed), n-1, name, textfmt.Lines(strings.Join(failed, "\n")))
-	}
-	merged, err := meta.MergeProcesses(ps)
-	if err != nil {
-		return nil, "", fmt.Errorf("recording baseline %s: %w", path, err)
-	}
-	return merged, "", nil
+	return ps, failed
 }
 
 // lastOutput is the end of a child's output, indented, for an error.

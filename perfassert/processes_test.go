@@ -23,6 +23,20 @@ func processWork() {
 		x = x*6364136223846793005 + uint64(i)
 	}
 	processSink = x
+	processExtra(processExtraRounds)
+}
+
+// processExtraRounds is processExtra's work: 4 times as much when the
+// user's test plants a slowdown (PERFASSERT_PROCESSES_SLOW=1).
+var processExtraRounds = 20000
+
+//go:noinline
+func processExtra(n int) {
+	x := processSink
+	for i := range n {
+		x = x*2862933555777941757 + uint64(i)
+	}
+	processSink = x
 }
 
 // TestMatchBaselineRecordsProcesses records a baseline as a user does
@@ -36,6 +50,9 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 		// The user's test.
 		if os.Getenv("PERFASSERT_PROCESSES_FAIL") == "1" && os.Getenv("HOTBUDGET_BASELINE_CHILD_DIR") != "" {
 			t.Fatal("planted failure of an extra process")
+		}
+		if os.Getenv("PERFASSERT_PROCESSES_SLOW") == "1" {
+			processExtraRounds = 80000
 		}
 		p := perfassert.Capture(t, processWork, perfassert.MinSamples(40), perfassert.MaxDuration(300*time.Millisecond), perfassert.NoAllocs())
 		perfassert.MatchBaseline(t, path, p)
@@ -145,10 +162,34 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 		t.Errorf("testdata holds %d files, want the baseline alone", len(entries))
 	}
 
-	// Compared process against process, with no note.
+	// Compared process against process, with no note (in two more
+	// processes of the test when the first looked suspicious, which
+	// unchanged code does now and then).
 	out = run(false, "")
-	if !strings.Contains(out, "no regression (base = "+written+" (3 processes), head = current (1 process))") {
+	if !strings.Contains(out, "no regression (base = "+written+" (3 processes), head = current (1 process))") &&
+		!strings.Contains(out, "no regression (base = "+written+" (3 processes), head = current and 2 more processes)") {
 		t.Errorf("the comparison does not name its processes:\n%s", out)
+	}
+
+	// A function 4 times as slow in every process: the first process
+	// fails, two more confirm it, and the failure names the three.
+	os.Setenv("PERFASSERT_PROCESSES_SLOW", "1")
+	out, err = try(false, "")
+	os.Unsetenv("PERFASSERT_PROCESSES_SLOW")
+	for _, want := range []string{
+		"running TestMatchBaselineRecordsProcesses in 2 more processes to tell a change from the state of one process",
+		"base = " + written + " (3 processes), head = current and 2 more processes",
+		"perfassert_test.processExtra",
+	} {
+		if err == nil || !strings.Contains(out, want) {
+			t.Errorf("a slower function in every process (%v): the output does not say %q:\n%s", err, want, out)
+		}
+	}
+	if b, _ := os.ReadFile(pids); len(strings.Fields(string(b))) != 3 {
+		t.Errorf("the confirmed comparison ran the test in %d processes, want 3 (pids %q)", len(strings.Fields(string(b))), b)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the confirming processes' captures were left behind in TMPDIR: %v", left)
 	}
 	if strings.Contains(out, "holds the capture of one process") {
 		t.Errorf("a baseline of 3 processes is called one:\n%s", out)
