@@ -3,14 +3,18 @@
 // known change (A/B), recorded on the machine it runs on. Run it from the
 // repository root:
 //
-//	go run ./testdata/verdict/gen [-out testdata/verdict] [-sets node-lib,node-other,go-app,go-other]
+//	go run ./testdata/verdict/gen [-out testdata/verdict] [-sets node-lib,node-other,go-app,go-other,go-app-perf,go-other-perf]
 //
 // node-lib and node-other install pinned npm packages (acorn, js-yaml) into
 // a temporary directory with npm and record `node --cpu-prof` profiles of the
 // small drivers in gen/node; node-lib's variant B is acorn with the patch in
 // patch.go applied. go-app and go-other build the programs in gen/goapp and
 // gen/goother and record runtime/pprof profiles (100 Hz) that carry
-// hotbudget's meta record of the work each run did.
+// hotbudget's meta record of the work each run did; go-app-perf and
+// go-other-perf record the same programs with Linux perf events
+// (internal/perfexec, every thread of the process from its first
+// instruction, symbolised from the binary as hotbudget record does) at
+// goPerfPeriod.
 //
 // The runs of the variants of one data set are interleaved (A,B,B,A,A,B,...;
 // A,B,C,B,C,A,C,A,B,... for three), so that a drift in the machine's speed
@@ -29,8 +33,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hotbudget/hotbudget/internal/binsym"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/perfexec"
 )
 
 //go:embed node/*.js
@@ -51,9 +60,17 @@ const (
 	goOtherRound = 22
 )
 
+// goPerfPeriod is the perf sets' sampling period: 2 kHz of each thread's
+// CPU time, perfassert.Capture's rate. hotbudget record's 10 kHz doubled
+// the programs' CPU time on the 2-core virtual machine they were recorded
+// on (the timer's interrupts cost there); 2 kHz adds about 13%
+// (perfassert's BenchmarkSamplerOverhead) and still gives 50-100 times
+// the samples of runtime/pprof's 100 Hz.
+const goPerfPeriod = 500 * time.Microsecond
+
 func main() {
 	out := flag.String("out", "testdata/verdict", "write the data sets under `dir`")
-	sets := flag.String("sets", "node-lib,node-other,go-app,go-other", "comma-separated data sets to record")
+	sets := flag.String("sets", "node-lib,node-other,go-app,go-other,go-app-perf,go-other-perf", "comma-separated data sets to record")
 	runs := flag.Int("runs", 10, "runs of each variant (node-other's 100 µs runs: half as many)")
 	flag.Parse()
 	tmp, err := os.MkdirTemp("", "verdict-gen-")
@@ -67,9 +84,13 @@ func main() {
 		case "node-other":
 			g.nodeOther()
 		case "go-app":
-			g.goApp()
+			g.goApp(false)
 		case "go-other":
-			g.goOther()
+			g.goOther(false)
+		case "go-app-perf":
+			g.goApp(true)
+		case "go-other-perf":
+			g.goOther(true)
 		default:
 			check(fmt.Errorf("unknown data set %q", s))
 		}
@@ -80,6 +101,7 @@ type gen struct {
 	out, tmp string
 	runs     int
 	npmDone  bool
+	syms     map[string]*binsym.Binary // of the perf sets' binaries
 }
 
 func check(err error) {
@@ -120,6 +142,11 @@ type run struct {
 	// result is where the command leaves its profile; empty for node,
 	// whose profile is found in a fresh directory.
 	result string
+	// perf runs the Go program args[0] under perf events (perfexec): it
+	// prints "ops N" and the profile is built here, as record builds one.
+	perf bool
+	// what names the program in the profile's meta record (perf runs).
+	what string
 }
 
 // record runs the runs in order, moves their profiles into out/set, and
@@ -135,6 +162,12 @@ func (g *gen) record(set string, runs []run) {
 		start := time.Now()
 		profDir := filepath.Join(g.tmp, fmt.Sprintf("prof%03d", i))
 		check(os.MkdirAll(profDir, 0o755))
+		if r.perf {
+			wall, cpu := g.perfRun(r, filepath.Join(dir, r.name))
+			fmt.Fprintf(&log, "%s\t%s\t%s\t%s\t%.2f\t%.2f\n", r.name, r.variant, start.UTC().Format(time.RFC3339), load, wall.Seconds(), cpu.Seconds())
+			fmt.Fprintf(os.Stderr, "%s/%s load %s wall %.1fs cpu %.1fs\n", set, r.name, load, wall.Seconds(), cpu.Seconds())
+			continue
+		}
 		var cmd *exec.Cmd
 		if r.result == "" {
 			cmd = exec.Command("node", append([]string{"--cpu-prof", "--cpu-prof-dir", profDir, "--cpu-prof-name", "run.cpuprofile"}, r.args...)...)
@@ -160,6 +193,49 @@ func (g *gen) record(set string, runs []run) {
 		fmt.Fprintf(os.Stderr, "%s/%s load %s wall %.1fs cpu %.1fs\n", set, r.name, load, wall.Seconds(), cpu.Seconds())
 	}
 	check(os.WriteFile(filepath.Join(dir, "RECORDING.tsv"), log.Bytes(), 0o644))
+}
+
+// perfRun runs a Go program of a perf data set under perf events and
+// writes its profile to dst with the meta record gorun writes: the
+// operations the program reports, and its user CPU time (the time the
+// samples see). It returns the run's wall and user CPU time.
+func (g *gen) perfRun(r run, dst string) (wall, cpu time.Duration) {
+	cmd := exec.Command(r.args[0], r.args[1:]...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	res, err := perfexec.Run(cmd, perfexec.Options{Period: goPerfPeriod})
+	if err != nil {
+		check(fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr.String()))
+	}
+	ops, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(stdout.String()), "ops "))
+	if err != nil {
+		check(fmt.Errorf("%s printed %q, not the operations done", strings.Join(cmd.Args, " "), stdout.String()))
+	}
+	if g.syms == nil {
+		g.syms = map[string]*binsym.Binary{}
+	}
+	sym := g.syms[r.args[0]]
+	if sym == nil {
+		sym, err = binsym.Open(r.args[0])
+		check(err)
+		g.syms[r.args[0]] = sym
+	}
+	p, err := perfexec.Profile(res, sym)
+	check(err)
+	meta.Set(p, meta.Record{
+		Name:     r.what,
+		Build:    runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
+		RateHz:   int(time.Second / res.Period),
+		WorkUnit: meta.WorkUnit("op"),
+		Runs:     []meta.Run{{Work: float64(ops), CPUNanos: res.UserTime.Nanoseconds()}},
+	})
+	var z bytes.Buffer
+	check(p.Write(&z))
+	check(os.WriteFile(dst, z.Bytes(), 0o644))
+	if res.Lost > 0 {
+		fmt.Fprintf(os.Stderr, "%s: %d samples lost\n", dst, res.Lost)
+	}
+	return res.Wall, res.UserTime
 }
 
 func gzipFile(src, dst string) {
@@ -266,36 +342,58 @@ func (g *gen) goBuild(pkg string) string {
 	return bin
 }
 
-func (g *gen) goApp() {
+// goApp records go-app, or go-app-perf with perf events.
+func (g *gen) goApp(perf bool) {
 	bin := g.goBuild("./testdata/verdict/gen/goapp")
 	var runs []run
 	for r := 0; r < g.runs; r++ {
 		for _, v := range order([]string{"A", "B", "C"}, r) {
 			res := filepath.Join(g.tmp, "goapp.pb.gz")
+			out := res
+			if perf {
+				out, res = "-", ""
+			}
 			runs = append(runs, run{
 				variant: v,
 				name:    fmt.Sprintf("%s-%02d.pb.gz", v, r+1),
-				args:    []string{bin, "-variant", v, "-records", fmt.Sprint(goAppRecords), "-o", res},
+				args:    []string{bin, "-variant", v, "-records", fmt.Sprint(goAppRecords), "-o", out},
 				result:  res,
+				perf:    perf,
+				what:    "go-app " + v,
 			})
 		}
+	}
+	if perf {
+		g.record("go-app-perf", runs)
+		return
 	}
 	g.record("go-app", runs)
 }
 
-func (g *gen) goOther() {
+// goOther records go-other, or go-other-perf with perf events.
+func (g *gen) goOther(perf bool) {
 	bin := g.goBuild("./testdata/verdict/gen/goother")
 	goroot, err := exec.Command("go", "env", "GOROOT").Output()
 	check(err)
 	var runs []run
 	for r := 0; r < g.runs; r++ {
 		res := filepath.Join(g.tmp, "goother.pb.gz")
+		out := res
+		if perf {
+			out, res = "-", ""
+		}
 		runs = append(runs, run{
 			variant: "A",
 			name:    fmt.Sprintf("A-%02d.pb.gz", r+1),
-			args:    []string{bin, "-goroot", strings.TrimSpace(string(goroot)), "-rounds", fmt.Sprint(goOtherRound), "-o", res},
+			args:    []string{bin, "-goroot", strings.TrimSpace(string(goroot)), "-rounds", fmt.Sprint(goOtherRound), "-o", out},
 			result:  res,
+			perf:    perf,
+			what:    "go-other",
 		})
+	}
+	if perf {
+		g.record("go-other-perf", runs)
+		return
 	}
 	g.record("go-other", runs)
 }

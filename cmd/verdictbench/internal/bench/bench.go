@@ -99,7 +99,12 @@ var (
 	goAppB        = set{"go-app B", "go-app/B-*.pb.gz"}
 	goAppC        = set{"go-app C", "go-app/C-*.pb.gz"}
 	goOther       = set{"go-other", "go-other/A-*.pb.gz"}
-	regressBase   = set{"regress base", "regress:base-*.pb.gz"}
+	// The same programs sampled with perf events at 2 kHz.
+	goAppPerfA  = set{"go-app-perf A", "go-app-perf/A-*.pb.gz"}
+	goAppPerfB  = set{"go-app-perf B", "go-app-perf/B-*.pb.gz"}
+	goAppPerfC  = set{"go-app-perf C", "go-app-perf/C-*.pb.gz"}
+	goOtherPerf = set{"go-other-perf", "go-other-perf/A-*.pb.gz"}
+	regressBase = set{"regress base", "regress:base-*.pb.gz"}
 )
 
 // The changed functions of the A/B sets.

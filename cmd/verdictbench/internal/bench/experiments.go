@@ -14,11 +14,12 @@ func (d *data) aaSets(split bool) []set {
 	var all []set
 	switch {
 	case d.cfg.Quick && split:
-		all = []set{nodeLibA1000, nodeOther1000, goAppA, goOther}
+		all = []set{nodeLibA1000, nodeOther1000, goAppA, goOther, goAppPerfA, goOtherPerf}
 	case d.cfg.Quick:
-		all = []set{nodeLibA100, nodeLibA1000, nodeOther1000, goAppA, goOther}
+		all = []set{nodeLibA100, nodeLibA1000, nodeOther1000, goAppA, goOther, goAppPerfA, goOtherPerf}
 	default:
-		all = []set{nodeLibA100, nodeLibA1000, nodeLibB100, nodeLibB1000, nodeOther1000, nodeOther100, goAppA, goAppB, goAppC, goOther}
+		all = []set{nodeLibA100, nodeLibA1000, nodeLibB100, nodeLibB1000, nodeOther1000, nodeOther100, goAppA, goAppB, goAppC, goOther,
+			goAppPerfA, goAppPerfB, goAppPerfC, goOtherPerf}
 		if d.cfg.Regress != "" {
 			all = append(all, regressBase)
 		}
@@ -97,6 +98,7 @@ func (d *data) abCases() []abCase {
 		{"node-lib 1000µs", nodeLibA1000, nodeLibB1000, nodeLibChanged},
 		{"node-lib 100µs", nodeLibA100, nodeLibB100, nodeLibChanged},
 		{"go-app B vs A", goAppA, goAppB, goAppChanged},
+		{"go-app-perf B vs A", goAppPerfA, goAppPerfB, goAppChanged},
 	}
 	var out []abCase
 	for _, x := range c {
@@ -160,16 +162,25 @@ func ab(d *data, r *Results) error {
 	return nil
 }
 
-// whole: go-app C (the whole program ~15% slower, same work) against A.
+// whole: go-app C (the whole program ~15% slower, same work) against A, at
+// 100 Hz and with perf events.
 func whole(d *data, r *Results) error {
-	if !d.kept("go-app C vs A") {
-		return nil
+	for ci, c := range []abCase{{"go-app C vs A", goAppA, goAppC, ""}, {"go-app-perf C vs A", goAppPerfA, goAppPerfC, ""}} {
+		if d.kept(c.key) {
+			if err := wholeCase(d, r, c, uint64(ci)); err != nil {
+				return err
+			}
+		}
 	}
-	pa, err := d.runs(goAppA)
+	return nil
+}
+
+func wholeCase(d *data, r *Results, c abCase, ci uint64) error {
+	pa, err := d.runs(c.a)
 	if err != nil {
 		return err
 	}
-	pc, err := d.runs(goAppC)
+	pc, err := d.runs(c.b)
 	if err != nil {
 		return err
 	}
@@ -180,15 +191,15 @@ func whole(d *data, r *Results) error {
 	if err != nil {
 		return err
 	}
-	row := WholeRow{Set: "go-app C vs A", RunsASide: 1, Comparisons: len(outs), Often: often(outs, "")}
+	one := WholeRow{Set: c.key, RunsASide: 1, Comparisons: len(outs), Often: often(outs, "")}
 	for _, o := range outs {
 		if o.fails {
-			row.Fails++
+			one.Fails++
 		}
 	}
-	r.Whole = append(r.Whole, row)
+	r.Whole = append(r.Whole, one)
 	const n = 20
-	rng := verdictbench.NewRand(d.cfg.Seed, 3000)
+	rng := verdictbench.NewRand(d.cfg.Seed, 3000+ci)
 	draws := make([][2][]int, n)
 	for i := range draws {
 		draws[i] = [2][]int{verdictbench.Pick(rng, len(pa), 5), verdictbench.Pick(rng, len(pc), 5)}
@@ -199,13 +210,13 @@ func whole(d *data, r *Results) error {
 	if err != nil {
 		return err
 	}
-	row = WholeRow{Set: "go-app C vs A", RunsASide: 5, Comparisons: n, Often: often(outs, "")}
+	row := WholeRow{Set: c.key, RunsASide: 5, Comparisons: n, Often: often(outs, "")}
 	for _, o := range outs {
 		if o.fails {
 			row.Fails++
 		}
 	}
 	r.Whole = append(r.Whole, row)
-	d.progress("whole-program C vs A: 1v1 %d/%d, 5v5 %d/%d fail", r.Whole[0].Fails, r.Whole[0].Comparisons, row.Fails, n)
+	d.progress("whole-program %s: 1v1 %d/%d, 5v5 %d/%d fail", c.key, one.Fails, one.Comparisons, row.Fails, n)
 	return nil
 }

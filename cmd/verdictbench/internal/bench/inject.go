@@ -22,7 +22,8 @@ type injectSet struct {
 func (d *data) injectSets() []injectSet {
 	lib1000 := injectSet{"node-lib 1000µs (A+B)", []set{nodeLibA1000, nodeLibB1000}, nodeLibChanged}
 	app := injectSet{"go-app (A+B)", []set{goAppA, goAppB}, goAppChanged}
-	all := []injectSet{lib1000, app}
+	appPerf := injectSet{"go-app-perf (A+B)", []set{goAppPerfA, goAppPerfB}, goAppChanged}
+	all := []injectSet{lib1000, app, appPerf}
 	if !d.cfg.Quick {
 		all = []injectSet{
 			lib1000,
@@ -30,6 +31,8 @@ func (d *data) injectSets() []injectSet {
 			{"node-other 1000µs", []set{nodeOther1000}, ""},
 			app,
 			{"go-other", []set{goOther}, ""},
+			appPerf,
+			{"go-other-perf", []set{goOtherPerf}, ""},
 		}
 	}
 	var out []injectSet

@@ -17,8 +17,14 @@ import (
 // Profile runs work under runtime/pprof at its default rate (100 Hz) and
 // writes the profile to path, gzipped, with a meta.Record naming the work
 // unit and the operations work reports having done, and the CPU time the
-// process used meanwhile (getrusage, user+sys).
+// process used meanwhile (getrusage, user+sys). With path "-" it runs work
+// unprofiled and prints "ops N" (the generator profiles the process from
+// outside, with perf events).
 func Profile(path, name, unit string, work func() int) error {
+	if path == "-" {
+		_, err := fmt.Printf("ops %d\n", work())
+		return err
+	}
 	var buf bytes.Buffer
 	before := testutil.CPUTime().Nanoseconds()
 	if err := pprof.StartCPUProfile(&buf); err != nil {
