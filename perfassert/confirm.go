@@ -39,17 +39,14 @@ const confirmProcesses = 2
 const confirmScreen = 0.25
 
 // confirmable reports whether the comparison rep of the current capture
-// with a baseline of several processes should be repeated with more
+// with a baseline of several processes (c) should be repeated with more
 // processes of the current test, and says why: it failed, or a function
 // of the gate is slower at confirmScreen.
-func confirmable(t TestingT, base, current *profile.Profile, bs, cs []*profile.Profile, rep *diff.Report, opts []diff.Option) (bool, string) {
-	if len(bs) < 2 || len(cs) != 1 || !testing.Testing() || recordingChild() {
+func confirmable(t TestingT, c compared, current *profile.Profile, rep *diff.Report, opts []diff.Option) (bool, string) {
+	if !c.byProcess || len(c.head) != 1 || !testing.Testing() || recordingChild() {
 		return false, ""
 	}
-	if rec, _ := meta.Known(base); rec.Processes() < 2 {
-		return false, ""
-	}
-	if rec, _ := meta.Known(current); rec.Sampler == "" || rec.Processes() != 1 {
+	if rec, _ := meta.Known(current); rec.Sampler == "" {
 		return false, "" // not a capture of this process
 	}
 	if nm, ok := t.(namer); !ok || nm.Name() == "" {
@@ -59,7 +56,7 @@ func confirmable(t TestingT, base, current *profile.Profile, bs, cs []*profile.P
 		return true, "it failed: " + suspects(rep)
 	}
 	screen := math.Max(confirmScreen, rep.Settings.Alpha)
-	wide, err := CheckRegression(bs, cs, append(append([]diff.Option(nil), opts...), diff.WithAlpha(screen))...)
+	wide, err := CheckRegression(c.base, c.head, append(append([]diff.Option(nil), opts...), diff.WithAlpha(screen))...)
 	if err != nil || !wide.Failed() {
 		return false, ""
 	}

@@ -84,7 +84,7 @@ func TestMeasureProcessBaselines(t *testing.T) {
 	}
 	screen, _ := strconv.ParseFloat(os.Getenv("HOTBUDGET_MEASURE_SCREEN"), 64)
 	judgeAt := func(a float64, base, head *profile.Profile) (failed, caught bool, named []string) {
-		bs, cs, _, err := baselineSides(t, "measured", base, head)
+		c, err := baselineSides(t, "measured", base, head)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func TestMeasureProcessBaselines(t *testing.T) {
 		if a > 0 {
 			opts = append(opts, diff.WithAlpha(a))
 		}
-		rep, err := CheckRegression(bs, cs, opts...)
+		rep, err := CheckRegression(c.base, c.head, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -191,6 +191,25 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("the confirming processes' captures were left behind in TMPDIR: %v", left)
 	}
+
+	// Confirming processes that fail: the failure names them with their
+	// output, and judges nothing on the first process alone.
+	os.Setenv("PERFASSERT_PROCESSES_SLOW", "1")
+	os.Setenv("PERFASSERT_PROCESSES_FAIL", "1")
+	out, err = try(false, "")
+	os.Unsetenv("PERFASSERT_PROCESSES_SLOW")
+	os.Unsetenv("PERFASSERT_PROCESSES_FAIL")
+	for _, want := range []string{
+		"confirming the comparison with baseline " + written + " in more processes: 2 of the 2 extra runs of TestMatchBaselineRecordsProcesses failed",
+		"planted failure of an extra process",
+	} {
+		if err == nil || !strings.Contains(out, want) {
+			t.Errorf("confirming processes that fail (%v): the output does not say %q:\n%s", err, want, out)
+		}
+	}
+	if strings.Contains(out, "functions judged regressed") {
+		t.Errorf("a comparison whose confirmation failed was judged all the same:\n%s", out)
+	}
 	if strings.Contains(out, "holds the capture of one process") {
 		t.Errorf("a baseline of 3 processes is called one:\n%s", out)
 	}

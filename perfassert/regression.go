@@ -476,7 +476,7 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		t.Errorf("perfassert.MatchBaseline: reading baseline: %v", err)
 		return false
 	}
-	bs, cs, sides, err := baselineSides(t, path, base, current)
+	c, err := baselineSides(t, path, base, current)
 	if err != nil {
 		t.Errorf("perfassert.MatchBaseline: %v", err)
 		return false
@@ -486,31 +486,31 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		if h, ok := t.(helper); ok {
 			h.Helper()
 		}
-		rep, err := CheckRegression(bs, cs, opts...)
+		rep, err := CheckRegression(c.base, c.head, opts...)
 		if err != nil {
-			failRegression(t, "MatchBaseline", sides, err)
+			failRegression(t, "MatchBaseline", c.name, err)
 			return false
 		}
-		if more, why := confirmable(t, base, current, bs, cs, rep, opts); more {
+		if more, why := confirmable(t, c, current, rep, opts); more {
 			head, err := confirmHead(t, path, current, why)
 			if err != nil {
 				t.Errorf("perfassert.MatchBaseline: %v", err)
 				return false
 			}
-			if cs, err = meta.SplitProcesses(head); err != nil {
+			if c.head, err = meta.SplitProcesses(head); err != nil {
 				t.Errorf("perfassert.MatchBaseline: %v", err)
 				return false
 			}
-			sides = fmt.Sprintf("base = %s (%d processes), head = current and %s", path, len(bs), plural(len(cs)-1, "more process", "more processes"))
-			if rep, err = CheckRegression(bs, cs, opts...); err != nil {
-				failRegression(t, "MatchBaseline", sides, err)
+			c.name = fmt.Sprintf("base = %s (%d processes), head = current and %s", path, len(c.base), plural(len(c.head)-1, "more process", "more processes"))
+			if rep, err = CheckRegression(c.base, c.head, opts...); err != nil {
+				failRegression(t, "MatchBaseline", c.name, err)
 				return false
 			}
 		}
-		if note := thinBaseline(path, rep, bs, cs); note != "" {
+		if note := thinBaseline(path, rep, c.base, c.head); note != "" {
 			logf(t, "perfassert.MatchBaseline: %s", note)
 		}
-		return reportReport(t, "MatchBaseline", sides, "function", rep)
+		return reportReport(t, "MatchBaseline", c.name, "function", rep)
 	}()
 	allocs := judgeAllocs(t, "MatchBaseline", "base = "+path+", head = current", base, current)
 	return cpu && allocs
@@ -523,28 +523,41 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 // the comparison learns is how processes vary, which the current capture,
 // one more process, varies by too. A baseline of one process is compared
 // run against run, with a note when a new recording would hold several.
-func baselineSides(t TestingT, path string, base, current *profile.Profile) (bs, cs []*profile.Profile, sides string, err error) {
+func baselineSides(t TestingT, path string, base, current *profile.Profile) (compared, error) {
+	var c compared
+	var err error
 	rec, _ := meta.Known(base)
 	if rec.Processes() > 1 {
-		if bs, err = meta.SplitProcesses(base); err != nil {
-			return nil, nil, "", fmt.Errorf("baseline %s: %w", path, err)
+		if c.base, err = meta.SplitProcesses(base); err != nil {
+			return c, fmt.Errorf("baseline %s: %w", path, err)
 		}
-		if cs, err = meta.SplitProcesses(current); err != nil {
-			return nil, nil, "", fmt.Errorf("current: %w", err)
+		if c.head, err = meta.SplitProcesses(current); err != nil {
+			return c, fmt.Errorf("current: %w", err)
 		}
-		return bs, cs, fmt.Sprintf("base = %s (%d processes), head = current (%s)", path, len(bs), plural(len(cs), "process", "processes")), nil
+		c.byProcess = true
+		c.name = fmt.Sprintf("base = %s (%d processes), head = current (%s)", path, len(c.base), plural(len(c.head), "process", "processes"))
+		return c, nil
 	}
-	if bs, err = meta.Split(base); err != nil {
-		return nil, nil, "", fmt.Errorf("baseline %s: %w", path, err)
+	if c.base, err = meta.Split(base); err != nil {
+		return c, fmt.Errorf("baseline %s: %w", path, err)
 	}
-	if cs, err = SplitRuns(current); err != nil {
-		return nil, nil, "", fmt.Errorf("current: %w", err)
+	if c.head, err = SplitRuns(current); err != nil {
+		return c, fmt.Errorf("current: %w", err)
 	}
 	if cur, _ := meta.Known(current); cur.Sampler != "" && multiProcess() {
 		n, _ := baselineProcesses()
 		logf(t, "perfassert.MatchBaseline: baseline %s holds the capture of one process, whose runs vary less than processes do: functions may be judged changed that only moved with the process; record it again (%s=1) to record it in %d processes", path, UpdateEnv, n)
 	}
-	return bs, cs, "base = " + path + runsNote(bs) + ", head = current" + runsNote(cs), nil
+	c.name = "base = " + path + runsNote(c.base) + ", head = current" + runsNote(c.head)
+	return c, nil
+}
+
+// compared is what MatchBaseline compares: the baseline's and the current
+// capture's profiles, processes or runs, and the name of the two sides.
+type compared struct {
+	base, head []*profile.Profile
+	name       string
+	byProcess  bool // one profile per process on both sides
 }
 
 // plural is "1 process" or "3 processes".
