@@ -40,6 +40,7 @@ import (
 	"github.com/hotbudget/hotbudget/internal/binsym"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/perfexec"
+	"github.com/hotbudget/hotbudget/testdata/verdict/gen/gorun"
 )
 
 //go:embed node/*.js
@@ -222,13 +223,7 @@ func (g *gen) perfRun(r run, dst string) (wall, cpu time.Duration) {
 	}
 	p, err := perfexec.Profile(res, sym)
 	check(err)
-	meta.Set(p, meta.Record{
-		Name:     r.what,
-		Build:    runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
-		RateHz:   int(time.Second / res.Period),
-		WorkUnit: meta.WorkUnit("op"),
-		Runs:     []meta.Run{{Work: float64(ops), CPUNanos: res.UserTime.Nanoseconds()}},
-	})
+	meta.Set(p, gorun.Record(r.what, "op", int(time.Second/res.Period), ops, res.UserTime.Nanoseconds()))
 	var z bytes.Buffer
 	check(p.Write(&z))
 	check(os.WriteFile(dst, z.Bytes(), 0o644))

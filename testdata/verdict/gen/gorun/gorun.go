@@ -37,13 +37,7 @@ func Profile(path, name, unit string, work func() int) error {
 	if err != nil {
 		return fmt.Errorf("reading back the profile: %w", err)
 	}
-	meta.Set(p, meta.Record{
-		Name:     name,
-		Build:    runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
-		RateHz:   100,
-		WorkUnit: meta.WorkUnit(unit),
-		Runs:     []meta.Run{{Work: float64(ops), CPUNanos: used}},
-	})
+	meta.Set(p, Record(name, unit, 100, ops, used))
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -53,4 +47,16 @@ func Profile(path, name, unit string, work func() int) error {
 		return err
 	}
 	return f.Close()
+}
+
+// Record is the meta record of one run of a workload: its name, the build,
+// the sampling rate, and the operations done in cpuNanos of CPU time.
+func Record(name, unit string, rateHz, ops int, cpuNanos int64) meta.Record {
+	return meta.Record{
+		Name:     name,
+		Build:    runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
+		RateHz:   rateHz,
+		WorkUnit: meta.WorkUnit(unit),
+		Runs:     []meta.Run{{Work: float64(ops), CPUNanos: cpuNanos}},
+	}
 }
