@@ -319,6 +319,52 @@ func TestRoundSumsAreTheTables(t *testing.T) {
 	})
 }
 
+// TestPerfCaptureTakesStartedGoroutinesOnly: with the perf sampler, the
+// runtime/pprof samples a capture keeps are those of goroutines the
+// function started, whole goroutine stacks; a sample of the thread's
+// scheduler stack (g0) bears the labels of the goroutine it last ran, the
+// capturing one included, and is dropped like a stack cut short. The g0
+// stacks are those runtime/pprof wrote for a goroutine parking on a locked
+// thread (go1.25, linux/amd64).
+func TestPerfCaptureTakesStartedGoroutinesOnly(t *testing.T) {
+	var fns []*profile.Function
+	loc := func(name string) *profile.Location {
+		f := &profile.Function{ID: uint64(len(fns) + 1), Name: name}
+		fns = append(fns, f)
+		return &profile.Location{ID: f.ID, Line: []profile.Line{{Function: f}}}
+	}
+	work, worker := loc("main.work"), loc("main.worker")
+	nanotime, mcall := loc("runtime.nanotime"), loc("runtime.mcall")
+	sys, system := loc("runtime.systemstack"), loc("runtime._System")
+	stacks := map[string][]*profile.Location{
+		"started goroutine":  {work, worker},
+		"parking (mcall)":    {nanotime, mcall},
+		"on the systemstack": {sys},
+		"cut short":          {work, system},
+	}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 10_000_000, Function: fns,
+	}
+	for _, st := range stacks {
+		p.Location = append(p.Location, st[0])
+		p.Sample = append(p.Sample, &profile.Sample{Location: st, Value: []int64{1, 10_000_000},
+			Label: map[string][]string{captureLabel: {"1"}, meta.LabelRun: {"1"}}})
+	}
+	s := &session{id: "1", fnName: "main.run", cfg: captureConfig{sampler: samplerPerf}}
+	splitRound(p, []*session{s})
+	var kept []string
+	for _, smp := range s.ps[0].Sample {
+		kept = append(kept, smp.Location[len(smp.Location)-1].Line[0].Function.Name)
+	}
+	if len(kept) != 1 || kept[0] != "main.worker" {
+		t.Errorf("kept the samples rooted in %v, want only the started goroutine's (main.worker)", kept)
+	}
+	if r := s.byRun["1"]; r == nil || r.samples != 20 {
+		t.Errorf("run 1 counts %+v, want the started goroutine's 10ms as 20 perf samples", r)
+	}
+}
+
 // sumsAreTheTable checks splitRound's and countSamples' sums of p against
 // its table, and returns the table's Total.
 func sumsAreTheTable(t *testing.T, p *profile.Profile) time.Duration {

@@ -158,8 +158,14 @@ func trimRun(locs []*profile.Location, fnName string) (mine []*profile.Location,
 // wholeStack reports whether a stack is a goroutine's own, not one that
 // runtime/pprof cut short because the thread was in code outside Go's
 // traceback (runtime._System, runtime._ExternalCode and the like, or the
-// race detector's racecall): those samples carry the labels of whatever
-// goroutine the thread last ran, possibly the capturing one.
+// race detector's racecall), nor one of the thread's scheduler stack (g0:
+// rooted in runtime.mcall, runtime.systemstack, runtime.mstart and the
+// like, where the unwinder did not cross back to the goroutine's stack).
+// Both carry the labels of the goroutine the thread last ran or is about to
+// leave, possibly the capturing one: a goroutine parking (mcall(park_m),
+// the pause between runs) was sampled as [runtime.nanotime ...
+// runtime.mcall] under the capture's labels, which put a 10ms sample of
+// runtime/pprof among the perf sampler's 500µs ones once in CI.
 func wholeStack(locs []*profile.Location) bool {
 	for _, l := range locs {
 		for _, ln := range l.Line {
@@ -172,7 +178,27 @@ func wholeStack(locs []*profile.Location) bool {
 			}
 		}
 	}
-	return len(locs) > 0
+	if len(locs) == 0 {
+		return false
+	}
+	return !schedulerRoot[rootName(locs)]
+}
+
+// schedulerRoot holds the functions a stack on a thread's scheduler stack
+// (g0) ends in when the traceback stays there.
+var schedulerRoot = map[string]bool{
+	"runtime.mcall": true, "runtime.systemstack": true, "runtime.morestack": true,
+	"runtime.mstart": true, "runtime.mstart0": true, "runtime.mstart1": true,
+	"runtime.rt0_go": true,
+}
+
+// rootName is the outermost function of a stack.
+func rootName(locs []*profile.Location) string {
+	l := locs[len(locs)-1]
+	if len(l.Line) == 0 || l.Line[len(l.Line)-1].Function == nil {
+		return ""
+	}
+	return l.Line[len(l.Line)-1].Function.Name
 }
 
 // isFunc reports whether the outermost function of location l is fn (or
