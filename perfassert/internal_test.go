@@ -325,7 +325,7 @@ func TestRoundSumsAreTheTables(t *testing.T) {
 // scheduler stack (g0) bears the labels of the goroutine it last ran, the
 // capturing one included, and is dropped like a stack cut short. The g0
 // stacks are those runtime/pprof wrote for a goroutine parking on a locked
-// thread (go1.25, linux/amd64).
+// thread (go1.26, linux/amd64).
 func TestPerfCaptureTakesStartedGoroutinesOnly(t *testing.T) {
 	var fns []*profile.Function
 	loc := func(name string) *profile.Location {
