@@ -62,8 +62,10 @@ type Config struct {
 // handling (a virtual machine's exits, some 60µs a sample there): a
 // function used 36% more CPU time per call at 250µs, 15% at 500µs and 6%
 // at 1ms (perfassert's BenchmarkSamplerOverhead, load 11-13 on 2 cores;
-// on a quiet machine of the same kind, 2026-11-26: +13% at 500µs, +4.5%
-// at 1ms, +25-75% at 250µs, about 60µs a sample).
+// on a quiet machine of the same kind, 2026-11-26, sampled and unsampled
+// blocks interleaved: +11-15% at 500µs, +5% at 1ms, +25% at 250µs, some
+// 50-70µs a sample; without the callchain or LeafRet, +9.4% against
+// +10.0% at 500µs: the cost is the timer interrupt's, not the unwinding's).
 //
 // 500µs trades that cost for twice 1ms's samples, which golden baselines
 // need: keeping every other sample of real captures of a third-party
