@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -121,30 +123,7 @@ func (r *recorder) allocsPerOp(ctx context.Context, s *recSide, l leaf, n int64,
 	for i, iters := range []int64{n, 2 * n} {
 		raw := filepath.Join(dir, fmt.Sprintf("mem%d.pprof", i))
 		what := fmt.Sprintf("%s %s at %s %s (allocations, %d ops)", l.pkg, l.name, s.name, s.rev, iters)
-		// One P (-test.cpu 1, after benchCmd's): b.RunParallel then runs
-		// one goroutine, and a sync.Pool has one local pool, so that which
-		// goroutine finds a pooled object is not left to the scheduler
-		// (fastjson's parser pool gave a fresh parser, 4,000 objects, to
-		// one run in five at GOMAXPROCS 2). What an op allocates does not
-		// depend on it; what RunParallel sets up per goroutine cancels in
-		// the difference.
-		cmd, stdout, stderr := r.benchCmd(ctx, b, "-test.bench", l.pattern(), "-test.benchtime", fmt.Sprintf("%dx", iters),
-			"-test.count", "1", "-test.memprofilerate", "1", "-test.memprofile", raw, "-test.cpu", "1")
-		// No garbage collection below allocGCLimit: a sync.Pool is emptied
-		// by collections, which come as the process allocates and then
-		// refill it, a different number of times in each run (fastjson's
-		// parser pool moved an unchanged benchmark by 17 objects an op).
-		// GODEBUG's memprofilerate sets the rate before package
-		// initialisation: -test.memprofilerate is applied only once the
-		// tests' flags are parsed, and what init allocated before is
-		// sampled at the default rate, differently in every run (a file
-		// fastjson's tests read in init moved an unchanged benchmark by
-		// 3KiB an op).
-		godebug := "memprofilerate=1"
-		if v := os.Getenv("GODEBUG"); v != "" {
-			godebug = v + "," + godebug
-		}
-		cmd.Env = append(os.Environ(), "GOGC=off", "GOMEMLIMIT="+allocGCLimit, "GODEBUG="+godebug)
+		cmd, stdout, stderr := r.allocCmd(ctx, b, l, iters, raw)
 		if err := cmd.Run(); err != nil {
 			return nil, benchFailed(ctx, s, b, err, stdout, stderr)
 		}
@@ -182,6 +161,36 @@ func (r *recorder) allocsPerOp(ctx context.Context, s *recSide, l leaf, n int64,
 		return nil, err
 	}
 	return tables[1].Minus(tables[0]), nil
+}
+
+// allocCmd is the command of an allocation run of leaf l's benchmark with
+// iters ops, writing its allocation profile to raw.
+func (r *recorder) allocCmd(ctx context.Context, b *testBinary, l leaf, iters int64, raw string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	// One P (-test.cpu 1, after benchCmd's): b.RunParallel then runs
+	// one goroutine, and a sync.Pool has one local pool, so that which
+	// goroutine finds a pooled object is not left to the scheduler
+	// (fastjson's parser pool gave a fresh parser, 4,000 objects, to
+	// one run in five at GOMAXPROCS 2). What an op allocates does not
+	// depend on it; what RunParallel sets up per goroutine cancels in
+	// the difference.
+	cmd, stdout, stderr := r.benchCmd(ctx, b, "-test.bench", l.pattern(), "-test.benchtime", fmt.Sprintf("%dx", iters),
+		"-test.count", "1", "-test.memprofilerate", "1", "-test.memprofile", raw, "-test.cpu", "1")
+	// No garbage collection below allocGCLimit: a sync.Pool is emptied
+	// by collections, which come as the process allocates and then
+	// refill it, a different number of times in each run (fastjson's
+	// parser pool moved an unchanged benchmark by 17 objects an op).
+	// GODEBUG's memprofilerate sets the rate before package
+	// initialisation: -test.memprofilerate is applied only once the
+	// tests' flags are parsed, and what init allocated before is
+	// sampled at the default rate, differently in every run (a file
+	// fastjson's tests read in init moved an unchanged benchmark by
+	// 3KiB an op).
+	godebug := "memprofilerate=1"
+	if v := os.Getenv("GODEBUG"); v != "" {
+		godebug = v + "," + godebug
+	}
+	cmd.Env = append(os.Environ(), "GOGC=off", "GOMEMLIMIT="+allocGCLimit, "GODEBUG="+godebug)
+	return cmd, stdout, stderr
 }
 
 // compareAllocs judges every benchmark's allocations per op exactly.

@@ -119,6 +119,11 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 	if err != nil {
 		return nil, err
 	}
+	if !r.o.noAllocs {
+		if cost.allocEach, cost.allocRun, err = r.allocCost(ctx, base, head, leaves); err != nil {
+			return nil, err
+		}
+	}
 	r.cost = cost
 	work, over := r.estimate(leaves, base, head)
 	if b := r.o.budget; b > 0 && work+over > b && work > 0 && b > over {
@@ -168,6 +173,11 @@ func allocRunsNote(d time.Duration) string {
 type runCost struct {
 	slow         float64
 	first, again time.Duration
+	// allocEach is what recording one allocation costs in the allocation
+	// runs, allocRun what such a run takes beyond its ops and its
+	// overhead (writing the profile), measured on one benchmark
+	// (allocCost); 0 when not measured.
+	allocEach, allocRun time.Duration
 }
 
 // profilerCostRun bounds the runs that measure the profiler's cost: about
@@ -233,11 +243,65 @@ func (r *recorder) profilerCost(ctx context.Context, base *recSide, leaves []lea
 }
 
 // allocRecordCost is what recording one allocation with its stack costs
-// at -test.memprofilerate=1, by the calibrated allocations per op: 0.6µs
+// at -test.memprofilerate=1 when it was not measured (allocCost): 0.6µs
 // on valyala/fastjson's parse benchmarks (4.3 million allocations by
 // -benchmem's count in 2.7s beyond the runs' other time, a 2-core VM at
-// load 10), 4-6µs in a loop of nothing but 16-byte allocations.
+// load 10), 2.5µs on BurntSushi/toml's decoding through reflection (its
+// deeper stacks: 2.93ms an op against 0.15ms, 1,102 allocations), 4-6µs
+// in a loop of nothing but 16-byte allocations. A constant of 1µs
+// estimated toml's allocation runs at 58s; they took 3m9s.
 const allocRecordCost = time.Microsecond
+
+// allocCostRun bounds the allocation run that measures allocCost: about
+// this long at allocRecordCost an allocation.
+const allocCostRun = 250 * time.Millisecond
+
+// allocCost measures what the allocation runs cost on the benchmark whose
+// runs would take longest (both sides have it, it allocates): one run on
+// base of about allocCostRun, whose time per op beyond the calibrated one
+// is the recording of its allocations (each), and whose time beyond its
+// ops and its overhead is the run's own (writing the profile). It returns
+// zeros when no benchmark both sides have allocates.
+func (r *recorder) allocCost(ctx context.Context, base, head *recSide, leaves []leaf) (each, run time.Duration, err error) {
+	best, most := -1, 0.0
+	for i, l := range leaves {
+		if !base.leaves[l.key()] || !head.leaves[l.key()] || l.allocsOp <= 0 || l.nsOp <= 0 {
+			continue
+		}
+		if w := float64(allocIters(l)) * l.allocsOp; w > most {
+			best, most = i, w
+		}
+	}
+	if best < 0 {
+		return 0, 0, nil
+	}
+	l := leaves[best]
+	iters := max(2, min(allocIters(l), int64(float64(allocCostRun)/(l.nsOp+l.allocsOp*float64(allocRecordCost)))))
+	dir, err := os.MkdirTemp(base.tmp, "memcost")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(dir)
+	b := base.bins[l.pkg]
+	cmd, stdout, stderr := r.allocCmd(ctx, b, l, iters, filepath.Join(dir, "mem.pprof"))
+	t0 := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, 0, benchFailed(ctx, base, b, err, stdout, stderr)
+	}
+	elapsed := time.Since(t0)
+	for _, res := range r.parseBench(stdout.Bytes()) {
+		if res.name != l.name || res.nsOp <= 0 {
+			continue
+		}
+		each = time.Duration(max(res.nsOp-l.nsOp, 0) / l.allocsOp)
+		run = max(elapsed-l.overhead-time.Duration(float64(iters+1)*res.nsOp), 0)
+		r.progress("recording an allocation costs %s (%s %s at %s %s: %s an op against %s unrecorded, %.0f allocations)",
+			textfmt.Duration(each), textfmt.Name(l.pkg), textfmt.Name(l.name), base.name, base.rev,
+			textfmt.Duration(time.Duration(res.nsOp)), textfmt.Duration(time.Duration(l.nsOp)), l.allocsOp)
+		return each, run, nil
+	}
+	return 0, 0, nil
+}
 
 // allocEstimate is how long the allocation runs of leaves take: two runs a
 // side of every benchmark both sides have, of N+1 and 2N+1 ops
@@ -245,13 +309,17 @@ const allocRecordCost = time.Microsecond
 // its allocations, and each run its overhead.
 func (r *recorder) allocEstimate(leaves []leaf, base, head *recSide) time.Duration {
 	var d time.Duration
+	each := r.cost.allocEach
+	if each == 0 {
+		each = allocRecordCost
+	}
 	for _, l := range leaves {
 		if !base.leaves[l.key()] || !head.leaves[l.key()] {
 			continue
 		}
 		n := float64(allocIters(l))
-		op := l.nsOp + l.allocsOp*float64(allocRecordCost)
-		d += 2 * (2*l.overhead + time.Duration((3*n+2)*op))
+		op := l.nsOp + l.allocsOp*float64(each)
+		d += 2 * (2*(l.overhead+r.cost.allocRun) + time.Duration((3*n+2)*op))
 	}
 	return d
 }

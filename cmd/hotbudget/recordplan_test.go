@@ -35,4 +35,10 @@ func TestRecordEstimate(t *testing.T) {
 	if got, want := r.allocEstimate([]leaf{a}, base, head), 2*(100*time.Millisecond+time.Duration(602*(1e6+50*float64(allocRecordCost)))); got != want {
 		t.Errorf("allocEstimate with allocations = %s, want %s", got, want)
 	}
+	// Measured (allocCost): 3µs an allocation and 40ms a run beyond its
+	// ops and overhead.
+	r.cost.allocEach, r.cost.allocRun = 3*time.Microsecond, 40*time.Millisecond
+	if got, want := r.allocEstimate([]leaf{a}, base, head), 2*(2*90*time.Millisecond+time.Duration(602*(1e6+50*3e3))); got != want {
+		t.Errorf("allocEstimate with the measured cost = %s, want %s", got, want)
+	}
 }
