@@ -223,7 +223,7 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 		t.Errorf("%s=1 recorded %d processes", perfassert.ProcessesEnv, rec.Processes())
 	}
 	out = run(false, "")
-	if !strings.Contains(out, "holds the capture of one process, whose runs vary less than processes do") || !strings.Contains(out, "to record it in 8 processes") {
+	if !strings.Contains(out, "holds the capture of one process, whose runs vary less than processes do") || !strings.Contains(out, "to record it in 16 processes") {
 		t.Errorf("comparing with a baseline of one process says nothing of it:\n%s", out)
 	}
 }

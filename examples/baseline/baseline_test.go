@@ -10,8 +10,8 @@
 // perfassert reject the flag.) Without it a missing baseline fails with the
 // command that creates it, and nothing is ever written.
 //
-// The baseline is recorded in eight processes (the test runs again in
-// seven more while baselines are written), each capture made of several runs,
+// The baseline is recorded in sixteen processes (the test runs again in
+// fifteen more while baselines are written), each capture made of several runs,
 // and the comparison is process against process, since shares vary more
 // between processes than between the runs of one; only this module's
 // functions are judged (the runtime's share moves with the machine and the
