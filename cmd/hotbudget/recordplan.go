@@ -120,7 +120,7 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 		return nil, err
 	}
 	if !r.o.noAllocs {
-		if cost.allocEach, cost.allocRun, err = r.allocCost(ctx, base, head, leaves); err != nil {
+		if cost.allocEach, cost.allocRun, cost.allocMeasured, err = r.allocCost(ctx, base, head, leaves); err != nil {
 			return nil, err
 		}
 	}
@@ -175,9 +175,10 @@ type runCost struct {
 	first, again time.Duration
 	// allocEach is what recording one allocation costs in the allocation
 	// runs, allocRun what such a run takes beyond its ops and its
-	// overhead (writing the profile), measured on one benchmark
-	// (allocCost); 0 when not measured.
+	// overhead (writing the profile), when allocMeasured: measured on one
+	// benchmark (allocCost).
 	allocEach, allocRun time.Duration
+	allocMeasured       bool
 }
 
 // profilerCostRun bounds the runs that measure the profiler's cost: about
@@ -260,9 +261,10 @@ const allocCostRun = 250 * time.Millisecond
 // runs would take longest (both sides have it, it allocates): one run on
 // base of about allocCostRun, whose time per op beyond the calibrated one
 // is the recording of its allocations (each), and whose time beyond its
-// ops and its overhead is the run's own (writing the profile). It returns
-// zeros when no benchmark both sides have allocates.
-func (r *recorder) allocCost(ctx context.Context, base, head *recSide, leaves []leaf) (each, run time.Duration, err error) {
+// ops and its overhead is the run's own (writing the profile). ok is false
+// when no benchmark both sides have allocates, or its run did not say its
+// time per op.
+func (r *recorder) allocCost(ctx context.Context, base, head *recSide, leaves []leaf) (each, run time.Duration, ok bool, err error) {
 	best, most := -1, 0.0
 	for i, l := range leaves {
 		if !base.leaves[l.key()] || !head.leaves[l.key()] || l.allocsOp <= 0 || l.nsOp <= 0 {
@@ -273,20 +275,20 @@ func (r *recorder) allocCost(ctx context.Context, base, head *recSide, leaves []
 		}
 	}
 	if best < 0 {
-		return 0, 0, nil
+		return 0, 0, false, nil
 	}
 	l := leaves[best]
 	iters := max(2, min(allocIters(l), int64(float64(allocCostRun)/(l.nsOp+l.allocsOp*float64(allocRecordCost)))))
 	dir, err := os.MkdirTemp(base.tmp, "memcost")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	defer os.RemoveAll(dir)
 	b := base.bins[l.pkg]
 	cmd, stdout, stderr := r.allocCmd(ctx, b, l, iters, filepath.Join(dir, "mem.pprof"))
 	t0 := time.Now()
 	if err := cmd.Run(); err != nil {
-		return 0, 0, benchFailed(ctx, base, b, err, stdout, stderr)
+		return 0, 0, false, benchFailed(ctx, base, b, err, stdout, stderr)
 	}
 	elapsed := time.Since(t0)
 	for _, res := range r.parseBench(stdout.Bytes()) {
@@ -298,9 +300,9 @@ func (r *recorder) allocCost(ctx context.Context, base, head *recSide, leaves []
 		r.progress("recording an allocation costs %s (%s %s at %s %s: %s an op against %s unrecorded, %.0f allocations)",
 			textfmt.Duration(each), textfmt.Name(l.pkg), textfmt.Name(l.name), base.name, base.rev,
 			textfmt.Duration(time.Duration(res.nsOp)), textfmt.Duration(time.Duration(l.nsOp)), l.allocsOp)
-		return each, run, nil
+		return each, run, true, nil
 	}
-	return 0, 0, nil
+	return 0, 0, false, nil
 }
 
 // allocEstimate is how long the allocation runs of leaves take: two runs a
@@ -310,7 +312,7 @@ func (r *recorder) allocCost(ctx context.Context, base, head *recSide, leaves []
 func (r *recorder) allocEstimate(leaves []leaf, base, head *recSide) time.Duration {
 	var d time.Duration
 	each := r.cost.allocEach
-	if each == 0 {
+	if !r.cost.allocMeasured {
 		each = allocRecordCost
 	}
 	for _, l := range leaves {

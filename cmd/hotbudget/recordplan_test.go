@@ -37,8 +37,13 @@ func TestRecordEstimate(t *testing.T) {
 	}
 	// Measured (allocCost): 3µs an allocation and 40ms a run beyond its
 	// ops and overhead.
-	r.cost.allocEach, r.cost.allocRun = 3*time.Microsecond, 40*time.Millisecond
+	r.cost.allocEach, r.cost.allocRun, r.cost.allocMeasured = 3*time.Microsecond, 40*time.Millisecond, true
 	if got, want := r.allocEstimate([]leaf{a}, base, head), 2*(2*90*time.Millisecond+time.Duration(602*(1e6+50*3e3))); got != want {
 		t.Errorf("allocEstimate with the measured cost = %s, want %s", got, want)
+	}
+	// Measured as nothing: no time an allocation, not the default.
+	r.cost.allocEach = 0
+	if got, want := r.allocEstimate([]leaf{a}, base, head), 2*(2*90*time.Millisecond+602*time.Millisecond); got != want {
+		t.Errorf("allocEstimate with allocations measured free = %s, want %s", got, want)
 	}
 }
