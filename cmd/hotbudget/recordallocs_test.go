@@ -167,6 +167,11 @@ func TestRecordAllocations(t *testing.T) {
 		!regexp.MustCompile(`\n +alloc.go:27: 0 objects, 0B -> 100 objects, 2.34KiB`).MatchString(changed.stdout) || !regexp.MustCompile(`101\.0 allocs/op ± ∞ +201\.0 allocs/op ± ∞ +\+99\.01% +exact +regressed`).MatchString(changed.stdout) {
 		t.Errorf("one more allocation per field: exit %d, want 1 naming split with 100 objects more per op\n%s", changed.code, changed.stdout)
 	}
+	// The allocation runs' estimate counts the cost of recording an
+	// allocation, measured while calibrating.
+	if !regexp.MustCompile(`recording an allocation costs [0-9.]+[nuµm]?s \(example\.com/alloc BenchmarkSplit at base HEAD~2 \([0-9a-f]+\): [0-9.]+[nuµm]?s an op against [0-9.]+[nuµm]?s unrecorded, 201 allocations\)`).MatchString(changed.stderr) {
+		t.Errorf("calibrating says nothing of what recording an allocation costs:\n%s", changed.stderr)
+	}
 	for _, side := range []string{"base", "head"} {
 		if _, err := os.Stat(filepath.Join(out, side, "example.com", "alloc", "BenchmarkSplit.allocs.pb.gz")); err != nil {
 			t.Errorf("the allocation profile of %s: %v", side, err)
