@@ -100,7 +100,7 @@ func MinSamples(n int) CaptureOption {
 // the perf sampler; three times as long while baselines are written in one
 // process). Capture stops there even with fewer samples than
 // MinSamples; fn always runs at least once. The allocation phase that
-// follows (see CaptureProfile) runs fn for a quarter of MaxDuration at
+// follows (see CaptureProfile) runs fn for 150ms, or a quarter of MaxDuration at
 // most, plus two readings of the process's allocation profile, whose cost
 // grows with the allocation sites the process has recorded (about 0.2s in
 // a small test binary, seconds under -race after many captures; NoAllocs
@@ -209,7 +209,7 @@ func Precision(relErr float64) CaptureOption {
 // data cannot be shared.
 //
 // After its CPU samples, a capture records fn's allocations exactly (unless
-// NoAllocs): it runs fn again, up to 1000 times or for about 250ms (a
+// NoAllocs): it runs fn again, up to 1000 times or for about 150ms (a
 // quarter of MaxDuration at most; fn runs at least once), with
 // runtime.MemProfileRate = 1, restored after, so that every allocation is
 // recorded with its stack, and keeps the allocations whose stacks go
