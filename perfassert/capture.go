@@ -100,8 +100,8 @@ func MinSamples(n int) CaptureOption {
 // the perf sampler; three times as long while baselines are written in one
 // process). Capture stops there even with fewer samples than
 // MinSamples; fn always runs at least once. The allocation phase that
-// follows (see CaptureProfile) runs fn for 150ms, or a quarter of MaxDuration at
-// most, plus two readings of the process's allocation profile, whose cost
+// follows (see CaptureProfile) runs fn for at most 150ms (less when a quarter of MaxDuration is
+// less), plus two readings of the process's allocation profile, whose cost
 // grows with the allocation sites the process has recorded (about 0.2s in
 // a small test binary, seconds under -race after many captures; NoAllocs
 // leaves the phase out).
