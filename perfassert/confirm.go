@@ -3,6 +3,7 @@ package perfassert
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,15 +91,27 @@ func suspects(rep *diff.Report) string {
 }
 
 // confirmHead runs the current test in confirmProcesses more processes and
-// returns current merged with their captures of the baseline at path.
-func confirmHead(t TestingT, path string, current *profile.Profile, why string) (*profile.Profile, error) {
+// returns the comparison c (the current capture's process against the
+// baseline at path) with their captures as more head processes, each one
+// process (meta.SplitProcesses), as baselineSides split the current one.
+func confirmHead(t TestingT, path string, c compared, why string) (compared, error) {
 	name := t.(namer).Name()
-	c := runChildren(t, name, confirmProcesses, fmt.Sprintf("%s compared with baseline %s: %s; running %s in %d more processes to tell a change from the state of one process",
+	ch := runChildren(t, name, confirmProcesses, fmt.Sprintf("%s compared with baseline %s: %s; running %s in %d more processes to tell a change from the state of one process",
 		name, path, why, name, confirmProcesses))
-	ps, failed := c.captures(path)
+	ps, failed := ch.captures(path)
 	if len(failed) > 0 {
-		return nil, fmt.Errorf("confirming the comparison with baseline %s in more processes: %d of the %d extra runs of %s failed:\n%s",
+		return c, fmt.Errorf("confirming the comparison with baseline %s in more processes: %d of the %d extra runs of %s failed:\n%s",
 			path, len(failed), confirmProcesses, name, textfmt.Lines(strings.Join(failed, "\n")))
 	}
-	return meta.MergeProcesses(append([]*profile.Profile{current}, ps...))
+	head := slices.Clone(c.head)
+	for i, p := range ps {
+		one, err := meta.SplitProcesses(p)
+		if err != nil {
+			return c, fmt.Errorf("confirming the comparison with baseline %s: extra process %d: %w", path, i+1, err)
+		}
+		head = append(head, one...)
+	}
+	c.head = head
+	c.name = fmt.Sprintf("base = %s (%d processes), head = current and %s", path, len(c.base), plural(len(ps), "more process", "more processes"))
+	return c, nil
 }

@@ -492,16 +492,10 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 			return false
 		}
 		if more, why := confirmable(t, c, current, rep, opts); more {
-			head, err := confirmHead(t, path, current, why)
-			if err != nil {
+			if c, err = confirmHead(t, path, c, why); err != nil {
 				t.Errorf("perfassert.MatchBaseline: %v", err)
 				return false
 			}
-			if c.head, err = meta.SplitProcesses(head); err != nil {
-				t.Errorf("perfassert.MatchBaseline: %v", err)
-				return false
-			}
-			c.name = fmt.Sprintf("base = %s (%d processes), head = current and %s", path, len(c.base), plural(len(c.head)-1, "more process", "more processes"))
 			if rep, err = CheckRegression(c.base, c.head, opts...); err != nil {
 				failRegression(t, "MatchBaseline", c.name, err)
 				return false
