@@ -52,6 +52,30 @@ func NewIndex(p *profile.Profile) (*Index, error) {
 
 func init() {
 	indexload.Wrap = func(x *index.Index) any { return &Index{x: x} }
+	indexload.Unwrap = func(x any) *index.Index { return x.(*Index).x }
+}
+
+// Processes returns one Index per process of a profile recorded in several
+// (a golden baseline perfassert.MatchBaseline recorded in more processes
+// of the test binary, whose runs are numbered by process), in the order
+// the processes first appear among the runs; each holds all its process's
+// runs as one run, whose work is theirs summed, and its tables are those
+// of the process's own profile. A profile of one process is one Index of
+// one run, and a profile without runs is returned alone. The error names
+// metadata or run labels that do not add up.
+func (x *Index) Processes() ([]*Index, error) {
+	parts, err := x.x.SplitProcesses()
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 1 && parts[0] == x.x {
+		return []*Index{x}, nil
+	}
+	out := make([]*Index, len(parts))
+	for i, p := range parts {
+		out[i] = &Index{x: p}
+	}
+	return out, nil
 }
 
 // Runs returns one Index per run of a profile that holds several runs of

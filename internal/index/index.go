@@ -142,6 +142,85 @@ func (x *Index) SplitRuns() ([]*Index, error) {
 	return out, nil
 }
 
+// SplitProcesses is meta.SplitProcesses for an index: one index per
+// process of x's record (meta.Record.ProcessParts), sharing x's functions,
+// frames and stacks, each with the samples of all the process's runs as
+// one run labelled "1", "2", ... and the process's own sampling period. An
+// index without a record of runs is returned as it is, alone. x is not
+// modified.
+func (x *Index) SplitProcesses() ([]*Index, error) {
+	r, ok, err := meta.FromComments(x.Comments)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || len(r.Runs) == 0 {
+		return []*Index{x}, nil
+	}
+	parts, err := r.ProcessParts(x.Comments, x.Period, x.NumSamples(), func(i int) []string { return x.Label(int32(i), meta.LabelRun) })
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Index, len(parts))
+	for k, part := range parts {
+		y := x.Subset(part.Samples, part.Comments)
+		y.Period = part.Period
+		y.relabel(meta.LabelRun, part.Label)
+		out[k] = y
+	}
+	return out, nil
+}
+
+// relabel sets label key to the one value v on every sample of x, whose
+// label sets it replaces by new ones appended to a copy of the list (the
+// old ones, shared with the index x was cut from, stay as they are).
+func (x *Index) relabel(key, v string) {
+	sets := slices.Clip(x.LabelSets)
+	if len(sets) == 0 {
+		sets = [][]Label{nil} // set 0 is the empty set
+	}
+	to := map[int32]int32{}
+	byKey := map[string]int32{}
+	var buf []byte
+	for k, id := range x.SampleLabels {
+		if nid, ok := to[id]; ok {
+			x.SampleLabels[k] = nid
+			continue
+		}
+		ls := make([]Label, 0, len(sets[id])+1)
+		added := false
+		for _, l := range sets[id] {
+			switch {
+			case l.Key == key:
+				continue
+			case !added && l.Key > key:
+				ls = append(ls, Label{Key: key, Values: []string{v}})
+				added = true
+			}
+			ls = append(ls, l)
+		}
+		if !added {
+			ls = append(ls, Label{Key: key, Values: []string{v}})
+		}
+		buf = buf[:0]
+		for _, l := range ls {
+			buf = appendStr(buf, l.Key)
+			buf = appendUvarint(buf, uint64(len(l.Values)))
+			for _, s := range l.Values {
+				buf = appendStr(buf, s)
+			}
+		}
+		nid, ok := byKey[string(buf)]
+		if !ok {
+			nid = int32(len(sets))
+			sets = append(sets, ls)
+			byKey[string(buf)] = nid
+		}
+		to[id] = nid
+		x.SampleLabels[k] = nid
+	}
+	x.LabelSets = sets
+}
+
 // errTooLarge guards the int32 ids.
 var errTooLarge = errors.New("profile too large to index (more than 2^31 frames)")
 

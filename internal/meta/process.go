@@ -104,11 +104,11 @@ func MergeProcesses(ps []*profile.Profile) (*profile.Profile, error) {
 // SplitProcesses returns one profile per process of p (Record.Processes),
 // each holding the samples of all that process's runs as one run whose
 // work and CPU time are their sums, in the order the processes first
-// appear among the runs. A profile of one process is returned as one
-// profile of one run too: comparing captures of several processes, a
-// process is the unit that varies alike on both sides (the runs within
-// one process share its memory layout and the machine's state, and vary
-// less than processes do). p is not modified.
+// appear among the runs (Record.ProcessParts). A profile of one process is
+// returned as one profile of one run too: comparing captures of several
+// processes, a process is the unit that varies alike on both sides (the
+// runs within one process share its memory layout and the machine's
+// state, and vary less than processes do). p is not modified.
 func SplitProcesses(p *profile.Profile) ([]*profile.Profile, error) {
 	r, ok, err := Get(p)
 	if err != nil {
@@ -117,7 +117,66 @@ func SplitProcesses(p *profile.Profile) ([]*profile.Profile, error) {
 	if !ok || len(r.Runs) == 0 {
 		return []*profile.Profile{p}, nil
 	}
-	groups, err := r.GroupRuns(len(p.Sample), func(i int) []string { return p.Sample[i].Label[LabelRun] })
+	parts, err := r.ProcessParts(p.Comments, p.Period, len(p.Sample), func(i int) []string { return p.Sample[i].Label[LabelRun] })
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*profile.Profile, 0, len(parts))
+	for _, part := range parts {
+		samples := make([]*profile.Sample, len(part.Samples))
+		for k, i := range part.Samples {
+			// A copy, labelled with the one run it now belongs to: p's
+			// samples keep their labels.
+			s := *p.Sample[i]
+			s.Label = maps.Clone(s.Label)
+			if s.Label == nil {
+				s.Label = map[string][]string{}
+			}
+			s.Label[LabelRun] = []string{part.Label}
+			samples[k] = &s
+		}
+		q := &profile.Profile{
+			SampleType: p.SampleType, DefaultSampleType: p.DefaultSampleType,
+			Mapping: p.Mapping, Location: p.Location, Function: p.Function,
+			Comments: part.Comments, DocURL: p.DocURL,
+			DropFrames: p.DropFrames, KeepFrames: p.KeepFrames,
+			TimeNanos:  p.TimeNanos,
+			PeriodType: p.PeriodType, Period: part.Period,
+			Sample: samples,
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// ProcessPart is one process of a profile of several (Record.ProcessParts).
+type ProcessPart struct {
+	// Label is the process's one run's label ("1", "2", ... in order):
+	// its samples' LabelRun once split.
+	Label string
+	// Samples are the indices of the process's samples, ascending.
+	Samples []int32
+	// Comments are the profile's comments with, as their record, one run
+	// whose work and CPU time are the process's runs' sums (work 0 when
+	// one of them did not know its own).
+	Comments []string
+	// Period is the process's own sampling period (Run.PeriodNanos), or
+	// the profile's when its runs do not say.
+	Period int64
+}
+
+// ProcessParts groups the n samples of a profile recorded as r (comments,
+// with sampling period period; labels gives each sample's LabelRun values)
+// by the process that made them, in the order the processes first appear
+// among r's runs: what SplitProcesses makes profiles of, and index.Index
+// indexes. r must list runs; a profile whose samples carry no run labels
+// is one part of every sample when its runs are of one process, and an
+// error otherwise (its samples cannot be told apart by process).
+func (r Record) ProcessParts(comments []string, period int64, n int, labels func(i int) []string) ([]ProcessPart, error) {
+	if len(r.Runs) == 0 {
+		return nil, errors.New("the profile's hotbudget metadata lists no runs")
+	}
+	groups, err := r.GroupRuns(n, labels)
 	if err != nil {
 		return nil, err
 	}
@@ -133,10 +192,10 @@ func SplitProcesses(p *profile.Profile) ([]*profile.Profile, error) {
 		// Samples without run labels cannot be told apart by process.
 		return nil, fmt.Errorf("the profile's hotbudget metadata lists runs of %d processes, but its samples carry no %q labels", len(order), LabelRun)
 	}
-	out := make([]*profile.Profile, 0, len(order))
-	for n, proc := range order {
+	parts := make([]ProcessPart, 0, len(order))
+	for k, proc := range order {
 		one := r
-		label := strconv.Itoa(n + 1)
+		label := strconv.Itoa(k + 1)
 		one.Runs = []Run{{Label: label}}
 		one.SampledNanos, one.UsedNanos = 0, 0
 		var idx []int32
@@ -159,39 +218,18 @@ func SplitProcesses(p *profile.Profile) ([]*profile.Profile, error) {
 		// weigh more (one of runtime/pprof's beside perf's) must not
 		// make every other process of the baseline count its samples
 		// as fewer.
-		period := p.Period
-		if own := r.Runs[byProc[proc][0]].PeriodNanos; own > 0 {
-			period = own
+		own := period
+		if p := r.Runs[byProc[proc][0]].PeriodNanos; p > 0 {
+			own = p
 		}
 		if groups == nil { // one unlabelled run
-			idx = make([]int32, len(p.Sample))
+			idx = make([]int32, n)
 			for i := range idx {
 				idx[i] = int32(i)
 			}
 		}
 		slices.Sort(idx)
-		samples := make([]*profile.Sample, len(idx))
-		for k, i := range idx {
-			// A copy, labelled with the one run it now belongs to: p's
-			// samples keep their labels.
-			s := *p.Sample[i]
-			s.Label = maps.Clone(s.Label)
-			if s.Label == nil {
-				s.Label = map[string][]string{}
-			}
-			s.Label[LabelRun] = []string{label}
-			samples[k] = &s
-		}
-		q := &profile.Profile{
-			SampleType: p.SampleType, DefaultSampleType: p.DefaultSampleType,
-			Mapping: p.Mapping, Location: p.Location, Function: p.Function,
-			Comments: withRecord(p.Comments, one), DocURL: p.DocURL,
-			DropFrames: p.DropFrames, KeepFrames: p.KeepFrames,
-			TimeNanos:  p.TimeNanos,
-			PeriodType: p.PeriodType, Period: period,
-			Sample: samples,
-		}
-		out = append(out, q)
+		parts = append(parts, ProcessPart{Label: label, Samples: idx, Comments: withRecord(comments, one), Period: own})
 	}
-	return out, nil
+	return parts, nil
 }
