@@ -200,7 +200,8 @@ func Read(r io.Reader, opts ...Option) (*profile.Profile, error) {
 // LoadIndex reads the profile in the file at path into an
 // analysis.Index: it is the one way from a file to an Index, for callers
 // that want tables rather than a *profile.Profile (the hotbudget command's
-// diff and top read every profile with it). Detection, the limits
+// diff and top read every profile with it, perfassert.MatchBaseline its
+// baselines). Detection, the limits
 // (WithMaxBytes, HOTBUDGET_MAX_BYTES), the memory budget, the other
 // options and the errors, naming the file and what is wrong, are Load's,
 // and the file is read once. A Go profile in pprof's protobuf encoding is

@@ -263,7 +263,12 @@ func AllocProfile(p *profile.Profile) (ap *profile.Profile, ok bool, err error) 
 	if p == nil {
 		return nil, false, nil
 	}
-	raw, found, err := meta.AllocProfile(p.Comments)
+	return allocProfileOf(p.Comments)
+}
+
+// allocProfileOf is AllocProfile for a profile's comments.
+func allocProfileOf(comments []string) (ap *profile.Profile, ok bool, err error) {
+	raw, found, err := meta.AllocProfile(comments)
 	if err != nil || !found {
 		return nil, false, err
 	}
@@ -297,11 +302,24 @@ func AllocProfile(p *profile.Profile) (ap *profile.Profile, ok bool, err error) 
 // a profile not made by Capture, a capture with NoAllocs, or a baseline
 // written before captures recorded allocations.
 func CheckAllocs(base, current *profile.Profile) (rep *diff.AllocReport, ok bool, err error) {
-	ba, bok, err := AllocProfile(base)
+	var bc, cc []string
+	if base != nil {
+		bc = base.Comments
+	}
+	if current != nil {
+		cc = current.Comments
+	}
+	return checkAllocs(bc, cc)
+}
+
+// checkAllocs is CheckAllocs for the comments of the two profiles, which
+// hold their allocations.
+func checkAllocs(base, current []string) (rep *diff.AllocReport, ok bool, err error) {
+	ba, bok, err := allocProfileOf(base)
 	if err != nil {
 		return nil, false, fmt.Errorf("base: %w", err)
 	}
-	ca, cok, err := AllocProfile(current)
+	ca, cok, err := allocProfileOf(current)
 	if err != nil {
 		return nil, false, fmt.Errorf("current: %w", err)
 	}
@@ -314,7 +332,7 @@ func CheckAllocs(base, current *profile.Profile) (rep *diff.AllocReport, ok bool
 		return nil, false, errors.New("an allocation profile records no iterations")
 	}
 	var only *regexp.Regexp
-	if re := moduleFuncs(); re != nil && (anyFunc([]*profile.Profile{ba}, re) || anyFunc([]*profile.Profile{ca}, re)) {
+	if re := moduleFuncs(); re != nil && (anyFuncOf(ba, re) || anyFuncOf(ca, re)) {
 		only = re
 	}
 	bt, err := diff.AllocTableOf(ba, bn, only)
@@ -328,21 +346,32 @@ func CheckAllocs(base, current *profile.Profile) (rep *diff.AllocReport, ok bool
 	return diff.CompareAllocs(bt, ct, "iteration", diff.DefaultAllocTolerance), true, nil
 }
 
+// anyFuncOf reports whether p has a function matching re.
+func anyFuncOf(p *profile.Profile, re *regexp.Regexp) bool {
+	for _, f := range p.Function {
+		if re.MatchString(f.Name) {
+			return true
+		}
+	}
+	return false
+}
+
 // judgeAllocs fails t when the allocations of current regressed against
-// base (CheckAllocs), and logs the exact verdict otherwise; a side without
-// allocations is a note only when current has them (a baseline written
-// before captures recorded allocations).
-func judgeAllocs(t TestingT, check, sides string, base, current *profile.Profile) bool {
+// base (CheckAllocs; each side is its profile's comments, which hold them),
+// and logs the exact verdict otherwise; a side without allocations is a
+// note only when current has them (a baseline written before captures
+// recorded allocations).
+func judgeAllocs(t TestingT, check, sides string, base, current []string) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	rep, ok, err := CheckAllocs(base, current)
+	rep, ok, err := checkAllocs(base, current)
 	switch {
 	case err != nil:
 		t.Errorf("perfassert.%s: allocations: %s", check, textfmt.Lines(err.Error()))
 		return false
 	case !ok:
-		if _, has, _ := AllocProfile(current); has {
+		if _, has, _ := allocProfileOf(current); has {
 			logf(t, "perfassert.%s: no allocation verdict: the baseline holds no allocations (written before captures recorded them); rewrite it with %s=1 to judge allocations too (%s)", check, UpdateEnv, sides)
 		}
 		return true

@@ -1,10 +1,13 @@
 package perfassert_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/synth"
+	"github.com/hotbudget/hotbudget/loaders"
 	"github.com/hotbudget/hotbudget/perfassert"
 )
 
@@ -37,4 +40,35 @@ func BenchmarkCheck50k(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkMatchBaseline is MatchBaseline's own cost in a golden test: the
+// example's baseline of 16 processes read, split by process and compared
+// with one of its processes as the current capture, allocations judged
+// too (the capture and the test's other work are not in it).
+func BenchmarkMatchBaseline(b *testing.B) {
+	const path = "../examples/baseline/testdata/parse.pb.gz"
+	base, err := loaders.Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	procs, err := meta.SplitProcesses(base)
+	if err != nil || len(procs) < 2 {
+		b.Fatalf("%s: %d processes, %v", path, len(procs), err)
+	}
+	current := procs[0]
+	b.ReportAllocs()
+	for b.Loop() {
+		var t recordT
+		if !perfassert.MatchBaseline(&t, path, current) {
+			b.Fatalf("MatchBaseline failed: %s", t.errors)
+		}
+	}
+}
+
+// recordT is a perfassert.TestingT that keeps its errors.
+type recordT struct{ errors []string }
+
+func (t *recordT) Errorf(format string, args ...any) {
+	t.errors = append(t.errors, fmt.Sprintf(format, args...))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
@@ -68,7 +69,7 @@ func confirmable(t TestingT, c compared, current *profile.Profile, rep *diff.Rep
 		return true, "it failed: " + suspects(rep)
 	}
 	screen := math.Max(confirmScreen, rep.Settings.Alpha)
-	wide, err := CheckRegression(c.base, c.head, append(append([]diff.Option(nil), opts...), diff.WithAlpha(screen))...)
+	wide, err := checkIndexes(c.base, c.head, append(append([]diff.Option(nil), opts...), diff.WithAlpha(screen))...)
 	if err != nil || !wide.Failed() {
 		return false, ""
 	}
@@ -93,7 +94,8 @@ func suspects(rep *diff.Report) string {
 // confirmHead runs the current test in confirmProcesses more processes and
 // returns the comparison c (the current capture's process against the
 // baseline at path) with their captures as more head processes, each one
-// process (meta.SplitProcesses), as baselineSides split the current one.
+// process (analysis.Index.Processes), as baselineSides split the current
+// one.
 func confirmHead(t TestingT, path string, c compared, why string) (compared, error) {
 	name := t.(namer).Name()
 	ch := runChildren(t, name, confirmProcesses, fmt.Sprintf("%s compared with baseline %s: %s; running %s in %d more processes to tell a change from the state of one process",
@@ -105,7 +107,11 @@ func confirmHead(t TestingT, path string, c compared, why string) (compared, err
 	}
 	head := slices.Clone(c.head)
 	for i, p := range ps {
-		one, err := meta.SplitProcesses(p)
+		x, err := analysis.NewIndex(p)
+		if err != nil {
+			return c, fmt.Errorf("confirming the comparison with baseline %s: extra process %d: %w", path, i+1, err)
+		}
+		one, err := x.Processes()
 		if err != nil {
 			return c, fmt.Errorf("confirming the comparison with baseline %s: extra process %d: %w", path, i+1, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/loaders"
@@ -84,7 +85,15 @@ func TestMeasureProcessBaselines(t *testing.T) {
 	}
 	screen, _ := strconv.ParseFloat(os.Getenv("HOTBUDGET_MEASURE_SCREEN"), 64)
 	judgeAt := func(a float64, base, head *profile.Profile) (failed, caught bool, named []string) {
-		c, err := baselineSides(t, "measured", base, head)
+		bx, err := analysis.NewIndex(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hx, err := analysis.NewIndex(head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := baselineSides(t, "measured", bx, hx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +101,7 @@ func TestMeasureProcessBaselines(t *testing.T) {
 		if a > 0 {
 			opts = append(opts, diff.WithAlpha(a))
 		}
-		rep, err := CheckRegression(c.base, c.head, opts...)
+		rep, err := checkIndexes(c.base, c.head, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}

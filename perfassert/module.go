@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/indexload"
 	"github.com/hotbudget/hotbudget/internal/meta"
 )
 
@@ -38,11 +40,25 @@ func modulePattern(mod string) *regexp.Regexp {
 // capturedUnderRace reports whether p was captured by a binary built with
 // the race detector, and whether p says at all (captures do).
 func capturedUnderRace(p *profile.Profile) (race, known bool) {
-	r, ok := meta.Known(p)
-	if !ok || r.Build == "" {
+	r, _ := meta.Known(p)
+	return raceOf(r)
+}
+
+// raceOf is capturedUnderRace for the record r.
+func raceOf(r meta.Record) (race, known bool) {
+	if r.Build == "" {
 		return false, false
 	}
 	return r.Race, true
+}
+
+// recordOf is the record of x's profile (meta.Known), if it holds one.
+func recordOf(x *analysis.Index) meta.Record {
+	r, ok, err := meta.FromComments(indexload.Unwrap(x).Comments)
+	if err != nil || !ok {
+		return meta.Record{}
+	}
+	return r
 }
 
 // ProfileName returns the name recorded in p by Capture, or "".

@@ -17,6 +17,8 @@ import (
 	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/atomicfile"
+	"github.com/hotbudget/hotbudget/internal/index"
+	"github.com/hotbudget/hotbudget/internal/indexload"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
@@ -48,17 +50,17 @@ func NoRegression(t TestingT, base, current *profile.Profile, opts ...diff.Optio
 		t.Errorf("perfassert.NoRegression: current: %v", err)
 		return false
 	}
-	cpu := reportRegression(t, "NoRegression", "base = baseline"+runsNote(bs)+", head = current"+runsNote(cs), bs, cs, opts)
-	allocs := judgeAllocs(t, "NoRegression", "base = baseline, head = current", base, current)
+	cpu := reportRegression(t, "NoRegression", "base = baseline"+runsNote(len(bs))+", head = current"+runsNote(len(cs)), bs, cs, opts)
+	allocs := judgeAllocs(t, "NoRegression", "base = baseline, head = current", base.Comments, current.Comments)
 	return cpu && allocs
 }
 
 // runsNote is " (N runs)" for a side of several runs.
-func runsNote(runs []*profile.Profile) string {
-	if len(runs) < 2 {
+func runsNote(runs int) string {
+	if runs < 2 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d runs)", len(runs))
+	return fmt.Sprintf(" (%d runs)", runs)
 }
 
 // SplitRuns returns the runs p holds: one profile per run of a capture (or
@@ -119,6 +121,41 @@ func CheckRegression(base, current []*profile.Profile, opts ...diff.Option) (*di
 	if len(base) == 0 || len(current) == 0 {
 		return nil, fmt.Errorf("no profiles to compare (%d base, %d current)", len(base), len(current))
 	}
+	bx, err := indexAll("base", base)
+	if err != nil {
+		return nil, err
+	}
+	cx, err := indexAll("head", current)
+	if err != nil {
+		return nil, err
+	}
+	return checkIndexes(bx, cx, opts...)
+}
+
+// indexAll indexes the profiles of one side (analysis.NewIndex), with
+// diff.Compare's errors.
+func indexAll(side string, ps []*profile.Profile) ([]*analysis.Index, error) {
+	xs := make([]*analysis.Index, len(ps))
+	for i, p := range ps {
+		if p == nil {
+			return nil, fmt.Errorf("diff: %s profile %d is nil", side, i+1)
+		}
+		x, err := analysis.NewIndex(p)
+		if err != nil {
+			return nil, fmt.Errorf("diff: %s profile %d: %w", side, i+1, err)
+		}
+		xs[i] = x
+	}
+	return xs, nil
+}
+
+// checkIndexes is CheckRegression for profiles indexed already: its one
+// comparison, which MatchBaseline calls with the baseline as
+// loaders.LoadIndex read it.
+func checkIndexes(base, current []*analysis.Index, opts ...diff.Option) (*diff.Report, error) {
+	if len(base) == 0 || len(current) == 0 {
+		return nil, fmt.Errorf("no profiles to compare (%d base, %d current)", len(base), len(current))
+	}
 	if err := sameBuild(base, current); err != nil {
 		return nil, err
 	}
@@ -126,20 +163,13 @@ func CheckRegression(base, current []*profile.Profile, opts ...diff.Option) (*di
 		// First, so that a caller's WithOnly or WithSettings replaces it.
 		opts = append([]diff.Option{diff.WithOnly(re)}, opts...)
 	}
-	rep, err := diff.Compare(base, current, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return rep, nil
+	return diff.CompareIndex(base, current, opts...)
 }
 
-// anyFunc reports whether some profile of ps has a function matching re.
-func anyFunc(ps []*profile.Profile, re *regexp.Regexp) bool {
-	for _, p := range ps {
-		if p == nil {
-			continue
-		}
-		for _, f := range p.Function {
+// anyFunc reports whether some index of xs has a function matching re.
+func anyFunc(xs []*analysis.Index, re *regexp.Regexp) bool {
+	for _, x := range xs {
+		for _, f := range indexload.Unwrap(x).Funcs {
 			if re.MatchString(f.Name) {
 				return true
 			}
@@ -153,10 +183,10 @@ func anyFunc(ps []*profile.Profile, re *regexp.Regexp) bool {
 // third or more of the samples in its C runtime, where stacks end, so every
 // share differs between the two builds and the comparison would judge the
 // build, not the code.
-func sameBuild(base, current []*profile.Profile) error {
-	side := func(ps []*profile.Profile) (race, known bool) {
-		for _, p := range ps {
-			if r, k := capturedUnderRace(p); k {
+func sameBuild(base, current []*analysis.Index) error {
+	side := func(xs []*analysis.Index) (race, known bool) {
+		for _, x := range xs {
+			if r, k := raceOf(recordOf(x)); k {
 				if r {
 					return true, true
 				}
@@ -467,7 +497,7 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		}
 		return true
 	}
-	base, err := loaders.Load(path)
+	base, err := loaders.LoadIndex(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			t.Errorf("perfassert.MatchBaseline: no baseline at %s; create it by running, in the module root:\n    %s\nor, for every baseline of the module:\n    %s=1 go test%s ./...", path, updateCommand(t, race), UpdateEnv, map[bool]string{true: " -race"}[race])
@@ -476,7 +506,12 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		t.Errorf("perfassert.MatchBaseline: reading baseline: %v", err)
 		return false
 	}
-	c, err := baselineSides(t, path, base, current)
+	cur, err := analysis.NewIndex(current)
+	if err != nil {
+		t.Errorf("perfassert.MatchBaseline: current: %v", err)
+		return false
+	}
+	c, err := baselineSides(t, path, base, cur)
 	if err != nil {
 		t.Errorf("perfassert.MatchBaseline: %v", err)
 		return false
@@ -486,7 +521,7 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		if h, ok := t.(helper); ok {
 			h.Helper()
 		}
-		rep, err := CheckRegression(c.base, c.head, opts...)
+		rep, err := checkIndexes(c.base, c.head, opts...)
 		if err != nil {
 			failRegression(t, "MatchBaseline", c.name, err)
 			return false
@@ -496,7 +531,7 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 				t.Errorf("perfassert.MatchBaseline: %v", err)
 				return false
 			}
-			if rep, err = CheckRegression(c.base, c.head, opts...); err != nil {
+			if rep, err = checkIndexes(c.base, c.head, opts...); err != nil {
 				failRegression(t, "MatchBaseline", c.name, err)
 				return false
 			}
@@ -506,52 +541,52 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		}
 		return reportReport(t, "MatchBaseline", c.name, "function", rep)
 	}()
-	allocs := judgeAllocs(t, "MatchBaseline", "base = "+path+", head = current", base, current)
+	allocs := judgeAllocs(t, "MatchBaseline", "base = "+path+", head = current", indexload.Unwrap(base).Comments, current.Comments)
 	return cpu && allocs
 }
 
 // baselineSides splits the baseline and the current capture into what
 // MatchBaseline compares, and names them. A baseline recorded in several
 // processes is compared process against process: each side's runs merged
-// by the process that made them (meta.SplitProcesses), so that the noise
-// the comparison learns is how processes vary, which the current capture,
-// one more process, varies by too. A baseline of one process is compared
-// run against run, with a note when a new recording would hold several.
-func baselineSides(t TestingT, path string, base, current *profile.Profile) (compared, error) {
+// by the process that made them (analysis.Index.Processes), so that the
+// noise the comparison learns is how processes vary, which the current
+// capture, one more process, varies by too. A baseline of one process is
+// compared run against run, with a note when a new recording would hold
+// several.
+func baselineSides(t TestingT, path string, base, current *analysis.Index) (compared, error) {
 	var c compared
 	var err error
-	rec, _ := meta.Known(base)
-	if rec.Processes() > 1 {
-		if c.base, err = meta.SplitProcesses(base); err != nil {
+	if recordOf(base).Processes() > 1 {
+		if c.base, err = base.Processes(); err != nil {
 			return c, fmt.Errorf("baseline %s: %w", path, err)
 		}
-		if c.head, err = meta.SplitProcesses(current); err != nil {
+		if c.head, err = current.Processes(); err != nil {
 			return c, fmt.Errorf("current: %w", err)
 		}
 		c.byProcess = true
 		c.name = fmt.Sprintf("base = %s (%d processes), head = current (%s)", path, len(c.base), plural(len(c.head), "process", "processes"))
 		return c, nil
 	}
-	if c.base, err = meta.Split(base); err != nil {
+	if c.base, err = base.Runs(); err != nil {
 		return c, fmt.Errorf("baseline %s: %w", path, err)
 	}
-	if c.head, err = SplitRuns(current); err != nil {
+	if c.head, err = current.Runs(); err != nil {
 		return c, fmt.Errorf("current: %w", err)
 	}
-	if cur, _ := meta.Known(current); cur.Sampler != "" && multiProcess() {
+	if recordOf(current).Sampler != "" && multiProcess() {
 		n, _ := baselineProcesses()
 		logf(t, "perfassert.MatchBaseline: baseline %s holds the capture of one process, whose runs vary less than processes do: functions may be judged changed that only moved with the process; record it again (%s=1) to record it in %d processes", path, UpdateEnv, n)
 	}
-	c.name = "base = " + path + runsNote(c.base) + ", head = current" + runsNote(c.head)
+	c.name = "base = " + path + runsNote(len(c.base)) + ", head = current" + runsNote(len(c.head))
 	return c, nil
 }
 
 // compared is what MatchBaseline compares: the baseline's and the current
-// capture's profiles, processes or runs, and the name of the two sides.
+// capture's processes or runs, indexed, and the name of the two sides.
 type compared struct {
-	base, head []*profile.Profile
+	base, head []*analysis.Index
 	name       string
-	byProcess  bool // one profile per process on both sides
+	byProcess  bool // one index per process on both sides
 }
 
 // plural is "1 process" or "3 processes".
@@ -567,7 +602,7 @@ func plural(n int, one, many string) string {
 // change (Settings.MinRelative) with 80% probability, and the baseline has
 // fewer samples or runs than the capture it is compared with, so that
 // recording it longer would help. It names the settings that fix it.
-func thinBaseline(path string, rep *diff.Report, bs, cs []*profile.Profile) string {
+func thinBaseline(path string, rep *diff.Report, bs, cs []*analysis.Index) string {
 	var top *diff.Row
 	for i := range rep.Rows {
 		r := &rep.Rows[i]
@@ -582,17 +617,27 @@ func thinBaseline(path string, rep *diff.Report, bs, cs []*profile.Profile) stri
 		return ""
 	}
 	var nb, nc int64
-	for _, p := range bs {
-		nb += countSamples(p)
+	for _, x := range bs {
+		nb += samplesOf(x)
 	}
-	for _, p := range cs {
-		nc += countSamples(p)
+	for _, x := range cs {
+		nc += samplesOf(x)
 	}
 	if nb >= nc && len(bs) >= len(cs) {
 		return "" // the capture is as thin: more baseline would not help much
 	}
 	return fmt.Sprintf("baseline %s is thin (%d samples in %d runs; the capture: %d in %d): the heaviest function judged, %s, would have to slow down by %.0f%% to be detected (80%% chance), the minimum change being %.0f%%; record it with more samples: %s=1 with Capture options perfassert.MinSamples(%d) and perfassert.MaxDuration(...) long enough for them",
 		path, nb, len(bs), nc, len(cs), top.Name, 100*top.MinDetectable, 100*rep.Settings.MinRelative, UpdateEnv, max(4*nc, 2*nb))
+}
+
+// samplesOf is how many samples x holds (its count value summed), 0 when
+// it counts none.
+func samplesOf(x *analysis.Index) int64 {
+	var n int64
+	if err := indexload.Unwrap(x).Each(index.Selection{}, func(k index.Kept) { n += k.Count }); err != nil {
+		return 0
+	}
+	return n
 }
 
 // runsOf is the runs of p, or p alone when its runs cannot be told.
