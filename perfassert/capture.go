@@ -209,7 +209,9 @@ func Precision(relErr float64) CaptureOption {
 // data cannot be shared.
 //
 // After its CPU samples, a capture records fn's allocations exactly (unless
-// NoAllocs): it runs fn again, up to 1000 times or for about 150ms (a
+// NoAllocs, or in a process MatchBaseline runs to record a baseline or
+// confirm a comparison, whose CPU samples it wants: a baseline keeps the
+// allocations of the process that recorded it): it runs fn again, up to 1000 times or for about 150ms (a
 // quarter of MaxDuration at most; fn runs at least once), with
 // runtime.MemProfileRate = 1, restored after, so that every allocation is
 // recorded with its stack, and keeps the allocations whose stacks go
@@ -304,7 +306,7 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	if err != nil {
 		return nil, nil, err
 	}
-	if !c.noAllocs {
+	if !c.noAllocs && !recordingChild() {
 		// Then the function's allocations, exactly (see captureAllocs).
 		ap, err := captureAllocs(fn, s.fnName, c.name, c.maxDuration)
 		if err != nil {
