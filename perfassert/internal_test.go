@@ -98,6 +98,33 @@ func TestCaptureRecordsBuild(t *testing.T) {
 	}
 }
 
+// TestChildCaptureRecordsNoAllocations: a process MatchBaseline started
+// (to record a baseline or confirm a comparison) keeps its capture's CPU
+// samples and skips the allocation phase, whose result nobody reads; the
+// same capture in the test's own process records them.
+func TestChildCaptureRecordsNoAllocations(t *testing.T) {
+	var sink []byte
+	fn := func() { sink = make([]byte, 64+len(sink)%7) }
+	capture := func() *profile.Profile {
+		p, err := CaptureProfile(fn, MaxDuration(20*time.Millisecond), MinSamples(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if _, ok, err := AllocProfile(capture()); !ok || err != nil {
+		t.Fatalf("a capture of this process holds no allocations (%v)", err)
+	}
+	t.Setenv(childDirEnv, t.TempDir())
+	p := capture()
+	if _, ok, err := AllocProfile(p); ok || err != nil {
+		t.Errorf("a child process's capture holds allocations (%v)", err)
+	}
+	if rec, ok := meta.Known(p); !ok || len(rec.Runs) == 0 {
+		t.Errorf("a child process's capture records no runs: %+v", rec)
+	}
+}
+
 var neighbourSink atomic.Uint64
 
 //go:noinline
