@@ -67,11 +67,21 @@ type Config struct {
 // 50-70µs a sample; without the callchain or LeafRet, +9.4% against
 // +10.0% at 500µs: the cost is the timer interrupt's, not the unwinding's).
 //
-// 500µs trades that cost for twice 1ms's samples, which golden baselines
-// need: keeping every other sample of real captures of a third-party
-// module (perfassert's TestMeasureProcessBaselines, HOTBUDGET_MEASURE_THIN
-// 0.5) cut the share of 30-50% slowdowns caught from 75/93/19/78% to
-// 47/57/7/25% in four recordings, and raised false alarms.
+// The cost is the machine's, not this package's: `perf record -e cpu-clock`
+// on a spinning Go program there slowed it by 23% at 250µs, 11% at 500µs,
+// 8-9% at 600µs, 6-7% at 700µs and 2-5% at 1ms, as this sampler does
+// (BenchmarkSamplerOverhead, quiet, same day: +12.1-12.3% at 500µs,
+// +9.2-9.9% at 600µs, +7.9-8.1% at 700µs).
+//
+// 500µs trades that cost for the samples golden baselines need: keeping a
+// share of the samples of real captures of a third-party module
+// (perfassert's TestMeasureProcessBaselines, HOTBUDGET_MEASURE_THIN, five
+// recordings, baselines of 16 processes confirmed at 0.1, 150 each) as a
+// slower sampler would have taken them, a function made 43-51% slower was
+// named alone in 90/100/70/97/96% of comparisons at 500µs, 91/99/31/89/70%
+// at 600µs (0.833 kept) and 93/100/23/79/58% at 700µs (0.714 kept); with
+// baselines of 8 processes, halving the samples (1ms) cut it from
+// 75/93/19/78% to 47/57/7/25%.
 const DefaultPeriod = 500 * time.Microsecond
 
 // DefaultPages is the ring buffer size when Config.Pages is 0.
