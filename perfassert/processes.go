@@ -53,7 +53,8 @@ const ProcessesEnv = "HOTBUDGET_BASELINE_PROCESSES"
 // with 8 (confirming at 0.25), while 16 sent fewer unchanged comparisons
 // to the extra processes at 0.1 (0-11%) than 8 did at 0.25 (7-16%), and
 // unchanged code failed 0-1.3% either way. The cost is in recording: an
-// update runs each test 16 times, about 30s a test.
+// update runs each test 16 times, about 20s a test (the extra processes
+// skip the allocation phase).
 const DefaultProcesses = 16
 
 // maxProcesses bounds ProcessesEnv.
