@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"runtime/pprof"
 	"strings"
@@ -318,26 +317,5 @@ func TestDefaultSampleType(t *testing.T) {
 	tab, err := analysis.Functions(p, analysis.Selection{SampleType: "cpu"})
 	if err != nil || tab.Total != 100 {
 		t.Errorf("explicit cpu: total %v, err %v", tab, err)
-	}
-}
-
-// DirectCallers on handProfile's stacks (a;b;a;main, a;main, d;c;main with
-// d inlined into c, idle), worked out by hand: a recursive function's
-// callers are the frames above each of its occurrences.
-func TestDirectCallers(t *testing.T) {
-	x, err := analysis.NewIndex(handProfile())
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := x.DirectCallers(map[string]bool{"a": true, "b": true, "d": true, "main": true, "nowhere": true})
-	want := map[string]map[string]bool{
-		"a":       {"b": true, "main": true},
-		"b":       {"a": true},
-		"d":       {"c": true},
-		"main":    {},
-		"nowhere": {},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("DirectCallers = %v, want %v", got, want)
 	}
 }

@@ -60,7 +60,7 @@ func (c *comparison) confirm() {
 		}
 	}
 	multi := nb >= 2 && len(head)-nb >= 2
-	callers := directCallers(runs, names)
+	callers := directCallers(s, runs, names)
 	// The key ids of every caller's name (several under name+file keys).
 	keysOf := map[string][]int32{}
 	for _, cs := range callers {
@@ -241,16 +241,39 @@ func ratePooled(k, e []float64, head []bool) float64 {
 }
 
 // directCallers returns, for each name, the functions directly above it in
-// the runs' stacks (itself excluded).
-func directCallers(runs []*run, names map[string]bool) map[string]map[string]bool {
+// the runs' stacks (itself excluded), named as the comparison names them:
+// in each stack the run's table kept, the nearest frame above an
+// occurrence of the function that is not the function's own (a recursive
+// function's caller is the frame above each occurrence). The runs' stacks
+// are the samples the comparison's selection counts.
+func directCallers(s *engine, runs []*run, names map[string]bool) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
 	for n := range names {
 		out[n] = map[string]bool{}
 	}
 	for _, r := range runs {
-		for n, callers := range r.index.DirectCallers(names) {
-			for c := range callers {
-				out[n][c] = true
+		name := func(row int32) string { return s.keys[r.rowKey[row]].name }
+		want := make([]bool, len(r.rowKey))
+		found := false
+		for row := range r.rowKey {
+			if names[name(int32(row))] {
+				want[row], found = true, true
+			}
+		}
+		if !found {
+			continue
+		}
+		for _, st := range r.stacks {
+			for i, f := range st.Frames {
+				if !want[f] {
+					continue
+				}
+				for _, c := range st.Frames[i+1:] {
+					if c != f {
+						out[name(f)][name(c)] = true
+						break
+					}
+				}
 			}
 		}
 	}

@@ -18,7 +18,6 @@ import (
 
 // run is one run reduced to per-key measurements.
 type run struct {
-	index  *analysis.Index
 	table  *analysis.Table
 	stacks []analysis.Stack // the samples behind table's rows (analysis.Index.Stacks)
 	rowKey []int32          // key id of each row of table
@@ -203,7 +202,7 @@ func (s *engine) run(ix *analysis.Index) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{index: ix, table: t, stacks: stacks, rowKey: make([]int32, len(t.Functions)), cpu: float64(t.Total)}
+	r := &run{table: t, stacks: stacks, rowKey: make([]int32, len(t.Functions)), cpu: float64(t.Total)}
 	for j := range t.Functions {
 		f := &t.Functions[j]
 		id := s.intern(s.key(f), f)
