@@ -409,3 +409,56 @@ func sumsAreTheTable(t *testing.T, p *profile.Profile) time.Duration {
 	}
 	return table.Total
 }
+
+// processIndex is the index of one process's capture of work iterations
+// that used cpu of CPU time, as Index.Processes gives it.
+func processIndex(t *testing.T, work float64, cpu time.Duration) *analysis.Index {
+	t.Helper()
+	fn := &profile.Function{ID: 1, Name: "m.f"}
+	loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 1e6,
+		Function: []*profile.Function{fn}, Location: []*profile.Location{loc},
+		Sample: []*profile.Sample{{Location: []*profile.Location{loc}, Value: []int64{10, 10e6}}},
+	}
+	meta.Set(p, meta.Record{WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "1", Work: work, CPUNanos: cpu.Nanoseconds()}}})
+	x, err := analysis.NewIndex(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// TestOtherState: a failed comparison whose current process took far more
+// (or less) CPU time per iteration than any process of the baseline, more
+// than its regressed functions account for, says the machine ran it in
+// another state; within the baseline's range, or explained by the
+// regressions, or passing, it says nothing.
+func TestOtherState(t *testing.T) {
+	base := []*analysis.Index{processIndex(t, 100, 105*time.Millisecond), processIndex(t, 100, 110*time.Millisecond), processIndex(t, 200, 230*time.Millisecond)}
+	failed := &diff.Report{Rows: []diff.Row{{Name: "m.f", Verdict: diff.Regressed, Delta: 0.04, Relative: 0.4}}}
+	for _, tc := range []struct {
+		name string
+		head time.Duration // per 100 iterations
+		rep  *diff.Report
+		want string
+	}{
+		{"slower", 190 * time.Millisecond, failed, "the current process took 1.90ms of CPU time per iteration, +65% beyond the slowest of the baseline's 3 processes (1.05ms-1.15ms), and the functions judged regressed account for about +4%: the machine ran it in another state"},
+		{"faster", 70 * time.Millisecond, failed, "the current process took 700us of CPU time per iteration, -33% below the fastest of the baseline's 3 processes (1.05ms-1.15ms)"},
+		{"in range", 140 * time.Millisecond, failed, ""}, // +22%: within stateMargin
+		{"explained", 190 * time.Millisecond, &diff.Report{Rows: []diff.Row{{Name: "m.f", Verdict: diff.Regressed, Delta: 0.4}}}, ""},
+		{"passed", 190 * time.Millisecond, &diff.Report{Rows: []diff.Row{{Name: "m.f", Verdict: diff.Unchanged}}}, ""},
+	} {
+		c := compared{base: base, head: []*analysis.Index{processIndex(t, 100, tc.head)}, byProcess: true}
+		got := otherState(c, tc.rep)
+		if tc.want == "" && got != "" || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: %q\nwant it to start %q", tc.name, got, tc.want)
+		}
+	}
+	// Run against run (a baseline of one process): nothing.
+	c := compared{base: base, head: []*analysis.Index{processIndex(t, 100, 190*time.Millisecond)}}
+	if got := otherState(c, failed); got != "" {
+		t.Errorf("runs: %q", got)
+	}
+}
