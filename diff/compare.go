@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/indexload"
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/stats"
 )
 
@@ -25,6 +27,30 @@ type engine struct {
 	runOps float64
 	// renamed holds the names of Settings.Rename met in the runs.
 	renamed map[string]bool
+	// byProcess: some profile holds the captures of several processes,
+	// so every profile of both sides counts by process (byProcesses).
+	byProcess bool
+}
+
+// byProcesses reports whether some index of xs holds the captures of
+// several processes (a baseline perfassert.MatchBaseline recorded in
+// more processes of the test binary): a comparison with one is made
+// process against process, every profile of both sides counting as its
+// processes (analysis.Index.Processes), each process one unit whose runs
+// are merged, so that the noise learned is how processes differ, as
+// MatchBaseline judges it.
+func byProcesses(xs ...[]*analysis.Index) bool {
+	for _, side := range xs {
+		for _, x := range side {
+			if x == nil {
+				continue
+			}
+			if r, ok, err := meta.FromComments(indexload.Unwrap(x).Comments); err == nil && ok && r.Processes() > 1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // keyInfo is one matching key and the name and file of the first function
@@ -63,8 +89,12 @@ func (s *engine) intern(k string, f *analysis.Function) int32 {
 
 // Compare judges head against base. Each side is one or more runs of the
 // same program; a profile that holds several labelled runs (a baseline
-// recorded by perfassert or hotbudget record) counts as its runs. The
-// profiles are not modified.
+// recorded by perfassert or hotbudget record) counts as its runs. When a
+// profile of either side holds the captures of several processes (a
+// baseline perfassert.MatchBaseline recorded in several), the comparison
+// is process against process, as MatchBaseline makes it: every profile of
+// both sides counts as its processes, each process's runs merged into one
+// (Side.Processes). The profiles are not modified.
 func Compare(base, head []*profile.Profile, opts ...Option) (*Report, error) {
 	index := func(name string, ps []*profile.Profile) ([]*analysis.Index, error) {
 		xs := make([]*analysis.Index, len(ps))
@@ -132,6 +162,7 @@ func CompareEach(pairs []Pair, opts ...Option) ([]*Report, error) {
 				xs[k] = append(xs[k], x)
 			}
 		}
+		s.byProcess = byProcesses(xs[0], xs[1])
 		b, err := s.side("base", xs[0], s.BaseOps)
 		if err != nil {
 			return nil, fmt.Errorf("diff: %s: %w", p.Name, err)
@@ -174,7 +205,9 @@ func CompareEach(pairs []Pair, opts ...Option) ([]*Report, error) {
 // or loaders.LoadIndex, which reads a Go profile straight into an Index
 // without building a *profile.Profile): the same verdicts, from the same tables.
 // An Index of a profile holding several labelled runs counts as its runs
-// (analysis.Index.Runs). The indexes are not modified.
+// (analysis.Index.Runs), or as its processes (analysis.Index.Processes)
+// when an Index of either side holds several processes, as in Compare.
+// The indexes are not modified.
 func CompareIndex(base, head []*analysis.Index, opts ...Option) (*Report, error) {
 	s, err := newEngine(opts)
 	if err != nil {
@@ -200,6 +233,7 @@ func (s *engine) compare(base, head []*analysis.Index) (*Report, error) {
 	if len(head) == 0 {
 		return nil, errors.New("diff: no head profiles")
 	}
+	s.byProcess = byProcesses(base, head)
 	b, err := s.side("base", base, s.BaseOps)
 	if err != nil {
 		return nil, err

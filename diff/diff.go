@@ -188,11 +188,16 @@ func WithSettings(s Settings) Option {
 
 // Side summarises one side of a comparison.
 type Side struct {
-	Runs    int           `json:"runs"`
-	Total   time.Duration `json:"total_ns"` // mean total per run
-	Samples int64         `json:"samples"`  // all runs
-	Exact   bool          `json:"exact"`
-	Period  time.Duration `json:"period_ns"`
+	// Runs is how many runs the side holds, or processes when Processes
+	// is set: a comparison with a profile holding the captures of several
+	// processes (a perfassert baseline) counts every profile of both
+	// sides by process, each process's runs merged.
+	Runs      int           `json:"runs"`
+	Processes bool          `json:"processes,omitempty"`
+	Total     time.Duration `json:"total_ns"` // mean total per run
+	Samples   int64         `json:"samples"`  // all runs
+	Exact     bool          `json:"exact"`
+	Period    time.Duration `json:"period_ns"`
 	// Unit is what the values count (analysis.Table.Unit): "ns" for
 	// time, "bytes" or "count" (objects) for heap and allocation profiles,
 	// whose values the Duration fields of the report hold as plain

@@ -3,6 +3,7 @@ package diff
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
@@ -19,10 +20,19 @@ func (r *Report) sideLine(name string, sd Side) string {
 		kind = "sampled every " + textfmt.Duration(sd.Period)
 	}
 	runs := "1 run"
-	if sd.Runs != 1 {
+	switch {
+	case sd.Processes && sd.Runs == 1:
+		runs = "1 process"
+	case sd.Processes:
+		runs = fmt.Sprintf("%d processes", sd.Runs)
+	case sd.Runs != 1:
 		runs = fmt.Sprintf("%d runs", sd.Runs)
 	}
-	return fmt.Sprintf("%s: %s, %s total per run (mean), %d samples (%s)", name, runs, r.fmtValue(float64(sd.Total)), sd.Samples, kind)
+	per := "run"
+	if sd.Processes {
+		per = "process"
+	}
+	return fmt.Sprintf("%s: %s, %s total per %s (mean), %d samples (%s)", name, runs, r.fmtValue(float64(sd.Total)), per, sd.Samples, kind)
 }
 
 // FormatMetric renders a value of the compared metric (Row.Base.Metric,
@@ -171,6 +181,17 @@ func (r *Report) minimum() minimum {
 func (r *Report) noiseLine() string {
 	n := r.Noise
 	cv := 100 * math.Sqrt(n.Dispersion)
+	line := r.noiseWords(n, cv)
+	if r.Base.Processes {
+		// The units are processes (Side.Processes).
+		line = strings.ReplaceAll(line, "from run to run", "from process to process")
+		line = strings.Replace(line, "one run a side", "one process a side", 1)
+	}
+	return line
+}
+
+// noiseWords is noiseLine in the words of runs.
+func (r *Report) noiseWords(n Noise, cv float64) string {
 	switch n.Source {
 	case "runs":
 		prior := "every function's noise alike"
@@ -250,6 +271,11 @@ func (r *Report) powerLine(what string, rel float64, flagged bool, mde float64, 
 		line += fmt.Sprintf("; a change of %.0f%% could not have been seen: it needs %d runs a side, or more samples a run (longer runs, a faster sampler)", 100*r.Settings.MinRelative, runs)
 	default:
 		line += fmt.Sprintf("; %d runs a side would catch %.0f%%", runs, 100*r.Settings.MinRelative)
+	}
+	if r.Base.Processes {
+		// The units are processes (Side.Processes).
+		line = strings.NewReplacer("runs a side", "processes a side", "run a side", "process a side",
+			"head runs catch", "head processes catch", "samples a run", "samples a process").Replace(line)
 	}
 	return line
 }

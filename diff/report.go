@@ -74,7 +74,7 @@ func (r *Report) Counts() map[Verdict]int {
 //	  "min_share": 0.005,         // smallest share change (share, anchor)
 //	  "same_work": false,         // every run declared to do the same work
 //	  "rename": {"old": "new"},   // WithRename's pairs (omitted when none)
-//	  "base": {"runs", "total_ns", "samples", "exact", "period_ns", "unit"},
+//	  "base": {"runs", "processes", "total_ns", "samples", "exact", "period_ns", "unit"}, // processes: true when runs counts processes
 //	  "head": {...},
 //	  "headline": {               // the whole program's time per unit of work
 //	    "judged": true, "reason": "why not judged",

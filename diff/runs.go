@@ -72,13 +72,23 @@ type side struct {
 }
 
 // side reduces one side's profiles to runs: a profile holding several
-// labelled runs is split into them.
+// labelled runs is split into them, or, comparing by process
+// (engine.byProcess), into its processes, each process's runs merged.
 func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, error) {
 	sd := &side{name: name}
+	sd.sum.Processes = s.byProcess
+	unit := "run"
+	if s.byProcess {
+		unit = "process"
+	}
 	var total time.Duration
 	exact := true
 	for i, x := range xs {
-		parts, err := x.Runs()
+		split := x.Runs
+		if s.byProcess {
+			split = x.Processes
+		}
+		parts, err := split()
 		if err != nil {
 			return nil, fmt.Errorf("diff: %s profile %d: %w", name, i+1, err)
 		}
@@ -86,7 +96,7 @@ func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, er
 		for k, q := range parts {
 			where := fmt.Sprintf("%s profile %d", name, i+1)
 			if len(parts) > 1 {
-				where += fmt.Sprintf(" (run %d of %d)", k+1, len(parts))
+				where += fmt.Sprintf(" (%s %d of %d)", unit, k+1, len(parts))
 			}
 			r, err := s.run(q)
 			if err != nil {
