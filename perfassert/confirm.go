@@ -56,7 +56,7 @@ const confirmScreen = 0.1
 // processes of the current test, and says why: it failed, or a function
 // of the gate is slower at confirmScreen.
 func confirmable(t TestingT, c compared, current *profile.Profile, rep *diff.Report, opts []diff.Option) (bool, string) {
-	if !c.byProcess || len(c.head) != 1 || !testing.Testing() || recordingChild() {
+	if !c.byProcess || len(c.head) != 1 || recordOf(c.head[0]).Processes() > 1 || !testing.Testing() || recordingChild() {
 		return false, ""
 	}
 	if rec, _ := meta.Known(current); rec.Sampler == "" {
@@ -93,8 +93,8 @@ func suspects(rep *diff.Report) string {
 
 // confirmHead runs the current test in confirmProcesses more processes and
 // returns the comparison c (the current capture's process against the
-// baseline at path) with their captures as more head processes, each one
-// process (analysis.Index.Processes), as baselineSides split the current
+// baseline at path) with their captures as more head profiles, each one
+// process, which the comparison takes process by process as the current
 // one.
 func confirmHead(t TestingT, path string, c compared, why string) (compared, error) {
 	name := t.(namer).Name()
@@ -111,13 +111,9 @@ func confirmHead(t TestingT, path string, c compared, why string) (compared, err
 		if err != nil {
 			return c, fmt.Errorf("confirming the comparison with baseline %s: extra process %d: %w", path, i+1, err)
 		}
-		one, err := x.Processes()
-		if err != nil {
-			return c, fmt.Errorf("confirming the comparison with baseline %s: extra process %d: %w", path, i+1, err)
-		}
-		head = append(head, one...)
+		head = append(head, x)
 	}
 	c.head = head
-	c.name = fmt.Sprintf("base = %s (%d processes), head = current and %s", path, len(c.base), plural(len(ps), "more process", "more processes"))
+	c.name = fmt.Sprintf("base = %s (%d processes), head = current and %s", path, c.baseProcesses, plural(len(ps), "more process", "more processes"))
 	return c, nil
 }

@@ -450,7 +450,7 @@ func TestOtherState(t *testing.T) {
 		{"explained", 190 * time.Millisecond, &diff.Report{Rows: []diff.Row{{Name: "m.f", Verdict: diff.Regressed, Delta: 0.4}}}, ""},
 		{"passed", 190 * time.Millisecond, &diff.Report{Rows: []diff.Row{{Name: "m.f", Verdict: diff.Unchanged}}}, ""},
 	} {
-		c := compared{base: base, head: []*analysis.Index{processIndex(t, 100, tc.head)}, byProcess: true}
+		c := compared{base: base, head: []*analysis.Index{processIndex(t, 100, tc.head)}, byProcess: true, baseProcesses: len(base)}
 		got := otherState(c, tc.rep)
 		if tc.want == "" && got != "" || !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%s: %q\nwant it to start %q", tc.name, got, tc.want)

@@ -93,10 +93,7 @@ func TestMeasureProcessBaselines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := baselineSides(t, "measured", bx, hx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := baselineSides(t, "measured", bx, hx)
 		opts := []diff.Option{diff.WithoutHeadline(), diff.WithOnly(only)}
 		if a > 0 {
 			opts = append(opts, diff.WithAlpha(a))

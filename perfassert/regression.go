@@ -18,7 +18,6 @@ import (
 	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/atomicfile"
-	"github.com/hotbudget/hotbudget/internal/index"
 	"github.com/hotbudget/hotbudget/internal/indexload"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
@@ -522,11 +521,7 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		t.Errorf("perfassert.MatchBaseline: current: %v", err)
 		return false
 	}
-	c, err := baselineSides(t, path, base, cur)
-	if err != nil {
-		t.Errorf("perfassert.MatchBaseline: %v", err)
-		return false
-	}
+	c := baselineSides(t, path, base, cur)
 	opts = append([]diff.Option{diff.WithoutHeadline(), diff.WithAlpha(BaselineAlpha)}, opts...)
 	cpu := func() bool {
 		if h, ok := t.(helper); ok {
@@ -547,7 +542,7 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 				return false
 			}
 		}
-		if note := thinBaseline(path, rep, c.base, c.head); note != "" {
+		if note := thinBaseline(path, rep); note != "" {
 			logf(t, "perfassert.MatchBaseline: %s", note)
 		}
 		if note := otherState(c, rep); note != "" {
@@ -560,48 +555,37 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 	return cpu && allocs
 }
 
-// baselineSides splits the baseline and the current capture into what
-// MatchBaseline compares, and names them. A baseline recorded in several
-// processes is compared process against process: each side's runs merged
-// by the process that made them (analysis.Index.Processes), so that the
+// baselineSides names what MatchBaseline compares: the baseline and the
+// current capture, which the comparison splits. A baseline recorded in
+// several processes is compared process against process (diff.Compare
+// merges each side's runs by the process that made them), so that the
 // noise the comparison learns is how processes vary, which the current
 // capture, one more process, varies by too. A baseline of one process is
 // compared run against run, with a note when a new recording would hold
 // several.
-func baselineSides(t TestingT, path string, base, current *analysis.Index) (compared, error) {
-	var c compared
-	var err error
-	if recordOf(base).Processes() > 1 {
-		if c.base, err = base.Processes(); err != nil {
-			return c, fmt.Errorf("baseline %s: %w", path, err)
-		}
-		if c.head, err = current.Processes(); err != nil {
-			return c, fmt.Errorf("current: %w", err)
-		}
-		c.byProcess = true
-		c.name = fmt.Sprintf("base = %s (%d processes), head = current (%s)", path, len(c.base), plural(len(c.head), "process", "processes"))
-		return c, nil
-	}
-	if c.base, err = base.Runs(); err != nil {
-		return c, fmt.Errorf("baseline %s: %w", path, err)
-	}
-	if c.head, err = current.Runs(); err != nil {
-		return c, fmt.Errorf("current: %w", err)
+func baselineSides(t TestingT, path string, base, current *analysis.Index) compared {
+	c := compared{base: []*analysis.Index{base}, head: []*analysis.Index{current}}
+	if n := recordOf(base).Processes(); n > 1 {
+		c.byProcess, c.baseProcesses = true, n
+		c.name = fmt.Sprintf("base = %s (%d processes), head = current (%s)", path, n, plural(max(1, recordOf(current).Processes()), "process", "processes"))
+		return c
 	}
 	if recordOf(current).Sampler != "" && multiProcess() {
 		n, _ := baselineProcesses()
 		logf(t, "perfassert.MatchBaseline: baseline %s holds the capture of one process, whose runs vary less than processes do: functions may be judged changed that only moved with the process; record it again (%s=1) to record it in %d processes", path, UpdateEnv, n)
 	}
-	c.name = "base = " + path + runsNote(len(c.base)) + ", head = current" + runsNote(len(c.head))
-	return c, nil
+	c.name = "base = " + path + runsNote(len(recordOf(base).Runs)) + ", head = current" + runsNote(len(recordOf(current).Runs))
+	return c
 }
 
 // compared is what MatchBaseline compares: the baseline's and the current
-// capture's processes or runs, indexed, and the name of the two sides.
+// capture's indexes (the current one's processes after confirming), and
+// the name of the two sides.
 type compared struct {
-	base, head []*analysis.Index
-	name       string
-	byProcess  bool // one index per process on both sides
+	base, head    []*analysis.Index
+	name          string
+	byProcess     bool // the baseline holds several processes: compared by process
+	baseProcesses int  // how many, when byProcess
 }
 
 // stateMargin is how much slower (or faster) per unit of work every
@@ -626,11 +610,19 @@ func otherState(c compared, rep *diff.Report) string {
 		lo = math.Inf(1)
 		for _, x := range xs {
 			r := recordOf(x)
-			if len(r.Runs) != 1 || !(r.Runs[0].Work > 0) || r.Runs[0].CPUNanos <= 0 {
-				return 0, 0, ""
+			// Each process's runs summed: the record numbers them.
+			work, cpu := map[int]float64{}, map[int]float64{}
+			for _, run := range r.Runs {
+				if !(run.Work > 0) || run.CPUNanos <= 0 {
+					return 0, 0, ""
+				}
+				work[run.Process] += run.Work
+				cpu[run.Process] += float64(run.CPUNanos)
 			}
-			v := float64(r.Runs[0].CPUNanos) / r.Runs[0].Work
-			lo, hi, unit = math.Min(lo, v), math.Max(hi, v), string(r.WorkUnit)
+			for p, w := range work {
+				v := cpu[p] / w
+				lo, hi, unit = math.Min(lo, v), math.Max(hi, v), string(r.WorkUnit)
+			}
 		}
 		return lo, hi, unit
 	}
@@ -661,8 +653,9 @@ func otherState(c compared, rep *diff.Report) string {
 	if len(c.head) > 1 {
 		what, cur, pronoun = fmt.Sprintf("%d processes", len(c.head)), d(hlo)+"-"+d(hhi), "them"
 	}
+	nb := c.baseProcesses
 	return fmt.Sprintf("the current %s took %s of CPU time per %s, %+.0f%% %s of the baseline's %d processes (%s-%s), and the functions judged regressed account for about %+.0f%%: the machine ran %s in another state than the one it recorded the baseline in (its load, how memory was placed), which moves functions' shares too; if the code did not change, run the test again, and if this persists, record the baseline again on this machine (%s=1)",
-		what, cur, unit, 100*moved, than, len(c.base), d(blo), d(bhi), 100*explained, pronoun, UpdateEnv)
+		what, cur, unit, 100*moved, than, nb, d(blo), d(bhi), 100*explained, pronoun, UpdateEnv)
 }
 
 // plural is "1 process" or "3 processes".
@@ -678,7 +671,7 @@ func plural(n int, one, many string) string {
 // change (Settings.MinRelative) with 80% probability, and the baseline has
 // fewer samples or runs than the capture it is compared with, so that
 // recording it longer would help. It names the settings that fix it.
-func thinBaseline(path string, rep *diff.Report, bs, cs []*analysis.Index) string {
+func thinBaseline(path string, rep *diff.Report) string {
 	var top *diff.Row
 	for i := range rep.Rows {
 		r := &rep.Rows[i]
@@ -692,28 +685,16 @@ func thinBaseline(path string, rep *diff.Report, bs, cs []*analysis.Index) strin
 	if top == nil || top.MinDetectable <= rep.Settings.MinRelative {
 		return ""
 	}
-	var nb, nc int64
-	for _, x := range bs {
-		nb += samplesOf(x)
-	}
-	for _, x := range cs {
-		nc += samplesOf(x)
-	}
-	if nb >= nc && len(bs) >= len(cs) {
+	nb, nc := rep.Base.Samples, rep.Head.Samples
+	if nb >= nc && rep.Base.Runs >= rep.Head.Runs {
 		return "" // the capture is as thin: more baseline would not help much
 	}
-	return fmt.Sprintf("baseline %s is thin (%d samples in %d runs; the capture: %d in %d): the heaviest function judged, %s, would have to slow down by %.0f%% to be detected (80%% chance), the minimum change being %.0f%%; record it with more samples: %s=1 with Capture options perfassert.MinSamples(%d) and perfassert.MaxDuration(...) long enough for them",
-		path, nb, len(bs), nc, len(cs), top.Name, 100*top.MinDetectable, 100*rep.Settings.MinRelative, UpdateEnv, max(4*nc, 2*nb))
-}
-
-// samplesOf is how many samples x holds (its count value summed), 0 when
-// it counts none.
-func samplesOf(x *analysis.Index) int64 {
-	var n int64
-	if err := indexload.Unwrap(x).Each(index.Selection{}, func(k index.Kept) { n += k.Count }); err != nil {
-		return 0
+	units := "runs"
+	if rep.Base.Processes {
+		units = "processes"
 	}
-	return n
+	return fmt.Sprintf("baseline %s is thin (%d samples in %d %s; the capture: %d in %d): the heaviest function judged, %s, would have to slow down by %.0f%% to be detected (80%% chance), the minimum change being %.0f%%; record it with more samples: %s=1 with Capture options perfassert.MinSamples(%d) and perfassert.MaxDuration(...) long enough for them",
+		path, nb, rep.Base.Runs, units, nc, rep.Head.Runs, top.Name, 100*top.MinDetectable, 100*rep.Settings.MinRelative, UpdateEnv, max(4*nc, 2*nb))
 }
 
 // runsOf is the runs of p, or p alone when its runs cannot be told.
