@@ -63,8 +63,11 @@ func init() {
 // of the process's own profile. A profile of one process is one Index of
 // one run, and a profile without runs is returned alone. The error names
 // metadata or run labels that do not add up.
-func (x *Index) Processes() ([]*Index, error) {
-	parts, err := x.x.SplitProcesses()
+func (x *Index) Processes() ([]*Index, error) { return x.parts(x.x.SplitProcesses()) }
+
+// parts wraps the parts x's index was split into (x itself when it is its
+// only part).
+func (x *Index) parts(parts []*index.Index, err error) ([]*Index, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -84,20 +87,7 @@ func (x *Index) Processes() ([]*Index, error) {
 // the Index of a profile without runs is returned alone. Each run's tables
 // are those of the run's own profile. The error names metadata or run
 // labels that do not add up.
-func (x *Index) Runs() ([]*Index, error) {
-	parts, err := x.x.SplitRuns()
-	if err != nil {
-		return nil, err
-	}
-	if len(parts) == 1 && parts[0] == x.x {
-		return []*Index{x}, nil
-	}
-	out := make([]*Index, len(parts))
-	for i, p := range parts {
-		out[i] = &Index{x: p}
-	}
-	return out, nil
-}
+func (x *Index) Runs() ([]*Index, error) { return x.parts(x.x.SplitRuns()) }
 
 // Work returns the units of work the profile's one run did and what they
 // count ("iteration" for perfassert.Capture, "op" for a benchmark), as

@@ -3,6 +3,7 @@ package analysis_test
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -110,6 +111,18 @@ func TestProcessesAsSplitProcesses(t *testing.T) {
 	bx := indexOf(t, bare)
 	if ps, err := bx.Processes(); err != nil || len(ps) != 1 || ps[0] != bx {
 		t.Errorf("a profile without a record: %d indexes, %v", len(ps), err)
+	}
+	// One process whose samples carry no run labels: one run of them all.
+	unlabelled := capture(2, 10e6)
+	for _, s := range unlabelled.Sample {
+		delete(s.Label, meta.LabelRun)
+	}
+	ps, err := indexOf(t, unlabelled).Processes()
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("one unlabelled process: %d indexes, %v", len(ps), err)
+	}
+	if got, want := facts(t, ps[0]), "1 runs, work 200 iteration, 10 samples, total 100ms, period 10ms"; !strings.HasPrefix(got, want) {
+		t.Errorf("one unlabelled process: %s, want %s...", got, want)
 	}
 	// Runs of several processes whose samples carry no run labels cannot
 	// be told apart.

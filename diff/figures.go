@@ -3,7 +3,6 @@ package diff
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
@@ -19,20 +18,21 @@ func (r *Report) sideLine(name string, sd Side) string {
 	} else if sd.Period > 0 {
 		kind = "sampled every " + textfmt.Duration(sd.Period)
 	}
-	runs := "1 run"
-	switch {
-	case sd.Processes && sd.Runs == 1:
-		runs = "1 process"
-	case sd.Processes:
-		runs = fmt.Sprintf("%d processes", sd.Runs)
-	case sd.Runs != 1:
-		runs = fmt.Sprintf("%d runs", sd.Runs)
+	one, many := sd.units()
+	runs := fmt.Sprintf("%d %s", sd.Runs, many)
+	if sd.Runs == 1 {
+		runs = "1 " + one
 	}
-	per := "run"
+	return fmt.Sprintf("%s: %s, %s total per %s (mean), %d samples (%s)", name, runs, r.fmtValue(float64(sd.Total)), one, sd.Samples, kind)
+}
+
+// units names what the side's Runs count: runs, or processes
+// (Side.Processes).
+func (sd Side) units() (one, many string) {
 	if sd.Processes {
-		per = "process"
+		return "process", "processes"
 	}
-	return fmt.Sprintf("%s: %s, %s total per %s (mean), %d samples (%s)", name, runs, r.fmtValue(float64(sd.Total)), per, sd.Samples, kind)
+	return "run", "runs"
 }
 
 // FormatMetric renders a value of the compared metric (Row.Base.Metric,
@@ -177,36 +177,22 @@ func (r *Report) minimum() minimum {
 	return r.min
 }
 
-// noiseLine says what noise the comparison learned.
+// noiseLine says what noise the comparison learned from its runs
+// (Noise.Source NoiseRuns; the writers say nothing else: with one run a
+// side, or too few functions, a warning says what was assumed).
 func (r *Report) noiseLine() string {
 	n := r.Noise
 	cv := 100 * math.Sqrt(n.Dispersion)
-	line := r.noiseWords(n, cv)
-	if r.Base.Processes {
-		// The units are processes (Side.Processes).
-		line = strings.ReplaceAll(line, "from run to run", "from process to process")
-		line = strings.Replace(line, "one run a side", "one process a side", 1)
+	u, _ := r.Base.units()
+	prior := "every function's noise alike"
+	if n.PriorDF >= 0 {
+		prior = fmt.Sprintf("each function's own moderated by a prior worth %.3g runs' df", n.PriorDF)
 	}
-	return line
-}
-
-// noiseWords is noiseLine in the words of runs.
-func (r *Report) noiseWords(n Noise, cv float64) string {
-	switch n.Source {
-	case "runs":
-		prior := "every function's noise alike"
-		if n.PriorDF >= 0 {
-			prior = fmt.Sprintf("each function's own moderated by a prior worth %.3g runs' df", n.PriorDF)
-		}
-		out := ""
-		if n.Outliers > 0 {
-			out = fmt.Sprintf("; %d judged on their own noise, far beyond the rest", n.Outliers)
-		}
-		return fmt.Sprintf("functions vary %.1f%% from run to run beyond sampling noise (learned from %d functions, %g residual df; %s%s)", cv, n.Functions, n.ResidualDF, prior, out)
-	case "pair":
-		return fmt.Sprintf("one run a side: functions assumed to vary %.1f%% from run to run, from how %d functions spread between the two profiles", cv, n.Functions)
+	out := ""
+	if n.Outliers > 0 {
+		out = fmt.Sprintf("; %d judged on their own noise, far beyond the rest", n.Outliers)
 	}
-	return fmt.Sprintf("functions assumed to vary %.1f%% from run to run (too few functions to learn it from)", cv)
+	return fmt.Sprintf("functions vary %.1f%% from %s to %s beyond sampling noise (learned from %d functions, %g residual df; %s%s)", cv, u, u, n.Functions, n.ResidualDF, prior, out)
 }
 
 // powerRows are the rows that get power advice: every regression, and the
@@ -241,21 +227,22 @@ const powerHeader = "power (the smallest slowdown these runs catch 4 times in 5,
 // these runs catch reliably is called found, and the advice says only
 // that a repeat may miss it.
 func (r *Report) powerLine(what string, rel float64, flagged bool, mde float64, runs int, have int) string {
-	these := fmt.Sprintf("%d runs a side catch", have)
+	one, many := r.Base.units()
+	these := fmt.Sprintf("%d %s a side catch", have, many)
 	switch {
 	case r.Base.Runs != r.Head.Runs:
 		// Unequal sides (a baseline of eight processes against one
 		// capture, or three): "1 run a side" or "3 runs a side" would
 		// undersell the larger.
-		these = fmt.Sprintf("%d base and %d head runs catch", r.Base.Runs, r.Head.Runs)
+		these = fmt.Sprintf("%d base and %d head %s catch", r.Base.Runs, r.Head.Runs, many)
 	case have == 1:
-		these = "1 run a side catches"
+		these = "1 " + one + " a side catches"
 	}
 	var line string
 	switch {
 	case flagged && mde > rel:
-		line = fmt.Sprintf("%s: regressed %+.1f%%, below the %.1f%% that %s 4 times in 5: the change is real at the false-discovery rate, but a repeat with as many runs may well miss it",
-			what, 100*rel, 100*mde, these)
+		line = fmt.Sprintf("%s: regressed %+.1f%%, below the %.1f%% that %s 4 times in 5: the change is real at the false-discovery rate, but a repeat with as many %s may well miss it",
+			what, 100*rel, 100*mde, these, many)
 	case flagged:
 		line = fmt.Sprintf("%s: regressed %+.1f%%; %s a slowdown of %.1f%% or more 4 times in 5", what, 100*rel, these, 100*mde)
 	case rel > 0:
@@ -268,14 +255,9 @@ func (r *Report) powerLine(what string, rel float64, flagged bool, mde float64, 
 	case runs <= have:
 		line += fmt.Sprintf("; %d would catch %.0f%%", runs, 100*r.Settings.MinRelative)
 	case runs > 100:
-		line += fmt.Sprintf("; a change of %.0f%% could not have been seen: it needs %d runs a side, or more samples a run (longer runs, a faster sampler)", 100*r.Settings.MinRelative, runs)
+		line += fmt.Sprintf("; a change of %.0f%% could not have been seen: it needs %d %s a side, or more samples a %s (longer runs, a faster sampler)", 100*r.Settings.MinRelative, runs, many, one)
 	default:
-		line += fmt.Sprintf("; %d runs a side would catch %.0f%%", runs, 100*r.Settings.MinRelative)
-	}
-	if r.Base.Processes {
-		// The units are processes (Side.Processes).
-		line = strings.NewReplacer("runs a side", "processes a side", "run a side", "process a side",
-			"head runs catch", "head processes catch", "samples a run", "samples a process").Replace(line)
+		line += fmt.Sprintf("; %d %s a side would catch %.0f%%", runs, many, 100*r.Settings.MinRelative)
 	}
 	return line
 }

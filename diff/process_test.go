@@ -42,8 +42,8 @@ func TestCompareByProcess(t *testing.T) {
 	if err := r.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(text.String(), "base: 3 processes, ") {
-		t.Errorf("the report does not say the base counts processes:\n%s", text.String())
+	if !strings.HasPrefix(text.String(), "base: 3 processes, ") || !strings.Contains(text.String(), "3 base and 5 head processes catch") {
+		t.Errorf("the report does not say it counts processes:\n%s", text.String())
 	}
 	// The processes given apart: runs, each process one.
 	apart, err := diff.Compare(procs, head)
@@ -91,5 +91,26 @@ func TestCompareByProcess(t *testing.T) {
 	}
 	if one.Base.Processes || one.Base.Runs != 2 {
 		t.Errorf("one process's runs: side %+v, want 2 runs", one.Base)
+	}
+}
+
+// TestNoiseInProcesses: the noise line of a comparison by process says the
+// functions vary from process to process.
+func TestNoiseInProcesses(t *testing.T) {
+	for _, tc := range []struct {
+		noise diff.Noise
+		want  string
+	}{
+		{diff.Noise{Source: diff.NoiseRuns, Dispersion: 0.01, Functions: 22, ResidualDF: 15, PriorDF: 33}, "noise: functions vary 10.0% from process to process beyond sampling noise (learned from 22 functions, 15 residual df;"},
+	} {
+		r := &diff.Report{Settings: diff.DefaultSettings(), Noise: tc.noise,
+			Base: diff.Side{Runs: 16, Processes: true, Unit: "ns"}, Head: diff.Side{Runs: 1, Processes: true, Unit: "ns"}}
+		var b strings.Builder
+		if err := r.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) || !strings.HasPrefix(b.String(), "base: 16 processes, ") {
+			t.Errorf("%s noise:\n%s\nwant %q", tc.noise.Source, b.String(), tc.want)
+		}
 	}
 }

@@ -201,14 +201,7 @@ func (x *Index) relabel(key, v string) {
 		if !added {
 			ls = append(ls, Label{Key: key, Values: []string{v}})
 		}
-		buf = buf[:0]
-		for _, l := range ls {
-			buf = appendStr(buf, l.Key)
-			buf = appendUvarint(buf, uint64(len(l.Values)))
-			for _, s := range l.Values {
-				buf = appendStr(buf, s)
-			}
-		}
+		buf = appendLabelKey(buf[:0], ls)
 		nid, ok := byKey[string(buf)]
 		if !ok {
 			nid = int32(len(sets))
@@ -376,14 +369,7 @@ func (b *builder) labelSet(ls []Label) int32 {
 	if len(ls) == 0 {
 		return 0
 	}
-	k := b.keyBuf[:0]
-	for _, l := range ls {
-		k = appendStr(k, l.Key)
-		k = appendUvarint(k, uint64(len(l.Values)))
-		for _, v := range l.Values {
-			k = appendStr(k, v)
-		}
-	}
+	k := appendLabelKey(b.keyBuf[:0], ls)
 	b.keyBuf = k
 	if id, ok := b.labelIDs[string(k)]; ok {
 		return id
@@ -396,6 +382,18 @@ func (b *builder) labelSet(ls []Label) int32 {
 	b.x.LabelSets = append(b.x.LabelSets, cp)
 	b.labelIDs[string(k)] = id
 	return id
+}
+
+// appendLabelKey appends the key that tells label set ls from every other.
+func appendLabelKey(b []byte, ls []Label) []byte {
+	for _, l := range ls {
+		b = appendStr(b, l.Key)
+		b = appendUvarint(b, uint64(len(l.Values)))
+		for _, v := range l.Values {
+			b = appendStr(b, v)
+		}
+	}
+	return b
 }
 
 func appendStr(b []byte, s string) []byte {
