@@ -309,21 +309,29 @@ func CheckAllocs(base, current *profile.Profile) (rep *diff.AllocReport, ok bool
 	if current != nil {
 		cc = current.Comments
 	}
-	return checkAllocs(bc, cc)
+	ba, ca, err := allocProfiles(bc, cc)
+	if err != nil {
+		return nil, false, err
+	}
+	return compareAllocs(ba, ca)
 }
 
-// checkAllocs is CheckAllocs for the comments of the two profiles, which
-// hold their allocations.
-func checkAllocs(base, current []string) (rep *diff.AllocReport, ok bool, err error) {
-	ba, bok, err := allocProfileOf(base)
-	if err != nil {
-		return nil, false, fmt.Errorf("base: %w", err)
+// allocProfiles reads the allocation profiles the comments of the two
+// profiles hold (nil where one holds none).
+func allocProfiles(base, current []string) (ba, ca *profile.Profile, err error) {
+	if ba, _, err = allocProfileOf(base); err != nil {
+		return nil, nil, fmt.Errorf("base: %w", err)
 	}
-	ca, cok, err := allocProfileOf(current)
-	if err != nil {
-		return nil, false, fmt.Errorf("current: %w", err)
+	if ca, _, err = allocProfileOf(current); err != nil {
+		return nil, nil, fmt.Errorf("current: %w", err)
 	}
-	if !bok || !cok {
+	return ba, ca, nil
+}
+
+// compareAllocs is CheckAllocs for the two allocation profiles; ok is
+// false when either is nil.
+func compareAllocs(ba, ca *profile.Profile) (rep *diff.AllocReport, ok bool, err error) {
+	if ba == nil || ca == nil {
 		return nil, false, nil
 	}
 	bn, bok := iterations(ba)
@@ -365,13 +373,18 @@ func judgeAllocs(t TestingT, check, sides string, base, current []string) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	rep, ok, err := checkAllocs(base, current)
+	ba, ca, err := allocProfiles(base, current)
+	var rep *diff.AllocReport
+	var ok bool
+	if err == nil {
+		rep, ok, err = compareAllocs(ba, ca)
+	}
 	switch {
 	case err != nil:
 		t.Errorf("perfassert.%s: allocations: %s", check, textfmt.Lines(err.Error()))
 		return false
 	case !ok:
-		if _, has, _ := allocProfileOf(current); has {
+		if ca != nil {
 			logf(t, "perfassert.%s: no allocation verdict: the baseline holds no allocations (written before captures recorded them); rewrite it with %s=1 to judge allocations too (%s)", check, UpdateEnv, sides)
 		}
 		return true

@@ -43,6 +43,13 @@ func TestNoGreenByAbsence(t *testing.T) {
 			path := testutil.WriteProfile(t, dir, "ok.pb.gz", ok)
 			return perfassert.MatchBaseline(ft, path, testutil.TimeProfile())
 		}, []string{"perfassert.MatchBaseline: head: the profile has no samples (base = ", "ok.pb.gz, head = current)"}},
+		{"MatchBaseline, a negative current profile", func(ft perfassert.TestingT) bool {
+			path := testutil.WriteProfile(t, dir, "ok.pb.gz", ok)
+			return perfassert.MatchBaseline(ft, path, testutil.SevenFuncs("main", -300e6))
+		}, []string{"perfassert.MatchBaseline: current: sample 0 has a negative samples/count value, -30"}},
+		{"NoRegressionRuns, a nil head", func(ft perfassert.TestingT) bool {
+			return perfassert.NoRegressionRuns(ft, []*profile.Profile{ok}, []*profile.Profile{ok, nil})
+		}, []string{"perfassert.NoRegressionRuns: current run 2 is nil"}},
 		{"MatchBaseline, the thread renamed", func(ft perfassert.TestingT) bool {
 			path := testutil.WriteProfile(t, dir, "main.pb.gz", ok)
 			return perfassert.MatchBaseline(ft, path, testutil.SevenFuncs("worker", 900e6), diff.WithSelection(analysis.Selection{Threads: []string{"main"}}))

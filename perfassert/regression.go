@@ -87,13 +87,13 @@ func NoRegressionRuns(t TestingT, base, current []*profile.Profile, opts ...diff
 	}
 	for i, p := range base {
 		if p == nil {
-			t.Errorf("perfassert.NoRegressionRuns: base run %d is nil", i)
+			t.Errorf("perfassert.NoRegressionRuns: base run %d is nil", i+1)
 			return false
 		}
 	}
 	for i, p := range current {
 		if p == nil {
-			t.Errorf("perfassert.NoRegressionRuns: current run %d is nil", i)
+			t.Errorf("perfassert.NoRegressionRuns: current run %d is nil", i+1)
 			return false
 		}
 	}
@@ -565,16 +565,17 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 // several.
 func baselineSides(t TestingT, path string, base, current *analysis.Index) compared {
 	c := compared{base: []*analysis.Index{base}, head: []*analysis.Index{current}}
-	if n := recordOf(base).Processes(); n > 1 {
+	br, cr := recordOf(base), recordOf(current)
+	if n := br.Processes(); n > 1 {
 		c.byProcess, c.baseProcesses = true, n
-		c.name = fmt.Sprintf("base = %s (%d processes), head = current (%s)", path, n, plural(max(1, recordOf(current).Processes()), "process", "processes"))
+		c.name = fmt.Sprintf("base = %s (%d processes), head = current (%s)", path, n, plural(max(1, cr.Processes()), "process", "processes"))
 		return c
 	}
-	if recordOf(current).Sampler != "" && multiProcess() {
+	if cr.Sampler != "" && multiProcess() {
 		n, _ := baselineProcesses()
 		logf(t, "perfassert.MatchBaseline: baseline %s holds the capture of one process, whose runs vary less than processes do: functions may be judged changed that only moved with the process; record it again (%s=1) to record it in %d processes", path, UpdateEnv, n)
 	}
-	c.name = "base = " + path + runsNote(len(recordOf(base).Runs)) + ", head = current" + runsNote(len(recordOf(current).Runs))
+	c.name = "base = " + path + runsNote(len(br.Runs)) + ", head = current" + runsNote(len(cr.Runs))
 	return c
 }
 

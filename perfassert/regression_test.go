@@ -422,6 +422,18 @@ func TestBuildsAreNotCompared(t *testing.T) {
 	}
 }
 
+// TestCheckRegressionNilProfile: a nil profile among either side's is an
+// error naming it, as diff.Compare names it.
+func TestCheckRegressionNilProfile(t *testing.T) {
+	p := load(t, handFolded)
+	if _, err := perfassert.CheckRegression([]*profile.Profile{p}, []*profile.Profile{p, nil}); err == nil || err.Error() != "diff: head profile 2 is nil" {
+		t.Errorf("a nil head profile: %v", err)
+	}
+	if _, err := perfassert.CheckRegression([]*profile.Profile{nil}, []*profile.Profile{p}); err == nil || err.Error() != "diff: base profile 1 is nil" {
+		t.Errorf("a nil base profile: %v", err)
+	}
+}
+
 // TestLegacyBaselines: baselines written before captures held runs (one
 // unlabelled run, metadata in plain comments) still load, say what they
 // are, and compare. MatchBaseline reads a copy of the committed baseline,
