@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/meta"
 )
 
 const corpus = "../testdata/corpus/"
@@ -204,6 +205,7 @@ func FuzzRead(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	f.Add(processesSeed(f))
 	f.Add([]byte("main;a;b 3\n"))
 	f.Add([]byte("go 1.26 trace\x00\x00\x00"))
 	// pprof's legacy text formats (the line checker's path).
@@ -225,8 +227,63 @@ func FuzzRead(f *testing.F) {
 			if werr != nil || !reflect.DeepEqual(x, want) {
 				t.Fatalf("ReadIndex's Index differs from NewIndex's of Read's profile (%v)", werr)
 			}
+			sameProcesses(t, p, x)
 		}
 	})
+}
+
+// sameProcesses holds the Index's split by process (analysis.Index.Processes)
+// to the profile's (meta.SplitProcesses): the same error, or the same
+// tables process by process.
+func sameProcesses(t *testing.T, p *profile.Profile, x *analysis.Index) {
+	t.Helper()
+	xs, xerr := x.Processes()
+	ps, perr := meta.SplitProcesses(p)
+	if fmt.Sprint(xerr) != fmt.Sprint(perr) || len(xs) != len(ps) {
+		t.Fatalf("Processes: %d, %v; SplitProcesses: %d, %v", len(xs), xerr, len(ps), perr)
+	}
+	for i := range ps {
+		want, err := analysis.Functions(ps[i])
+		got, gerr := xs[i].Table()
+		if fmt.Sprint(err) != fmt.Sprint(gerr) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("process %d: Processes' table differs from SplitProcesses' (%v, %v)", i+1, gerr, err)
+		}
+		// Each is one run, as each profile is.
+		runs, rerr := xs[i].Runs()
+		if want, werr := meta.Split(ps[i]); fmt.Sprint(rerr) != fmt.Sprint(werr) || len(runs) != len(want) {
+			t.Fatalf("process %d: %d runs (%v), its profile %d (%v)", i+1, len(runs), rerr, len(want), werr)
+		}
+	}
+}
+
+// processesSeed is a baseline of two processes, as MatchBaseline records
+// one: pprof/simple.prof captured twice, each a run.
+func processesSeed(f *testing.F) []byte {
+	b, err := os.ReadFile(corpus + "pprof/simple.prof")
+	if err != nil {
+		f.Fatal(err)
+	}
+	var ps []*profile.Profile
+	for range 2 {
+		p, err := profile.ParseData(b)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, s := range p.Sample {
+			s.Label = map[string][]string{meta.LabelRun: {"a"}}
+		}
+		meta.Set(p, meta.Record{WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "a", Work: 10, CPUNanos: 5}}})
+		ps = append(ps, p)
+	}
+	m, err := meta.MergeProcesses(ps)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := m.Write(&out); err != nil {
+		f.Fatal(err)
+	}
+	return out.Bytes()
 }
 
 // A folded file whose first line, a deep stack of long names, is longer
