@@ -5,7 +5,7 @@
 // whole program made ~15% slower, and its power and false-alarm rate on
 // regressions injected into real runs. Run it from the repository root:
 //
-//	go run ./cmd/verdictbench [-quick] [-alpha 0.05] [-format markdown|text]
+//	go run ./cmd/verdictbench [-quick] [-alpha 0.05] [-sets REGEXP] [-format markdown|text]
 //
 // Every draw is seeded (-seed): the same data and engine give the same
 // tables. The full run takes a few minutes of CPU on two cores; -quick is
@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 
 	"github.com/hotbudget/hotbudget/cmd/verdictbench/internal/bench"
 )
@@ -29,12 +30,21 @@ func main() {
 	flag.BoolVar(&cfg.Quick, "quick", false, "run the small version the tests run")
 	flag.IntVar(&cfg.Draws, "draws", 0, "draws per injection cell with 1 and 3 runs a side, half as many with 5 and 10 (default 100, quick 80)")
 	flag.IntVar(&cfg.Workers, "j", 0, "comparisons run in parallel (default GOMAXPROCS)")
+	sets := flag.String("sets", "", "run only the sets whose key (a table's first column) matches this regular expression")
 	format := flag.String("format", "text", "output format: text or markdown")
 	verbose := flag.Bool("v", false, "print progress to standard error")
 	flag.Parse()
 	if *format != "text" && *format != "markdown" {
 		fmt.Fprintf(os.Stderr, "verdictbench: unknown format %q (want text or markdown)\n", *format)
 		os.Exit(2)
+	}
+	if *sets != "" {
+		re, err := regexp.Compile(*sets)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "verdictbench: -sets: %v\n", err)
+			os.Exit(2)
+		}
+		cfg.Sets = re
 	}
 	if *verbose {
 		cfg.Progress = os.Stderr

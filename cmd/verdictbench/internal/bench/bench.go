@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -57,6 +58,9 @@ type Config struct {
 	Workers int
 	// Progress, when set, receives a line per table cell.
 	Progress io.Writer
+	// Sets, when set, limits every table to the sets whose key (the
+	// table's first column, "go-app-perf (A+B)") it matches.
+	Sets *regexp.Regexp
 
 	// keep, when set, limits every table to the sets it keeps (by key):
 	// the tests' small runs.
@@ -170,6 +174,8 @@ type AARow struct {
 	Flagged     int // regressed rows in all comparisons
 	// Often names the functions flagged most often, with counts.
 	Often string
+
+	drawn [][2][]int // the runs of each comparison's sides, when drawn
 }
 
 // ABRow is the gate's record on a real one-function change.
@@ -329,7 +335,9 @@ func aaRow(key string, outs []outcome) AARow {
 	return row
 }
 
-func (d *data) kept(key string) bool { return d.cfg.keep == nil || d.cfg.keep(key) }
+func (d *data) kept(key string) bool {
+	return (d.cfg.keep == nil || d.cfg.keep(key)) && (d.cfg.Sets == nil || d.cfg.Sets.MatchString(key))
+}
 
 // Fprint writes the results as tables: format "markdown" or "text".
 func (r *Results) Fprint(w io.Writer, format string) error {

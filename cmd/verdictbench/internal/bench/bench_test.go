@@ -3,6 +3,8 @@ package bench
 import (
 	"bytes"
 	"math"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -68,6 +70,42 @@ func TestHarnessMechanics(t *testing.T) {
 		if !strings.Contains(out1, want) {
 			t.Errorf("the tables lack %q", want)
 		}
+	}
+}
+
+// TestSetsDrawAsAmongOthers: a set run alone (Config.Sets) draws what it
+// draws among the others, so that its rows equal the full tables' rows.
+func TestSetsDrawAsAmongOthers(t *testing.T) {
+	among, err := Run(Config{Data: dataDir, Draws: 16, keep: func(key string) bool {
+		return key == "go-app A" || key == "go-app (A+B)" || key == "go-other"
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := Run(Config{Data: dataDir, Draws: 16, Sets: regexp.MustCompile(`^go-other$`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var splits []AARow
+	for _, r := range among.Splits {
+		if r.Set == "go-other" {
+			splits = append(splits, r)
+		}
+	}
+	var inject []InjectRow
+	for _, r := range among.Inject {
+		if r.Set == "go-other" {
+			inject = append(inject, r)
+		}
+	}
+	if len(splits) != 1 || len(inject) != 24 {
+		t.Fatalf("among others: %d go-other split rows, %d injection rows; want 1 and 24", len(splits), len(inject))
+	}
+	if !reflect.DeepEqual(alone.Splits, splits) {
+		t.Errorf("go-other's 5-vs-5 splits alone %+v, among others %+v", alone.Splits, splits)
+	}
+	if !reflect.DeepEqual(alone.Inject, inject) {
+		t.Errorf("go-other's injection rows differ alone and among others:\n%+v\n%+v", alone.Inject, inject)
 	}
 }
 

@@ -9,7 +9,9 @@ import (
 )
 
 // aaSets are the sets of identical runs; split says they are for the
-// 5-vs-5 splits, which the quick run makes on fewer sets.
+// 5-vs-5 splits, which the quick run makes on fewer sets. They are all
+// listed, kept or not (Config.Sets): a set's position seeds its draws,
+// so that a set run alone draws what it draws among the others.
 func (d *data) aaSets(split bool) []set {
 	var all []set
 	switch {
@@ -24,19 +26,16 @@ func (d *data) aaSets(split bool) []set {
 			all = append(all, regressBase)
 		}
 	}
-	var out []set
-	for _, s := range all {
-		if d.kept(s.Key) {
-			out = append(out, s)
-		}
-	}
-	return out
+	return all
 }
 
 // oneASide: every ordered pair of the first 5 runs of each set.
 func oneASide(d *data, r *Results) error {
 	pairs := verdictbench.OrderedPairs(5)
 	for _, s := range d.aaSets(false) {
+		if !d.kept(s.Key) {
+			continue
+		}
 		ps, err := d.runs(s)
 		if err != nil {
 			return err
@@ -61,6 +60,9 @@ func oneASide(d *data, r *Results) error {
 func splits(d *data, r *Results) error {
 	const n = 20
 	for ci, s := range d.aaSets(true) {
+		if !d.kept(s.Key) {
+			continue
+		}
 		ps, err := d.runs(s)
 		if err != nil {
 			return err
@@ -81,7 +83,9 @@ func splits(d *data, r *Results) error {
 		if err != nil {
 			return err
 		}
-		r.Splits = append(r.Splits, aaRow(s.Key, outs))
+		row := aaRow(s.Key, outs)
+		row.drawn = draws
+		r.Splits = append(r.Splits, row)
 		d.progress("A/A 5v5 %s: %d/%d fail", s.Key, r.Splits[len(r.Splits)-1].Fails, n)
 	}
 	return nil
@@ -94,19 +98,12 @@ type abCase struct {
 }
 
 func (d *data) abCases() []abCase {
-	c := []abCase{
+	return []abCase{
 		{"node-lib 1000µs", nodeLibA1000, nodeLibB1000, nodeLibChanged},
 		{"node-lib 100µs", nodeLibA100, nodeLibB100, nodeLibChanged},
 		{"go-app B vs A", goAppA, goAppB, goAppChanged},
 		{"go-app-perf B vs A", goAppPerfA, goAppPerfB, goAppChanged},
 	}
-	var out []abCase
-	for _, x := range c {
-		if d.kept(x.key) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // ab: real one-function changes, 20 draws of 5 of 10 runs a side (and, in
@@ -114,6 +111,9 @@ func (d *data) abCases() []abCase {
 func ab(d *data, r *Results) error {
 	const n = 20
 	for ci, c := range d.abCases() {
+		if !d.kept(c.key) {
+			continue // listed still: its position seeds the others' draws
+		}
 		pa, err := d.runs(c.a)
 		if err != nil {
 			return err

@@ -19,6 +19,8 @@ type injectSet struct {
 	exclude string // a function that differs between the pooled sets
 }
 
+// injectSets are the pools of the injection table, all of them, kept or
+// not (Config.Sets): a cell's number among them seeds its draws.
 func (d *data) injectSets() []injectSet {
 	lib1000 := injectSet{"node-lib 1000µs (A+B)", []set{nodeLibA1000, nodeLibB1000}, nodeLibChanged}
 	app := injectSet{"go-app (A+B)", []set{goAppA, goAppB}, goAppChanged}
@@ -35,13 +37,24 @@ func (d *data) injectSets() []injectSet {
 			{"go-other-perf", []set{goOtherPerf}, ""},
 		}
 	}
-	var out []injectSet
-	for _, s := range all {
-		if d.kept(s.key) {
-			out = append(out, s)
+	return all
+}
+
+// targetCount is how many functions inject draws as targets from is.
+func (d *data) targetCount(is injectSet, wantShares []float64) (int, error) {
+	var pool []*profile.Profile
+	for _, s := range is.sets {
+		ps, err := d.runs(s)
+		if err != nil {
+			return 0, err
 		}
+		pool = append(pool, ps...)
 	}
-	return out
+	shares, err := meanShares(pool)
+	if err != nil {
+		return 0, err
+	}
+	return len(targets(shares, wantShares, is.exclude)), nil
 }
 
 // meanShares returns the mean self share of every function over the runs,
@@ -114,6 +127,16 @@ func inject(d *data, r *Results) error {
 	}
 	cell := uint64(0)
 	for _, is := range d.injectSets() {
+		if !d.kept(is.key) {
+			// Its cells are counted still: a cell's number seeds its
+			// draws, the same whichever sets run.
+			n, err := d.targetCount(is, wantShares)
+			if err != nil {
+				return err
+			}
+			cell += uint64(n * len(changes) * len(sizes))
+			continue
+		}
 		var pool []*profile.Profile
 		for _, s := range is.sets {
 			ps, err := d.runs(s)
