@@ -87,12 +87,41 @@ func Closest(sel string, isRegexp bool, cands []Candidate, n int) []string {
 }
 
 // ShortName is a function name without its package path: the part after
-// the last slash ("example.com/m/pkg.(*T).Run" -> "pkg.(*T).Run").
+// the last slash of the path ("example.com/m/pkg.(*T).Run" ->
+// "pkg.(*T).Run"), keeping the element before a major version's
+// ("github.com/Masterminds/semver/v3.Version.String" ->
+// "semver/v3.Version.String", not "v3.Version.String"). Slashes after the
+// path (in a generic's type arguments) do not count.
 func ShortName(name string) string {
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		return name[i+1:]
+	end := len(name)
+	if b := strings.IndexByte(name, '['); b >= 0 {
+		end = b
 	}
-	return name
+	i := strings.LastIndexByte(name[:end], '/')
+	if i < 0 {
+		return name
+	}
+	if majorVersion(name[i+1 : end]) {
+		if j := strings.LastIndexByte(name[:i], '/'); j >= 0 {
+			return name[j+1:]
+		}
+		return name
+	}
+	return name[i+1:]
+}
+
+// majorVersion reports whether the last element of a symbol's package
+// path, s (the element and the rest of the symbol), is a major version
+// suffix: "v2." and on.
+func majorVersion(s string) bool {
+	if len(s) < 3 || s[0] != 'v' {
+		return false
+	}
+	n := 1
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n > 1 && n < len(s) && s[n] == '.'
 }
 
 func abs(x int) int {

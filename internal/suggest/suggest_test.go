@@ -59,7 +59,18 @@ func TestEditDistance(t *testing.T) {
 }
 
 func TestShortName(t *testing.T) {
-	if got := ShortName("example.com/m/pkg.(*T).Run"); got != "pkg.(*T).Run" {
-		t.Error(got)
+	for _, tc := range []struct{ in, want string }{
+		{"example.com/m/pkg.(*T).Run", "pkg.(*T).Run"},
+		{"main.main", "main.main"},
+		{"github.com/Masterminds/semver/v3.Version.String", "semver/v3.Version.String"},
+		{"example.com/v2.F", "example.com/v2.F"},
+		{"example.com/m/version.F", "version.F"},
+		{"example.com/m/v2x.F", "v2x.F"},
+		{"example.com/m/pkg.Map[go.shape.*example.com/x/y.T]", "pkg.Map[go.shape.*example.com/x/y.T]"},
+		{"example.com/m/v10.(*T).M[example.com/a/v2.T]", "m/v10.(*T).M[example.com/a/v2.T]"},
+	} {
+		if got := ShortName(tc.in); got != tc.want {
+			t.Errorf("ShortName(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
