@@ -5,8 +5,11 @@ import (
 	"compress/gzip"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/meta"
@@ -156,4 +159,54 @@ func FuzzAllocProfile(f *testing.F) {
 			t.Fatalf("a profile without alloc_objects and alloc_space: %v", ap.SampleType)
 		}
 	})
+}
+
+// pooledBuf is a pool whose miss allocates a 64KiB buffer.
+var pooledBuf sync.Pool
+
+var procsSeen []int
+
+//go:noinline
+func usePooled() {
+	procsSeen = append(procsSeen, runtime.GOMAXPROCS(0))
+	b, _ := pooledBuf.Get().(*[64 << 10]byte)
+	if b == nil {
+		b = new([64 << 10]byte)
+	}
+	b[0]++
+	pooledBuf.Put(b)
+}
+
+// TestAllocPhaseSteadyState: the allocation phase counts what every
+// iteration allocates, not what the first one after a collection does: a
+// pooled buffer, its pool emptied before the phase, is not counted (the
+// phase's uncounted first iteration fills the pool); the phase runs on one
+// P (a pool is per P) and GOMAXPROCS is as it was after.
+func TestAllocPhaseSteadyState(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	procsSeen = nil
+	runtime.GC()
+	runtime.GC() // the pool's victim cache too
+	p, err := captureAllocs(usePooled, funcName(usePooled), "steady", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bytes int64
+	for _, s := range p.Sample {
+		bytes += s.Value[1]
+	}
+	if bytes >= 64<<10 {
+		t.Errorf("the phase counted %d bytes: the pooled 64KiB buffer, allocated once, was counted", bytes)
+	}
+	for i, n := range procsSeen {
+		if n != 1 {
+			t.Fatalf("iteration %d of the phase ran with GOMAXPROCS %d, want 1", i, n)
+		}
+	}
+	if len(procsSeen) < 2 {
+		t.Fatalf("%d iterations ran", len(procsSeen))
+	}
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Errorf("GOMAXPROCS %d after the phase, %d before", after, before)
+	}
 }
