@@ -19,8 +19,10 @@ const (
 	// formatPrefix starts the comment that names the input format.
 	formatPrefix = "hotbudget format: "
 	// allocPrefix starts the comment that holds a capture's allocation
-	// profile, in base64.
-	allocPrefix = "hotbudget allocs: "
+	// profile, in base64 ("#": pprof's reports leave it out);
+	// legacyAllocPrefix started it before (read, never written).
+	allocPrefix       = "# hotbudget allocs: "
+	legacyAllocPrefix = "hotbudget allocs: "
 	// The comments Capture wrote before the record existed, read by Get.
 	legacyName       = "hotbudget name: "
 	legacyBuild      = "hotbudget build: "
@@ -30,7 +32,7 @@ const (
 // Prefixes returns the starts of every comment this package writes or
 // reads, for the test that keeps other code from spelling them.
 func Prefixes() []string {
-	return []string{CommentPrefix, exactComment, warningPrefix, formatPrefix, allocPrefix, legacyName, legacyBuild, legacyIterations}
+	return []string{CommentPrefix, legacyPrefix, exactComment, warningPrefix, formatPrefix, allocPrefix, legacyAllocPrefix, legacyName, legacyBuild, legacyIterations}
 }
 
 // MarkExact returns comments with the mark of a profile whose values are
@@ -84,8 +86,16 @@ func Format(comments []string) string {
 // their allocation profile, replacing any they held. comments is not
 // modified.
 func WithAllocProfile(comments []string, data []byte) []string {
-	kept := slices.DeleteFunc(slices.Clone(comments), func(c string) bool { return strings.HasPrefix(c, allocPrefix) })
+	kept := slices.DeleteFunc(slices.Clone(comments), func(c string) bool { _, ok := cutAlloc(c); return ok })
 	return append(kept, allocPrefix+base64.StdEncoding.EncodeToString(data))
+}
+
+// cutAlloc returns the base64 of an allocation comment c.
+func cutAlloc(c string) (string, bool) {
+	if s, ok := strings.CutPrefix(c, allocPrefix); ok {
+		return s, true
+	}
+	return strings.CutPrefix(c, legacyAllocPrefix)
 }
 
 // AllocProfile returns the allocation profile WithAllocProfile stored in
@@ -93,7 +103,7 @@ func WithAllocProfile(comments []string, data []byte) []string {
 // the error says the one they hold is not what WithAllocProfile writes.
 func AllocProfile(comments []string) (data []byte, ok bool, err error) {
 	for _, c := range comments {
-		enc, found := strings.CutPrefix(c, allocPrefix)
+		enc, found := cutAlloc(c)
 		if !found {
 			continue
 		}

@@ -4,7 +4,10 @@
 //
 // The record travels in the profile itself, as one comment holding JSON
 // (CommentPrefix), so that it survives a round trip through any pprof file
-// and a baseline checked into a repository carries it. It is written by Set
+// and a baseline checked into a repository carries it. The comment starts
+// with "#", which pprof leaves out of its reports (go tool pprof -top, the
+// graph's legend) as a note for tools rather than people: a baseline's
+// record lists hundreds of runs. It is written by Set
 // and read by Get. The other facts hotbudget keeps in comments (the
 // loader's warnings, the input format, the mark of exact durations, a
 // capture's allocations) have their writers and readers here too (MarkExact,
@@ -30,7 +33,18 @@ import (
 )
 
 // CommentPrefix starts the profile comment that holds the record as JSON.
-const CommentPrefix = "hotbudget meta: "
+const CommentPrefix = "# hotbudget meta: "
+
+// legacyPrefix started it before it began with "#" (read, never written).
+const legacyPrefix = "hotbudget meta: "
+
+// cutRecord returns the JSON of a record comment c.
+func cutRecord(c string) (string, bool) {
+	if s, ok := strings.CutPrefix(c, CommentPrefix); ok {
+		return s, true
+	}
+	return strings.CutPrefix(c, legacyPrefix)
+}
 
 // LabelRun is the sample label naming the run a sample belongs to in a
 // profile that holds several runs.
@@ -142,7 +156,7 @@ func Get(p *profile.Profile) (r Record, ok bool, err error) {
 // FromComments is Get for a profile's comments, as an index keeps them.
 func FromComments(comments []string) (r Record, ok bool, err error) {
 	for _, c := range comments {
-		if s, found := strings.CutPrefix(c, CommentPrefix); found {
+		if s, found := cutRecord(c); found {
 			var w wire
 			if err := json.Unmarshal([]byte(s), &w); err != nil {
 				return Record{}, false, fmt.Errorf("hotbudget metadata in the profile is malformed: %w", err)
@@ -187,7 +201,7 @@ func Set(p *profile.Profile, r Record) {
 func withRecord(comments []string, r Record) []string {
 	kept := comments[:0:0]
 	for _, c := range comments {
-		if strings.HasPrefix(c, CommentPrefix) || strings.HasPrefix(c, legacyName) ||
+		if _, rec := cutRecord(c); rec || strings.HasPrefix(c, legacyName) ||
 			strings.HasPrefix(c, legacyBuild) || strings.HasPrefix(c, legacyIterations) {
 			continue
 		}

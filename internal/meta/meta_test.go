@@ -2,6 +2,9 @@ package meta_test
 
 import (
 	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -317,4 +320,54 @@ func FuzzComments(f *testing.F) {
 			t.Errorf("SplitRuns: %d runs, Split %d", len(parts), len(runs))
 		}
 	})
+}
+
+// TestPprofLeavesRecordOut: go tool pprof prints a profile's comments in
+// its reports (-top's header, the graph's legend) except those starting
+// with "#"; the record and the allocations, a baseline's hundreds of runs
+// and a base64 profile, are among the latter, the user's comment is not.
+func TestPprofLeavesRecordOut(t *testing.T) {
+	p := twoRunProfile()
+	p.Comments = meta.WithAllocProfile(p.Comments, bytes.Repeat([]byte("alloc"), 100))
+	path := filepath.Join(t.TempDir(), "p.pb.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-symbolize=none", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -top: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "kept by the user") || !strings.Contains(string(out), "main.f") {
+		t.Fatalf("go tool pprof -top shows neither the user's comment nor the function:\n%s", out)
+	}
+	if strings.Contains(string(out), "hotbudget") || strings.Contains(string(out), "capture of TestX") {
+		t.Errorf("go tool pprof -top shows hotbudget's record or allocations:\n%s", out)
+	}
+	if r, ok, err := meta.Get(p); err != nil || !ok || r.Name != "capture of TestX" {
+		t.Errorf("the record: %+v %v %v", r, ok, err)
+	}
+}
+
+// TestLegacyRecordComment: a record or allocations written before their
+// comments started with "#" are read, and replaced by Set.
+func TestLegacyRecordComment(t *testing.T) {
+	c := []string{`hotbudget meta: {"v":1,"name":"old","work_unit":"iteration","runs":[{"work":3}]}`, "hotbudget allocs: " + "AAH/eA=="}
+	r, ok, err := meta.FromComments(c)
+	if err != nil || !ok || r.Name != "old" || len(r.Runs) != 1 || r.Runs[0].Work != 3 {
+		t.Fatalf("legacy record: %+v %v %v", r, ok, err)
+	}
+	if a, ok, err := meta.AllocProfile(c); err != nil || !ok || !bytes.Equal(a, []byte{0, 1, 0xff, 'x'}) {
+		t.Errorf("legacy allocations: %q %v %v", a, ok, err)
+	}
+	p := &profile.Profile{Comments: c}
+	meta.Set(p, meta.Record{Name: "new"})
+	p.Comments = meta.WithAllocProfile(p.Comments, []byte("y"))
+	if len(p.Comments) != 2 || !strings.HasPrefix(p.Comments[0], "# ") || !strings.HasPrefix(p.Comments[1], "# ") {
+		t.Errorf("after Set and WithAllocProfile: %q", p.Comments)
+	}
 }
