@@ -181,7 +181,8 @@ func usePooled() {
 // iteration allocates, not what the first one after a collection does: a
 // pooled buffer, its pool emptied before the phase, is not counted (the
 // phase's uncounted first iteration fills the pool); the phase runs on one
-// P (a pool is per P) and GOMAXPROCS is as it was after.
+// P (a pool is per P) and GOMAXPROCS is as it was after. (Not under the
+// race detector, whose sync.Pool drops objects at random.)
 func TestAllocPhaseSteadyState(t *testing.T) {
 	before := runtime.GOMAXPROCS(0)
 	procsSeen = nil
@@ -195,7 +196,9 @@ func TestAllocPhaseSteadyState(t *testing.T) {
 	for _, s := range p.Sample {
 		bytes += s.Value[1]
 	}
-	if bytes >= 64<<10 {
+	// Under the race detector sync.Pool drops a quarter of what is put
+	// back, on purpose: a pooled object is then allocated anew at random.
+	if bytes >= 64<<10 && !raceEnabled {
 		t.Errorf("the phase counted %d bytes: the pooled 64KiB buffer, allocated once, was counted", bytes)
 	}
 	for i, n := range procsSeen {

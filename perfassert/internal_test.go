@@ -125,6 +125,39 @@ func TestChildCaptureRecordsNoAllocations(t *testing.T) {
 	}
 }
 
+// TestCaptureRecordsWallTime: every run whose CPU time a capture records
+// has its wall time too, the runs' wall times adding up to no more than the
+// capture took.
+func TestCaptureRecordsWallTime(t *testing.T) {
+	start := time.Now()
+	p, err := CaptureProfile(func() { neighbourBurn(20000) }, MaxDuration(200*time.Millisecond), MinSamples(1))
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, ok := meta.Known(p)
+	if !ok || len(rec.Runs) == 0 {
+		t.Fatalf("no runs: %+v", rec)
+	}
+	var wall time.Duration
+	withCPU := 0
+	for _, r := range rec.Runs {
+		if r.CPUNanos > 0 {
+			withCPU++
+			if r.WallNanos <= 0 {
+				t.Errorf("run %s: CPU time %v, no wall time", r.Label, time.Duration(r.CPUNanos))
+			}
+		}
+		wall += time.Duration(r.WallNanos)
+	}
+	if withCPU == 0 {
+		t.Errorf("no run records its CPU time: %+v", rec.Runs)
+	}
+	if wall > took {
+		t.Errorf("the runs' wall times add up to %v, the capture took %v", wall, took)
+	}
+}
+
 var neighbourSink atomic.Uint64
 
 //go:noinline
@@ -414,6 +447,12 @@ func sumsAreTheTable(t *testing.T, p *profile.Profile) time.Duration {
 // that used cpu of CPU time, as Index.Processes gives it.
 func processIndex(t *testing.T, work float64, cpu time.Duration) *analysis.Index {
 	t.Helper()
+	return processWallIndex(t, work, cpu, 0)
+}
+
+// processWallIndex is processIndex with the wall time the run took.
+func processWallIndex(t *testing.T, work float64, cpu, wall time.Duration) *analysis.Index {
+	t.Helper()
 	fn := &profile.Function{ID: 1, Name: "m.f"}
 	loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
 	p := &profile.Profile{
@@ -422,7 +461,7 @@ func processIndex(t *testing.T, work float64, cpu time.Duration) *analysis.Index
 		Function: []*profile.Function{fn}, Location: []*profile.Location{loc},
 		Sample: []*profile.Sample{{Location: []*profile.Location{loc}, Value: []int64{10, 10e6}}},
 	}
-	meta.Set(p, meta.Record{WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "1", Work: work, CPUNanos: cpu.Nanoseconds()}}})
+	meta.Set(p, meta.Record{WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "1", Work: work, CPUNanos: cpu.Nanoseconds(), WallNanos: wall.Nanoseconds()}}})
 	x, err := analysis.NewIndex(p)
 	if err != nil {
 		t.Fatal(err)
@@ -460,5 +499,37 @@ func TestOtherState(t *testing.T) {
 	c := compared{base: base, head: []*analysis.Index{processIndex(t, 100, 190*time.Millisecond)}}
 	if got := otherState(c, failed); got != "" {
 		t.Errorf("runs: %q", got)
+	}
+}
+
+// TestBusyMachine: a failed comparison whose current processes got far less
+// of their wall time as CPU than every process of the baseline says the
+// machine was busy; one current process as busy as the baseline's, a
+// pass, or a baseline that did not record wall time, say nothing.
+func TestBusyMachine(t *testing.T) {
+	ms := time.Millisecond
+	base := []*analysis.Index{processWallIndex(t, 100, 950*ms, 1000*ms), processWallIndex(t, 100, 1000*ms, 1020*ms)}
+	failed := &diff.Report{Rows: []diff.Row{{Name: "m.f", Verdict: diff.Regressed, Relative: 0.7}}}
+	passed := &diff.Report{Rows: []diff.Row{{Name: "m.f", Verdict: diff.Unchanged}}}
+	busy := []*analysis.Index{processWallIndex(t, 100, 580*ms, 1000*ms), processWallIndex(t, 100, 600*ms, 1000*ms)}
+	for _, tc := range []struct {
+		name string
+		base []*analysis.Index
+		head []*analysis.Index
+		rep  *diff.Report
+		want string
+	}{
+		{"busy", base, busy, failed, "the current 2 processes used 58%-60% of the wall time as CPU time, the baseline's 95%-98%: the machine was busy"},
+		{"one", base, busy[:1], failed, "the current process used 58% of the wall time as CPU time"},
+		{"one quiet process", base, append(busy[:1:1], processWallIndex(t, 100, 900*ms, 1000*ms)), failed, ""},
+		{"within the margin", base, []*analysis.Index{processWallIndex(t, 100, 720*ms, 1000*ms)}, failed, ""},
+		{"passed", base, busy, passed, ""},
+		{"no wall time in the baseline", []*analysis.Index{processIndex(t, 100, 950*ms)}, busy, failed, ""},
+	} {
+		c := compared{base: tc.base, head: tc.head, byProcess: true, baseProcesses: len(tc.base)}
+		got := busyMachine(c, tc.rep)
+		if tc.want == "" && got != "" || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: %q\nwant it to start %q", tc.name, got, tc.want)
+		}
 	}
 }

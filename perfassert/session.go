@@ -105,6 +105,7 @@ type session struct {
 type runInfo struct {
 	work  int64         // iterations
 	cpu   time.Duration // process CPU during the run, when alone
+	wall  time.Duration // the run's wall time
 	alone bool          // no other capture ran meanwhile
 }
 
@@ -210,7 +211,7 @@ func (s *session) run(ctx context.Context) {
 			}
 			per = n
 			drain()
-			s.finish(runInfo{work: n}, cpu0, joins0, alone0)
+			s.finish(runInfo{work: n, wall: now.Sub(runStart)}, cpu0, joins0, alone0)
 			n = 0
 			if !now.Before(s.deadline) {
 				s.exit()
@@ -242,7 +243,7 @@ func (s *session) run(ctx context.Context) {
 			if s.runs.Load() == 0 {
 				// The only run, however short: fn ran at least once.
 				drain()
-				s.finish(runInfo{work: n}, cpu0, joins0, alone0)
+				s.finish(runInfo{work: n, wall: now.Sub(runStart)}, cpu0, joins0, alone0)
 			}
 			s.exit()
 			return
@@ -453,11 +454,12 @@ func (s *session) assemble() (*profile.Profile, error) {
 		for _, i := range g {
 			run.Work += float64(runs[i].work)
 			run.CPUNanos += int64(runs[i].cpu)
+			run.WallNanos += int64(runs[i].wall)
 			alone = alone && runs[i].alone
 			label[strconv.Itoa(i+1)] = run.Label
 		}
-		if !alone {
-			run.CPUNanos = 0
+		if !alone || run.CPUNanos <= 0 {
+			run.CPUNanos, run.WallNanos = 0, 0
 		}
 		rec.Runs = append(rec.Runs, run)
 	}

@@ -113,6 +113,10 @@ type Run struct {
 	// CPUNanos is the CPU time the process used during the run, measured
 	// apart from the samples (0: unknown).
 	CPUNanos int64 `json:"cpu_ns,omitempty"`
+	// WallNanos is the wall time the run took, when CPUNanos is known (0:
+	// unknown): a process that got much less CPU than wall time shared its
+	// machine with other work.
+	WallNanos int64 `json:"wall_ns,omitempty"`
 	// Process numbers the process the run was captured in, from 1, in a
 	// profile that holds the captures of several processes (a baseline
 	// recorded in several: MergeProcesses); 0 in a profile of one process.

@@ -207,6 +207,7 @@ func (r Record) ProcessParts(comments []string, period int64, n int, labels func
 			}
 			one.Runs[0].Work += run.Work
 			one.Runs[0].CPUNanos += run.CPUNanos
+			one.Runs[0].WallNanos += run.WallNanos
 			if groups != nil {
 				idx = append(idx, groups[j]...)
 			}
