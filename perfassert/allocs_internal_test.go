@@ -44,6 +44,46 @@ func handAllocs(perIter int64) *profile.Profile {
 	return p
 }
 
+// TestAllocationsUnderRace: allocations captured under the race detector
+// (either side) are shown and never fail: its sync.Pool drops objects at
+// random. The same allocations without it fail.
+func TestAllocationsUnderRace(t *testing.T) {
+	raced := func(perIter int64) []string {
+		a := handAllocs(perIter)
+		rec, _ := meta.Known(a)
+		rec.Race = true
+		meta.Set(a, rec)
+		p := cpuProfile(t)
+		if err := attachAllocs(p, a); err != nil {
+			t.Fatal(err)
+		}
+		return p.Comments
+	}
+	plain := func(perIter int64) []string { return withAllocs(t, perIter).Comments }
+	rt := &recT{}
+	if judgeAllocs(rt, "MatchBaseline", "sides", plain(2), plain(3)) || len(rt.errs) == 0 {
+		t.Fatalf("one more allocation per iteration without -race passed: %q", rt.logs)
+	}
+	for _, c := range []struct {
+		name          string
+		base, current []string
+		who           string
+	}{
+		{"current", plain(2), raced(3), "the current capture"},
+		{"both", raced(2), raced(3), "the current capture"},
+		{"baseline", raced(2), plain(3), "the baseline"},
+	} {
+		rt := &recT{}
+		if !judgeAllocs(rt, "MatchBaseline", "sides", c.base, c.current) || len(rt.errs) > 0 {
+			t.Errorf("%s under -race: failed: %q", c.name, rt.errs)
+		}
+		logs := strings.Join(rt.logs, "\n")
+		if !strings.Contains(logs, "allocations not judged: "+c.who+" captured them under the race detector") || !strings.Contains(logs, "x.parse: self 2 objects, 64B -> 3 objects, 96B") {
+			t.Errorf("%s under -race: logs %q", c.name, logs)
+		}
+	}
+}
+
 func withAllocs(t *testing.T, perIter int64) *profile.Profile {
 	t.Helper()
 	p := cpuProfile(t)
