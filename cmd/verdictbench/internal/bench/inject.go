@@ -40,21 +40,20 @@ func (d *data) injectSets() []injectSet {
 	return all
 }
 
-// targetCount is how many functions inject draws as targets from is.
-func (d *data) targetCount(is injectSet, wantShares []float64) (int, error) {
-	var pool []*profile.Profile
+// pool loads the runs of is and the functions inject draws as targets
+// from them, with every function's mean share.
+func (d *data) pool(is injectSet, wantShares []float64) (pool []*profile.Profile, shares map[string]float64, fns []string, err error) {
 	for _, s := range is.sets {
 		ps, err := d.runs(s)
 		if err != nil {
-			return 0, err
+			return nil, nil, nil, err
 		}
 		pool = append(pool, ps...)
 	}
-	shares, err := meanShares(pool)
-	if err != nil {
-		return 0, err
+	if shares, err = meanShares(pool); err != nil {
+		return nil, nil, nil, err
 	}
-	return len(targets(shares, wantShares, is.exclude)), nil
+	return pool, shares, targets(shares, wantShares, is.exclude), nil
 }
 
 // meanShares returns the mean self share of every function over the runs,
@@ -127,29 +126,17 @@ func inject(d *data, r *Results) error {
 	}
 	cell := uint64(0)
 	for _, is := range d.injectSets() {
-		if !d.kept(is.key) {
-			// Its cells are counted still: a cell's number seeds its
-			// draws, the same whichever sets run.
-			n, err := d.targetCount(is, wantShares)
-			if err != nil {
-				return err
-			}
-			cell += uint64(n * len(changes) * len(sizes))
-			continue
-		}
-		var pool []*profile.Profile
-		for _, s := range is.sets {
-			ps, err := d.runs(s)
-			if err != nil {
-				return err
-			}
-			pool = append(pool, ps...)
-		}
-		shares, err := meanShares(pool)
+		pool, shares, fns, err := d.pool(is, wantShares)
 		if err != nil {
 			return err
 		}
-		for _, fn := range targets(shares, wantShares, is.exclude) {
+		if !d.kept(is.key) {
+			// Its cells are counted still: a cell's number seeds its
+			// draws, the same whichever sets run.
+			cell += uint64(len(fns) * len(changes) * len(sizes))
+			continue
+		}
+		for _, fn := range fns {
 			for _, change := range changes {
 				for _, k := range sizes {
 					cell++
