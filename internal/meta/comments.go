@@ -91,12 +91,7 @@ func WithAllocProfile(comments []string, data []byte) []string {
 }
 
 // cutAlloc returns the base64 of an allocation comment c.
-func cutAlloc(c string) (string, bool) {
-	if s, ok := strings.CutPrefix(c, allocPrefix); ok {
-		return s, true
-	}
-	return strings.CutPrefix(c, legacyAllocPrefix)
-}
+func cutAlloc(c string) (string, bool) { return cutEither(c, allocPrefix, legacyAllocPrefix) }
 
 // AllocProfile returns the allocation profile WithAllocProfile stored in
 // comments, as the bytes it was given. ok is false when comments hold none;

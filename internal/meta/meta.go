@@ -39,11 +39,15 @@ const CommentPrefix = "# hotbudget meta: "
 const legacyPrefix = "hotbudget meta: "
 
 // cutRecord returns the JSON of a record comment c.
-func cutRecord(c string) (string, bool) {
-	if s, ok := strings.CutPrefix(c, CommentPrefix); ok {
+func cutRecord(c string) (string, bool) { return cutEither(c, CommentPrefix, legacyPrefix) }
+
+// cutEither is strings.CutPrefix for a comment written with prefix, or
+// with legacy before prefix replaced it.
+func cutEither(c, prefix, legacy string) (string, bool) {
+	if s, ok := strings.CutPrefix(c, prefix); ok {
 		return s, true
 	}
-	return strings.CutPrefix(c, legacyPrefix)
+	return strings.CutPrefix(c, legacy)
 }
 
 // LabelRun is the sample label naming the run a sample belongs to in a
