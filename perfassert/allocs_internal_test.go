@@ -252,4 +252,13 @@ func TestAllocPhaseSteadyState(t *testing.T) {
 	if after := runtime.GOMAXPROCS(0); after != before {
 		t.Errorf("GOMAXPROCS %d after the phase, %d before", after, before)
 	}
+	// A value the program set, not the default, is kept too.
+	t.Cleanup(runtime.SetDefaultGOMAXPROCS)
+	runtime.GOMAXPROCS(before + 1)
+	if _, err := captureAllocs(usePooled, funcName(usePooled), "steady", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if after := runtime.GOMAXPROCS(0); after != before+1 {
+		t.Errorf("GOMAXPROCS %d after the phase, set to %d before", after, before+1)
+	}
 }

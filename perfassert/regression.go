@@ -610,28 +610,10 @@ func otherState(c compared, rep *diff.Report) string {
 	if !c.byProcess || !rep.Failed() {
 		return ""
 	}
-	perWork := func(xs []*analysis.Index) (lo, hi float64, unit string) {
-		lo = math.Inf(1)
-		for _, x := range xs {
-			r := recordOf(x)
-			// Each process's runs summed: the record numbers them.
-			work, cpu := map[int]float64{}, map[int]float64{}
-			for _, run := range r.Runs {
-				if !(run.Work > 0) || run.CPUNanos <= 0 {
-					return 0, 0, ""
-				}
-				work[run.Process] += run.Work
-				cpu[run.Process] += float64(run.CPUNanos)
-			}
-			for p, w := range work {
-				v := cpu[p] / w
-				lo, hi, unit = math.Min(lo, v), math.Max(hi, v), string(r.WorkUnit)
-			}
-		}
-		return lo, hi, unit
-	}
-	blo, bhi, unit := perWork(c.base)
-	hlo, hhi, _ := perWork(c.head)
+	perWork := func(r meta.Run) (float64, float64) { return float64(r.CPUNanos), r.Work }
+	blo, bhi := processRange(c.base, perWork)
+	hlo, hhi := processRange(c.head, perWork)
+	unit := string(recordOf(c.base[0]).WorkUnit)
 	if blo <= 0 || hlo <= 0 || unit == "" {
 		return ""
 	}
@@ -653,9 +635,9 @@ func otherState(c compared, rep *diff.Report) string {
 		return ""
 	}
 	d := textfmt.Nanos
-	what, cur, pronoun := "process", d(hlo), "it"
+	what, cur, pronoun := currentProcesses(len(c.head)), d(hlo), "it"
 	if len(c.head) > 1 {
-		what, cur, pronoun = fmt.Sprintf("%d processes", len(c.head)), d(hlo)+"-"+d(hhi), "them"
+		cur, pronoun = d(hlo)+"-"+d(hhi), "them"
 	}
 	nb := c.baseProcesses
 	return fmt.Sprintf("the current %s took %s of CPU time per %s, %+.0f%% %s of the baseline's %d processes (%s-%s), and the functions judged regressed account for about %+.0f%%: the machine ran %s in another state than the one it recorded the baseline in (its load, how memory was placed), which moves functions' shares too; if the code did not change, run the test again, and if this persists, record the baseline again on this machine (%s=1)",
@@ -681,26 +663,9 @@ func busyMachine(c compared, rep *diff.Report) string {
 	if !rep.Failed() {
 		return ""
 	}
-	ratios := func(xs []*analysis.Index) (lo, hi float64) {
-		lo, hi = math.Inf(1), 0
-		for _, x := range xs {
-			r := recordOf(x)
-			cpu, wall := map[int]float64{}, map[int]float64{}
-			for _, run := range r.Runs {
-				if run.CPUNanos <= 0 || run.WallNanos <= 0 {
-					return 0, 0
-				}
-				cpu[run.Process] += float64(run.CPUNanos)
-				wall[run.Process] += float64(run.WallNanos)
-			}
-			for p, w := range wall {
-				lo, hi = math.Min(lo, cpu[p]/w), math.Max(hi, cpu[p]/w)
-			}
-		}
-		return lo, hi
-	}
-	blo, bhi := ratios(c.base)
-	hlo, hhi := ratios(c.head)
+	cpuOverWall := func(r meta.Run) (float64, float64) { return float64(r.CPUNanos), float64(r.WallNanos) }
+	blo, bhi := processRange(c.base, cpuOverWall)
+	hlo, hhi := processRange(c.head, cpuOverWall)
 	if !(blo > 0 && hlo > 0) || hhi >= busyMargin*blo {
 		return ""
 	}
@@ -709,12 +674,42 @@ func busyMachine(c compared, rep *diff.Report) string {
 	if hlo < hhi {
 		cur = pct(hlo) + "-" + pct(hhi)
 	}
-	what := "process"
-	if len(c.head) > 1 {
-		what = fmt.Sprintf("%d processes", len(c.head))
-	}
 	return fmt.Sprintf("the current %s used %s of the wall time as CPU time, the baseline's %s-%s: the machine was busy with other work (other packages' tests beside this one?), which shares its caches and cores and moves functions' shares; if the code did not change, run the test again on a quiet machine (go test -p 1 runs one package at a time)",
-		what, cur, pct(blo), pct(bhi))
+		currentProcesses(len(c.head)), cur, pct(blo), pct(bhi))
+}
+
+// processRange is the least and the greatest, over the processes the
+// records of xs number, of one quantity of their runs summed over another
+// (ratio gives a run's two); 0, 0 when some run lacks either.
+func processRange(xs []*analysis.Index, ratio func(meta.Run) (num, den float64)) (lo, hi float64) {
+	lo = math.Inf(1)
+	for _, x := range xs {
+		num, den := map[int]float64{}, map[int]float64{}
+		for _, run := range recordOf(x).Runs {
+			n, d := ratio(run)
+			if !(n > 0 && d > 0) {
+				return 0, 0
+			}
+			num[run.Process] += n
+			den[run.Process] += d
+		}
+		for p, d := range den {
+			lo, hi = math.Min(lo, num[p]/d), math.Max(hi, num[p]/d)
+		}
+	}
+	if hi == 0 {
+		return 0, 0
+	}
+	return lo, hi
+}
+
+// currentProcesses names the current side's n processes in a note:
+// "process" or "3 processes".
+func currentProcesses(n int) string {
+	if n == 1 {
+		return "process"
+	}
+	return fmt.Sprintf("%d processes", n)
 }
 
 // plural is "1 process" or "3 processes".
