@@ -10,7 +10,6 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/index"
 	"github.com/hotbudget/hotbudget/internal/indexload"
-	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -95,9 +94,10 @@ func (x *Index) Runs() ([]*Index, error) { return x.parts(x.x.SplitRuns()) }
 // they are unknown or the profile holds several runs (see Runs). The error
 // says the stored record is malformed.
 func (x *Index) Work() (float64, string, error) {
-	rec, ok, err := meta.FromComments(x.x.Comments)
-	if err != nil || !ok || len(rec.Runs) != 1 || !(rec.Runs[0].Work > 0) {
-		return 0, "", err
+	f := &x.x.Facts
+	rec := f.Record
+	if f.RecordErr != nil || !f.HasRecord || len(rec.Runs) != 1 || !(rec.Runs[0].Work > 0) {
+		return 0, "", f.RecordErr
 	}
 	return rec.Runs[0].Work, string(rec.WorkUnit), nil
 }
@@ -106,8 +106,8 @@ func (x *Index) Work() (float64, string, error) {
 // warning when the capture that recorded it lost samples (its record's
 // sampled CPU time well below the CPU time the process used).
 func (x *Index) Warnings() []string {
-	w := x.x.Warnings()
-	if rec, ok, err := meta.FromComments(x.x.Comments); err == nil && ok {
+	w := x.x.Facts.Warnings
+	if rec, ok := x.x.Facts.Known(); ok {
 		if lost := rec.LostSamplesWarning(); lost != "" {
 			w = append(w, lost)
 		}
@@ -166,11 +166,11 @@ func (x *Index) table(sel Selection) (*Table, []int32, error) {
 	t := &Table{
 		Total:        time.Duration(s.Total),
 		TotalSamples: s.TotalSamples,
-		Exact:        ix.Exact(),
+		Exact:        ix.Facts.Exact,
 		Duration:     time.Duration(ix.DurationNanos),
 		SampleType:   st.Type + "/" + st.Unit,
 		Unit:         s.Unit,
-		Warnings:     ix.Warnings(),
+		Warnings:     slices.Clone(ix.Facts.Warnings),
 	}
 	if s.Unit != UnitTime && ix.PeriodUnit == "bytes" && ix.Period > 0 {
 		t.SampleBytes = ix.Period

@@ -9,7 +9,6 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/indexload"
-	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/stats"
 )
 
@@ -45,7 +44,7 @@ func byProcesses(xs ...[]*analysis.Index) bool {
 			if x == nil {
 				continue
 			}
-			if r, ok, err := meta.FromComments(indexload.Unwrap(x).Comments); err == nil && ok && r.Processes() > 1 {
+			if r, ok := indexload.Unwrap(x).Facts.Known(); ok && r.Processes() > 1 {
 				return true
 			}
 		}

@@ -54,10 +54,7 @@ func raceOf(r meta.Record) (race, known bool) {
 
 // recordOf is the record of x's profile (meta.Known), if it holds one.
 func recordOf(x *analysis.Index) meta.Record {
-	r, ok, err := meta.FromComments(indexload.Unwrap(x).Comments)
-	if err != nil || !ok {
-		return meta.Record{}
-	}
+	r, _ := indexload.Unwrap(x).Facts.Known()
 	return r
 }
 

@@ -98,6 +98,9 @@ type Index struct {
 	Period        int64
 	DurationNanos int64
 	Comments      []string
+	// Facts are the comments read once (meta.Read), set whenever Comments
+	// is: the record, the exact mark, the warnings.
+	Facts meta.Facts
 }
 
 // NumSamples is the number of samples.
@@ -117,17 +120,18 @@ func (x *Index) Frames(l int32) (lo, hi int32) { return x.LocFrames[l], x.LocFra
 func (x *Index) UniqFrames(s int32) []int32 { return x.Uniq[x.UniqOff[s]:x.UniqOff[s+1]] }
 
 // Exact reports whether the values are measured durations (meta.IsExact).
-func (x *Index) Exact() bool { return meta.IsExact(x.Comments) }
+func (x *Index) Exact() bool { return x.Facts.Exact }
 
-// Warnings returns the loader warnings kept in the comments.
-func (x *Index) Warnings() []string { return meta.Warnings(x.Comments) }
+// Warnings returns the loader warnings kept in the comments. The slice
+// must not be modified (an append copies it).
+func (x *Index) Warnings() []string { return x.Facts.Warnings }
 
 // SplitRuns is meta.Split for an index: one index per run, sharing x's
 // functions, frames and stacks, each with the samples of its run and a
 // record of its one run. An index without run labels is returned as it is,
 // alone. x is not modified.
 func (x *Index) SplitRuns() ([]*Index, error) {
-	r, _, err := meta.FromComments(x.Comments)
+	r, err := x.Facts.Record, x.Facts.RecordErr
 	if err != nil {
 		return nil, err
 	}
@@ -149,11 +153,11 @@ func (x *Index) SplitRuns() ([]*Index, error) {
 // index without a record of runs is returned as it is, alone. x is not
 // modified.
 func (x *Index) SplitProcesses() ([]*Index, error) {
-	r, ok, err := meta.FromComments(x.Comments)
+	r, err := x.Facts.Record, x.Facts.RecordErr
 	if err != nil {
 		return nil, err
 	}
-	if !ok || len(r.Runs) == 0 {
+	if !x.Facts.HasRecord || len(r.Runs) == 0 {
 		return []*Index{x}, nil
 	}
 	parts, err := r.ProcessParts(x.Comments, x.Period, x.NumSamples(), func(i int) []string { return x.Label(int32(i), meta.LabelRun) })
@@ -429,6 +433,7 @@ func FromProfile(p *profile.Profile) (*Index, error) {
 	x.Period = p.Period
 	x.DurationNanos = p.DurationNanos
 	x.Comments = slices.Clone(p.Comments)
+	x.Facts = meta.Read(x.Comments)
 
 	// Locations by ID when the IDs are compact (every writer's are), by
 	// pointer otherwise; the pointer check keeps duplicate or foreign IDs
@@ -562,6 +567,7 @@ func (x *Index) Subset(samples []int32, comments []string) *Index {
 		}
 	}
 	y.Comments = comments
+	y.Facts = meta.Read(comments)
 	y.DurationNanos = 0 // the span of a part is unknown
 	return &y
 }

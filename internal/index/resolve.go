@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -93,6 +94,7 @@ func (d *decoder) build() (*Index, error) {
 		}
 		x.Comments = append(x.Comments, s)
 	}
+	x.Facts = meta.Read(x.Comments)
 
 	// Mappings: only the file names matter, for unsymbolized locations.
 	mt, err := newIDTable(func(yield func(uint64) bool) {

@@ -45,6 +45,11 @@ func TestCommentsRoundTrip(t *testing.T) {
 	if w := meta.Warnings(q.Comments); !slices.Equal(w, []string{"first", "second: with a colon"}) {
 		t.Errorf("Warnings %q", w)
 	}
+	// Read reads them all at once, as the readers one by one do.
+	f := meta.Read(q.Comments)
+	if !f.Exact || f.Format != "speedscope" || !slices.Equal(f.Warnings, meta.Warnings(q.Comments)) || f.HasRecord || f.RecordErr != nil {
+		t.Errorf("Read %+v", f)
+	}
 	a, ok, err := meta.AllocProfile(q.Comments)
 	if err != nil || !ok || !bytes.Equal(a, []byte{0, 1, 0xff, 'x'}) {
 		t.Errorf("AllocProfile %q %v %v", a, ok, err)

@@ -8,7 +8,8 @@
 // with "#", which pprof leaves out of its reports (go tool pprof -top, the
 // graph's legend) as a note for tools rather than people: a baseline's
 // record lists hundreds of runs. It is written by Set
-// and read by Get. The other facts hotbudget keeps in comments (the
+// and read by Get, or with the facts beside it at once by Read (an index
+// reads them once, when it is built). The other facts hotbudget keeps in comments (the
 // loader's warnings, the input format, the mark of exact durations, a
 // capture's allocations) have their writers and readers here too (MarkExact,
 // AppendWarning, AppendFormat, WithAllocProfile and their readers): no other

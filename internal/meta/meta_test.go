@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -115,11 +116,24 @@ func TestKnown(t *testing.T) {
 		if r, ok := meta.Known(p); ok || r.Name != "" {
 			t.Errorf("%s: Known = %+v, %v; want zero, false", name, r, ok)
 		}
+		if p == nil {
+			continue
+		}
+		// The facts read once know the same.
+		if r, ok := meta.Read(p.Comments).Known(); ok || r.Name != "" {
+			t.Errorf("%s: Facts.Known = %+v, %v; want zero, false", name, r, ok)
+		}
+	}
+	if f := meta.Read([]string{meta.CommentPrefix + "{"}); f.RecordErr == nil || f.HasRecord {
+		t.Errorf("unreadable record: Facts %+v, want its error", f)
 	}
 	p := &profile.Profile{}
 	meta.Set(p, meta.Record{Name: "capture of TestX", WorkUnit: meta.WorkIteration})
 	if r, ok := meta.Known(p); !ok || r.Name != "capture of TestX" || r.WorkUnit != meta.WorkIteration {
 		t.Errorf("Known = %+v, %v", r, ok)
+	}
+	if r, ok := meta.Read(p.Comments).Known(); !ok || r.Name != "capture of TestX" {
+		t.Errorf("Facts.Known = %+v, %v", r, ok)
 	}
 }
 
@@ -202,6 +216,11 @@ func TestSplitRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := parts[i]
+		// The facts are read once, from the part's own comments: its
+		// record lists its one run.
+		if !reflect.DeepEqual(got.Facts, want.Facts) || !reflect.DeepEqual(got.Facts, meta.Read(got.Comments)) || len(got.Facts.Record.Runs) != 1 {
+			t.Errorf("run %d: facts %+v, want %+v", i, got.Facts, want.Facts)
+		}
 		if !slices.Equal(got.Values, want.Values) || !slices.Equal(got.Comments, want.Comments) || got.NumSamples() != want.NumSamples() {
 			t.Errorf("run %d: values %v comments %q, want %v %q", i, got.Values, got.Comments, want.Values, want.Comments)
 		}

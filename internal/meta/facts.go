@@ -1,0 +1,44 @@
+package meta
+
+import "slices"
+
+// Facts are the facts hotbudget keeps in a profile's comments, read once
+// (Read): the record, the mark of exact durations, the loaders' warnings
+// and the input format. An index reads them when it is built
+// (index.Index.Facts), so that every reader of one comparison (the split
+// into runs or processes, the work of a run, the golden test's notes)
+// takes them from there instead of parsing the comments again. The
+// allocation profile, large and read by one caller, stays in the comments
+// (AllocProfile).
+type Facts struct {
+	// Record is the record (FromComments), zero when HasRecord is false.
+	Record    Record
+	HasRecord bool
+	// RecordErr says the record comment could not be read; Record is then
+	// zero.
+	RecordErr error
+	// Exact is IsExact; Warnings is Warnings; Format is Format.
+	Exact    bool
+	Warnings []string
+	Format   string
+}
+
+// Read reads the facts of comments.
+func Read(comments []string) Facts {
+	var f Facts
+	f.Record, f.HasRecord, f.RecordErr = FromComments(comments)
+	f.Exact = IsExact(comments)
+	f.Warnings = slices.Clip(Warnings(comments))
+	f.Format = Format(comments)
+	return f
+}
+
+// Known is the record when one was read without error: for readers that
+// then know nothing (a name for messages, the work a profile did), as the
+// function Known.
+func (f Facts) Known() (Record, bool) {
+	if f.RecordErr != nil || !f.HasRecord {
+		return Record{}, false
+	}
+	return f.Record, true
+}
