@@ -119,13 +119,6 @@ func (x *Index) Frames(l int32) (lo, hi int32) { return x.LocFrames[l], x.LocFra
 // leaf first. The slice must not be modified.
 func (x *Index) UniqFrames(s int32) []int32 { return x.Uniq[x.UniqOff[s]:x.UniqOff[s+1]] }
 
-// Exact reports whether the values are measured durations (meta.IsExact).
-func (x *Index) Exact() bool { return x.Facts.Exact }
-
-// Warnings returns the loader warnings kept in the comments. The slice
-// must not be modified (an append copies it).
-func (x *Index) Warnings() []string { return x.Facts.Warnings }
-
 // SplitRuns is meta.Split for an index: one index per run, sharing x's
 // functions, frames and stacks, each with the samples of its run and a
 // record of its one run. An index without run labels is returned as it is,

@@ -240,7 +240,7 @@ func TestDecodeMatchesFromProfile(t *testing.T) {
 	if x.Funcs[5].File != "/src/anon.go" {
 		t.Errorf("a function without a name keeps its file: %+v", x.Funcs[5])
 	}
-	if got := x.Warnings(); !slices.Equal(got, []string{"something was repaired"}) {
+	if got := x.Facts.Warnings; !slices.Equal(got, []string{"something was repaired"}) {
 		t.Errorf("warnings %q", got)
 	}
 	if len(x.LabelSets) != 3 {
