@@ -14,6 +14,7 @@ import (
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/verdictbench"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -36,7 +37,9 @@ import (
 // HOTBUDGET_MEASURE_HEADS=h compares heads of h processes (h unchanged
 // captures left out of the baseline, or h distinct slower ones);
 // HOTBUDGET_MEASURE_SCREEN=a judges the first head process alone at rate a
-// first, and all h only when it fails there.
+// first, and all h only when it fails there. HOTBUDGET_MEASURE_HEADDIR=dir2
+// draws the heads from the captures of another recording in dir2 (made at
+// another time, as a golden test runs after its baseline was recorded).
 func TestMeasureProcessBaselines(t *testing.T) {
 	dir := os.Getenv("HOTBUDGET_MEASURE_DIR")
 	if dir == "" {
@@ -48,27 +51,44 @@ func TestMeasureProcessBaselines(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("HOTBUDGET_MEASURE_TRIALS")); err == nil && v > 0 {
 		trials = v
 	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.pb.gz"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no captures in %s: %v", dir, err)
+	load := func(dir string) (same, slow []*profile.Profile) {
+		files, err := filepath.Glob(filepath.Join(dir, "*.pb.gz"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no captures in %s: %v", dir, err)
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			p, err := loaders.Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if frac, err := strconv.ParseFloat(os.Getenv("HOTBUDGET_MEASURE_THIN"), 64); err == nil && frac > 0 && frac < 1 {
+				thin(t, p, frac, rand.New(rand.NewPCG(7, uint64(len(same)+len(slow)))))
+			}
+			if strings.HasSuffix(strings.TrimSuffix(filepath.Base(f), ".pb.gz"), "slow") {
+				slow = append(slow, p)
+			} else {
+				same = append(same, p)
+			}
+		}
+		return same, slow
 	}
-	sort.Strings(files)
+	// A comma-separated list of directories: one recording of several
+	// sessions (a baseline recorded at several times).
 	var same, slow []*profile.Profile
-	for _, f := range files {
-		p, err := loaders.Load(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if frac, err := strconv.ParseFloat(os.Getenv("HOTBUDGET_MEASURE_THIN"), 64); err == nil && frac > 0 && frac < 1 {
-			thin(t, p, frac, rand.New(rand.NewPCG(7, uint64(len(same)+len(slow)))))
-		}
-		if strings.HasSuffix(strings.TrimSuffix(filepath.Base(f), ".pb.gz"), "slow") {
-			slow = append(slow, p)
-		} else {
-			same = append(same, p)
-		}
+	for _, d := range strings.Split(dir, ",") {
+		a, b := load(d)
+		same, slow = append(same, a...), append(slow, b...)
 	}
 	t.Logf("%d unchanged captures, %d slower", len(same), len(slow))
+	// HOTBUDGET_MEASURE_HEADDIR: the heads come from another recording (a
+	// baseline recorded at one time, the test run at another).
+	headSame, headSlow, other := same, slow, false
+	if hd := os.Getenv("HOTBUDGET_MEASURE_HEADDIR"); hd != "" {
+		headSame, headSlow = load(hd)
+		other = true
+		t.Logf("heads from %s: %d unchanged captures, %d slower", hd, len(headSame), len(headSlow))
+	}
 	merge := func(ps []*profile.Profile) *profile.Profile {
 		if len(ps) == 1 {
 			return ps[0]
@@ -132,8 +152,29 @@ func TestMeasureProcessBaselines(t *testing.T) {
 	if h, err := strconv.Atoi(os.Getenv("HOTBUDGET_MEASURE_HEADS")); err == nil && h > 0 {
 		heads = h
 	}
+	// HOTBUDGET_MEASURE_INJECT=fn=p: the slower heads are unchanged ones
+	// with fn's own time made p larger (verdictbench.Inject), for
+	// recordings without a slower build.
+	if fn, prob, ok := strings.Cut(os.Getenv("HOTBUDGET_MEASURE_INJECT"), "="); ok && len(headSlow) == 0 {
+		pr, err := strconv.ParseFloat(prob, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(3, 3))
+		for _, p := range headSame {
+			q, st, err := verdictbench.Inject(p, fn, verdictbench.Self, pr, rng)
+			if err != nil || st.Matched == 0 {
+				t.Fatalf("injecting into %s: %v (%d samples matched)", fn, err, st.Matched)
+			}
+			headSlow = append(headSlow, q)
+		}
+	}
 	for _, k := range ks {
-		if k+heads > len(same) || (len(slow) > 0 && heads > len(slow)) {
+		own := heads // the heads left out of the baseline's recording
+		if other {
+			own = 0
+		}
+		if k+own > len(same) || heads > len(headSame) || (len(headSlow) > 0 && heads > len(headSlow)) {
 			continue
 		}
 		rng := rand.New(rand.NewPCG(1, uint64(k)))
@@ -149,11 +190,18 @@ func TestMeasureProcessBaselines(t *testing.T) {
 				for i := range ps {
 					ps[i] = same[perm[i]]
 				}
+				var err error
 				if base, err = meta.MergeProcesses(ps); err != nil {
 					t.Fatal(err)
 				}
 			}
-			failed, _, named := judge(base, pick(same, perm[k:k+heads]))
+			var hs []*profile.Profile
+			if other {
+				hs = pick(headSame, rng.Perm(len(headSame))[:heads])
+			} else {
+				hs = pick(same, perm[k:k+heads])
+			}
+			failed, _, named := judge(base, hs)
 			n++
 			if failed {
 				fa++
@@ -161,8 +209,8 @@ func TestMeasureProcessBaselines(t *testing.T) {
 					names[nm]++
 				}
 			}
-			if len(slow) > 0 {
-				failed, caught, _ := judge(base, pick(slow, rng.Perm(len(slow))[:heads]))
+			if len(headSlow) > 0 {
+				failed, caught, _ := judge(base, pick(headSlow, rng.Perm(len(headSlow))[:heads]))
 				m++
 				if failed {
 					hit++
