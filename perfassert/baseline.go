@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,7 +20,10 @@ import (
 )
 
 // UpdateEnv is the environment variable that, set to 1 (or true), makes
-// MatchBaseline write baselines, like the -hotbudget.update test flag.
+// MatchBaseline write baselines, like the -hotbudget.update test flag. Set
+// to "add", it records the test as 1 does and adds the recording to the
+// baseline it finds, which keeps the newest maxAddedProcesses processes
+// (see MatchBaseline).
 const UpdateEnv = "HOTBUDGET_UPDATE"
 
 // updateFlag is -hotbudget.update. It is registered only in test binaries
@@ -34,15 +38,21 @@ func init() {
 }
 
 // updating reports whether baselines are to be written.
-func updating() bool {
+func updating() bool { return updateMode() != "" }
+
+// updateMode is how baselines are written: "replace" (UpdateEnv=1 or the
+// flag), "add" (UpdateEnv=add), or "" (they are compared with).
+func updateMode() string {
 	if updateFlag != nil && *updateFlag {
-		return true
+		return "replace"
 	}
 	switch strings.ToLower(os.Getenv(UpdateEnv)) {
 	case "1", "true", "yes":
-		return true
+		return "replace"
+	case "add":
+		return "add"
 	}
-	return false
+	return ""
 }
 
 // BaselineAlpha is the false-discovery rate MatchBaseline judges at unless
@@ -87,6 +97,17 @@ const BaselineAlpha = 0.01
 // in test binaries that import perfassert, and the others reject it. A
 // missing baseline fails with the command that creates it. The baseline may
 // be any format the loaders read.
+//
+// HOTBUDGET_UPDATE=add records the test as 1 does and adds the recording
+// to the baseline at path instead of replacing it (the newest 48
+// processes are kept): run it again at other times, with the code
+// unchanged, and the baseline learns how the machine's states, which last
+// minutes to hours, move functions between recordings. Sixteen processes
+// drawn from three recordings made at different times judged a capture
+// made at yet another time with a third of the false alarms of sixteen
+// from one recording, and no less power (measured on three third-party
+// modules; see maxAddedProcesses). A baseline recorded by another Go
+// version, sampler or race setting is not added to: record it anew.
 //
 // Allocations are judged too, exactly (see CheckAllocs): when both the
 // baseline and current hold the allocations Capture records, a function of
@@ -150,6 +171,11 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 			return true
 		}
 		base, note, err := recordProcesses(t, path, current)
+		if err == nil && updateMode() == "add" {
+			var added string
+			base, added, err = addRecording(path, base)
+			note = strings.Join(slices.DeleteFunc([]string{note, added}, func(s string) bool { return s == "" }), "; ")
+		}
 		if err != nil {
 			t.Errorf("perfassert.MatchBaseline: %v", err)
 			return false

@@ -135,19 +135,20 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 		written = filepath.Join(dir, "testdata", "work.race.pb.gz")
 	}
 	pids := filepath.Join(dir, "pids")
-	try := func(update bool, processes string) (string, error) {
+	// update is UpdateEnv's value: "" compares, "1" records, "add" adds.
+	try := func(update, processes string) (string, error) {
 		t.Helper()
 		os.Remove(pids)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestMatchBaselineRecordsProcesses$", "-test.v", "-test.count=1")
 		cmd.Env = append(os.Environ(), "PERFASSERT_PROCESSES_BASELINE="+path, "PERFASSERT_PROCESSES_PIDS="+pids,
 			"TMPDIR="+tmp, perfassert.ProcessesEnv+"="+processes, perfassert.UpdateEnv+"=")
-		if update {
-			cmd.Env = append(cmd.Env, perfassert.UpdateEnv+"=1")
+		if update != "" {
+			cmd.Env = append(cmd.Env, perfassert.UpdateEnv+"="+update)
 		}
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	run := func(update bool, processes string) string {
+	run := func(update, processes string) string {
 		t.Helper()
 		out, err := try(update, processes)
 		if err != nil {
@@ -157,7 +158,7 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 	}
 
 	// A setting that is not a count fails the update, naming it.
-	if out, err := try(true, "many"); err == nil || !strings.Contains(out, `HOTBUDGET_BASELINE_PROCESSES="many": want a count of processes from 1 to 50`) {
+	if out, err := try("1", "many"); err == nil || !strings.Contains(out, `HOTBUDGET_BASELINE_PROCESSES="many": want a count of processes from 1 to 50`) {
 		t.Errorf("an update with %s=many: %v\n%s", perfassert.ProcessesEnv, err, out)
 	}
 	if _, err := os.Stat(written); !os.IsNotExist(err) {
@@ -167,7 +168,7 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 	// Extra processes that fail: nothing is written, and the failure
 	// names them with their output.
 	os.Setenv("PERFASSERT_PROCESSES_FAIL", "1")
-	out, err := try(true, "3")
+	out, err := try("1", "3")
 	os.Unsetenv("PERFASSERT_PROCESSES_FAIL")
 	for _, want := range []string{
 		"recording baseline " + written + " in 3 processes: 2 of the 2 extra runs of TestMatchBaselineRecordsProcesses failed, so nothing was written",
@@ -183,7 +184,7 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 		t.Fatalf("an update whose extra processes failed wrote the baseline: %v", err)
 	}
 
-	out = run(true, "3")
+	out = run("1", "3")
 	for _, want := range []string{
 		"recording baselines of TestMatchBaselineRecordsProcesses in 3 processes: running it 2 more times (HOTBUDGET_BASELINE_PROCESSES sets how many)",
 		"of 3 processes)",
@@ -223,7 +224,7 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 	// Compared process against process, with no note (in two more
 	// processes of the test when the first looked suspicious, which
 	// unchanged code does now and then).
-	out = run(false, "")
+	out = run("", "")
 	if !strings.Contains(out, "no regression (base = "+written+" (3 processes), head = current (1 process))") &&
 		!strings.Contains(out, "no regression (base = "+written+" (3 processes), head = current and 2 more processes)") {
 		t.Errorf("the comparison does not name its processes:\n%s", out)
@@ -232,7 +233,7 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 	// A function 8 times as slow in every process: the first process
 	// fails, two more confirm it, and the failure names the three.
 	os.Setenv("PERFASSERT_PROCESSES_SLOW", "1")
-	out, err = try(false, "")
+	out, err = try("", "")
 	os.Unsetenv("PERFASSERT_PROCESSES_SLOW")
 	for _, want := range []string{
 		"running TestMatchBaselineRecordsProcesses in 2 more processes to tell a change from the state of one process",
@@ -254,7 +255,7 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 	// output, and judges nothing on the first process alone.
 	os.Setenv("PERFASSERT_PROCESSES_SLOW", "1")
 	os.Setenv("PERFASSERT_PROCESSES_FAIL", "1")
-	out, err = try(false, "")
+	out, err = try("", "")
 	os.Unsetenv("PERFASSERT_PROCESSES_SLOW")
 	os.Unsetenv("PERFASSERT_PROCESSES_FAIL")
 	for _, want := range []string{
@@ -273,15 +274,35 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 	}
 
 	// One process asked: the baseline of old, and a note when compared.
-	run(true, "1")
+	run("1", "1")
 	if base, err = loaders.Load(written); err != nil {
 		t.Fatal(err)
 	}
 	if rec, _ := meta.Known(base); rec.Processes() != 1 {
 		t.Errorf("%s=1 recorded %d processes", perfassert.ProcessesEnv, rec.Processes())
 	}
-	out = run(false, "")
+	out = run("", "")
 	if !strings.Contains(out, "holds the capture of one process, whose runs vary less than processes do") || !strings.Contains(out, "to record it in 16 processes") {
 		t.Errorf("comparing with a baseline of one process says nothing of it:\n%s", out)
+	}
+
+	// A recording added to it (HOTBUDGET_UPDATE=add): the new processes
+	// first, then the one it held, its runs merged as a process's are
+	// when compared.
+	out = run("add", "2")
+	if !strings.Contains(out, "of 3 processes); added 2 processes to the 1 process it held") {
+		t.Errorf("the added recording's output:\n%s", out)
+	}
+	if base, err = loaders.Load(written); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ = meta.Known(base)
+	last := rec.Runs[len(rec.Runs)-1]
+	if rec.Processes() != 3 || last.Process != 3 || last.Label != "3.1" || rec.Runs[0].Process != 1 {
+		t.Errorf("the added baseline's runs %+v, want those of two new processes, then the old one's as one", rec.Runs)
+	}
+	out = run("", "")
+	if !strings.Contains(out, "(base = "+written+" (3 processes), head = current") {
+		t.Errorf("the added baseline is not compared by its processes:\n%s", out)
 	}
 }

@@ -1,0 +1,129 @@
+package perfassert
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/meta"
+)
+
+// captureOf is a capture of one process as Capture records it: one run of
+// 10 iterations, its samples on one function, built by build.
+func captureOf(t *testing.T, build string, samples int64) *profile.Profile {
+	t.Helper()
+	fn := &profile.Function{ID: 1, Name: "example.com/m.work"}
+	loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 1e6,
+		Function: []*profile.Function{fn}, Location: []*profile.Location{loc},
+		Sample: []*profile.Sample{{Location: []*profile.Location{loc}, Value: []int64{samples, samples * 1e6}, Label: map[string][]string{meta.LabelRun: {"1"}}}},
+	}
+	meta.Set(p, meta.Record{Build: build, Sampler: "perf", WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "1", Work: 10, CPUNanos: samples * 1e6}}})
+	return p
+}
+
+// recordingOf merges n captures (samples first, first+1, ...) as an
+// update records them.
+func recordingOf(t *testing.T, build string, n int, first int64) *profile.Profile {
+	t.Helper()
+	ps := make([]*profile.Profile, n)
+	for i := range ps {
+		ps[i] = captureOf(t, build, first+int64(i))
+	}
+	p, err := meta.MergeProcesses(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// samplesByProcess is each process's samples, in process order.
+func samplesByProcess(t *testing.T, p *profile.Profile) []int64 {
+	t.Helper()
+	parts, err := meta.SplitProcesses(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int64, len(parts))
+	for i, q := range parts {
+		for _, s := range q.Sample {
+			out[i] += s.Value[0]
+		}
+	}
+	return out
+}
+
+func TestAddRecording(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "b.pb.gz")
+	const build = "go1.26.8 linux/amd64"
+
+	// No baseline yet: the recording is the baseline.
+	rec := recordingOf(t, build, 2, 100)
+	got, note, err := addRecording(path, rec)
+	if err != nil || got != rec || !strings.Contains(note, "no baseline to add to") {
+		t.Fatalf("no baseline: %v, %q", err, note)
+	}
+
+	// Three held, two added: the new ones first.
+	if err := WriteBaseline(path, recordingOf(t, build, 3, 200)); err != nil {
+		t.Fatal(err)
+	}
+	got, note, err = addRecording(path, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := fmtInts(samplesByProcess(t, got)); s != "100,101,200,201,202" {
+		t.Errorf("processes' samples %s, want the new 100 and 101, then the held 200-202", s)
+	}
+	if note != "added 2 processes to the 3 processes it held" {
+		t.Errorf("note %q", note)
+	}
+
+	// Beyond maxAddedProcesses the oldest go.
+	if err := WriteBaseline(path, recordingOf(t, build, maxAddedProcesses, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	got, note, err = addRecording(path, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := samplesByProcess(t, got)
+	if len(s) != maxAddedProcesses || s[0] != 100 || s[2] != 1000 || s[len(s)-1] != 1000+maxAddedProcesses-3 {
+		t.Errorf("%d processes, first %v, last %d; want %d: the new two, then the held ones but the oldest two", len(s), s[:3], s[len(s)-1], maxAddedProcesses)
+	}
+	if !strings.Contains(note, "the oldest 2 were dropped (a baseline keeps 48)") {
+		t.Errorf("note %q", note)
+	}
+
+	// Another build, another sampler, the race detector: refused, and
+	// the baseline is not touched.
+	for _, other := range []func(*meta.Record){
+		func(r *meta.Record) { r.Build = "go1.25.1 linux/amd64" },
+		func(r *meta.Record) { r.Sampler = "pprof" },
+		func(r *meta.Record) { r.Race = true },
+	} {
+		q := recordingOf(t, build, 2, 100)
+		r, _ := meta.Known(q)
+		other(&r)
+		meta.Set(q, r)
+		if _, _, err := addRecording(path, q); err == nil || !strings.Contains(err.Error(), "record it anew (HOTBUDGET_UPDATE=1)") {
+			t.Errorf("a recording of %+v added: %v", r, err)
+		}
+	}
+}
+
+func fmtInts(s []int64) string {
+	var b strings.Builder
+	for i, v := range s {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(strconv.FormatInt(v, 10))
+	}
+	return b.String()
+}
