@@ -102,12 +102,12 @@ const BaselineAlpha = 0.01
 // to the baseline at path instead of replacing it (the newest 48
 // processes are kept): run it again at other times, with the code
 // unchanged, and the baseline learns how the machine's states, which last
-// minutes to hours, move functions between recordings. Sixteen processes
-// drawn from three recordings made at different times judged a capture
-// made at yet another time with a third of the false alarms of sixteen
-// from one recording, and no less power (measured on three third-party
-// modules; see maxAddedProcesses). A baseline recorded by another Go
-// version, sampler or race setting is not added to: record it anew.
+// minutes to hours, move functions between recordings. The 48 processes
+// of three recordings made at different times judged captures made at yet
+// another time with under half the false alarms of sixteen from one
+// recording, and more power (measured on three third-party modules; see
+// maxAddedProcesses). A baseline recorded by another Go version, sampler
+// or race setting is not added to: record it anew.
 //
 // Allocations are judged too, exactly (see CheckAllocs): when both the
 // baseline and current hold the allocations Capture records, a function of

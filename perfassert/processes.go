@@ -289,13 +289,13 @@ func writeChildCapture(path string, current *profile.Profile) error {
 // are added to it (UpdateEnv=add): three recordings at the default sixteen.
 // A baseline recorded at one time knows the machine's state of that time;
 // functions then move between recordings by states that last minutes to
-// hours. Drawn from three recordings made at different times, sixteen
-// processes judged a capture made at yet another time with a third of the
-// false alarms of sixteen from one recording, and no less power (on three
-// third-party modules: buger/jsonparser 0.8% against 2.8% of comparisons,
-// pelletier/go-toml/v2 0.7% against 1.8%, Masterminds/semver 0% against
-// 2.8%; a function made 37-49% slower named alone in 74% against 69%,
-// 55% against 51%, 97% against 93%).
+// hours. Against captures made at yet another time, on three third-party
+// modules (buger/jsonparser, pelletier/go-toml/v2, Masterminds/semver),
+// unchanged code failed 2.8%, 1.8% and 2.8% of comparisons with 16
+// processes of one recording, 1.9%, 0% and 0.8% with the 48 of three, and
+// a function made 37-49% slower was named alone in 69%, 51% and 93%, then
+// 76%, 77% and 98% (16 drawn from the three: 0.8%, 0.7%, 0%; 74%, 55%,
+// 97%).
 const maxAddedProcesses = 48
 
 // addRecording adds recorded, the processes this update recorded, to the
