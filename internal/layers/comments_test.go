@@ -1,8 +1,6 @@
 package layers
 
 import (
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,36 +20,11 @@ func TestOnlyMetaSpellsComments(t *testing.T) {
 	if len(prefixes) < 7 {
 		t.Fatalf("meta.Prefixes lists %d prefixes, want every one (at least 7)", len(prefixes))
 	}
-	checked := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(d.Name(), ".") || path == own) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		checked++
+	eachSource(t, root, own, func(path string, b []byte) {
 		for _, p := range prefixes {
 			if strings.Contains(string(b), strings.TrimSpace(p)) {
 				t.Errorf("%s spells the profile comment %q: write and read it through internal/meta", path, p)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if checked < 100 {
-		t.Fatalf("only %d Go files checked", checked)
-	}
 }
