@@ -14,14 +14,7 @@ import (
 // 10 iterations, its samples on one function, built by build.
 func captureOf(t *testing.T, build string, samples int64) *profile.Profile {
 	t.Helper()
-	fn := &profile.Function{ID: 1, Name: "example.com/m.work"}
-	loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
-	p := &profile.Profile{
-		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
-		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 1e6,
-		Function: []*profile.Function{fn}, Location: []*profile.Location{loc},
-		Sample: []*profile.Sample{{Location: []*profile.Location{loc}, Value: []int64{samples, samples * 1e6}, Label: map[string][]string{meta.LabelRun: {"1"}}}},
-	}
+	p := oneFunctionProfile("example.com/m.work", samples, map[string][]string{meta.LabelRun: {"1"}})
 	meta.Set(p, meta.Record{Build: build, Sampler: "perf", WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "1", Work: 10, CPUNanos: samples * 1e6}}})
 	return p
 }

@@ -450,17 +450,23 @@ func processIndex(t *testing.T, work float64, cpu time.Duration) *analysis.Index
 	return processWallIndex(t, work, cpu, 0)
 }
 
+// oneFunctionProfile is a CPU profile of one sample of n samples' time
+// (1ms each) on function fn, with the given labels.
+func oneFunctionProfile(fn string, n int64, labels map[string][]string) *profile.Profile {
+	f := &profile.Function{ID: 1, Name: fn}
+	loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: f}}}
+	return &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 1e6,
+		Function: []*profile.Function{f}, Location: []*profile.Location{loc},
+		Sample: []*profile.Sample{{Location: []*profile.Location{loc}, Value: []int64{n, n * 1e6}, Label: labels}},
+	}
+}
+
 // processWallIndex is processIndex with the wall time the run took.
 func processWallIndex(t *testing.T, work float64, cpu, wall time.Duration) *analysis.Index {
 	t.Helper()
-	fn := &profile.Function{ID: 1, Name: "m.f"}
-	loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
-	p := &profile.Profile{
-		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
-		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 1e6,
-		Function: []*profile.Function{fn}, Location: []*profile.Location{loc},
-		Sample: []*profile.Sample{{Location: []*profile.Location{loc}, Value: []int64{10, 10e6}}},
-	}
+	p := oneFunctionProfile("m.f", 10, nil)
 	meta.Set(p, meta.Record{WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "1", Work: work, CPUNanos: cpu.Nanoseconds(), WallNanos: wall.Nanoseconds()}}})
 	x, err := analysis.NewIndex(p)
 	if err != nil {
