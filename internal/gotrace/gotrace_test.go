@@ -26,6 +26,7 @@ import (
 	"github.com/hotbudget/hotbudget/internal/gotrace"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/testchild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -600,15 +601,7 @@ func TestPprofTop(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := parse(t, b, c.view)
-		path := filepath.Join(t.TempDir(), "p.pb.gz")
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Write(f); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
+		path := testutil.WriteProfile(t, t.TempDir(), "p.pb.gz", p)
 		out, err := exec.Command("go", "tool", "pprof", "-top", "-symbolize=none", "-nodecount=1000000",
 			"-nodefraction=0", "-edgefraction=0", "-unit=ns", path).Output()
 		if err != nil {

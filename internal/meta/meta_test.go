@@ -2,9 +2,7 @@ package meta_test
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/index"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 func twoRunProfile() *profile.Profile {
@@ -348,15 +347,7 @@ func FuzzComments(f *testing.F) {
 func TestPprofLeavesRecordOut(t *testing.T) {
 	p := twoRunProfile()
 	p.Comments = meta.WithAllocProfile(p.Comments, bytes.Repeat([]byte("alloc"), 100))
-	path := filepath.Join(t.TempDir(), "p.pb.gz")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Write(f); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := testutil.WriteProfile(t, t.TempDir(), "p.pb.gz", p)
 	out, err := exec.Command("go", "tool", "pprof", "-top", "-symbolize=none", path).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go tool pprof -top: %v\n%s", err, out)
