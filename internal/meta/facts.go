@@ -3,8 +3,8 @@ package meta
 import "slices"
 
 // Facts are the facts hotbudget keeps in a profile's comments, read once
-// (Read): the record, the mark of exact durations, the loaders' warnings
-// and the input format. An index reads them when it is built
+// (Read): the record, the mark of exact durations and the loaders'
+// warnings. An index reads them when it is built
 // (index.Index.Facts), so that every reader of one comparison (the split
 // into runs or processes, the work of a run, the golden test's notes)
 // takes them from there instead of parsing the comments again. The
@@ -17,10 +17,9 @@ type Facts struct {
 	// RecordErr says the record comment could not be read; Record is then
 	// zero.
 	RecordErr error
-	// Exact is IsExact; Warnings is Warnings; Format is Format.
+	// Exact is IsExact; Warnings is Warnings.
 	Exact    bool
 	Warnings []string
-	Format   string
 }
 
 // Read reads the facts of comments.
@@ -29,7 +28,6 @@ func Read(comments []string) Facts {
 	f.Record, f.HasRecord, f.RecordErr = FromComments(comments)
 	f.Exact = IsExact(comments)
 	f.Warnings = slices.Clip(Warnings(comments))
-	f.Format = Format(comments)
 	return f
 }
 
