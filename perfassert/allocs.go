@@ -394,18 +394,19 @@ func anyFuncOf(p *profile.Profile, re *regexp.Regexp) bool {
 	return false
 }
 
-// judgeAllocs fails t when the allocations of current regressed against
-// base (CheckAllocs; each side is its profile's comments, which hold them),
-// and logs the exact verdict otherwise; a side without allocations is a
-// note only when current has them (a baseline written before captures
-// recorded allocations).
-// underRace reports whether the allocation profile p was captured under
-// the race detector.
+// underRace reports whether the allocation profile p says it was captured
+// under the race detector (its record's Race, with or without a build).
 func underRace(p *profile.Profile) bool {
 	rec, _ := meta.Known(p)
 	return rec.Race
 }
 
+// judgeAllocs fails t when the allocations of current regressed against
+// base (CheckAllocs; each side is its profile's comments, which hold them),
+// and logs the exact verdict otherwise; a side without allocations is a
+// note only when current has them (a baseline written before captures
+// recorded allocations). Allocations captured under the race detector are
+// shown, not judged.
 func judgeAllocs(t TestingT, check, sides string, base, current []string) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
