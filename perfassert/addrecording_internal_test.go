@@ -57,7 +57,11 @@ func TestAddRecording(t *testing.T) {
 
 	// No baseline yet: the recording is the baseline.
 	rec := recordingOf(t, build, 2, 100)
-	got, note, err := addRecording(path, rec)
+	held, err := baselineToAdd(path, rec)
+	if err != nil || held != nil {
+		t.Fatalf("no baseline: %v, %v", held, err)
+	}
+	got, note, err := addRecording(path, held, rec)
 	if err != nil || got != rec || !strings.Contains(note, "no baseline to add to") {
 		t.Fatalf("no baseline: %v, %q", err, note)
 	}
@@ -66,7 +70,10 @@ func TestAddRecording(t *testing.T) {
 	if err := WriteBaseline(path, recordingOf(t, build, 3, 200)); err != nil {
 		t.Fatal(err)
 	}
-	got, note, err = addRecording(path, rec)
+	if held, err = baselineToAdd(path, rec); err != nil {
+		t.Fatal(err)
+	}
+	got, note, err = addRecording(path, held, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +88,10 @@ func TestAddRecording(t *testing.T) {
 	if err := WriteBaseline(path, recordingOf(t, build, maxAddedProcesses, 1000)); err != nil {
 		t.Fatal(err)
 	}
-	got, note, err = addRecording(path, rec)
+	if held, err = baselineToAdd(path, rec); err != nil {
+		t.Fatal(err)
+	}
+	got, note, err = addRecording(path, held, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,8 +103,21 @@ func TestAddRecording(t *testing.T) {
 		t.Errorf("note %q", note)
 	}
 
-	// Another build, another sampler, the race detector: refused, and
-	// the baseline is not touched.
+	// A baseline without a record of its runs (written before baselines
+	// held them): refused.
+	bare := captureOf(t, build, 5)
+	bare.Comments = nil
+	bare.Sample[0].Label = nil
+	bare2 := filepath.Join(dir, "bare.pb.gz")
+	if err := WriteBaseline(bare2, bare); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := baselineToAdd(bare2, rec); err == nil || !strings.Contains(err.Error(), "it records no runs") {
+		t.Errorf("a baseline without runs: %v", err)
+	}
+
+	// Another build, another sampler, the race detector: refused (before
+	// MatchBaseline records anything).
 	for _, other := range []func(*meta.Record){
 		func(r *meta.Record) { r.Build = "go1.25.1 linux/amd64" },
 		func(r *meta.Record) { r.Sampler = "pprof" },
@@ -104,7 +127,7 @@ func TestAddRecording(t *testing.T) {
 		r, _ := meta.Known(q)
 		other(&r)
 		meta.Set(q, r)
-		if _, _, err := addRecording(path, q); err == nil || !strings.Contains(err.Error(), "record it anew (HOTBUDGET_UPDATE=1)") {
+		if _, err := baselineToAdd(path, q); err == nil || !strings.Contains(err.Error(), "record it anew (HOTBUDGET_UPDATE=1)") {
 			t.Errorf("a recording of %+v added: %v", r, err)
 		}
 	}

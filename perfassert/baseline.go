@@ -170,10 +170,22 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 			}
 			return true
 		}
+		// Adding: the baseline is read and checked before the test runs
+		// again in more processes, so that one that cannot be added to
+		// fails at once.
+		var held *profile.Profile
+		adding := updateMode() == "add"
+		if adding {
+			var err error
+			if held, err = baselineToAdd(path, current); err != nil {
+				t.Errorf("perfassert.MatchBaseline: %v", err)
+				return false
+			}
+		}
 		base, note, err := recordProcesses(t, path, current)
-		if err == nil && updateMode() == "add" {
+		if err == nil && adding {
 			var added string
-			base, added, err = addRecording(path, base)
+			base, added, err = addRecording(path, held, base)
 			note = strings.Join(slices.DeleteFunc([]string{note, added}, func(s string) bool { return s == "" }), "; ")
 		}
 		if err != nil {

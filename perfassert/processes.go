@@ -298,26 +298,23 @@ func writeChildCapture(path string, current *profile.Profile) error {
 // 97%).
 const maxAddedProcesses = 48
 
-// addRecording adds recorded, the processes this update recorded, to the
-// baseline at path: the new processes first (their record's build,
-// sampler and allocations are the baseline's from now on), then the
-// baseline's, the oldest dropped beyond maxAddedProcesses. It says what it
-// did in a note. A missing baseline is recorded anew; one recorded by
-// another build, sampler or race setting cannot be added to, since its
+// baselineToAdd is the baseline at path that current's recording is to be
+// added to (UpdateEnv=add), nil when there is none. One recorded by another
+// build, sampler or race setting than current cannot be added to, since its
 // processes would not compare with the new ones.
-func addRecording(path string, recorded *profile.Profile) (*profile.Profile, string, error) {
+func baselineToAdd(path string, current *profile.Profile) (*profile.Profile, error) {
 	old, err := loaders.Load(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return recorded, "there was no baseline to add to", nil
+		return nil, nil
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("adding to baseline %s: %w", path, err)
+		return nil, fmt.Errorf("adding to baseline %s: %w", path, err)
 	}
 	or, ok := meta.Known(old)
-	nr, _ := meta.Known(recorded)
+	nr, _ := meta.Known(current)
 	anew := fmt.Sprintf("record it anew (%s=1)", UpdateEnv)
 	if !ok || len(or.Runs) == 0 {
-		return nil, "", fmt.Errorf("adding to baseline %s: it records no runs (it was written before baselines held them): %s", path, anew)
+		return nil, fmt.Errorf("adding to baseline %s: it records no runs (it was written before baselines held them): %s", path, anew)
 	}
 	describe := func(r meta.Record) string {
 		s := r.Build
@@ -330,8 +327,20 @@ func addRecording(path string, recorded *profile.Profile) (*profile.Profile, str
 		return s
 	}
 	if describe(or) != describe(nr) {
-		return nil, "", fmt.Errorf("adding to baseline %s: it was recorded by %s, this test by %s, whose processes do not compare with its: %s",
+		return nil, fmt.Errorf("adding to baseline %s: it was recorded by %s, this test by %s, whose processes do not compare with its: %s",
 			path, describe(or), describe(nr), anew)
+	}
+	return old, nil
+}
+
+// addRecording adds recorded, the processes this update recorded, to old,
+// the baseline at path (baselineToAdd; nil: there was none): the new
+// processes first (their record's build, sampler and allocations are the
+// baseline's from now on), then old's, the oldest dropped beyond
+// maxAddedProcesses. It says what it did in a note.
+func addRecording(path string, old, recorded *profile.Profile) (*profile.Profile, string, error) {
+	if old == nil {
+		return recorded, "there was no baseline to add to", nil
 	}
 	oldParts, err := meta.SplitProcesses(old)
 	if err != nil {
