@@ -175,7 +175,7 @@ type AARow struct {
 	// Often names the functions flagged most often, with counts.
 	Often string
 
-	drawn [][2][]int // the runs of each comparison's sides, when drawn
+	drawn [][2][]int // the runs of each comparison's sides, when drawn: rows compared in tests (reflect.DeepEqual) then drew alike
 }
 
 // ABRow is the gate's record on a real one-function change.
