@@ -66,17 +66,25 @@ func TestAddRecording(t *testing.T) {
 		t.Fatalf("no baseline: %v, %q", err, note)
 	}
 
+	// add writes held as the baseline and adds rec to it as an update does.
+	add := func(held *profile.Profile) (*profile.Profile, string) {
+		t.Helper()
+		if err := WriteBaseline(path, held); err != nil {
+			t.Fatal(err)
+		}
+		read, err := baselineToAdd(path, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, note, err := addRecording(path, read, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, note
+	}
+
 	// Three held, two added: the new ones first.
-	if err := WriteBaseline(path, recordingOf(t, build, 3, 200)); err != nil {
-		t.Fatal(err)
-	}
-	if held, err = baselineToAdd(path, rec); err != nil {
-		t.Fatal(err)
-	}
-	got, note, err = addRecording(path, held, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, note = add(recordingOf(t, build, 3, 200))
 	if s := fmtInts(samplesByProcess(t, got)); s != "100,101,200,201,202" {
 		t.Errorf("processes' samples %s, want the new 100 and 101, then the held 200-202", s)
 	}
@@ -85,16 +93,7 @@ func TestAddRecording(t *testing.T) {
 	}
 
 	// Beyond maxAddedProcesses the oldest go.
-	if err := WriteBaseline(path, recordingOf(t, build, maxAddedProcesses, 1000)); err != nil {
-		t.Fatal(err)
-	}
-	if held, err = baselineToAdd(path, rec); err != nil {
-		t.Fatal(err)
-	}
-	got, note, err = addRecording(path, held, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, note = add(recordingOf(t, build, maxAddedProcesses, 1000))
 	s := samplesByProcess(t, got)
 	if len(s) != maxAddedProcesses || s[0] != 100 || s[2] != 1000 || s[len(s)-1] != 1000+maxAddedProcesses-3 {
 		t.Errorf("%d processes, first %v, last %d; want %d: the new two, then the held ones but the oldest two", len(s), s[:3], s[len(s)-1], maxAddedProcesses)
