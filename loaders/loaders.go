@@ -14,7 +14,11 @@
 //     the old CpuProfile event, and X/B/E duration events per thread;
 //   - speedscope JSON (evented and sampled profiles);
 //   - folded stacks ("a;b;c 42" lines);
-//   - Go execution traces (runtime/trace, go test -trace).
+//   - Go execution traces (runtime/trace, go test -trace);
+//   - valgrind callgrind output (callgrind.out.<pid>): one sample type
+//     per event, counts (Ir as instructions/count, the default), exact,
+//     self and total per function as callgrind_annotate --inclusive=yes
+//     prints them for functions on no call cycle.
 //
 // Every profile returned passes CheckValid, and its sample values are never
 // negative and add up, per sample type, to at most the largest int64 (in
@@ -87,6 +91,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/callgrind"
 	"github.com/hotbudget/hotbudget/internal/chrometrace"
 	"github.com/hotbudget/hotbudget/internal/folded"
 	"github.com/hotbudget/hotbudget/internal/gotrace"
@@ -113,6 +118,7 @@ const (
 	FormatSpeedscope  Format = "speedscope"
 	FormatFolded      Format = "folded"
 	FormatGoTrace     Format = "go-trace"
+	FormatCallgrind   Format = "callgrind"
 )
 
 // View selects what a Chrome trace with both CPU samples and duration events contributes.
@@ -292,6 +298,8 @@ func read(r io.Reader, c *config, asIndex bool) (*profile.Profile, *index.Index,
 		p, err = folded.Parse(lr, o)
 	case FormatGoTrace:
 		p, err = gotrace.Parse(lr, o)
+	case FormatCallgrind:
+		p, err = callgrind.Parse(lr, o)
 	default:
 		return nil, nil, fmt.Errorf("unknown format %q", f)
 	}
@@ -490,8 +498,8 @@ func readAll(r io.Reader) ([]byte, error) {
 // Detect tells the format of a profile from its first bytes (already
 // decompressed; Read looks at 64 KiB). It returns FormatUnknown for input
 // that is no profile: only white space, or bytes that are neither JSON,
-// folded stacks, a Go trace, a pprof protobuf nor one of pprof's legacy
-// formats.
+// folded stacks, a Go trace, callgrind output, a pprof protobuf nor one of
+// pprof's legacy formats.
 func Detect(head []byte) Format {
 	b := bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
 	b = bytes.TrimLeft(b, " \t\r\n")
@@ -506,6 +514,9 @@ func Detect(head []byte) Format {
 		return FormatChromeTrace
 	case '{':
 		return detectJSON(b)
+	}
+	if callgrind.Looks(b) {
+		return FormatCallgrind
 	}
 	if looksLegacyText(b) {
 		return FormatPprof

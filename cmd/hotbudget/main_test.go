@@ -141,6 +141,7 @@ func TestGoldenTop(t *testing.T) {
 		{name: "top-chrome-tid-json", why: "--thread also takes a tid; JSON for the main thread", args: []string{"top", "-n", "3", "--format", "json", "--thread", "775", "testdata/corpus/chrome-trace/worker.json.gz"}},
 		{name: "top-trace-durations-pid", why: "duration events of one process (--view durations --pid)", args: []string{"top", "--view", "durations", "--pid", "1", "testdata/corpus/trace-event/multiprocess.json"}},
 		{name: "top-chrome-thread-none", why: "an unknown thread lists the file's processes and threads", args: []string{"top", "--thread", "nope", "testdata/corpus/chrome-trace/worker.json.gz"}},
+		{name: "top-callgrind", why: "callgrind: exact instruction counts; self as callgrind_annotate, total as --inclusive=yes except on recursion cycles (each stack counted once)", args: []string{"top", "-n", "6", "testdata/callgrind/c.callgrind.gz"}},
 		{name: "top-two-files", why: "top reads exactly one profile", args: []string{"top", "testdata/pprof/busy.pb.gz", "testdata/cpuprofile/busy.cpuprofile"}},
 	})
 }

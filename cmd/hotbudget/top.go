@@ -265,6 +265,8 @@ func topHeader(path string, t *analysis.Table, shown []analysis.Function) []stri
 	lines := []string{"File: " + path, "Type: " + t.SampleType}
 	kind := "sampled"
 	switch {
+	case t.Exact && t.Unit == analysis.UnitCount:
+		kind = "exact counts"
 	case t.Exact:
 		kind = "exact durations"
 	case t.Period > 0:
@@ -311,6 +313,8 @@ func countNoun(t *analysis.Table) string {
 		return "objects"
 	case typ == "samples":
 		return "samples"
+	case typ == "instructions":
+		return "instructions"
 	}
 	return "events"
 }

@@ -1,0 +1,501 @@
+package callgrind
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/internal/membudget"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
+)
+
+// maxPathSCC bounds the size of a call cycle inside which paths between
+// its functions are searched; in larger ones a stack goes from the
+// function the cost entered by straight to the one that spent it.
+const maxPathSCC = 256
+
+// graph is one group's call graph for the decomposition.
+type graph struct {
+	n     int
+	out   [][]int32 // arcs by caller, in the order of the file
+	from  []int32
+	to    []int32
+	cost  []int64 // [arc*nev+event]
+	self  []int64 // [node*nev+event]
+	nev   int
+	inArc []bool // node has an arc from another node (a real call)
+}
+
+// step is a node of the stacks under construction: a frame and its caller.
+type step struct {
+	fn     int32
+	parent int32 // -1: none
+}
+
+// piece is cost on its way down the graph: the stack of its callers
+// (-1: none) and the function it enters.
+type piece struct {
+	path  int32
+	entry int32
+	amt   int64
+}
+
+type builder struct {
+	ps      *parser
+	p       *profile.Profile
+	locs    []*profile.Location // by node, nil until used
+	funcs   map[[2]string]*profile.Function
+	maps    map[string]*profile.Mapping
+	samples map[string]*profile.Sample
+	keyBuf  []byte
+	stack   []*profile.Location
+	steps   []step
+	// mismatch collects the functions whose calls carry more or less
+	// cost than they spent.
+	mismatch map[int32]bool
+}
+
+func (ps *parser) build() (*profile.Profile, error) {
+	p := &profile.Profile{
+		PeriodType: &profile.ValueType{Type: EventType(ps.events[0]), Unit: "count"},
+		Period:     1,
+	}
+	for _, e := range ps.events {
+		p.SampleType = append(p.SampleType, &profile.ValueType{Type: EventType(e), Unit: "count"})
+	}
+	p.DefaultSampleType = EventType(ps.events[0])
+	if slices.Contains(ps.events, "Ir") {
+		p.DefaultSampleType = EventType("Ir")
+		p.PeriodType.Type = p.DefaultSampleType
+	}
+	p.Comments = meta.MarkExact(p.Comments)
+	p.Comments = meta.AppendFormat(p.Comments, Format)
+	if ps.creator != "" && !strings.HasPrefix(ps.creator, "callgrind") {
+		ps.warn("written by %q, not callgrind", ps.creator)
+	}
+	b := &builder{
+		ps: ps, p: p,
+		locs:     make([]*profile.Location, len(ps.nodes)),
+		funcs:    make(map[[2]string]*profile.Function),
+		maps:     make(map[string]*profile.Mapping),
+		samples:  make(map[string]*profile.Sample),
+		mismatch: make(map[int32]bool),
+	}
+	for _, g := range ps.groups {
+		var labels map[string][]string
+		if ps.pid != "" || g.thread != "" || ps.cmd != "" {
+			labels = make(map[string][]string)
+			if ps.pid != "" {
+				labels[pbuild.LabelPID] = []string{ps.pid}
+			}
+			if g.thread != "" {
+				labels[pbuild.LabelTID] = []string{g.thread}
+			}
+			if proc := process(ps.cmd); proc != "" {
+				labels[pbuild.LabelProcess] = []string{proc}
+			}
+		}
+		if err := b.group(g, labels); err != nil {
+			return nil, err
+		}
+	}
+	if len(b.mismatch) > 0 {
+		var names []string
+		for id := range b.mismatch {
+			names = append(names, ps.nodes[id].fn)
+		}
+		sort.Strings(names)
+		more := ""
+		if len(names) > 5 {
+			more = fmt.Sprintf(" and %d more", len(names)-5)
+			names = names[:5]
+		}
+		ps.warn("%d functions are called with an inclusive cost other than what they spent (their self cost and their calls), as when the process ends inside a call, or for signal handlers and longjmp; their totals are what they spent: %s%s",
+			len(b.mismatch), strings.Join(names, ", "), more)
+	}
+	return p, nil
+}
+
+// graphOf makes the call graph of g: its calls, and for the code a
+// function inlined from another file (fi=, fe=), an arc from the
+// function to that code, when the function is called by others (its
+// calls' cost includes that code) and that code is not (callgrind_annotate
+// then takes its total as its self cost plus its calls).
+func (b *builder) graphOf(g *group) *graph {
+	ps := b.ps
+	nev := ps.nev
+	n := len(ps.nodes)
+	gr := &graph{n: n, out: make([][]int32, n), nev: nev, inArc: make([]bool, n)}
+	gr.self = g.self
+	if len(gr.self) < n*nev {
+		gr.self = append(gr.self, make([]int64, n*nev-len(gr.self))...)
+	}
+	add := func(from, to int32, c []int64) {
+		zero := true
+		for _, x := range c {
+			if x != 0 {
+				zero = false
+			}
+		}
+		if zero {
+			return
+		}
+		a := int32(len(gr.from))
+		gr.from = append(gr.from, from)
+		gr.to = append(gr.to, to)
+		gr.cost = append(gr.cost, c...)
+		gr.out[from] = append(gr.out[from], a)
+	}
+	for a, k := range g.arcOf {
+		add(k.from, k.to, g.arcC[a*nev:(a+1)*nev])
+		if k.from != k.to {
+			gr.inArc[k.to] = true
+		}
+	}
+	called := slices.Clone(gr.inArc)
+	for a, k := range g.inlOf {
+		if called[k.from] && !called[k.to] {
+			add(k.from, k.to, g.inlC[a*nev:(a+1)*nev])
+		}
+	}
+	if ps.meter != nil {
+		ps.meter.Add(membudget.Other, int64(len(gr.from)), int64(len(gr.from))*(12+8*int64(nev))+int64(n)*32)
+	}
+	return gr
+}
+
+// sccs returns the strongly connected components of gr in topological
+// order (callers first), by Tarjan's algorithm without recursion.
+func sccs(gr *graph) (comp []int32, order [][]int32) {
+	n := gr.n
+	index := make([]int32, n)
+	low := make([]int32, n)
+	on := make([]bool, n)
+	comp = make([]int32, n)
+	for i := range index {
+		index[i] = -1
+	}
+	var stack []int32
+	type frame struct {
+		v int32
+		i int
+	}
+	var call []frame
+	next := int32(0)
+	for s := range n {
+		if index[s] >= 0 {
+			continue
+		}
+		call = append(call, frame{int32(s), 0})
+		index[s], low[s] = next, next
+		next++
+		stack = append(stack, int32(s))
+		on[s] = true
+		for len(call) > 0 {
+			f := &call[len(call)-1]
+			v := f.v
+			if f.i < len(gr.out[v]) {
+				w := gr.to[gr.out[v][f.i]]
+				f.i++
+				if index[w] < 0 {
+					index[w], low[w] = next, next
+					next++
+					stack = append(stack, w)
+					on[w] = true
+					call = append(call, frame{w, 0})
+				} else if on[w] && index[w] < low[v] {
+					low[v] = index[w]
+				}
+				continue
+			}
+			call = call[:len(call)-1]
+			if len(call) > 0 {
+				u := call[len(call)-1].v
+				low[u] = min(low[u], low[v])
+			}
+			if low[v] == index[v] {
+				var c []int32
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					on[w] = false
+					comp[w] = int32(len(order))
+					c = append(c, w)
+					if w == v {
+						break
+					}
+				}
+				slices.Sort(c)
+				order = append(order, c)
+			}
+		}
+	}
+	// Tarjan finds callees first.
+	slices.Reverse(order)
+	for i, c := range order {
+		for _, v := range c {
+			comp[v] = int32(i)
+		}
+	}
+	return comp, order
+}
+
+// group decomposes g's costs into samples, one event at a time.
+func (b *builder) group(g *group, labels map[string][]string) error {
+	if !g.hasSelf {
+		return nil
+	}
+	gr := b.graphOf(g)
+	comp, order := sccs(gr)
+	ps := b.ps
+	for e := 0; e < gr.nev; e++ {
+		b.steps = b.steps[:0]
+		inbox := make([][]piece, len(order))
+		for ci, members := range order {
+			if err := b.component(gr, e, comp, int32(ci), members, inbox, labels); err != nil {
+				return err
+			}
+			inbox[ci] = nil
+			if ps.meter != nil && ps.meter.Err() != nil {
+				return ps.meter.Err()
+			}
+		}
+	}
+	return nil
+}
+
+// demand is cost a function of a component spends: its self cost (arc
+// -1) or a call out of the component.
+type demand struct {
+	member int32
+	arc    int32
+	amt    int64
+}
+
+func (b *builder) component(gr *graph, e int, comp []int32, ci int32, members []int32, inbox [][]piece, labels map[string][]string) error {
+	nev := gr.nev
+	var demands []demand
+	var need int64
+	for _, m := range members {
+		if s := gr.self[int(m)*nev+e]; s > 0 {
+			demands = append(demands, demand{m, -1, s})
+			need = satAdd(need, s)
+		}
+		for _, a := range gr.out[m] {
+			if comp[gr.to[a]] == ci {
+				continue
+			}
+			if c := gr.cost[int(a)*nev+e]; c > 0 {
+				demands = append(demands, demand{m, a, c})
+				need = satAdd(need, c)
+			}
+		}
+	}
+	in := inbox[ci]
+	var have int64
+	for _, p := range in {
+		have = satAdd(have, p.amt)
+	}
+	if have != need && have > 0 && len(members) == 1 {
+		b.mismatch[members[0]] = true
+	}
+	// Cut the incoming pieces along the demands.
+	pi := 0
+	var left int64
+	if len(in) > 0 {
+		left = in[0].amt
+	}
+	pathOf := int32(-1) // the path of in[pi] extended to lastM
+	lastM := int32(-1)
+	var bfs map[int32][]int32 // by entry: parent of each member on a path from it
+	for _, d := range demands {
+		rest := d.amt
+		for rest > 0 {
+			var path int32
+			var amt int64
+			if pi < len(in) {
+				amt = min(rest, left)
+				if lastM != d.member || pathOf < 0 {
+					path = b.extend(gr, in[pi].path, in[pi].entry, d.member, members, &bfs)
+					pathOf, lastM = path, d.member
+				} else {
+					path = pathOf
+				}
+				left -= amt
+				if left == 0 {
+					pi++
+					pathOf, lastM = -1, -1
+					if pi < len(in) {
+						left = in[pi].amt
+					}
+				}
+			} else {
+				// Cost no call brought: the function is a root for it.
+				amt = rest
+				path = b.push(-1, d.member)
+			}
+			rest -= amt
+			if d.arc < 0 {
+				if err := b.sample(path, e, amt, labels); err != nil {
+					return err
+				}
+			} else {
+				to := gr.to[d.arc]
+				inbox[comp[to]] = append(inbox[comp[to]], piece{path, to, amt})
+			}
+		}
+	}
+	return nil
+}
+
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func (b *builder) push(parent, fn int32) int32 {
+	b.steps = append(b.steps, step{fn, parent})
+	return int32(len(b.steps) - 1)
+}
+
+// extend returns path with the frames from entry to m within their
+// component (members): entry, the functions on a shortest path of calls
+// between them, and m.
+func (b *builder) extend(gr *graph, path, entry, m int32, members []int32, bfs *map[int32][]int32) int32 {
+	path = b.push(path, entry)
+	if entry == m {
+		return path
+	}
+	if len(members) > maxPathSCC {
+		return b.push(path, m)
+	}
+	if *bfs == nil {
+		*bfs = make(map[int32][]int32)
+	}
+	idx := func(v int32) int {
+		i, _ := slices.BinarySearch(members, v)
+		return i
+	}
+	// parent[i] is the caller of members[i] on a shortest path of calls
+	// from entry: -1 for entry, -2 where there is none.
+	parent, ok := (*bfs)[entry]
+	if !ok {
+		parent = make([]int32, len(members))
+		for i := range parent {
+			parent[i] = -2
+		}
+		parent[idx(entry)] = -1
+		queue := []int32{entry}
+		for len(queue) > 0 {
+			v := queue[0]
+			queue = queue[1:]
+			for _, a := range gr.out[v] {
+				w := gr.to[a]
+				if j := idx(w); j < len(members) && members[j] == w && parent[j] == -2 {
+					parent[j] = v
+					queue = append(queue, w)
+				}
+			}
+		}
+		(*bfs)[entry] = parent
+	}
+	var hops []int32
+	for v := m; v != entry; {
+		u := parent[idx(v)]
+		if u < 0 {
+			hops = hops[:0]
+			break
+		}
+		hops = append(hops, v)
+		v = u
+	}
+	if len(hops) == 0 {
+		return b.push(path, m)
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		path = b.push(path, hops[i])
+	}
+	return path
+}
+
+// sample adds amt of event e to the sample of path (leaf last pushed).
+func (b *builder) sample(path int32, e int, amt int64, labels map[string][]string) error {
+	ps := b.ps
+	b.stack = b.stack[:0]
+	key := b.keyBuf[:0]
+	for s := path; s >= 0; s = b.steps[s].parent {
+		l := b.location(b.steps[s].fn)
+		b.stack = append(b.stack, l)
+		key = appendUvarint(key, l.ID)
+	}
+	if labels != nil {
+		key = append(key, 0)
+		for _, v := range labels[pbuild.LabelTID] {
+			key = append(key, v...)
+		}
+	}
+	b.keyBuf = key
+	if s, ok := b.samples[string(key)]; ok {
+		if s.Value[e] > math.MaxInt64-amt {
+			return fmt.Errorf("the cost of one stack adds up to more than int64 holds")
+		}
+		s.Value[e] += amt
+		return nil
+	}
+	s := &profile.Sample{Location: slices.Clone(b.stack), Value: make([]int64, ps.nev), Label: labels}
+	s.Value[e] = amt
+	b.samples[string(key)] = s
+	b.p.Sample = append(b.p.Sample, s)
+	if ps.meter != nil {
+		return ps.meter.Charge(membudget.Sample, 1, membudget.CostSample+membudget.CostString+int64(len(key))+
+			int64(ps.nev)*membudget.CostValue+int64(len(b.stack))*membudget.CostLocationID)
+	}
+	return nil
+}
+
+func appendUvarint(b []byte, v uint64) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+// location returns the location of node id, made on first use.
+func (b *builder) location(id int32) *profile.Location {
+	if l := b.locs[id]; l != nil {
+		return l
+	}
+	nd := b.ps.nodes[id]
+	k := [2]string{nd.file, nd.fn}
+	f, ok := b.funcs[k]
+	if !ok {
+		file := nd.file
+		if file == "???" {
+			file = ""
+		}
+		f = &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: nd.fn, SystemName: nd.fn, Filename: file}
+		b.funcs[k] = f
+		b.p.Function = append(b.p.Function, f)
+	}
+	l := &profile.Location{ID: uint64(len(b.p.Location) + 1), Line: []profile.Line{{Function: f}}}
+	if nd.obj != "" && nd.obj != "???" {
+		m, ok := b.maps[nd.obj]
+		if !ok {
+			m = &profile.Mapping{ID: uint64(len(b.p.Mapping) + 1), File: nd.obj, HasFunctions: true}
+			b.maps[nd.obj] = m
+			b.p.Mapping = append(b.p.Mapping, m)
+		}
+		l.Mapping = m
+	}
+	b.locs[id] = l
+	b.p.Location = append(b.p.Location, l)
+	return l
+}
