@@ -3,6 +3,7 @@ package perfassert
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -17,6 +18,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/perfevent"
+	"github.com/hotbudget/hotbudget/internal/samplercheck"
 )
 
 // Samplers. Capture samples the capturing goroutine with the Linux
@@ -76,6 +78,32 @@ var perfState = sync.OnceValue(func() error {
 	}()
 	return <-done
 })
+
+// checkHost is samplercheck.Cached; tests replace it.
+var checkHost = samplercheck.Cached
+
+// checkedHost is what the check of this machine's perf events found at
+// PerfPeriod (measured once a boot, kept in the user's cache directory),
+// nil when it was not made (samplercheck.Env=off, or it failed: the perf
+// sampler is then trusted as it was before the check).
+func checkedHost() *samplercheck.Result {
+	if os.Getenv(samplercheck.Env) == "off" {
+		return nil
+	}
+	r, err := checkHost(PerfPeriod)
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
+// misattributed is why the perf sampler is not used on a machine whose
+// samples failed the check.
+type misattributed struct{ r *samplercheck.Result }
+
+func (e misattributed) Error() string {
+	return fmt.Sprintf("on this machine %s; %s=perf uses it anyway, %s=off skips the check", e.r, SamplerEnv, samplercheck.Env)
+}
 
 // pprofRate is the rate runtime/pprof is asked for when it samples alone:
 // the highest the kernel was measured to deliver (asking for more than it
@@ -159,6 +187,9 @@ func resolveSampler(c *captureConfig) error {
 			}
 			c.refused = err
 			want = samplerPprof
+		} else if r := checkedHost(); want == samplerAuto && r != nil && r.Misattributes() {
+			c.refused = misattributed{r}
+			want = samplerPprof
 		} else {
 			want = samplerPerf
 		}
@@ -188,7 +219,10 @@ func samplerText(c captureConfig, delivered float64) string {
 			s += fmt.Sprintf(" (the kernel delivered %.0f Hz when asked for 1000)", m)
 		}
 	}
+	var mis misattributed
 	switch {
+	case errors.As(c.refused, &mis):
+		s += "; the perf sampler (2,000 Hz) is not used: " + mis.Error()
 	case c.refused != nil:
 		s += "; the perf sampler (2,000 Hz) is unavailable: " + strings.TrimPrefix(c.refused.Error(), "perfevent: ")
 		if !strings.Contains(c.refused.Error(), "sysctl") {

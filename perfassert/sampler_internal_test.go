@@ -10,6 +10,7 @@ import (
 
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/perfevent"
+	"github.com/hotbudget/hotbudget/internal/samplercheck"
 	"github.com/hotbudget/hotbudget/internal/testchild"
 )
 
@@ -45,5 +46,51 @@ func TestSamplerRefusedFallsBack(t *testing.T) {
 	}
 	if _, err := CaptureProfile(func() {}, Sampler("perf")); !errors.Is(err, perfevent.ErrUnavailable) || !strings.Contains(err.Error(), "paranoid") {
 		t.Errorf("Sampler(\"perf\") where refused: %v", err)
+	}
+}
+
+// TestSamplerMisattributesFallsBack: on a machine whose cpu-clock samples
+// failed the check against a workload of known cost, a capture uses
+// runtime/pprof and says why; Sampler("perf") still uses perf events. The
+// check's finding is simulated (this machine's samples agree).
+func TestSamplerMisattributesFallsBack(t *testing.T) {
+	if testchild.Rerun(t, testchild.RuntimeRateLine) {
+		return
+	}
+	if err := perfState(); err != nil {
+		t.Skipf("perf events refused here: %v", err)
+	}
+	old := checkHost
+	checkHost = func(period time.Duration) (*samplercheck.Result, error) {
+		r := samplercheck.Judge(map[string]time.Duration{"alu": 50, "callsleaf": 50}, map[string]int64{"alu": 700, "callsleaf": 1300})
+		r.Period = period
+		return r, nil
+	}
+	samplerNote = sync.Once{}
+	t.Cleanup(func() { checkHost = old })
+	t.Setenv(SamplerEnv, "")
+	t.Setenv(samplercheck.Env, "")
+
+	r := &recT{}
+	p := Capture(r, func() { ownWork(20_000) }, MinSamples(20), MaxDuration(2*time.Second))
+	if p == nil {
+		t.Fatalf("no profile: %v", r.errs)
+	}
+	if rec, _, _ := meta.Get(p); rec.Sampler != samplerPprof {
+		t.Errorf("record says sampler %q, want pprof", rec.Sampler)
+	}
+	logs := strings.Join(r.logs, "\n")
+	t.Log(logs)
+	for _, want := range []string{"sampler: runtime/pprof at ", "the perf sampler (2,000 Hz) is not used: on this machine cpu-clock samples every 500µs disagree with the thread's CPU clock", "HOTBUDGET_SAMPLER=perf uses it anyway"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log lacks %q:\n%s", want, logs)
+		}
+	}
+	p, err := CaptureProfile(func() { ownWork(20_000) }, Sampler("perf"), MinSamples(20), MaxDuration(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, _, _ := meta.Get(p); rec.Sampler != samplerPerf {
+		t.Errorf("Sampler(\"perf\") on a misattributing machine: sampler %q, want perf", rec.Sampler)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/binsym"
 	"github.com/hotbudget/hotbudget/internal/perfexec"
+	"github.com/hotbudget/hotbudget/internal/samplercheck"
 )
 
 // samplerEnv picks record's profiler, as it picks perfassert.Capture's
@@ -28,6 +30,8 @@ type recProfiler struct {
 	mu      sync.Mutex
 	refused error // why perf events were refused, once they were
 	said    bool  // the note on the profiler was written
+	checked bool  // the machine's perf events were checked (hostChecked)
+	check   *samplercheck.Result
 	syms    map[string]*binsym.Binary
 }
 
@@ -42,6 +46,9 @@ func (r *recorder) profileRun(ctx context.Context, s *recSide, b *testBinary, wh
 		return nil, nil, err
 	}
 	pr := &r.prof
+	if mode == "" || mode == "auto" {
+		r.hostChecked()
+	}
 	pr.mu.Lock()
 	refused := pr.refused
 	pr.mu.Unlock()
@@ -68,6 +75,41 @@ func checkSampler(mode string) error {
 
 // runPerf is perfexec.Run; tests replace it to refuse perf events.
 var runPerf = perfexec.Run
+
+// checkHost is samplercheck.Cached; tests replace it to make the machine's
+// perf events misattribute.
+var checkHost = samplercheck.Cached
+
+// misattributed is the reason perf events are not used on a machine whose
+// samples failed the check.
+type misattributed struct{ r *samplercheck.Result }
+
+func (e misattributed) Error() string {
+	return fmt.Sprintf("perf events misattribute time on this machine: %s; %s=perf uses them anyway, %s=off skips the check",
+		e.r, samplerEnv, samplercheck.Env)
+}
+
+// hostChecked checks once, before the first perf run, that the machine's
+// cpu-clock samples attribute time as the thread's CPU clock measures it
+// (package samplercheck; kept for the boot), and refuses perf events where
+// they do not, so that record profiles with runtime/pprof there.
+func (r *recorder) hostChecked() {
+	pr := &r.prof
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.checked || pr.refused != nil || r.c.getenv(samplercheck.Env) == "off" {
+		return
+	}
+	pr.checked = true
+	res, err := checkHost(perfexec.DefaultPeriod)
+	if err != nil {
+		return // refused perf events show at the first run; a failed check trusts them as before
+	}
+	pr.check = res
+	if res.Misattributes() {
+		pr.refused = misattributed{res}
+	}
+}
 
 // benchCmd is the command that runs a test binary's benchmarks, as go test
 // runs them, in its package's directory.
@@ -115,8 +157,12 @@ func (r *recorder) perfRun(ctx context.Context, s *recSide, b *testBinary, what 
 	if res.Lost > uint64(len(res.Samples)/100) {
 		r.progress("warning: %s: the kernel dropped %d of %d samples (a ring buffer was full): the profile under-counts", what, res.Lost, uint64(len(res.Samples))+res.Lost)
 	}
-	r.sayOnce("profiling each run with perf events (cpu-clock): %.0f samples/s asked, %.0f delivered per second of user CPU time in the first run, %d lost (%s=pprof profiles with go test -cpuprofile instead)",
-		1/res.Period.Seconds(), res.Rate(), res.Lost, samplerEnv)
+	checked := ""
+	if c := r.prof.check; c != nil {
+		checked = fmt.Sprintf("; on this machine they agree with the thread's CPU clock within %.1f points on a workload of known cost", math.Abs(c.Err))
+	}
+	r.sayOnce("profiling each run with perf events (cpu-clock): %.0f samples/s asked, %.0f delivered per second of user CPU time in the first run, %d lost (%s=pprof profiles with go test -cpuprofile instead)%s",
+		1/res.Period.Seconds(), res.Rate(), res.Lost, samplerEnv, checked)
 	return stdout.Bytes(), p, nil
 }
 
@@ -180,7 +226,10 @@ func (r *recorder) pprofRun(ctx context.Context, s *recSide, b *testBinary, what
 	refused := pr.refused
 	pr.mu.Unlock()
 	why := samplerEnv + "=pprof"
-	if mode != "pprof" && refused != nil {
+	var mis misattributed
+	if mode != "pprof" && errors.As(refused, &mis) {
+		why = mis.Error()
+	} else if mode != "pprof" && refused != nil {
 		why = fmt.Sprintf("perf events are refused here (%v); sysctl kernel.perf_event_paranoid=2 allows them and samples at %.0f Hz", refused, 1/perfexec.DefaultPeriod.Seconds())
 	}
 	r.sayOnce("profiling each run with go test -cpuprofile (runtime/pprof asks %d Hz; %.0f samples per second of CPU time delivered in the first run): %s",

@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/perfevent"
 	"github.com/hotbudget/hotbudget/internal/perfexec"
+	"github.com/hotbudget/hotbudget/internal/samplercheck"
 )
 
 // recordEnv runs record with env as its environment.
@@ -73,7 +75,8 @@ func TestRecordSampler(t *testing.T) {
 	}
 	repo := gitRepo(t)
 	args := func(out string) []string {
-		return []string{"--runs", "2", "--benchtime", "300ms", "--out", out, "HEAD~2", "HEAD"}
+		// The allocation runs say nothing of the profiler: left out.
+		return []string{"--runs", "2", "--benchtime", "300ms", "--no-allocs", "--out", out, "HEAD~2", "HEAD"}
 	}
 	notes := func(r result, what string) {
 		t.Helper()
@@ -118,6 +121,37 @@ func TestRecordSampler(t *testing.T) {
 		}
 		if calls != 1 {
 			t.Errorf("perf events were tried %d times, want once", calls)
+		}
+		if _, rec := readRun(t, out, "head"); rec.RateHz != 100 {
+			t.Errorf("%d Hz after the fallback, want 100", rec.RateHz)
+		}
+	})
+
+	t.Run("misattributed", func(t *testing.T) {
+		t.Cleanup(func() { runPerf, checkHost = perfexec.Run, samplercheck.Cached })
+		calls, checks := 0, 0
+		runPerf = func(cmd *exec.Cmd, o perfexec.Options) (*perfexec.Result, error) {
+			calls++
+			return perfexec.Run(cmd, o)
+		}
+		checkHost = func(period time.Duration) (*samplercheck.Result, error) {
+			checks++
+			r := samplercheck.Judge(map[string]time.Duration{"alu": 50, "callsleaf": 50}, map[string]int64{"alu": 700, "callsleaf": 1300})
+			r.Period = period
+			return r, nil
+		}
+		out := filepath.Join(t.TempDir(), "perf")
+		r := recordEnv(t, repo, nil, args(out)...)
+		if r.code == exitUsage {
+			t.Fatalf("exit %d", r.code)
+		}
+		notes(r, "misattributed")
+		if !strings.Contains(r.stderr, "go test -cpuprofile") || !strings.Contains(r.stderr, "perf events misattribute time on this machine: cpu-clock samples every 100µs disagree with") ||
+			!strings.Contains(r.stderr, "HOTBUDGET_SAMPLER=perf uses them anyway") {
+			t.Errorf("the fallback is not explained:\n%s", r.stderr)
+		}
+		if calls != 0 || checks != 1 {
+			t.Errorf("perf events were used %d times after %d checks, want none after one", calls, checks)
 		}
 		if _, rec := readRun(t, out, "head"); rec.RateHz != 100 {
 			t.Errorf("%d Hz after the fallback, want 100", rec.RateHz)
