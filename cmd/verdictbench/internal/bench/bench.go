@@ -144,7 +144,7 @@ func (d *data) runs(s set) ([]*profile.Profile, error) {
 	sort.Strings(files)
 	var ps []*profile.Profile
 	for _, f := range files {
-		p, err := loaders.Load(f)
+		p, err := loadFile(f)
 		if err != nil {
 			return nil, err
 		}
@@ -152,6 +152,35 @@ func (d *data) runs(s set) ([]*profile.Profile, error) {
 	}
 	d.cache[s.Key] = ps
 	return ps, nil
+}
+
+// loaded keeps the profiles this process has loaded, by file: a run that
+// reads the pool another run of the process read (the tests run several)
+// gets a copy instead of parsing the JSON again, which took most of their
+// time.
+var loaded sync.Map // fileKey -> *profile.Profile
+
+type fileKey struct {
+	path string
+	size int64
+	mod  int64
+}
+
+func loadFile(path string) (*profile.Profile, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	k := fileKey{path, st.Size(), st.ModTime().UnixNano()}
+	if p, ok := loaded.Load(k); ok {
+		return p.(*profile.Profile).Copy(), nil
+	}
+	p, err := loaders.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	loaded.Store(k, p.Copy())
+	return p, nil
 }
 
 // Results are the benchmark's numbers, as tables and as values.
