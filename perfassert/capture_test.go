@@ -161,7 +161,7 @@ func TestCaptureKeepsItsOwnGoroutinesOnly(t *testing.T) {
 		go func() { other(40_000); close(done) }()
 		spin(40_000)
 		<-done
-	}, perfassert.MinSamples(60), perfassert.MaxDuration(4*time.Second))
+	}, perfassert.MinSamples(60), perfassert.MaxDuration(2*time.Second))
 	if p == nil {
 		t.Fatal("no profile")
 	}

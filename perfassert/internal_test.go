@@ -228,7 +228,7 @@ func testCaptureDropsUnlabelledSamples(t *testing.T, sampler string) {
 	opts := []CaptureOption{MinSamples(60), MinRuns(10), Precision(0.01), MaxDuration(2 * time.Second), Sampler(sampler)}
 	if sampler == "pprof" {
 		// 100 Hz: no runtime warning on stderr.
-		opts = []CaptureOption{MinSamples(60), MaxDuration(4 * time.Second), Sampler(sampler), Rate(DefaultRate)}
+		opts = []CaptureOption{MinSamples(60), MaxDuration(2500 * time.Millisecond), Sampler(sampler), Rate(DefaultRate)}
 	}
 	p, err := CaptureProfile(func() { ownWork(40_000) }, opts...)
 	close(stop)

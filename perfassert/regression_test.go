@@ -14,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 	"github.com/hotbudget/hotbudget/loaders"
 	"github.com/hotbudget/hotbudget/perfassert"
 )
@@ -106,9 +107,7 @@ func TestNoRegression(t *testing.T) {
 // profiler), so that a machine busy with other work slows both alike: time
 // per run, unlike a share, moves with the machine's load.
 func TestNoRegressionPerOp(t *testing.T) {
-	if testing.Short() {
-		t.Skip("captures real profiles for about 2s")
-	}
+	testutil.Slow(t, "captures real profiles in pairs, up to four times")
 	type result struct {
 		p *profile.Profile
 		n float64

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hotbudget/hotbudget/internal/srcdeps"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 	"github.com/hotbudget/hotbudget/perfassert"
 )
 
@@ -222,9 +223,7 @@ func buildKV(t *testing.T, dir string, flags ...string) {
 // deterministic: one run each, and a baseline of four processes (the CPU
 // verdict, which wants sixteen, is not what this test judges).
 func TestUserModuleAllocations(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs a user's module's tests; skipped with -short")
-	}
+	testutil.Slow(t, "builds a user's module, records its baseline and runs its tests twice")
 	dir := writeKVModule(t, ", perfassert.MaxDuration(time.Second)")
 	buildKV(t, dir)
 	if o := kvRun(t, dir, "kv.test", true, perfassert.ProcessesEnv+"=4"); !o.passed {

@@ -25,6 +25,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/synth"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // chromium finds a Chromium or Chrome binary: $HOTBUDGET_CHROME, else the
@@ -437,9 +438,7 @@ func TestHTMLTopInBrowser(t *testing.T) {
 // Under the race detector, where comparing 50,000 functions takes
 // minutes, the comparison is a tenth of the size.
 func TestHTMLLargeInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a 50,000-function comparison; skipped with -short")
-	}
+	testutil.Slow(t, "builds a 50,000-function comparison and opens it in Chromium")
 	dir := t.TempDir()
 	spec := synth.PairSpec{Seed: 1, Functions: 50000, Stacks: 200000, MinDepth: 8, MaxDepth: 24, Slower: 4242, Factor: 1.5}
 	if raceEnabled {

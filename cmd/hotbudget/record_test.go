@@ -16,6 +16,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/perfevent"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // recordModule is a small module whose benchmark runs three functions;
@@ -150,9 +151,7 @@ func verdicts(out string) map[string]string {
 // design (at most its false-discovery rate), so a pair that comes out
 // wrong is recorded once more before the test fails.
 func TestRecord(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and benchmarks two revisions twice; skipped with -short")
-	}
+	testutil.Slow(t, "builds and benchmarks two revisions twice")
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // record's exact allocation verdicts: a benchmark whose function allocates
@@ -136,9 +137,7 @@ func BenchmarkSplit(b *testing.B) {
 // changes nothing allocates exactly as much. One record a pair: the
 // verdict is exact.
 func TestRecordAllocations(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and benchmarks two revisions twice; skipped with -short")
-	}
+	testutil.Slow(t, "builds and benchmarks two revisions twice")
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/hotbudget/hotbudget/internal/perfevent"
 	"github.com/hotbudget/hotbudget/internal/perfexec"
 	"github.com/hotbudget/hotbudget/internal/samplercheck"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // recordEnv runs record with env as its environment.
@@ -67,9 +68,7 @@ func samplesOf(p *profile.Profile, fn string) (n, all int64) {
 // where perf events are refused it falls back and says so once, with the
 // rate it got and how to allow perf events; a bad value is a usage error.
 func TestRecordSampler(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and benchmarks two revisions; skipped with -short")
-	}
+	testutil.Slow(t, "records two revisions four times")
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}

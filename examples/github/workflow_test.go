@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hotbudget/hotbudget/internal/srcdeps"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -95,9 +96,7 @@ var expressions = map[string]string{
 // base branch is this checkout's HEAD, so the gate compares the code with
 // itself (an A/A run) and must pass, and the budget must hold.
 func TestWorkflowRuns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("profiles a benchmark ten times; skipped with -short")
-	}
+	testutil.Slow(t, "runs the example workflow: builds hotbudget and profiles a benchmark ten times")
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hotbudget/hotbudget/cmd/verdictbench/internal/bench"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // TestVerdictTargets runs the verdict benchmark's quick mode on the real
@@ -53,6 +54,7 @@ import (
 // samples a run) for a 1.28× change to be seen in 80% of 5-vs-5 draws by
 // any test.
 func TestVerdictTargets(t *testing.T) {
+	testutil.Slow(t, "runs the quick verdict benchmark over every recorded set")
 	cfg := bench.Config{Data: "../../../../testdata/verdict", Quick: true}
 	res, err := bench.Run(cfg)
 	if err != nil {
