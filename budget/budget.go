@@ -13,8 +13,9 @@
 //	  drop_synthetic: true      # drop (idle), (program), (garbage collector), (root)
 //	  metric: self              # max_regression compares self (default) or total time
 //	  mode: share               # ... as share of the profile (default) or absolute time
-//	  assume: nothing           # ... with several runs a side: Mann-Whitney (nothing,
-//	                            # default) or Welch's t-test (normal); see package diff
+//	  assume: nothing           # ... with several runs a side: Mann-Whitney (nothing) or
+//	                            # Welch's t-test (normal) instead of diff's model of
+//	                            # counts, the default when assume is left out
 //	rules:                      # required, at least one
 //	  - function: main.parseRecords   # a function by its exact pprof name, or
 //	    max_self: 200ms               # self time at most 200ms

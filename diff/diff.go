@@ -291,9 +291,9 @@ const (
 	// TestExactT is the moderated t-test of exact (measured, not sampled)
 	// values of several runs a side.
 	TestExactT Test = "exact-t"
-	// TestMannWhitney is the Mann–Whitney U test (WithAssume(AssumeNothing)).
+	// TestMannWhitney is the Mann–Whitney U test (WithAssumption(AssumeNothing)).
 	TestMannWhitney Test = "mann-whitney"
-	// TestWelchT is Welch's t-test (WithAssume(AssumeNormal)).
+	// TestWelchT is Welch's t-test (WithAssumption(AssumeNormal)).
 	TestWelchT Test = "welch-t"
 	// TestPresence judges a function present on one side only (New, Gone).
 	TestPresence Test = "presence"

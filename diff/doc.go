@@ -154,7 +154,7 @@
 // each run did, recorded in the profile), per operation (WithOps), or per
 // run when both sides did the same work (WithSameWork, --same-work). With
 // several runs a side a t-test on the runs' log times; with one, an
-// assumed 5% coefficient of variation. Without a declared unit of work the
+// assumed 10% coefficient of variation. Without a declared unit of work the
 // change is shown, not judged. Report.Failed is the gate: a regressed
 // function or a regressed headline.
 //
