@@ -1,6 +1,7 @@
 package perfassert
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -141,4 +142,34 @@ func fmtInts(s []int64) string {
 		b.WriteString(strconv.FormatInt(v, 10))
 	}
 	return b.String()
+}
+
+// TestUpdateOncePerProcess: a baseline this process recorded already (go
+// test -count=3 runs the test three times) is kept, not recorded again,
+// and the test log says so; a baseline it did not record is not held back.
+func TestUpdateOncePerProcess(t *testing.T) {
+	t.Setenv(UpdateEnv, "1")
+	t.Setenv(childDirEnv, "")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "kept.pb.gz")
+	if recordedHere(path) != "" || recordedHere(filepath.Join(dir, "other.pb.gz")) != "" {
+		t.Fatal("a baseline nobody recorded is said to be recorded")
+	}
+	markRecorded(path)
+	r := &recT{}
+	p := oneFunctionProfile("example.com/m.f", 100, nil)
+	if !MatchBaseline(r, path, p) || len(r.errs) > 0 {
+		t.Fatalf("the second update in one process failed: %v", r.errs)
+	}
+	if logs := strings.Join(r.logs, "\n"); !strings.Contains(logs, "was recorded by this test process already") || !strings.Contains(logs, "go test -count=N") {
+		t.Errorf("the log does not say the baseline was kept:\n%s", logs)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("the baseline was written again: %v", err)
+	}
+	// The same file by another spelling of its path.
+	rel, err := filepath.Rel(".", path)
+	if err == nil && recordedHere(rel) == "" {
+		t.Errorf("%s is %s, recorded already", rel, path)
+	}
 }

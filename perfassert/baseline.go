@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
@@ -170,6 +172,17 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 			}
 			return true
 		}
+		// go test -count=N runs the test N times in this process: the
+		// baseline is recorded the first time only, and the others say so.
+		if again := recordedHere(path); again != "" {
+			msg := fmt.Sprintf("perfassert.MatchBaseline: baseline %s was recorded by this test process already (%s); kept, not recorded again: run the test without %s to compare with it", path, again, UpdateEnv)
+			if _, ok := t.(logger); ok {
+				logf(t, "%s", msg)
+			} else {
+				fmt.Fprintln(os.Stderr, msg)
+			}
+			return true
+		}
 		// Adding: the baseline is read and checked before the test runs
 		// again in more processes, so that one that cannot be added to
 		// fails at once.
@@ -196,6 +209,7 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 			t.Errorf("perfassert.MatchBaseline: %v", err)
 			return false
 		}
+		markRecorded(path)
 		msg := fmt.Sprintf("perfassert.MatchBaseline: updated baseline %s (%d samples", path, countSamples(base))
 		if n := len(runsOf(base)); n > 1 {
 			msg += fmt.Sprintf(" in %d runs", n)
@@ -379,4 +393,28 @@ func profiles(n int, kind string) string {
 		return fmt.Sprintf("1 %s profile", kind)
 	}
 	return fmt.Sprintf("%d %s profiles", n, kind)
+}
+
+// recordedPaths are the baselines this process recorded, by absolute path,
+// with when.
+var recordedPaths sync.Map // string -> time.Time
+
+func baselineKey(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
+// markRecorded notes that this process recorded the baseline at path.
+func markRecorded(path string) { recordedPaths.Store(baselineKey(path), time.Now()) }
+
+// recordedHere says when this process recorded the baseline at path
+// already ("" if it did not): a test run again by go test -count=N.
+func recordedHere(path string) string {
+	v, ok := recordedPaths.Load(baselineKey(path))
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%s ago; go test -count=N runs a test N times", time.Since(v.(time.Time)).Round(time.Millisecond))
 }
