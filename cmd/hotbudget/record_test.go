@@ -324,11 +324,22 @@ func (l *lockedBuffer) String() string {
 // worktrees is the paths git worktree list names in repo, the main one first.
 func worktrees(t *testing.T, repo string) []string {
 	t.Helper()
+	paths, err := worktreeList(repo)
+	if err != nil {
+		t.Fatalf("git worktree list: %v", err)
+	}
+	return paths
+}
+
+// worktreeList is the paths of repo's worktrees, as git lists them. While
+// another git adds a worktree, git worktree list can fail (exit 128, seen
+// on a loaded machine): a caller that polls tries again.
+func worktreeList(repo string) ([]string, error) {
 	cmd := exec.Command("git", "worktree", "list", "--porcelain", "-z")
 	cmd.Dir = repo
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("git worktree list: %v", err)
+		return nil, err
 	}
 	var paths []string
 	for _, f := range strings.Split(string(out), "\x00") {
@@ -336,7 +347,7 @@ func worktrees(t *testing.T, repo string) []string {
 			paths = append(paths, p)
 		}
 	}
-	return paths
+	return paths, nil
 }
 
 // processesUnder is the command lines of the processes whose command line
@@ -380,7 +391,11 @@ func TestRecordSignals(t *testing.T) {
 		// ready reports whether record has got as far as when says.
 		ready func(repo, stderr string) bool
 	}{
-		{syscall.SIGTERM, "building, once the worktrees exist", func(repo, _ string) bool { return len(worktrees(t, repo)) == 3 }},
+		{syscall.SIGTERM, "building, once the worktrees exist", func(repo, _ string) bool {
+			// Polled while record adds them: a failed listing is "not yet".
+			wt, err := worktreeList(repo)
+			return err == nil && len(wt) == 3
+		}},
 		{syscall.SIGHUP, "running the benchmarks", func(_, stderr string) bool { return strings.Contains(stderr, "run 1 of 50") }},
 	} {
 		t.Run(c.sig.String(), func(t *testing.T) {

@@ -83,7 +83,7 @@ func shares(p *profile.Profile) (self, total map[string]float64, n int64) {
 func TestNamesAsPprof(t *testing.T) {
 	bin := buildBench(t)
 	raw := filepath.Join(t.TempDir(), "cpu.pprof")
-	cmd := exec.Command(bin, "-test.run=^$", "-test.bench=Mix", "-test.benchtime=2s", "-test.cpu=2", "-test.cpuprofile", raw)
+	cmd := exec.Command(bin, "-test.run=^$", "-test.bench=Mix", "-test.benchtime=1s", "-test.cpu=2", "-test.cpuprofile", raw)
 	cmd.Dir = filepath.Dir(bin)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
