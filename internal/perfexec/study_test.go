@@ -460,7 +460,11 @@ func TestSharesMatchReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := samplercheck.Cached(DefaultPeriod); err == nil && r.Misattributes() {
+	r, err := samplercheck.Cached(DefaultPeriod)
+	if errors.Is(err, samplercheck.ErrRace) {
+		t.Skip("the race detector moves the workload's time into its own functions, which the reference charges to the workload")
+	}
+	if err == nil && r.Misattributes() {
 		t.Logf("this machine's perf events fail the check, and record does not use them here: %s", r)
 		return
 	}

@@ -21,8 +21,12 @@ const targetSamples = 3000
 // samples attribute the workload's time as its thread's CPU clock does
 // (see the package comment). It takes targetSamples periods of CPU time
 // (1.5 s at 500µs) on a thread of its own. The error matches
-// ErrNotChecked where perf events are refused.
+// ErrNotChecked where perf events are refused or the program runs under
+// the race detector (ErrRace).
 func Check(period time.Duration) (*Result, error) {
+	if raceEnabled {
+		return nil, ErrRace
+	}
 	type out struct {
 		r   *Result
 		err error

@@ -130,6 +130,12 @@ func Judge(ref map[string]time.Duration, samples map[string]int64) *Result {
 // perf events refused (the samplers are not used there anyway).
 var ErrNotChecked = errors.New("samplercheck: perf events cannot be checked here")
 
+// ErrRace is returned under the race detector, whose instrumentation
+// moves time into functions of its own: the samples charge it to them,
+// the reference to the workload's functions, so the check would fail
+// every machine. It matches ErrNotChecked; nothing is kept.
+var ErrRace = fmt.Errorf("%w: the race detector is on", ErrNotChecked)
+
 // Env names the environment variable that turns the check off ("off"):
 // the samplers then trust perf events as they did before it.
 const Env = "HOTBUDGET_SAMPLER_CHECK"

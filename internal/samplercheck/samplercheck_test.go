@@ -41,7 +41,7 @@ func TestCheckAgreesHere(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	r, err := Cached(500 * time.Microsecond)
 	if errors.Is(err, ErrNotChecked) {
-		t.Skipf("perf events refused here: %v", err)
+		t.Skipf("no check here: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -61,5 +61,21 @@ func TestCheckAgreesHere(t *testing.T) {
 	}
 	if filepath.Dir(filepath.Dir(path)) != os.Getenv("XDG_CACHE_HOME") {
 		t.Errorf("kept at %s, not under the user's cache directory", path)
+	}
+}
+
+// TestNoCheckUnderRace: under the race detector no check is made (its
+// instrumentation would fail every machine) and nothing is kept for the
+// processes without it.
+func TestNoCheckUnderRace(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("for go test -race")
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	if _, err := Cached(time.Millisecond); !errors.Is(err, ErrRace) || !errors.Is(err, ErrNotChecked) {
+		t.Fatalf("Cached under race: %v, want ErrRace", err)
+	}
+	if left, _ := os.ReadDir(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "hotbudget")); len(left) > 0 {
+		t.Errorf("a result was kept: %v", left)
 	}
 }

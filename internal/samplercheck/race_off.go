@@ -1,0 +1,5 @@
+//go:build !race
+
+package samplercheck
+
+const raceEnabled = false
