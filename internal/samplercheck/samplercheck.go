@@ -191,8 +191,12 @@ func cachePath(boot string, period time.Duration) string {
 	if err != nil {
 		dir = os.TempDir()
 	}
-	return filepath.Join(dir, "hotbudget", fmt.Sprintf("samplercheck-%s-%d.json", boot, period.Microseconds()))
+	return filepath.Join(dir, "hotbudget", fmt.Sprintf("samplercheck-v%d-%s-%d.json", cacheVersion, boot, period.Microseconds()))
 }
+
+// cacheVersion names the check's workload and bound in the cache: a
+// hotbudget whose check differs does not read another's results.
+const cacheVersion = 1
 
 // bootID names this boot of the machine (Linux's random boot id).
 func bootID() string {
