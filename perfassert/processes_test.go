@@ -230,11 +230,31 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 		t.Errorf("the comparison does not name its processes:\n%s", out)
 	}
 
+	// slow runs the test with processExtra 8 times as slow (and the extra
+	// processes failing, with fail), twice when the first process is not
+	// flagged: against three baseline processes of 300ms the gate missed
+	// it once in ten suites beside two busy loops (the capture got half
+	// its CPU time, p=0.015 for +1079%), and a statistical gate may miss
+	// now and then; twice in a row is a broken gate.
+	slow := func(fail bool) (string, error) {
+		t.Helper()
+		os.Setenv("PERFASSERT_PROCESSES_SLOW", "1")
+		defer os.Unsetenv("PERFASSERT_PROCESSES_SLOW")
+		if fail {
+			os.Setenv("PERFASSERT_PROCESSES_FAIL", "1")
+			defer os.Unsetenv("PERFASSERT_PROCESSES_FAIL")
+		}
+		out, err := try("", "")
+		if err == nil && strings.Contains(out, "no regression (base = ") {
+			t.Logf("a slower function in every process was not flagged by the first process; trying again:\n%s", out)
+			out, err = try("", "")
+		}
+		return out, err
+	}
+
 	// A function 8 times as slow in every process: the first process
 	// fails, two more confirm it, and the failure names the three.
-	os.Setenv("PERFASSERT_PROCESSES_SLOW", "1")
-	out, err = try("", "")
-	os.Unsetenv("PERFASSERT_PROCESSES_SLOW")
+	out, err = slow(false)
 	for _, want := range []string{
 		"running TestMatchBaselineRecordsProcesses in 2 more processes to tell a change from the state of one process",
 		"base = " + written + " (3 processes), head = current and 2 more processes",
@@ -253,11 +273,7 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 
 	// Confirming processes that fail: the failure names them with their
 	// output, and judges nothing on the first process alone.
-	os.Setenv("PERFASSERT_PROCESSES_SLOW", "1")
-	os.Setenv("PERFASSERT_PROCESSES_FAIL", "1")
-	out, err = try("", "")
-	os.Unsetenv("PERFASSERT_PROCESSES_SLOW")
-	os.Unsetenv("PERFASSERT_PROCESSES_FAIL")
+	out, err = slow(true)
 	for _, want := range []string{
 		"confirming the comparison with baseline " + written + " in more processes: 2 of the 2 extra runs of TestMatchBaselineRecordsProcesses failed",
 		"planted failure of an extra process",
