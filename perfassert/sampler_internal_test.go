@@ -29,21 +29,7 @@ func TestSamplerRefusedFallsBack(t *testing.T) {
 	t.Cleanup(func() { perfState = old })
 	t.Setenv(SamplerEnv, "")
 
-	r := &recT{}
-	p := Capture(r, func() { ownWork(20_000) }, MinSamples(20), MaxDuration(2*time.Second))
-	if p == nil {
-		t.Fatalf("no profile: %v", r.errs)
-	}
-	if rec, _, _ := meta.Get(p); rec.Sampler != samplerPprof {
-		t.Errorf("record says sampler %q, want pprof", rec.Sampler)
-	}
-	logs := strings.Join(r.logs, "\n")
-	t.Log(logs)
-	for _, want := range []string{"sampler: runtime/pprof at ", "the perf sampler (2,000 Hz) is unavailable", "perf_event_paranoid = 4", "`sysctl kernel.perf_event_paranoid=2`"} {
-		if !strings.Contains(logs, want) {
-			t.Errorf("the log lacks %q:\n%s", want, logs)
-		}
-	}
+	capturedWithPprof(t, "sampler: runtime/pprof at ", "the perf sampler (2,000 Hz) is unavailable", "perf_event_paranoid = 4", "`sysctl kernel.perf_event_paranoid=2`")
 	if _, err := CaptureProfile(func() {}, Sampler("perf")); !errors.Is(err, perfevent.ErrUnavailable) || !strings.Contains(err.Error(), "paranoid") {
 		t.Errorf("Sampler(\"perf\") where refused: %v", err)
 	}
@@ -71,6 +57,20 @@ func TestSamplerMisattributesFallsBack(t *testing.T) {
 	t.Setenv(SamplerEnv, "")
 	t.Setenv(samplercheck.Env, "")
 
+	capturedWithPprof(t, "sampler: runtime/pprof at ", "the perf sampler (2,000 Hz) is not used: on this machine cpu-clock samples every 500µs disagree with the thread's CPU clock", "HOTBUDGET_SAMPLER=perf uses it anyway")
+	p, err := CaptureProfile(func() { ownWork(20_000) }, Sampler("perf"), MinSamples(20), MaxDuration(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, _, _ := meta.Get(p); rec.Sampler != samplerPerf {
+		t.Errorf("Sampler(\"perf\") on a misattributing machine: sampler %q, want perf", rec.Sampler)
+	}
+}
+
+// capturedWithPprof captures some work at the default sampler and wants
+// runtime/pprof to have taken it, the test log saying each of want.
+func capturedWithPprof(t *testing.T, want ...string) {
+	t.Helper()
 	r := &recT{}
 	p := Capture(r, func() { ownWork(20_000) }, MinSamples(20), MaxDuration(2*time.Second))
 	if p == nil {
@@ -81,16 +81,9 @@ func TestSamplerMisattributesFallsBack(t *testing.T) {
 	}
 	logs := strings.Join(r.logs, "\n")
 	t.Log(logs)
-	for _, want := range []string{"sampler: runtime/pprof at ", "the perf sampler (2,000 Hz) is not used: on this machine cpu-clock samples every 500µs disagree with the thread's CPU clock", "HOTBUDGET_SAMPLER=perf uses it anyway"} {
-		if !strings.Contains(logs, want) {
-			t.Errorf("the log lacks %q:\n%s", want, logs)
+	for _, w := range want {
+		if !strings.Contains(logs, w) {
+			t.Errorf("the log lacks %q:\n%s", w, logs)
 		}
-	}
-	p, err := CaptureProfile(func() { ownWork(20_000) }, Sampler("perf"), MinSamples(20), MaxDuration(2*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec, _, _ := meta.Get(p); rec.Sampler != samplerPerf {
-		t.Errorf("Sampler(\"perf\") on a misattributing machine: sampler %q, want perf", rec.Sampler)
 	}
 }

@@ -69,32 +69,9 @@ type studyResult struct {
 	Iters    int
 }
 
-// The workload. Every function is what a sample's innermost frame names;
-// studyGroup folds callees into the function the reference timed.
+// The workload is samplercheck's (ALU, CallsLeaf, Divide, Acc.Add) and a
+// pointer chase.
 var studySink uint64
-
-func studySquare(x uint64) uint64 { return x*x ^ x>>3 }
-
-//go:noinline
-func studyALU(n int) uint64 {
-	var s uint64
-	for i := range n {
-		s += studySquare(uint64(i) + s&7)
-	}
-	return s
-}
-
-//go:noinline
-func studyLeaf(x uint64) uint64 { return x*x + 1 }
-
-//go:noinline
-func studyCallsLeaf(n int) uint64 {
-	var s uint64
-	for i := range n {
-		s += studyLeaf(uint64(i) ^ s)
-	}
-	return s
-}
 
 // studyChain is a random cyclic permutation over 8 MiB: each step of
 // studyChase misses the first caches.
@@ -116,41 +93,13 @@ func studyChase(chain []uint32, n int, at uint32) uint32 {
 	return at
 }
 
-//go:noinline
-func studyDivide(n int) uint64 {
-	s := uint64(1<<63 - 25)
-	for i := range n {
-		s = s/uint64(i|3) + s%uint64(i|7) + uint64(1<<62)
-	}
-	return s
-}
-
-type studyAcc[T ~uint64] struct{ v T }
-
-//go:noinline
-func (a *studyAcc[T]) add(n int) {
-	for i := range n {
-		a.v += T(i*i) ^ a.v>>5
-	}
-}
-
 // studyGroup is the timed function a frame's function belongs to, "" for
 // the rest.
 func studyGroup(name string) string {
-	name = name[strings.LastIndexByte(name, '.')+1:]
-	switch name {
-	case "studyALU", "studySquare":
-		return "alu"
-	case "studyCallsLeaf", "studyLeaf":
-		return "callsleaf"
-	case "studyChase":
+	if strings.HasSuffix(name, ".studyChase") {
 		return "chase"
-	case "studyDivide":
-		return "divide"
-	case "add":
-		return "add"
 	}
-	return ""
+	return samplercheck.GroupOf(name)
 }
 
 func threadNanos() int64 {
@@ -243,14 +192,14 @@ func runStudy(c studyConfig) (*studyResult, error) {
 		res.Iters++
 		if c.Shape == "mix" {
 			var done sync.WaitGroup
-			a := &studyAcc[uint64]{}
+			a := &samplercheck.Acc{}
 			var d int64
 			done.Add(1)
 			go func() {
 				defer done.Done()
 				tid := unix.Gettid()
 				t0 := threadNanos()
-				a.add(nAdd)
+				a.Add(nAdd)
 				t1 := threadNanos()
 				if unix.Gettid() == tid {
 					d = t1 - t0
@@ -258,12 +207,12 @@ func runStudy(c studyConfig) (*studyResult, error) {
 			}()
 			done.Wait()
 			res.RefNanos["add"] += d
-			studySink += uint64(a.v)
+			studySink += a.V
 		}
-		timed("alu", func() { studySink += studyALU(nALU) })
-		timed("callsleaf", func() { studySink += studyCallsLeaf(nLeaf) })
+		timed("alu", func() { studySink += samplercheck.ALU(nALU) })
+		timed("callsleaf", func() { studySink += samplercheck.CallsLeaf(nLeaf) })
 		timed("chase", func() { at = studyChase(chain, nChase, at) })
-		timed("divide", func() { studySink += studyDivide(nDiv) })
+		timed("divide", func() { studySink += samplercheck.Divide(nDiv) })
 		if ev != nil {
 			if n, size := ev.Buffered(); n > size/2 {
 				drain()

@@ -5,7 +5,6 @@ package samplercheck
 import (
 	"errors"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -61,9 +60,9 @@ func check(period time.Duration) (*Result, error) {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		for n := range work {
-			var a acc
-			a.add(n)
-			back <- a.v
+			var a Acc
+			a.Add(n)
+			back <- a.V
 		}
 	}()
 	defer close(work)
@@ -91,9 +90,9 @@ func check(period time.Duration) (*Result, error) {
 	for threadCPU()-start < budget {
 		work <- 10000
 		sum += <-back
-		timed("alu", func() { sum += alu(20000) })
-		timed("callsleaf", func() { sum += callsLeaf(15000) })
-		timed("divide", func() { sum += divide(3000) })
+		timed("alu", func() { sum += ALU(20000) })
+		timed("callsleaf", func() { sum += CallsLeaf(15000) })
+		timed("divide", func() { sum += Divide(3000) })
 		if n, size := ev.Buffered(); n > size/2 {
 			drain()
 		}
@@ -113,8 +112,7 @@ func threadCPU() time.Duration {
 	return time.Duration(ts.Nano())
 }
 
-// groups maps the workload's functions to the group the reference times
-// them in; the cache is of program counters already seen.
+// groupPC caches the group of each program counter seen.
 var (
 	groupsMu sync.Mutex
 	groupPC  = map[uint64]string{}
@@ -128,17 +126,7 @@ func groupOf(pc uint64) string {
 	}
 	g := ""
 	if f := runtime.FuncForPC(uintptr(pc)); f != nil {
-		// FuncForPC names the innermost inlined function.
-		name := f.Name()
-		name = name[strings.LastIndexByte(name, '.')+1:]
-		switch name {
-		case "alu", "square":
-			g = "alu"
-		case "callsLeaf", "leaf":
-			g = "callsleaf"
-		case "divide":
-			g = "divide"
-		}
+		g = GroupOf(f.Name()) // FuncForPC names the innermost inlined function
 	}
 	groupPC[pc] = g
 	return g
