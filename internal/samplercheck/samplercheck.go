@@ -144,8 +144,14 @@ const Env = "HOTBUDGET_SAMPLER_CHECK"
 // machine: read from the user's cache directory when a process measured
 // it before (for this boot, this period), else measured now (about a
 // second of CPU time) and kept there. Processes of one test run share it;
-// a reboot, or another machine, measures again.
+// a reboot, or another machine, measures again. Under the race detector it
+// returns ErrRace.
 func Cached(period time.Duration) (*Result, error) {
+	if raceEnabled {
+		// Not even a result kept by a process without the race detector:
+		// under it the workload's reference is what the check cannot trust.
+		return nil, ErrRace
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if r, ok := memo[period]; ok {
