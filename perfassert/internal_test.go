@@ -396,11 +396,15 @@ func TestPerfCaptureTakesStartedGoroutinesOnly(t *testing.T) {
 	work, worker := loc("main.work"), loc("main.worker")
 	nanotime, mcall := loc("runtime.nanotime"), loc("runtime.mcall")
 	sys, system := loc("runtime.systemstack"), loc("runtime._System")
+	drain, markWorker, goexit := loc("runtime.gcDrain"), loc("runtime.gcBgMarkWorker"), loc("runtime.goexit")
 	stacks := map[string][]*profile.Location{
 		"started goroutine":  {work, worker},
 		"parking (mcall)":    {nanotime, mcall},
 		"on the systemstack": {sys},
 		"cut short":          {work, system},
+		// A GC mark worker the capturing goroutine started inherits its
+		// labels: the collector's work, not the function's.
+		"runtime's goroutine": {drain, markWorker, goexit},
 	}
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
@@ -422,6 +426,14 @@ func TestPerfCaptureTakesStartedGoroutinesOnly(t *testing.T) {
 	}
 	if r := s.byRun["1"]; r == nil || r.samples != 20 {
 		t.Errorf("run 1 counts %+v, want the started goroutine's 10ms as 20 perf samples", r)
+	}
+	// With runtime/pprof alone the runtime's goroutine is left out too.
+	s = &session{id: "1", fnName: "main.run", cfg: captureConfig{sampler: samplerPprof}}
+	splitRound(p, []*session{s})
+	for _, smp := range s.ps[0].Sample {
+		if name := smp.Location[len(smp.Location)-1].Line[0].Function.Name; name == "runtime.goexit" || name == "runtime.gcBgMarkWorker" {
+			t.Errorf("runtime/pprof capture kept the GC mark worker's sample")
+		}
 	}
 }
 

@@ -61,6 +61,15 @@ func splitRound(p *profile.Profile, active []*session) (sampled time.Duration, o
 		if !ok || len(locs) == 0 {
 			continue
 		}
+		if !underRun && systemGoroutine(locs) {
+			// A goroutine of the runtime's (a GC mark worker, the
+			// sweeper) that the capturing goroutine started, so that it
+			// inherited the capture's labels: its work is the
+			// collector's, which a capture leaves out. Seen once in 20
+			// suites beside two busy loops: its 10ms samples made a perf
+			// capture's profile claim runtime/pprof's period.
+			continue
+		}
 		if s.cfg.sampler == samplerPerf && (underRun || !wholeStack(locs)) {
 			// With the perf sampler, the capturing goroutine's samples
 			// come from its thread's perf event; those of goroutines
@@ -190,6 +199,23 @@ var schedulerRoot = map[string]bool{
 	"runtime.mcall": true, "runtime.systemstack": true, "runtime.morestack": true,
 	"runtime.mstart": true, "runtime.mstart0": true, "runtime.mstart1": true,
 	"runtime.rt0_go": true,
+}
+
+// systemGoroutine reports whether a goroutine's stack starts in the
+// runtime (runtime.gcBgMarkWorker, runtime.bgsweep...): the function's own
+// goroutines start in functions of their own.
+func systemGoroutine(locs []*profile.Location) bool {
+	for i := len(locs) - 1; i >= 0; i-- {
+		l := locs[i]
+		for j := len(l.Line) - 1; j >= 0; j-- {
+			f := l.Line[j].Function
+			if f == nil || f.Name == "runtime.goexit" {
+				continue
+			}
+			return strings.HasPrefix(f.Name, "runtime.") && !schedulerRoot[f.Name]
+		}
+	}
+	return false
 }
 
 // rootName is the outermost function of a stack.
