@@ -277,13 +277,30 @@ func goOut(ctx context.Context, dir string, args ...string) (string, error) {
 	return strings.TrimSpace(stdout.String()), nil
 }
 
+// goEnv is the environment of the go commands record runs: their work
+// directories (GOTMPDIR) go under record's own temporary directory, which
+// record removes when it stops, so that a go command stopped by a signal
+// before it could remove its own (SIGTERM as it starts) leaves nothing.
+func (r *recorder) goEnv() ([]string, error) {
+	dir := filepath.Join(r.tmp, "gotmp")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return append(os.Environ(), "GOTMPDIR="+dir), nil
+}
+
 // build lists the packages of one side and builds the test binary of each
 // package that has tests.
 func (r *recorder) build(ctx context.Context, s *recSide) error {
 	t0 := time.Now()
+	env, err := r.goEnv()
+	if err != nil {
+		return err
+	}
 	args := append([]string{"list", "-f", "{{.ImportPath}}\t{{.Dir}}\t{{len .TestGoFiles}}\t{{len .XTestGoFiles}}"}, r.o.pkgs...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	stopGroupOnCancel(cmd)
+	cmd.Env = env
 	cmd.Dir = s.dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -303,6 +320,7 @@ func (r *recorder) build(ctx context.Context, s *recSide) error {
 		b.path = filepath.Join(s.tmp, fmt.Sprintf("pkg%d.test", i))
 		cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", b.path, b.pkg)
 		stopGroupOnCancel(cmd)
+		cmd.Env = env
 		cmd.Dir = s.dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("building the tests of %s at %s %s failed: %v\n%s", b.pkg, s.name, s.rev, err, strings.TrimSpace(string(out)))
