@@ -107,7 +107,7 @@ func (ps *parser) build() (*profile.Profile, error) {
 	if len(b.mismatch) > 0 {
 		var names []string
 		for id := range b.mismatch {
-			names = append(names, ps.nodes[id].fn)
+			names = append(names, ps.nodes[id].display())
 		}
 		sort.Strings(names)
 		more := ""
@@ -159,7 +159,9 @@ func (b *builder) graphOf(g *group) *graph {
 	}
 	called := slices.Clone(gr.inArc)
 	for a, k := range g.inlOf {
-		if called[k.from] && !called[k.to] {
+		// In address mode the code inlined into a function is its
+		// callee whether or not anybody calls the function.
+		if (called[k.from] || ps.addr != nil) && !called[k.to] {
 			add(k.from, k.to, g.inlC[a*nev:(a+1)*nev])
 		}
 	}
@@ -474,14 +476,15 @@ func (b *builder) location(id int32) *profile.Location {
 		return l
 	}
 	nd := b.ps.nodes[id]
-	k := [2]string{nd.file, nd.fn}
+	name := nd.display()
+	k := [2]string{nd.file, name}
 	f, ok := b.funcs[k]
 	if !ok {
 		file := nd.file
 		if file == "???" {
 			file = ""
 		}
-		f = &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: nd.fn, SystemName: nd.fn, Filename: file}
+		f = &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: name, SystemName: name, Filename: file}
 		b.funcs[k] = f
 		b.p.Function = append(b.p.Function, f)
 	}

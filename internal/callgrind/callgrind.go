@@ -95,6 +95,20 @@ const (
 type node struct {
 	file, fn string
 	obj      string // the object of its first fn= (or cob=) line
+	// Of ParseByAddress's nodes of functions its symbolizer named: the
+	// innermost function's name (fn is the chain's key), the name of the
+	// compiled function the code is in, and the node of the chain one
+	// frame shorter (-1: none).
+	name, phys string
+	parent     int32
+}
+
+// display is the name of the function of node n.
+func (n node) display() string {
+	if n.name != "" {
+		return n.name
+	}
+	return n.fn
 }
 
 type arcKey struct{ from, to int32 }
@@ -151,6 +165,8 @@ type parser struct {
 	pid, cmd, creator string
 	partSelf          []int64 // self cost of the current part, for totals:
 	parts             int
+
+	addr *addrMode // ParseByAddress's state; nil for Parse
 }
 
 // Parse reads a callgrind output file into a profile with one sample type
@@ -209,7 +225,12 @@ type parser struct {
 // are calls (callgrind_annotate, which reads one part, takes their cost as
 // the caller's self cost).
 func Parse(r io.Reader, o pbuild.Options) (*profile.Profile, error) {
+	return parse(r, o, nil)
+}
+
+func parse(r io.Reader, o pbuild.Options, am *addrMode) (*profile.Profile, error) {
 	ps := &parser{
+		addr:    am,
 		meter:   o.Meter,
 		nodeOf:  make(map[[2]string]int32),
 		intern:  make(map[string]string),

@@ -124,9 +124,15 @@ func (ps *parser) header(key, val string) error {
 		ps.pos = ps.pos[:0]
 	case "positions":
 		n := 0
+		if ps.addr != nil {
+			ps.addr.instr = -1
+		}
 		for _, w := range strings.Fields(val) {
 			switch w {
 			case "line", "instr", "addr", "bb":
+				if ps.addr != nil && w == "instr" {
+					ps.addr.instr = n
+				}
 				n++
 			default:
 				return fmt.Errorf("positions: %q: unknown subposition %q (want instr, line)", val, w)
@@ -274,7 +280,7 @@ func (ps *parser) nodeID(file, fn, obj string) int32 {
 		return id
 	}
 	id := int32(len(ps.nodes))
-	ps.nodes = append(ps.nodes, node{file: file, fn: fn, obj: obj})
+	ps.nodes = append(ps.nodes, node{file: file, fn: fn, obj: obj, parent: -1})
 	ps.nodeOf[k] = id
 	if ps.meter != nil {
 		ps.meter.Add(membudget.Function, 1, membudget.CostFunction+membudget.CostLocation+membudget.CostLine+96)
@@ -358,6 +364,11 @@ func (ps *parser) spec(key string, val []byte) error {
 		if err := ps.positions(f[1:], false); err != nil {
 			return fmt.Errorf("calls=: target %w", err)
 		}
+		if ps.addr != nil {
+			if err := ps.callTarget(f[1:]); err != nil {
+				return err
+			}
+		}
 		ps.calls, ps.callsLine = n, ps.line
 	case "jump", "jcnd":
 		// Jumps (--collect-jumps=yes) carry no cost.
@@ -389,29 +400,9 @@ func (ps *parser) positions(f []string, move bool) error {
 		return fmt.Errorf("position: %d subpositions, want %d", len(f), ps.npos)
 	}
 	for i := 0; i < ps.npos && i < len(f); i++ {
-		s := f[i]
-		var base int64
-		if i < len(ps.pos) {
-			base = ps.pos[i]
-		}
-		var v int64
-		switch {
-		case s == "*":
-			v = base
-		case s[0] == '+' || s[0] == '-':
-			d, err := parseNumber(s[1:])
-			if err != nil {
-				return fmt.Errorf("position %q is not a number", s)
-			}
-			if s[0] == '-' {
-				d = -d
-			}
-			v = base + d
-		default:
-			var err error
-			if v, err = parseNumber(s); err != nil {
-				return fmt.Errorf("position %q is not a number", s)
-			}
+		v, err := ps.subposition(i, f[i])
+		if err != nil {
+			return err
 		}
 		if move {
 			if i < len(ps.pos) {
@@ -422,6 +413,33 @@ func (ps *parser) positions(f []string, move bool) error {
 		}
 	}
 	return nil
+}
+
+// subposition reads subposition i, s, absolute or relative to the last
+// cost line's.
+func (ps *parser) subposition(i int, s string) (int64, error) {
+	var base int64
+	if i < len(ps.pos) {
+		base = ps.pos[i]
+	}
+	switch {
+	case s == "*":
+		return base, nil
+	case s[0] == '+' || s[0] == '-':
+		d, err := parseNumber(s[1:])
+		if err != nil {
+			return 0, fmt.Errorf("position %q is not a number", s)
+		}
+		if s[0] == '-' {
+			d = -d
+		}
+		return base + d, nil
+	}
+	v, err := parseNumber(s)
+	if err != nil {
+		return 0, fmt.Errorf("position %q is not a number", s)
+	}
+	return v, nil
 }
 
 func (ps *parser) costLine(line []byte) error {
@@ -459,54 +477,84 @@ func (ps *parser) costLine(line []byte) error {
 		ps.setGroup("")
 	}
 	g := ps.g
-	if ps.calls >= 0 {
+	call := ps.calls >= 0
+	ps.calls = -1
+	if ps.addr != nil {
+		if !call {
+			if err := addTo(ps.partSelf, ps.costs); err != nil {
+				return fmt.Errorf("the total cost: %w", err)
+			}
+		}
+		return ps.addrCost(g, call)
+	}
+	if call {
 		// The inclusive cost of a call. calls=0 is a call counted in an
 		// earlier part and still running when this part was dumped: its
 		// cost is the call's (callgrind_annotate, which reads one part,
 		// takes it as self cost).
-		ps.calls = -1
-		k := arcKey{ps.cur, ps.callee}
-		a, ok := g.arcs[k]
-		if !ok {
-			a = int32(len(g.arcOf))
-			g.arcs[k] = a
-			g.arcOf = append(g.arcOf, k)
-			g.arcC = append(g.arcC, make([]int64, ps.nev)...)
-			if ps.meter != nil {
-				ps.meter.Add(membudget.Other, 1, 64+16*int64(ps.nev))
-			}
-		}
-		if err := addTo(g.arcC[int(a)*ps.nev:], ps.costs); err != nil {
-			return fmt.Errorf("the calls from %s to %s: %w", ps.nodes[ps.cur].fn, ps.nodes[ps.callee].fn, err)
+		if err := ps.addArc(g, arcKey{ps.cur, ps.callee}); err != nil {
+			return err
 		}
 	} else {
-		need := (len(ps.nodes)) * ps.nev
-		if len(g.self) < need {
-			if ps.meter != nil {
-				ps.meter.Add(membudget.Value, int64(need-len(g.self)), 8*int64(need-len(g.self)))
-			}
-			g.self = append(g.self, make([]int64, need-len(g.self))...)
-		}
-		if err := addTo(g.self[int(ps.cur)*ps.nev:], ps.costs); err != nil {
-			return fmt.Errorf("the self cost of %s: %w", ps.nodes[ps.cur].fn, err)
+		if err := ps.addSelf(g, ps.cur); err != nil {
+			return err
 		}
 		if err := addTo(ps.partSelf, ps.costs); err != nil {
 			return fmt.Errorf("the total cost: %w", err)
 		}
-		g.hasSelf = true
 	}
 	if ps.cur != ps.main {
-		k := arcKey{ps.main, ps.cur}
-		a, ok := g.inline[k]
-		if !ok {
-			a = int32(len(g.inlOf))
-			g.inline[k] = a
-			g.inlOf = append(g.inlOf, k)
-			g.inlC = append(g.inlC, make([]int64, ps.nev)...)
+		return ps.addInline(g, arcKey{ps.main, ps.cur})
+	}
+	return nil
+}
+
+// addArc adds the line's costs to the calls of arc k.
+func (ps *parser) addArc(g *group, k arcKey) error {
+	a, ok := g.arcs[k]
+	if !ok {
+		a = int32(len(g.arcOf))
+		g.arcs[k] = a
+		g.arcOf = append(g.arcOf, k)
+		g.arcC = append(g.arcC, make([]int64, ps.nev)...)
+		if ps.meter != nil {
+			ps.meter.Add(membudget.Other, 1, 64+16*int64(ps.nev))
 		}
-		if err := addTo(g.inlC[int(a)*ps.nev:], ps.costs); err != nil {
-			return fmt.Errorf("the cost of %s in %s: %w", ps.nodes[ps.cur].fn, ps.nodes[ps.cur].file, err)
+	}
+	if err := addTo(g.arcC[int(a)*ps.nev:], ps.costs); err != nil {
+		return fmt.Errorf("the calls from %s to %s: %w", ps.nodes[k.from].display(), ps.nodes[k.to].display(), err)
+	}
+	return nil
+}
+
+// addSelf adds the line's costs to the self cost of node n.
+func (ps *parser) addSelf(g *group, n int32) error {
+	need := (len(ps.nodes)) * ps.nev
+	if len(g.self) < need {
+		if ps.meter != nil {
+			ps.meter.Add(membudget.Value, int64(need-len(g.self)), 8*int64(need-len(g.self)))
 		}
+		g.self = append(g.self, make([]int64, need-len(g.self))...)
+	}
+	if err := addTo(g.self[int(n)*ps.nev:], ps.costs); err != nil {
+		return fmt.Errorf("the self cost of %s: %w", ps.nodes[n].display(), err)
+	}
+	g.hasSelf = true
+	return nil
+}
+
+// addInline adds the line's costs to the cost of code k.to within code
+// k.from (see group.inline).
+func (ps *parser) addInline(g *group, k arcKey) error {
+	a, ok := g.inline[k]
+	if !ok {
+		a = int32(len(g.inlOf))
+		g.inline[k] = a
+		g.inlOf = append(g.inlOf, k)
+		g.inlC = append(g.inlC, make([]int64, ps.nev)...)
+	}
+	if err := addTo(g.inlC[int(a)*ps.nev:], ps.costs); err != nil {
+		return fmt.Errorf("the cost of %s in %s: %w", ps.nodes[k.to].display(), ps.nodes[k.to].file, err)
 	}
 	return nil
 }

@@ -11,9 +11,13 @@ import (
 // written and read here and nowhere else (a test in this package fails when
 // another file spells one of the prefixes).
 const (
-	// exactComment marks a profile whose values are measured durations,
-	// not samples.
-	exactComment = "hotbudget: exact durations (not sampled)"
+	// exactComment marks a profile whose values are measured, not
+	// samples: durations (a trace's regions) or counts (callgrind's
+	// instructions).
+	exactComment = "hotbudget: exact values (not sampled)"
+	// legacyExact is exactComment as profiles written before counts
+	// were exact too say it.
+	legacyExact = "hotbudget: exact durations (not sampled)"
 	// warningPrefix starts every loader warning.
 	warningPrefix = "hotbudget warning: "
 	// formatPrefix starts the comment that names the input format.
@@ -32,11 +36,11 @@ const (
 // Prefixes returns the starts of every comment this package writes or
 // reads, for the test that keeps other code from spelling them.
 func Prefixes() []string {
-	return []string{CommentPrefix, legacyPrefix, exactComment, warningPrefix, formatPrefix, allocPrefix, legacyAllocPrefix, legacyName, legacyBuild, legacyIterations}
+	return []string{CommentPrefix, legacyPrefix, exactComment, legacyExact, warningPrefix, formatPrefix, allocPrefix, legacyAllocPrefix, legacyName, legacyBuild, legacyIterations}
 }
 
 // MarkExact returns comments with the mark of a profile whose values are
-// measured durations rather than samples (IsExact), added once.
+// measured durations or counts rather than samples (IsExact), added once.
 func MarkExact(comments []string) []string {
 	if IsExact(comments) {
 		return comments
@@ -45,7 +49,9 @@ func MarkExact(comments []string) []string {
 }
 
 // IsExact reports whether comments carry the mark MarkExact adds.
-func IsExact(comments []string) bool { return slices.Contains(comments, exactComment) }
+func IsExact(comments []string) bool {
+	return slices.Contains(comments, exactComment) || slices.Contains(comments, legacyExact)
+}
 
 // AppendWarning returns comments with the loader warning w added.
 func AppendWarning(comments []string, w string) []string {

@@ -102,6 +102,15 @@ type Record struct {
 	// absolute times read low, shares are unaffected.
 	SampledNanos int64 `json:"sampled_ns,omitempty"`
 	UsedNanos    int64 `json:"used_ns,omitempty"`
+	// Instrument names what counted an exact capture's values, as
+	// "callgrind valgrind-3.19.0" (perfassert.Instructions); "" for
+	// sampled profiles.
+	Instrument string `json:"instrument,omitempty"`
+	// Depends lists what an exact capture's counts depend on besides the
+	// code: the Go version, platform and GOAMD64 level, the instrument's
+	// version and the module's dependencies, by name. Two captures whose
+	// Depends differ count different programs.
+	Depends map[string]string `json:"depends,omitempty"`
 	// Runs are the runs the profile holds, in order. A profile with one run
 	// may leave Label empty; with several, every sample carries LabelRun
 	// with one of the labels.
