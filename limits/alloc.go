@@ -75,12 +75,23 @@ func (r *Result) unit() string {
 // a number of objects.
 func (r *Result) fmtValue(v time.Duration) string { return textfmt.Value(r.unit(), float64(v)) }
 
+// fmtMeasured is fmtValue with the unit of a count: "1200 instructions".
+func (r *Result) fmtMeasured(v time.Duration) string {
+	if r.Selection.SampleType == InstructionsType && r.unit() == analysis.UnitCount {
+		return textfmt.Count(float64(v)) + " instructions"
+	}
+	return r.fmtValue(v)
+}
+
 // noun is what the result's values are, for "top functions by self time".
 func (r *Result) noun() string {
 	switch r.unit() {
 	case analysis.UnitBytes:
 		return "bytes"
 	case analysis.UnitCount:
+		if r.Selection.SampleType == InstructionsType {
+			return "instructions"
+		}
 		return "allocations"
 	}
 	return "time"

@@ -161,14 +161,32 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 		}
 		c.sel.SampleType = st
 	}
+	instr := limit.Quantity.isInstr()
+	if c.sel.SampleType == "" && !alloc && countsInstructions(ck.pooled) {
+		c.sel.SampleType = InstructionsType
+	}
+	if instr && c.sel.SampleType == "" {
+		st, err := instrSampleType(ck.pooled, limit.Quantity)
+		if err != nil {
+			return nil, err
+		}
+		c.sel.SampleType = st
+	}
 	t, err := ck.table(c.sel)
 	if err != nil {
 		return nil, err
 	}
+	// Shares of counted instructions are shares of the program's
+	// instructions.
+	instrShare := limit.Quantity.isShare() && c.sel.SampleType == InstructionsType && t.Unit == analysis.UnitCount
 	switch {
 	case alloc && t.Unit != limit.Quantity.allocUnit():
 		return nil, fmt.Errorf("perfassert: a limit on %s needs a sample type of %s; %s is %s", limit.Quantity, limit.Quantity.allocUnit(), t.SampleType, t.Unit)
-	case !alloc && t.Unit != analysis.UnitTime:
+	case instr && t.Unit != analysis.UnitCount:
+		return nil, fmt.Errorf("perfassert: a limit on %s needs counted instructions; %s is %s", limit.Quantity, t.SampleType, t.Unit)
+	case !alloc && !instr && !instrShare && t.Unit != analysis.UnitTime && countsInstructions(ck.pooled):
+		return nil, fmt.Errorf("perfassert: %w: the profile counts instructions (%s); bound them with MaxSelfInstructions or MaxTotalInstructions, or their shares", analysis.ErrNotTime, t.SampleType)
+	case !alloc && !instr && !instrShare && t.Unit != analysis.UnitTime:
 		return nil, fmt.Errorf("perfassert: %w: %s (%s); bound allocations with MaxAllocs or MaxAllocBytes", analysis.ErrNotTime, t.SampleType, t.Unit)
 	}
 	// No time, no verdict: an empty profile, or a selection that leaves
@@ -269,8 +287,8 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 	}
 	if limit.Quantity.isShare() {
 		r.Passed = r.Share <= limit.Share
-	} else if alloc {
-		// Allocations do not depend on the race detector or the machine.
+	} else if alloc || instr {
+		// Counts do not depend on the race detector or the machine.
 		// Compared before Time rounds them to whole objects or bytes:
 		// 1.5 allocations per run exceed a limit of 1.
 		per := float64(n)

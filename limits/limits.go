@@ -45,7 +45,7 @@ const (
 
 func (q Quantity) isShare() bool { return q == SelfShare || q == TotalShare }
 func (q Quantity) isSelf() bool {
-	return q == SelfTime || q == SelfShare || q == SelfAllocs || q == SelfAllocBytes
+	return q == SelfTime || q == SelfShare || q == SelfAllocs || q == SelfAllocBytes || q == SelfInstructions
 }
 
 // CheckName is the perfassert assertion that bounds q ("MaxSelfTime"), as
@@ -68,13 +68,17 @@ func (q Quantity) CheckName() string {
 		return "MaxAllocBytes"
 	case TotalAllocBytes:
 		return "MaxTotalAllocBytes"
+	case SelfInstructions:
+		return "MaxSelfInstructions"
+	case TotalInstructions:
+		return "MaxTotalInstructions"
 	}
 	return "Check"
 }
 
 // Limit is an upper bound on one quantity: Time for SelfTime and TotalTime,
-// Share (0..1) for SelfShare and TotalShare, Count (objects or bytes) for
-// the allocation quantities.
+// Share (0..1) for SelfShare and TotalShare, Count for the allocation
+// quantities (objects or bytes) and the instruction quantities.
 type Limit struct {
 	Quantity Quantity
 	Time     time.Duration
@@ -92,7 +96,7 @@ func (l Limit) validate() error {
 		if !(l.Share >= 0 && l.Share <= 1) {
 			return fmt.Errorf("perfassert: %s limit %v is not a share in [0,1]", l.Quantity, l.Share)
 		}
-	case SelfAllocs, TotalAllocs, SelfAllocBytes, TotalAllocBytes:
+	case SelfAllocs, TotalAllocs, SelfAllocBytes, TotalAllocBytes, SelfInstructions, TotalInstructions:
 		if l.Count < 0 {
 			return fmt.Errorf("perfassert: negative %s limit %d", l.Quantity, l.Count)
 		}
@@ -102,11 +106,14 @@ func (l Limit) validate() error {
 	return nil
 }
 
-// String is the bound with its unit: "50ms", "30.00%", "12 objects" or
-// "1.50KiB".
+// String is the bound with its unit: "50ms", "30.00%", "12 objects",
+// "1.50KiB" or "1200 instructions".
 func (l Limit) String() string {
 	if l.Quantity.isShare() {
 		return textfmt.Percent(l.Share)
+	}
+	if l.Quantity.isInstr() {
+		return textfmt.Count(float64(l.Count)) + " instructions"
 	}
 	if l.Quantity.isAlloc() {
 		if l.Quantity.allocUnit() == analysis.UnitBytes {

@@ -2,6 +2,7 @@ package limits
 
 import (
 	"fmt"
+	"github.com/hotbudget/hotbudget/analysis"
 	"strings"
 	"time"
 
@@ -113,17 +114,17 @@ func (r *Result) headline() string {
 	if r.Iterations > 0 {
 		perWork = " per " + r.workWord()
 	}
-	fmt.Fprintf(&b, "%s %s %s%s (", name, r.Limit.Quantity.metric(), r.fmtValue(r.Time), perWork)
+	fmt.Fprintf(&b, "%s %s %s%s (", name, r.metric(), r.fmtMeasured(r.Time), perWork)
 	switch {
 	case r.Iterations > 0:
-		fmt.Fprintf(&b, "%s of %s total over %d %ss", textfmt.Percent(r.Share), r.fmtValue(r.Total), r.Iterations, r.workWord())
+		fmt.Fprintf(&b, "%s of %s total over %d %ss", textfmt.Percent(r.Share), r.fmtMeasured(r.Total), r.Iterations, r.workWord())
 		if r.Profiles > 1 {
 			fmt.Fprintf(&b, " in %d profiles", r.Profiles)
 		}
 	case r.Profiles > 1:
 		fmt.Fprintf(&b, "mean of %d profiles: %s of %s total", r.Profiles, textfmt.Percent(r.Share), r.fmtValue(r.Total/n))
 	default:
-		fmt.Fprintf(&b, "%s of %s total", textfmt.Percent(r.Share), r.fmtValue(r.Total))
+		fmt.Fprintf(&b, "%s of %s total", textfmt.Percent(r.Share), r.fmtMeasured(r.Total))
 	}
 	switch {
 	case r.Exact:
@@ -166,7 +167,7 @@ func (r *Result) used() float64 {
 		}
 		return r.Share / r.Limit.Share
 	}
-	if r.Limit.Quantity.isAlloc() {
+	if r.Limit.Quantity.isCount() {
 		if r.Limit.Count == 0 {
 			return 0
 		}
@@ -178,9 +179,20 @@ func (r *Result) used() float64 {
 	return float64(r.Time) / float64(r.Limit.Time)
 }
 
+// metric is the word for the measured value in failure text.
+func (r *Result) metric() string {
+	if r.Selection.SampleType == InstructionsType && r.unit() == analysis.UnitCount {
+		if r.Limit.Quantity.isSelf() {
+			return "self count"
+		}
+		return "total count"
+	}
+	return r.Limit.Quantity.metric()
+}
+
 // metric is the word for the measured time in failure text.
 func (q Quantity) metric() string {
-	if q.isAlloc() {
+	if q.isCount() {
 		return string(q)
 	}
 	if q.isSelf() {

@@ -38,6 +38,7 @@ type captureConfig struct {
 	hzSet, minSamplesSet, precisionSet, maxDurationSet, samplerSet bool
 
 	noAllocs bool // NoAllocs: no allocation phase
+	exact    bool // Instructions: count instructions under callgrind
 
 	sampler string // samplerPerf or samplerPprof once resolved
 	refused error  // why perf events were not used, when they were not asked against
@@ -261,6 +262,12 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	if fn == nil {
 		return nil, nil, errors.New("perfassert: Capture of a nil function")
 	}
+	if c.exact {
+		return nil, nil, errors.New("perfassert: Instructions counts in a child process of the test binary: use Capture, with the test's *testing.T")
+	}
+	if _, _, ok := exactChild(); ok {
+		return nil, nil, errNotCounted // time is not measured under valgrind
+	}
 	if err := resolveSampler(&c); err != nil {
 		return nil, nil, err
 	}
@@ -448,7 +455,14 @@ func Capture(t TestingT, fn func(), opts ...CaptureOption) *profile.Profile {
 	if n, ok := t.(namer); ok {
 		name = "capture of " + n.Name()
 	}
-	p, st, err := captureProfile(fn, append([]CaptureOption{CaptureName(name)}, opts...))
+	opts = append([]CaptureOption{CaptureName(name)}, opts...)
+	if exactAsked(opts) {
+		return captureInstructions(t, fn, opts)
+	}
+	p, st, err := captureProfile(fn, opts)
+	if errors.Is(err, errNotCounted) {
+		return nil // a child process counting another capture of the test
+	}
 	if err != nil {
 		if errors.Is(err, ErrProfilerBusy) {
 			if s, ok := t.(interface{ Skipf(string, ...any) }); ok {

@@ -210,3 +210,17 @@ func ExampleChecker() {
 	// 2 functions matching regexp "^main\\.(parse|render)$" total time 1s (mean of 2 profiles: 100.00% of 1s total, 2000 samples in all), want at most 600ms
 	// main.render (worst of 2 functions matching regexp "^main\\.(parse|render)$") total time 600ms (mean of 2 profiles: 60.00% of 1s total, 1200 samples in all), within 600ms (100.00% of the limit)
 }
+
+// A test that counts instructions instead of sampling time: its baseline,
+// committed with the code, holds on any runner with the same Go and
+// valgrind (the test is skipped, saying why, where valgrind is missing).
+func ExampleInstructions() {
+	test := func(t *testing.T) {
+		var s string
+		p := perfassert.Capture(t, func() { s = strings.Repeat("ab", 1000) }, perfassert.Instructions())
+		perfassert.MaxSelfInstructions(t, p, "strings.Repeat", 50_000, perfassert.PerIteration())
+		perfassert.MatchBaseline(t, "testdata/repeat.instructions.pb.gz", p)
+		_ = s
+	}
+	_ = test
+}

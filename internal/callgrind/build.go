@@ -159,9 +159,9 @@ func (b *builder) graphOf(g *group) *graph {
 	}
 	called := slices.Clone(gr.inArc)
 	for a, k := range g.inlOf {
-		// In address mode the code inlined into a function is its
-		// callee whether or not anybody calls the function.
-		if (called[k.from] || ps.addr != nil) && !called[k.to] {
+		// In address mode the code inlined into a function, or jumped to
+		// from it, is its callee whoever else calls either.
+		if ps.addr != nil || called[k.from] && !called[k.to] {
 			add(k.from, k.to, g.inlC[a*nev:(a+1)*nev])
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -46,7 +47,7 @@ func ParseByAddress(r io.Reader, o pbuild.Options, sym Symbolizer) (*profile.Pro
 	if sym == nil {
 		return nil, errors.New("callgrind: ParseByAddress without a symbolizer")
 	}
-	return parse(r, o, &addrMode{sym: sym, nodeAt: map[uint64]int32{}, instr: -1})
+	return parse(r, o, &addrMode{sym: sym, nodeAt: map[uint64]int32{}, instr: -1, target: -1, block: -1})
 }
 
 // addrMode is the state of ParseByAddress.
@@ -55,7 +56,11 @@ type addrMode struct {
 	nodeAt map[uint64]int32 // by address; -1: unknown to sym
 	instr  int              // index of the instr subposition; -1: none
 	target int32            // node of the pending calls= line's target; -1: none
-	chain  []int32          // scratch: the nodes of one address's frames
+	// block is the node of the compiled function the current fn= block
+	// is callgrind's function for (-1: not known yet): code of another
+	// function in the block was jumped to, not called, and is that
+	// function's callee.
+	block int32
 }
 
 // chainKey is the fn of the node of a chain of frames: their names joined
@@ -106,6 +111,19 @@ func (ps *parser) addrCost(g *group, call bool) error {
 			n = id
 		}
 	}
+	if n >= 0 && ps.nodes[n].phys != "" {
+		root := n
+		for ps.nodes[root].parent >= 0 {
+			root = ps.nodes[root].parent
+		}
+		if am.block < 0 {
+			am.block = root
+		} else if am.block != root && ps.nodes[am.block].phys != ps.nodes[root].phys {
+			if err := ps.addInline(g, arcKey{am.block, root}); err != nil {
+				return err
+			}
+		}
+	}
 	if call {
 		to := am.target
 		if to < 0 {
@@ -127,6 +145,22 @@ func (ps *parser) addrCost(g *group, call bool) error {
 		}
 	}
 	return nil
+}
+
+// blockStart notes the function of an fn= line: callgrind names a function
+// of a binary without symbols by an address in it ("0x00000000004dd960");
+// other names leave it to the block's first cost line.
+func (ps *parser) blockStart(name string) {
+	am := ps.addr
+	am.block = -1
+	if v, err := strconv.ParseUint(strings.TrimPrefix(name, "0x"), 16, 64); err == nil && strings.HasPrefix(name, "0x") {
+		if id := ps.addrNode(v); id >= 0 {
+			for ps.nodes[id].parent >= 0 {
+				id = ps.nodes[id].parent
+			}
+			am.block = id
+		}
+	}
 }
 
 // callTarget notes the node of a calls= line's target address, f its

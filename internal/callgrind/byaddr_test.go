@@ -17,7 +17,8 @@ import (
 // --compress-pos=no): F's code at 0x1000-0x1013 with g inlined at
 // 0x1004-0x100b, whose call at 0x1008 calls H twice; a jump callgrind took
 // for a call from F's 0x100c into F's own 0x1010; H at 0x2000; and code
-// at 0x9000 the symbolizer does not know.
+// at 0x9000 the symbolizer does not know; and J's code at 0x3000, which
+// F jumped to (a tail call callgrind kept in F's block).
 const byAddrDump = `# callgrind format
 version: 1
 creator: callgrind-3.19.0
@@ -32,6 +33,7 @@ cfn=0x0000000000002000
 calls=2 0x2000 0
 0x1008 0 100
 0x100c 0 3
+0x3000 0 6
 cfn=0x0000000000001010
 calls=1 0x1010 0
 0x100c 0 7
@@ -50,6 +52,8 @@ fn=0x0000000000009000
 func byAddrSym(addr uint64) ([]Frame, bool) {
 	F, g, H := Frame{"m.F", "f.go"}, Frame{"m.g", "g.go"}, Frame{"m.H", "h.go"}
 	switch {
+	case addr == 0x3000:
+		return []Frame{{"m.J", "j.go"}}, true
 	case addr >= 0x1004 && addr < 0x100c:
 		return []Frame{F, g}, true
 	case addr >= 0x1000 && addr < 0x1014:
@@ -78,8 +82,9 @@ func stacksOf(p *profile.Profile) []string {
 
 // TestParseByAddress checks the address mode against the costs worked out
 // by hand: self by the innermost function at each address, the inlined g
-// a callee of F that makes F's calls to H, the jump within F left out, and
-// the unknown code named as callgrind named it.
+// a callee of F that makes F's calls to H, the jump within F left out, the
+// code F jumped to its callee, and the unknown code named as callgrind
+// named it.
 func TestParseByAddress(t *testing.T) {
 	p, err := ParseByAddress(strings.NewReader(byAddrDump), pbuild.Options{}, byAddrSym)
 	if err != nil {
@@ -90,6 +95,7 @@ func TestParseByAddress(t *testing.T) {
 		"0x0000000000009000 4",
 		"m.F 20",          // 10 + 3 at F's addresses, 7 at 0x1010
 		"m.H;m.g;m.F 100", // g's call, inclusive
+		"m.J;m.F 6",       // jumped to from F
 		"m.g;m.F 5",
 	}
 	if got := stacksOf(p); !slices.Equal(got, want) {

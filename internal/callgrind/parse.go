@@ -323,6 +323,9 @@ func (ps *parser) spec(key string, val []byte) error {
 		ps.fn = s
 		ps.cur = ps.nodeID(ps.file, ps.fn, ps.obj)
 		ps.main = ps.cur
+		if ps.addr != nil {
+			ps.blockStart(s)
+		}
 	case "cfi", "cfl":
 		s, err := ps.name(tabFile, val)
 		if err != nil {

@@ -1,0 +1,259 @@
+package diff
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
+)
+
+// Exact counts (perfassert.Instructions): nothing in them is sampled, so
+// they are judged without statistics. A function's count per iteration
+// repeats across processes to a few instructions in a million, except where
+// its work depends on the per-process random hash seed (map lookups,
+// hashing, memequal: up to 3% of themselves) or on the wall clock (the
+// runtime's monitor thread). A baseline recorded in several processes shows
+// each function's own spread; a function is changed when its count moved
+// beyond that spread and beyond a minimum.
+const (
+	// CountTolerance is the smallest change of a function's count, as a
+	// fraction of its baseline count, that is a verdict: 0.5%. Counts of
+	// functions whose work does not depend on the hash seed repeated
+	// across 10 processes to within 0.0022% of themselves (median
+	// 0.0003%), so 0.5% is two hundred times that, and a quarter of the
+	// smallest slowdown a golden baseline is asked to catch (2% of a
+	// function).
+	CountTolerance = 0.005
+	// CountFloor is the smallest change, as a fraction of the whole
+	// program's count per iteration, that is a verdict: 0.01%, so that a
+	// function of a few instructions that gains one is not a regression
+	// of the program. A function holding 3% of the count made 2% slower
+	// moves 0.06%.
+	CountFloor = 0.0001
+)
+
+// CountRow is one function's counts per iteration on both sides.
+type CountRow struct {
+	Name string `json:"name"`
+	// Base and Head are the function's self count per iteration in each
+	// process of each side (0 where it did not run).
+	Base []float64 `json:"base"`
+	Head []float64 `json:"head"`
+	// Allowed is how far the head's count may move from the baseline's
+	// range without a verdict: the larger of the baseline's own spread,
+	// CountTolerance of its count, and CountFloor of the program's.
+	Allowed float64 `json:"allowed"`
+	// Change is the head's median count minus the baseline's median.
+	Change  float64 `json:"change"`
+	Verdict Verdict `json:"verdict"`
+}
+
+// CountReport is the exact comparison of two sides of counts
+// (CompareCounts).
+type CountReport struct {
+	// Event is what was counted ("instructions").
+	Event string `json:"event"`
+	// BaseProcesses and HeadProcesses are how many processes each side
+	// holds.
+	BaseProcesses int `json:"base_processes"`
+	HeadProcesses int `json:"head_processes"`
+	// BaseTotal and HeadTotal are the median whole count per iteration
+	// of each side: shown, not judged (it holds the runtime's monitor
+	// thread, whose count follows the wall clock).
+	BaseTotal float64 `json:"base_total"`
+	HeadTotal float64 `json:"head_total"`
+	// Judged is how many functions were judged.
+	Judged int `json:"judged"`
+	// Rows are the judged functions whose count changed (a verdict other
+	// than Unchanged), the largest change first.
+	Rows []CountRow `json:"rows"`
+}
+
+// Failed reports whether a judged function regressed or is new.
+func (r *CountReport) Failed() bool {
+	for _, row := range r.Rows {
+		if row.Verdict == Regressed || row.Verdict == New {
+			return true
+		}
+	}
+	return false
+}
+
+// CompareCounts judges the exact counts of head against base, function by
+// function (self count per iteration), for the functions judge accepts
+// (nil: all). Each side may hold several processes (meta.MergeProcesses);
+// a function is Regressed (or New) when its head median exceeds the
+// baseline's largest value by more than the allowed change, Improved (or
+// Gone) when it falls below the smallest by as much. Both profiles must be
+// exact counts of the same event with iterations recorded.
+func CompareCounts(base, head *profile.Profile, judge func(name string) bool) (*CountReport, error) {
+	bs, event, err := countSide("baseline", base, "")
+	if err != nil {
+		return nil, err
+	}
+	hs, _, err := countSide("current", head, event)
+	if err != nil {
+		return nil, err
+	}
+	rep := &CountReport{Event: event, BaseProcesses: len(bs), HeadProcesses: len(hs)}
+	rep.BaseTotal = median(totals(bs))
+	rep.HeadTotal = median(totals(hs))
+	names := map[string]bool{}
+	for _, side := range [][]countProcess{bs, hs} {
+		for _, p := range side {
+			for name := range p.self {
+				names[name] = true
+			}
+		}
+	}
+	for name := range names {
+		if judge != nil && !judge(name) {
+			continue
+		}
+		rep.Judged++
+		row := CountRow{Name: name}
+		for _, p := range bs {
+			row.Base = append(row.Base, p.self[name])
+		}
+		for _, p := range hs {
+			row.Head = append(row.Head, p.self[name])
+		}
+		lo, hi := slices.Min(row.Base), slices.Max(row.Base)
+		mb, mh := median(row.Base), median(row.Head)
+		row.Change = mh - mb
+		row.Allowed = max(hi-lo, CountTolerance*mb, CountFloor*rep.BaseTotal)
+		switch {
+		case mh > hi+row.Allowed && hi == 0:
+			row.Verdict = New
+		case mh > hi+row.Allowed:
+			row.Verdict = Regressed
+		case mh < lo-row.Allowed && mh == 0:
+			row.Verdict = Gone
+		case mh < lo-row.Allowed:
+			row.Verdict = Improved
+		default:
+			continue
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	slices.SortFunc(rep.Rows, func(a, b CountRow) int {
+		return cmp.Or(cmp.Compare(math.Abs(b.Change), math.Abs(a.Change)), strings.Compare(a.Name, b.Name))
+	})
+	return rep, nil
+}
+
+// countProcess is one process's self counts per iteration, by function.
+type countProcess struct {
+	self  map[string]float64
+	total float64
+}
+
+// countSide splits p into its processes and counts each per iteration;
+// event is the sample type, which must equal want when want is set.
+func countSide(side string, p *profile.Profile, want string) ([]countProcess, string, error) {
+	if p == nil {
+		return nil, "", fmt.Errorf("%s: nil profile", side)
+	}
+	if !meta.IsExact(p.Comments) || len(p.SampleType) == 0 || p.SampleType[0].Unit != "count" {
+		return nil, "", fmt.Errorf("%s: not a profile of exact counts (perfassert.Instructions)", side)
+	}
+	event := p.SampleType[0].Type
+	if want != "" && event != want {
+		return nil, "", fmt.Errorf("%s counts %s, the baseline %s", side, event, want)
+	}
+	ps, err := meta.SplitProcesses(p)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", side, err)
+	}
+	var out []countProcess
+	for i, q := range ps {
+		rec, ok, err := meta.Get(q)
+		if err != nil || !ok {
+			return nil, "", fmt.Errorf("%s: process %d records no iterations", side, i+1)
+		}
+		var work float64
+		for _, r := range rec.Runs {
+			work += r.Work
+		}
+		if !(work > 0) {
+			return nil, "", fmt.Errorf("%s: process %d records no iterations", side, i+1)
+		}
+		cp := countProcess{self: map[string]float64{}}
+		for _, s := range q.Sample {
+			if len(s.Value) == 0 || len(s.Location) == 0 || len(s.Location[0].Line) == 0 || s.Location[0].Line[0].Function == nil {
+				continue
+			}
+			v := float64(s.Value[0]) / work
+			cp.self[s.Location[0].Line[0].Function.Name] += v
+			cp.total += v
+		}
+		out = append(out, cp)
+	}
+	if len(out) == 0 {
+		return nil, "", errors.New(side + ": no processes")
+	}
+	return out, event, nil
+}
+
+func totals(ps []countProcess) []float64 {
+	var t []float64
+	for _, p := range ps {
+		t = append(t, p.total)
+	}
+	return t
+}
+
+// median of xs (not empty); xs is not modified.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// WriteText writes the report: a line with the whole count, then a line
+// per changed function with the counts of both sides and the verdict.
+func (r *CountReport) WriteText(w io.Writer) error {
+	var b strings.Builder
+	verdict := "no function's count changed"
+	if n := len(r.Rows); n > 0 {
+		verdict = fmt.Sprintf("%d of %d functions changed", n, r.Judged)
+	}
+	fmt.Fprintf(&b, "%s per iteration, exact (baseline: %d %s, current: %d %s): %s -> %s (%s), not judged; %s\n",
+		r.Event, r.BaseProcesses, plural(r.BaseProcesses, "process", "processes"), r.HeadProcesses, plural(r.HeadProcesses, "process", "processes"),
+		textfmt.Count(math.Round(r.BaseTotal)), textfmt.Count(math.Round(r.HeadTotal)), relChange(r.BaseTotal, r.HeadTotal), verdict)
+	for _, row := range r.Rows {
+		lo, hi := slices.Min(row.Base), slices.Max(row.Base)
+		rng := textfmt.Count(math.Round(lo))
+		if hi != lo {
+			rng += "-" + textfmt.Count(math.Round(hi))
+		}
+		mb, mh := median(row.Base), median(row.Head)
+		fmt.Fprintf(&b, "  %-9s %s: %s -> %s %s (%s; allowed ±%s)\n", row.Verdict, textfmt.Line(row.Name), rng,
+			textfmt.Count(math.Round(mh)), r.Event, relChange(mb, mh), textfmt.Count(math.Round(row.Allowed)))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// relChange is the change from a to b in percent, "new" from 0.
+func relChange(a, b float64) string {
+	if a == 0 {
+		if b == 0 {
+			return "+0%"
+		}
+		return "new"
+	}
+	return fmt.Sprintf("%+.2f%%", 100*(b-a)/a)
+}

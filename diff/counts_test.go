@@ -1,0 +1,140 @@
+package diff
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/internal/meta"
+)
+
+// countProfile is one process's exact capture of work iterations: self
+// counts by function name (whole capture).
+func countProfile(t *testing.T, work float64, self map[string]int64) *profile.Profile {
+	t.Helper()
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "instructions", Unit: "count"}}, Period: 1,
+		PeriodType: &profile.ValueType{Type: "instructions", Unit: "count"}}
+	for name, v := range self {
+		f := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name}
+		l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f}}}
+		p.Function = append(p.Function, f)
+		p.Location = append(p.Location, l)
+		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{l}, Value: []int64{v},
+			Label: map[string][]string{meta.LabelRun: {"1"}}})
+	}
+	p.Comments = meta.MarkExact(nil)
+	meta.Set(p, meta.Record{Name: "capture", Instrument: "callgrind test", WorkUnit: meta.WorkIteration,
+		Runs: []meta.Run{{Label: "1", Work: work}}})
+	return p
+}
+
+func countBase(t *testing.T, ps ...*profile.Profile) *profile.Profile {
+	t.Helper()
+	m, err := meta.MergeProcesses(ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestCompareCounts checks the verdicts against bounds worked out by
+// hand. Per iteration (work 10): the program counts 1,000,000; A 100,000
+// exactly in every process; B, a hash-seed function, 20,000-20,400; tiny
+// 10. Allowed: A max(0, 0.5% of 100,000 = 500, 0.01% of 1,000,000 = 100)
+// = 500; B max(400, 101, 100) = 400; tiny 100.
+func TestCompareCounts(t *testing.T) {
+	base := func(b1, b2, b3 int64) *profile.Profile {
+		mk := func(b int64) *profile.Profile {
+			return countProfile(t, 10, map[string]int64{"m.A": 1_000_000, "m.B": b, "m.tiny": 100, "runtime.x": 10_000_000 - 1_000_000 - b - 100})
+		}
+		return countBase(t, mk(b1), mk(b2), mk(b3))
+	}(200_000, 202_000, 204_000)
+	cases := []struct {
+		name  string
+		head  map[string]int64
+		want  map[string]Verdict // functions with a verdict; the rest unchanged
+		total float64
+	}{
+		{"unchanged", map[string]int64{"m.A": 1_000_000, "m.B": 203_000, "m.tiny": 100}, nil, 0},
+		{"A at the edge", map[string]int64{"m.A": 1_005_000, "m.B": 200_000, "m.tiny": 100}, nil, 0},
+		{"A just past", map[string]int64{"m.A": 1_005_010, "m.B": 200_000, "m.tiny": 100}, map[string]Verdict{"m.A": Regressed}, 0},
+		{"A 2% faster", map[string]int64{"m.A": 980_000, "m.B": 200_000, "m.tiny": 100}, map[string]Verdict{"m.A": Improved}, 0},
+		// B's range is 20,000-20,400 per iteration: allowed 400 beyond it.
+		{"B within its spread", map[string]int64{"m.A": 1_000_000, "m.B": 208_000, "m.tiny": 100}, nil, 0},
+		{"B beyond", map[string]int64{"m.A": 1_000_000, "m.B": 208_100, "m.tiny": 100}, map[string]Verdict{"m.B": Regressed}, 0},
+		// tiny doubles: 10 more instructions, under the floor of 100.
+		{"tiny doubles", map[string]int64{"m.A": 1_000_000, "m.B": 200_000, "m.tiny": 200}, nil, 0},
+		{"new and gone", map[string]int64{"m.A": 1_000_000, "m.B": 200_000, "m.new": 5_000}, map[string]Verdict{"m.new": New, "m.tiny": Unchanged}, 0},
+	}
+	judge := func(name string) bool { return strings.HasPrefix(name, "m.") }
+	for _, c := range cases {
+		head := c.head
+		head["runtime.x"] = 9_000_000
+		rep, err := CompareCounts(base, countProfile(t, 10, head), judge)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := map[string]Verdict{}
+		for _, r := range rep.Rows {
+			got[r.Name] = r.Verdict
+		}
+		for name, v := range c.want {
+			if v == Unchanged {
+				continue // m.tiny: 10 an iteration gone, under the floor
+			}
+			if got[name] != v {
+				t.Errorf("%s: %s is %q, want %q (rows %+v)", c.name, name, got[name], v, rep.Rows)
+			}
+		}
+		for name, v := range got {
+			if _, ok := c.want[name]; !ok || c.want[name] == Unchanged {
+				t.Errorf("%s: %s is %q, want no verdict", c.name, name, v)
+			}
+		}
+		wantFail := false
+		for _, v := range c.want {
+			wantFail = wantFail || v == Regressed || v == New
+		}
+		if rep.Failed() != wantFail {
+			t.Errorf("%s: Failed() = %v", c.name, rep.Failed())
+		}
+		if rep.Judged < 3 || rep.BaseProcesses != 3 || rep.HeadProcesses != 1 {
+			t.Errorf("%s: judged %d, processes %d/%d", c.name, rep.Judged, rep.BaseProcesses, rep.HeadProcesses)
+		}
+	}
+}
+
+// TestCompareCountsText checks the report's lines.
+func TestCompareCountsText(t *testing.T) {
+	base := countBase(t, countProfile(t, 2, map[string]int64{"m.A": 2000, "runtime.x": 18000}))
+	head := countProfile(t, 2, map[string]int64{"m.A": 2100, "runtime.x": 18000})
+	rep, err := CompareCounts(base, head, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "instructions per iteration, exact (baseline: 1 process, current: 1 process): 10000 -> 10050 (+0.50%), not judged; 1 of 2 functions changed\n" +
+		"  regressed m.A: 1000 -> 1050 instructions (+5.00%; allowed ±5)\n"
+	if b.String() != want {
+		t.Errorf("text:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// TestCompareCountsRefuses checks the errors: a sampled profile, other
+// events.
+func TestCompareCountsRefuses(t *testing.T) {
+	exact := countProfile(t, 1, map[string]int64{"m.A": 1})
+	sampled := &profile.Profile{SampleType: []*profile.ValueType{{Type: "cpu", Unit: "nanoseconds"}}}
+	if _, err := CompareCounts(sampled, exact, nil); err == nil || !strings.Contains(err.Error(), "not a profile of exact counts") {
+		t.Errorf("sampled baseline: %v", err)
+	}
+	other := countProfile(t, 1, map[string]int64{"m.A": 1})
+	other.SampleType[0].Type = "cycles"
+	if _, err := CompareCounts(exact, other, nil); err == nil || !strings.Contains(err.Error(), "counts cycles") {
+		t.Errorf("other event: %v", err)
+	}
+}

@@ -1,0 +1,647 @@
+package perfassert
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/internal/binsym"
+	"github.com/hotbudget/hotbudget/internal/callgrind"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
+	"github.com/hotbudget/hotbudget/internal/valgrind"
+	"github.com/hotbudget/hotbudget/limits"
+)
+
+// The exact instrument (issue 31): instructions counted by valgrind's
+// callgrind in a child process of the test binary, instead of CPU time
+// sampled in this one. A count of instructions does not depend on the
+// machine's load, its other processes or its clock, so a baseline of
+// counts recorded on a laptop holds on a CI runner, and a change of a
+// function's work by a fraction of a percent shows in every run.
+
+// Instructions makes Capture count the instructions fn executes, function
+// by function, instead of sampling its CPU time: the test runs again in a
+// child process of the test binary under valgrind's callgrind, which counts
+// every instruction of N runs of fn after one uncounted run, and the
+// capture is an ordinary pprof profile with sample type
+// "instructions/count" (self and total per function, inlined functions
+// included, named as runtime/pprof names them; go tool pprof reads it)
+// whose iterations are the N runs. Its values are counts, never durations:
+// bound them with MaxSelfInstructions, MaxTotalInstructions and the share
+// limits, or compare them with MatchBaseline, which judges counts exactly.
+//
+// N is a power of ten chosen from the count of the uncounted run, so that
+// the counted runs execute about 30 million instructions (at most 10,000
+// runs, at least one), about a second under callgrind; from a count, not a
+// time, so that every process counts the same runs. A test capturing a 10ms
+// function this way takes about 2s.
+//
+// The child runs with GOMAXPROCS=1 (goroutines fn starts run on the same
+// thread and are counted; callgrind's call graph is right only then),
+// GOGC=off (the collector's work is not fn's, and its timing is the
+// machine's), GODEBUG=asyncpreemptoff=1 (callgrind cannot take Go's
+// preemption signal) and runtime.MemProfileRate = 0. Counted are the
+// instructions of every thread while fn runs: fn, the goroutines it
+// starts, and the runtime's monitor thread (sysmon), whose few thousand
+// instructions vary with wall time and are the runtime's.
+//
+// Instructions do not see what an instruction costs: cache misses, branch
+// mispredictions, system calls, I/O and waiting are invisible, and so is
+// the collector (off). Choose time (the default) for absolute time budgets
+// and for comparisons made on one machine; choose instructions for golden
+// baselines committed with the code and checked on any runner.
+//
+// Linux on amd64 or arm64 only, with valgrind installed (Debian and
+// Ubuntu: apt-get install valgrind); elsewhere, or without valgrind, the
+// test is skipped with a message saying so, once per test binary in full.
+// A test may make several such captures; each runs its own child process,
+// which runs the test up to that capture. Code the test runs before it runs
+// again in the child, under valgrind (uncounted, several times slower).
+func Instructions() CaptureOption {
+	return captureFunc(func(c *captureConfig) { c.exact = true })
+}
+
+// Environment of the child process.
+const (
+	// exactChildEnv carries the child's directory and the index of the
+	// capture it counts among the test's exact captures: "dir|index".
+	exactChildEnv = "HOTBUDGET_EXACT_CHILD"
+	// exactMaxRuns bounds the counted runs.
+	exactMaxRuns = 10000
+	// exactDump is the reason the child gives its dump.
+	exactDump = "hotbudget exact capture"
+	// exactFile is the capture the child leaves in its directory.
+	exactFile = "capture.pb.gz"
+	// instrumentCallgrind is what an exact capture's record names as its
+	// instrument, before valgrind's version.
+	instrumentCallgrind = "callgrind"
+)
+
+// exactPlan is what a child process counts: the capture at index among
+// the exact captures of the test called test.
+type exactPlan struct {
+	test  string
+	index int
+}
+
+// exactChild returns the child's directory and the index of the capture
+// it counts, in a child process.
+func exactChild() (dir string, index int, ok bool) {
+	v := os.Getenv(exactChildEnv)
+	if v == "" {
+		return "", 0, false
+	}
+	dir, n, ok := strings.Cut(v, "|")
+	index, err := strconv.Atoi(n)
+	if !ok || err != nil || index < 0 {
+		return "", 0, false
+	}
+	return dir, index, true
+}
+
+// exactCounts numbers the exact captures of each test in this process, so
+// that a child counts the one its parent asked for.
+var (
+	exactMu     sync.Mutex
+	exactCounts = map[string]int{}
+	// exactPlans remembers how each exact capture of this process was
+	// made, for MatchBaseline to record more processes of it.
+	exactPlans = map[*profile.Profile]exactPlan{}
+)
+
+// nextExactIndex returns the index of test's next exact capture.
+func nextExactIndex(test string) int {
+	exactMu.Lock()
+	defer exactMu.Unlock()
+	i := exactCounts[test]
+	exactCounts[test] = i + 1
+	return i
+}
+
+// errNotCounted is what a capture returns in a child process that counts
+// another capture of the test.
+var errNotCounted = errors.New("perfassert: this child process counts another capture of the test")
+
+// exactSkip is an error that skips the test: valgrind or the platform is
+// missing.
+type exactSkip struct{ msg string }
+
+func (e *exactSkip) Error() string { return e.msg }
+
+var exactSkipOnce sync.Once
+
+// captureExact is Capture with Instructions: in the test's process it runs
+// the child and returns its capture; in the child it counts.
+func captureExact(t TestingT, fn func(), c captureConfig) (*profile.Profile, string, error) {
+	if fn == nil {
+		return nil, "", errors.New("perfassert: Capture of a nil function")
+	}
+	nm, ok := t.(namer)
+	if !ok || nm.Name() == "" {
+		return nil, "", errors.New("perfassert: Instructions needs a test with a name (a *testing.T or *testing.B), whose test binary it runs again under valgrind")
+	}
+	test := nm.Name()
+	index := nextExactIndex(test)
+	if dir, want, ok := exactChild(); ok {
+		if index != want {
+			// Another capture of the test: an empty profile, so that the
+			// test goes on to the one this process counts.
+			return notCounted(c.name), "", nil
+		}
+		p, err := countInChild(fn, c.name)
+		if err == nil {
+			err = WriteBaseline(filepath.Join(dir, exactFile), p)
+		}
+		return p, "", err
+	}
+	vg, err := valgrindPath()
+	if err != nil {
+		return nil, "", err
+	}
+	plan := exactPlan{test: test, index: index}
+	start := time.Now()
+	p, err := runExactChild(t, vg, plan)
+	if err != nil {
+		return nil, "", err
+	}
+	exactMu.Lock()
+	exactPlans[p] = plan
+	exactMu.Unlock()
+	runs, _ := Iterations(p)
+	return p, exactSummary(p, runs, time.Since(start)), nil
+}
+
+// notCounted is what a capture returns in a child process that counts
+// another capture of the test: a profile of no instructions.
+func notCounted(name string) *profile.Profile {
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: limits.InstructionsType, Unit: "count"}},
+		PeriodType: &profile.ValueType{Type: limits.InstructionsType, Unit: "count"}, Period: 1}
+	p.Comments = meta.MarkExact(nil)
+	meta.Set(p, meta.Record{Name: name + " (not counted in this child process)", WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Work: 1}}})
+	return p
+}
+
+// valgrindPath finds valgrind, or says why the exact instrument cannot
+// run here.
+func valgrindPath() (string, error) {
+	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
+		return "", &exactSkip{fmt.Sprintf("perfassert.Instructions: counting instructions needs valgrind on linux/amd64 or linux/arm64; this is %s/%s", runtime.GOOS, runtime.GOARCH)}
+	}
+	vg, err := exec.LookPath("valgrind")
+	if err != nil {
+		return "", &exactSkip{"perfassert.Instructions: valgrind is not installed, so instructions cannot be counted: install it (Debian, Ubuntu: sudo apt-get install valgrind; in a GitHub workflow, a step `run: sudo apt-get install -y valgrind`) and run the test again"}
+	}
+	return vg, nil
+}
+
+// valgrindVersion is the installed valgrind's version ("valgrind-3.19.0").
+var valgrindVersion = sync.OnceValue(func() string {
+	vg, err := exec.LookPath("valgrind")
+	if err != nil {
+		return ""
+	}
+	out, err := exec.Command(vg, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+})
+
+// runExactChild runs the test again under callgrind to count the capture
+// plan names, and returns what the child counted.
+func runExactChild(t TestingT, vg string, plan exactPlan) (*profile.Profile, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("perfassert: finding the test binary: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "hotbudget-exact-")
+	if err != nil {
+		return nil, fmt.Errorf("perfassert: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if dl, ok := d.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadline(ctx, dl)
+			defer cancel()
+		}
+	}
+	args := append(exactValgrindArgs(filepath.Join(dir, "callgrind.out")),
+		exe, "-test.run="+runPattern(plan.test), "-test.count=1", "-test.v", "-test.timeout=30m")
+	cmd := exec.CommandContext(ctx, vg, args...)
+	cmd.Env = exactEnv(os.Environ(), fmt.Sprintf("%s|%d", dir, plan.index))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	runErr := cmd.Run()
+	if keepDump != nil {
+		keepDump(filepath.Join(dir, "callgrind.out.2"))
+	}
+	p, err := readExact(filepath.Join(dir, exactFile))
+	if err != nil {
+		why := "left no capture"
+		if runErr != nil {
+			why = runErr.Error()
+		}
+		return nil, fmt.Errorf("perfassert: counting instructions: valgrind running %s again (%s): %s; its output:\n%s",
+			plan.test, textfmt.Line(filepath.Base(exe)), why, textfmt.Lines(tail(out.String(), 40)))
+	}
+	rec, _, _ := meta.Get(p)
+	rec.Instrument = instrumentCallgrind + " " + valgrindVersion()
+	rec.Depends = exactDepends()
+	meta.Set(p, rec)
+	return p, nil
+}
+
+// keepDump, set by tests, sees the child's dump before it is removed.
+var keepDump func(path string)
+
+// readExact reads the capture a child left.
+func readExact(path string) (*profile.Profile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return profile.ParseData(data)
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("[%d lines before]", len(lines)-n)}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// exactValgrindArgs are valgrind's arguments before the program: callgrind
+// with instrumentation off until the child switches it on, writing out
+// with every instruction's address, uncompressed.
+func exactValgrindArgs(out string) []string {
+	return []string{"--tool=callgrind", "--instr-atstart=no", "--dump-instr=yes",
+		"--compress-pos=no", "--compress-strings=no", "--callgrind-out-file=" + out}
+}
+
+// exactEnv is the child's environment: env without what would make it
+// record baselines or check the sampler, with the settings that make
+// counts repeat (see Instructions).
+func exactEnv(env []string, child string) []string {
+	out := make([]string, 0, len(env)+6)
+	godebug := "asyncpreemptoff=1"
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case UpdateEnv, childDirEnv, "GOGC", "GOMAXPROCS", exactChildEnv:
+			continue
+		case "GODEBUG":
+			if v != "" {
+				godebug = v + "," + godebug
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "GODEBUG="+godebug, "GOGC=off", "GOMAXPROCS=1",
+		"HOTBUDGET_SAMPLER_CHECK=off", exactChildEnv+"="+child)
+}
+
+// exactDepends is what the counts depend on besides the code under test:
+// the Go version and platform, valgrind's version and the module's
+// dependencies (a hash of their paths, versions and sums).
+func exactDepends() map[string]string {
+	d := map[string]string{
+		"go":       runtime.Version(),
+		"platform": runtime.GOOS + "/" + runtime.GOARCH,
+		"valgrind": valgrindVersion(),
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "GOAMD64" || s.Key == "GOARM64" || s.Key == "-race" {
+				d[s.Key] = s.Value
+			}
+		}
+		h := sha256.New()
+		for _, m := range bi.Deps {
+			if m.Replace != nil {
+				m = m.Replace
+			}
+			fmt.Fprintf(h, "%s %s %s\n", m.Path, m.Version, m.Sum)
+		}
+		d["dependencies"] = fmt.Sprintf("%d modules, sha256 %s", len(bi.Deps), hex.EncodeToString(h.Sum(nil))[:16])
+	}
+	return d
+}
+
+// exactSummary is Capture's log line for an exact capture.
+func exactSummary(p *profile.Profile, runs int64, took time.Duration) string {
+	var total int64
+	for _, s := range p.Sample {
+		if len(s.Value) > 0 {
+			total += s.Value[0]
+		}
+	}
+	rec, _, _ := meta.Get(p)
+	return fmt.Sprintf("%s instructions per iteration, counted in %d iterations by %s in a child process (%s)",
+		textfmt.Count(math.Round(float64(total)/float64(runs))), runs, rec.Instrument, textfmt.Duration(took.Round(time.Millisecond)))
+}
+
+// countInChild counts fn under callgrind: one run to learn its count (and
+// warm it up), then runs runs of it, a power of ten chosen from that count
+// (exactRunsFor), and returns the profile of what the runs executed.
+func countInChild(fn func(), name string) (*profile.Profile, error) {
+	if valgrind.RunningOnValgrind() == 0 {
+		return nil, errors.New("perfassert: the exact child process does not run under valgrind")
+	}
+	dir, _, _ := exactChild()
+	runtime.MemProfileRate = 0
+	countRuns(fn, 1)
+	valgrind.DumpStatsAt(exactDump + " (one run)")
+	one, err := dumpTotal(filepath.Join(dir, "callgrind.out.1"))
+	if err != nil {
+		return nil, err
+	}
+	runs := exactRunsFor(one)
+	runtime.GC()
+	countRuns(fn, runs)
+	valgrind.DumpStatsAt(exactDump)
+	dump := filepath.Join(dir, "callgrind.out.2")
+	f, err := os.Open(dump)
+	if err != nil {
+		return nil, fmt.Errorf("perfassert: callgrind's dump: %w", err)
+	}
+	defer f.Close()
+	p, err := callgrind.ParseByAddress(f, pbuild.Options{Name: dump}, runtimeFrames)
+	if err != nil {
+		return nil, fmt.Errorf("perfassert: callgrind's dump %s: %w", dump, err)
+	}
+	p = trimExact(p)
+	p.Comments = nil // the loader's format and warnings: a capture says what it is
+	p.Comments = meta.MarkExact(p.Comments)
+	for _, s := range p.Sample {
+		s.Label = map[string][]string{meta.LabelRun: {"1"}}
+	}
+	meta.Set(p, meta.Record{Name: name, Build: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH, Race: raceEnabled,
+		WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "1", Work: float64(runs)}}})
+	return p, nil
+}
+
+// exactTarget is about how many instructions the counted runs execute:
+// callgrind runs some 30 million a second here.
+const exactTarget = 30_000_000
+
+// exactRunsFor is how many runs to count of a function that executes one
+// instructions a run: the largest power of ten whose runs execute at most
+// exactTarget, from 1 to exactMaxRuns. A count, not a time, so that every
+// process counts the same runs of the same code.
+func exactRunsFor(one int64) int {
+	runs := 1
+	for runs*10 <= exactMaxRuns && int64(runs*10)*max(one, 1) <= exactTarget {
+		runs *= 10
+	}
+	return runs
+}
+
+// dumpTotal is the sum of the self costs (the first event) of a callgrind
+// dump written with positions "instr line".
+func dumpTotal(path string) (int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("perfassert: callgrind's dump: %w", err)
+	}
+	var total int64
+	call := false
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "calls="):
+			call = true
+		case strings.HasPrefix(line, "0x"):
+			f := strings.Fields(line)
+			if !call && len(f) >= 3 {
+				v, err := strconv.ParseInt(f[2], 10, 64)
+				if err != nil {
+					return 0, fmt.Errorf("perfassert: callgrind's dump %s: cost line %q", path, line)
+				}
+				total += v
+			}
+			call = false
+		}
+	}
+	return total, nil
+}
+
+// countRunsName is countRuns's name in a profile.
+var countRunsName = funcName(countRuns)
+
+// countRuns runs fn runs times with callgrind's instrumentation on: the
+// root of every stack of fn in the dump.
+//
+//go:noinline
+func countRuns(fn func(), runs int) {
+	valgrind.StartInstrumentation()
+	valgrind.ZeroStats()
+	for range runs {
+		fn()
+	}
+	valgrind.StopInstrumentation()
+}
+
+// runtimeFrames names the code at an address as runtime/pprof does, from
+// this binary's own line table: the compiled function, then, when the
+// address is in code inlined into it, the innermost inlined function. (The
+// runtime's API names only those two for an address: the functions inlined
+// in between, when inlining nests, are on no stack of an exact capture,
+// while their own code counts as theirs.)
+func runtimeFrames(addr uint64) ([]callgrind.Frame, bool) {
+	f := runtime.FuncForPC(uintptr(addr))
+	if f == nil {
+		return nil, false
+	}
+	// runtime/pprof names a function by its symbol (a generic one with
+	// its shape, pkg.F[go.shape.int]), and an address in inlined code
+	// by the innermost function there, as FuncForPC does.
+	outer := runtime.FuncForPC(f.Entry())
+	if outer == nil {
+		outer = f
+	}
+	file, _ := outer.FileLine(f.Entry())
+	frames := []callgrind.Frame{{Func: symbolName(outer.Name(), uint64(f.Entry()), false), File: file}}
+	if f.Name() != outer.Name() {
+		file, _ := f.FileLine(uintptr(addr))
+		frames = append(frames, callgrind.Frame{Func: symbolName(f.Name(), addr, true), File: file})
+	}
+	return frames, true
+}
+
+// ownBinary is this binary's symbol table, read when a generic function
+// needs its symbol name.
+var ownBinary = sync.OnceValue(func() *binsym.Binary {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	b, err := binsym.Open(exe)
+	if err != nil {
+		return nil
+	}
+	return b
+})
+
+// symbolName is the symbol name runtime/pprof gives the function printed
+// as name at pc (the innermost one with inner, else the outermost): the
+// runtime prints a generic function's type arguments as "...", runtime/pprof
+// writes its symbol, with the shape (pkg.F[go.shape.int]), which the
+// binary's line table holds.
+func symbolName(name string, pc uint64, inner bool) string {
+	if !strings.Contains(name, "[...]") {
+		return name
+	}
+	b := ownBinary()
+	if b == nil {
+		return name
+	}
+	m, err := b.Resolve([]uint64{pc})
+	if err != nil || len(m[pc]) == 0 {
+		return name
+	}
+	fr := m[pc][len(m[pc])-1]
+	if inner {
+		fr = m[pc][0]
+	}
+	if fr.Func != name || fr.Symbol == "" {
+		return name // the binary has no inlined frames (no DWARF)
+	}
+	return fr.Symbol
+}
+
+// trimExact drops perfassert's and the client requests' own frames from a
+// child's profile: the counting loop at the root of fn's stacks, and the
+// few instructions of the loop and the requests themselves.
+func trimExact(p *profile.Profile) *profile.Profile {
+	own := func(l *profile.Location) bool {
+		for _, ln := range l.Line {
+			if ln.Function != nil && (ln.Function.Name == countRunsName || strings.HasPrefix(ln.Function.Name, valgrindPkg)) {
+				return true
+			}
+		}
+		return false
+	}
+	kept := p.Sample[:0]
+	for _, s := range p.Sample {
+		locs := s.Location
+		for len(locs) > 0 && own(locs[len(locs)-1]) {
+			locs = locs[:len(locs)-1]
+		}
+		if len(locs) == 0 {
+			continue
+		}
+		s.Location = locs
+		kept = append(kept, s)
+	}
+	p.Sample = kept
+	return p.Compact()
+}
+
+// valgrindPkg is the prefix of the client requests' function names.
+const valgrindPkg = "github.com/hotbudget/hotbudget/internal/valgrind."
+
+// exactAsked reports whether opts hold Instructions.
+func exactAsked(opts []CaptureOption) bool {
+	var c captureConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyCapture(&c)
+		}
+	}
+	return c.exact
+}
+
+// captureInstructions is Capture with Instructions.
+func captureInstructions(t TestingT, fn func(), opts []CaptureOption) *profile.Profile {
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
+	c := captureConfig{name: "capture"}
+	for _, o := range opts {
+		if o != nil {
+			o.applyCapture(&c)
+		}
+	}
+	if c.err != nil {
+		t.Errorf("perfassert.Capture: %s", strings.TrimPrefix(c.err.Error(), "perfassert: "))
+		return nil
+	}
+	p, summary, err := captureExact(t, fn, c)
+	if _, _, child := exactChild(); child {
+		if err == nil && len(p.Sample) > 0 {
+			// Counted and left for the parent: the rest of the test is
+			// the parent's.
+			if s, ok := t.(interface{ SkipNow() }); ok {
+				s.SkipNow()
+			}
+		}
+		return p
+	}
+	var skip *exactSkip
+	if errors.As(err, &skip) {
+		msg := skip.msg
+		first := false
+		exactSkipOnce.Do(func() { first = true })
+		if !first {
+			msg = "perfassert.Instructions: no valgrind here (see the first test skipped for why)"
+		}
+		if s, ok := t.(interface{ Skip(...any) }); ok {
+			s.Skip(msg)
+			return nil
+		}
+		t.Errorf("%s", msg)
+		return nil
+	}
+	if err != nil {
+		t.Errorf("perfassert.Capture: %s", strings.TrimPrefix(err.Error(), "perfassert: "))
+		return nil
+	}
+	logf(t, "perfassert.Capture: %s: %s", c.name, summary)
+	return p
+}
+
+// MaxSelfInstructions checks that the functions fn selects execute at
+// most max instructions themselves (self: as the leaf frame) in p, a
+// capture with Instructions or another profile of counted instructions (a
+// callgrind file): per iteration with PerIteration, the usual way, since a
+// capture counts several runs. It reports a failure to t and returns
+// whether the check passed.
+//
+//	p := perfassert.Capture(t, parse, perfassert.Instructions())
+//	perfassert.MaxSelfInstructions(t, p, "example.com/m/parse.normalizeKey", 120_000, perfassert.PerIteration())
+func MaxSelfInstructions(t TestingT, p *profile.Profile, fn string, max int64, opts ...Option) bool {
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
+	return report(t, p, fn, Limit{Quantity: limits.SelfInstructions, Count: max}, opts)
+}
+
+// MaxTotalInstructions is MaxSelfInstructions for total instructions: the
+// function's own and those of everything it calls.
+func MaxTotalInstructions(t TestingT, p *profile.Profile, fn string, max int64, opts ...Option) bool {
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
+	return report(t, p, fn, Limit{Quantity: limits.TotalInstructions, Count: max}, opts)
+}

@@ -1,0 +1,167 @@
+package perfassert
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
+	"github.com/hotbudget/hotbudget/loaders"
+)
+
+// DefaultExactProcesses is how many processes a baseline of exact counts
+// (Instructions) is recorded in by default: the test's own capture and four
+// more child processes under callgrind. Counts repeat across processes
+// except where work depends on the per-process hash seed (map lookups,
+// hashing), whose spread five processes show; ProcessesEnv sets another
+// number.
+const DefaultExactProcesses = 5
+
+// exactProcesses is how many processes an exact baseline is recorded in.
+func exactProcesses() (int, error) {
+	if strings.TrimSpace(os.Getenv(ProcessesEnv)) == "" {
+		return DefaultExactProcesses, nil
+	}
+	return baselineProcesses()
+}
+
+// isExactCapture reports whether p holds counts of the exact instrument.
+func isExactCapture(p *profile.Profile) bool {
+	rec, _ := meta.Known(p)
+	return rec.Instrument != ""
+}
+
+// matchExact is MatchBaseline for a capture of exact counts: it records the
+// baseline in several processes, or judges the capture against it without
+// statistics (diff.CompareCounts).
+func matchExact(t TestingT, path string, current *profile.Profile, race bool) bool {
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
+	if updating() {
+		if again := recordedHere(path); again != "" {
+			logf(t, "perfassert.MatchBaseline: baseline %s was recorded by this test process already (%s); kept, not recorded again: run the test without %s to compare with it", path, again, UpdateEnv)
+			return true
+		}
+		base, note, err := recordExact(t, current)
+		if err == nil {
+			err = WriteBaseline(path, base)
+		}
+		if err != nil {
+			t.Errorf("perfassert.MatchBaseline: %v", err)
+			return false
+		}
+		markRecorded(path)
+		rec, _ := meta.Known(base)
+		msg := fmt.Sprintf("perfassert.MatchBaseline: updated baseline %s (exact counts of %d %s)", path, max(1, rec.Processes()), plural(max(1, rec.Processes()), "process", "processes"))
+		if note != "" {
+			msg += "; " + note
+		}
+		logf(t, "%s", msg)
+		return true
+	}
+	base, err := loaders.Load(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			t.Errorf("perfassert.MatchBaseline: no baseline at %s; create it by running, in the module root:\n    %s", path, updateCommand(t, race))
+			return false
+		}
+		t.Errorf("perfassert.MatchBaseline: reading baseline: %v", err)
+		return false
+	}
+	if why := exactMismatch(base, current); why != "" {
+		t.Errorf("perfassert.MatchBaseline: baseline %s %s; record it again:\n    %s", path, why, updateCommand(t, race))
+		return false
+	}
+	judge := func(string) bool { return true }
+	if re := moduleFuncs(); re != nil {
+		judge = re.MatchString
+	}
+	rep, err := diff.CompareCounts(base, current, judge)
+	if err != nil {
+		t.Errorf("perfassert.MatchBaseline: %v", err)
+		return false
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Errorf("perfassert.MatchBaseline: %v", err)
+		return false
+	}
+	sides := "base = " + path + ", head = current"
+	if rep.Failed() {
+		t.Errorf("perfassert.MatchBaseline: %s: %s", sides, strings.TrimRight(b.String(), "\n"))
+		return false
+	}
+	logf(t, "perfassert.MatchBaseline: %s: %s", sides, strings.TrimRight(b.String(), "\n"))
+	return true
+}
+
+// exactMismatch says why base cannot judge current, "" when it can: base
+// is not exact, or what the counts depend on differs.
+func exactMismatch(base, current *profile.Profile) string {
+	br, _ := meta.Known(base)
+	cr, _ := meta.Known(current)
+	if br.Instrument == "" {
+		return "holds sampled time, and the current capture counts instructions (perfassert.Instructions)"
+	}
+	var diffs []string
+	for _, k := range slices.Sorted(maps.Keys(cr.Depends)) {
+		if br.Depends[k] != cr.Depends[k] {
+			diffs = append(diffs, fmt.Sprintf("%s %s here, %s in the baseline", k, textfmt.Line(cr.Depends[k]), textfmt.Line(orNone(br.Depends[k]))))
+		}
+	}
+	if len(diffs) > 0 {
+		return "counted another program: " + strings.Join(diffs, "; ")
+	}
+	return ""
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// recordExact returns the baseline made of current and more processes
+// counting the same capture, and a note when it holds current alone.
+func recordExact(t TestingT, current *profile.Profile) (*profile.Profile, string, error) {
+	n, err := exactProcesses()
+	if err != nil {
+		return nil, "", err
+	}
+	exactMu.Lock()
+	plan, ok := exactPlans[current]
+	exactMu.Unlock()
+	if n <= 1 {
+		return current, "", nil
+	}
+	if !ok {
+		return current, "recorded in one process: the capture was not made by Instructions in this process", nil
+	}
+	vg, err := valgrindPath()
+	if err != nil {
+		return nil, "", err
+	}
+	logf(t, "perfassert.MatchBaseline: recording exact counts of %s in %d processes: %d more under callgrind (%s sets how many)", plan.test, n, n-1, ProcessesEnv)
+	ps := []*profile.Profile{current}
+	for range n - 1 {
+		p, err := runExactChild(t, vg, plan)
+		if err != nil {
+			return nil, "", err
+		}
+		ps = append(ps, p)
+	}
+	merged, err := meta.MergeProcesses(ps)
+	if err != nil {
+		return nil, "", fmt.Errorf("recording the baseline: %w", err)
+	}
+	return merged, "", nil
+}
