@@ -25,6 +25,12 @@
 // (HOTBUDGET_UPDATE=add added the second): the race baseline of one machine
 // failed unchanged code on another in 2 of 3 runs, since machines and their
 // states move shares, and the two recordings together passed it 6 of 6.
+//
+// TestParseInstructions needs none of that: it counts instructions, which
+// repeat from process to process and machine to machine, and its
+// baselines (testdata/parse.instructions.pb.gz and the race one) were
+// recorded once, in five processes, to learn the few functions whose work
+// depends on the per-process hash seed.
 package baseline
 
 import (
@@ -39,4 +45,17 @@ var input = capture.Input(20000)
 func TestParseMatchesBaseline(t *testing.T) {
 	p := perfassert.Capture(t, func() { capture.Parse(input) })
 	perfassert.MatchBaseline(t, "testdata/parse.pb.gz", p)
+}
+
+// TestParseInstructions is the same golden test with the exact instrument:
+// it counts the instructions Parse executes under valgrind's callgrind
+// (perfassert.Instructions) and compares them with
+// testdata/parse.instructions.pb.gz (testdata/parse.race.instructions.pb.gz
+// under -race), without statistics: counts do not depend on the machine or
+// its load, so this baseline, recorded once on one machine, holds on any
+// runner with the same Go version and dependencies. It is skipped, saying
+// why, where valgrind is not installed.
+func TestParseInstructions(t *testing.T) {
+	p := perfassert.Capture(t, func() { capture.Parse(input) }, perfassert.Instructions())
+	perfassert.MatchBaseline(t, "testdata/parse.instructions.pb.gz", p)
 }
