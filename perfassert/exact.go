@@ -391,9 +391,12 @@ func countInChild(fn func(), name string) (*profile.Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("perfassert: callgrind's dump %s: %w", dump, err)
 	}
+	warnings := meta.Warnings(p.Comments)
 	p = trimExact(p)
-	p.Comments = nil // the loader's format and warnings: a capture says what it is
-	p.Comments = meta.MarkExact(p.Comments)
+	p.Comments = meta.MarkExact(nil) // without the loader's format: a capture says what it is
+	for _, w := range warnings {
+		p.Comments = meta.AppendWarning(p.Comments, "callgrind's dump: "+w)
+	}
 	for _, s := range p.Sample {
 		s.Label = map[string][]string{meta.LabelRun: {"1"}}
 	}

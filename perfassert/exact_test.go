@@ -190,10 +190,14 @@ func TestInstructionsAgainstAnnotate(t *testing.T) {
 		if a := aSelf[name]; ours != a {
 			t.Errorf("%s: self %d (with its inlined callee), callgrind_annotate %d", name, ours, a)
 		}
-		// Under the race detector a function's calls go into its C
-		// runtime (ThreadSanitizer), whose calls and jumps callgrind
-		// takes apart less cleanly: totals are then within 1%.
-		if a := aTotal[name]; total[name] != a && (!raceEnabled || math.Abs(float64(total[name]-a)) > 0.01*float64(a)) {
+		// A function that calls others carries in its total the
+		// scheduler's work when the runtime's monitor asks the goroutine
+		// to yield (every 10ms of wall time, at a function's prologue
+		// wherever it is then), which callgrind's call graph takes apart
+		// less cleanly than calls; so does the race detector's C runtime.
+		// Their totals are within 1%; a leaf's are exact.
+		approx := c.name == "exactSpin" || raceEnabled
+		if a := aTotal[name]; total[name] != a && (!approx || math.Abs(float64(total[name]-a)) > 0.01*float64(a)) {
 			t.Errorf("%s: total %d, callgrind_annotate --inclusive=yes %d", name, total[name], a)
 		}
 		t.Logf("%s: self %d, total %d over %d runs: as callgrind_annotate", c.name, ours, total[name], runs)
