@@ -358,8 +358,8 @@ func exactSummary(p *profile.Profile, runs int64, took time.Duration) string {
 		}
 	}
 	rec, _, _ := meta.Get(p)
-	return fmt.Sprintf("%s instructions per iteration, counted in %d iterations by %s in a child process (%s)",
-		textfmt.Count(math.Round(float64(total)/float64(runs))), runs, rec.Instrument, textfmt.Duration(took.Round(time.Millisecond)))
+	return fmt.Sprintf("%s instructions per iteration, counted in %s by %s in a child process (%s)",
+		textfmt.Count(math.Round(float64(total)/float64(runs))), plural(int(runs), "iteration", "iterations"), rec.Instrument, textfmt.Duration(took.Round(time.Millisecond)))
 }
 
 // countInChild counts fn under callgrind: one run to learn its count (and

@@ -155,6 +155,9 @@ func orNone(s string) string {
 // recordExact returns the baseline made of current and more processes
 // counting the same capture, and a note when it holds current alone.
 func recordExact(t TestingT, current *profile.Profile) (*profile.Profile, string, error) {
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	n, err := exactProcesses()
 	if err != nil {
 		return nil, "", err

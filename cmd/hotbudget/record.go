@@ -72,6 +72,18 @@ names the lines that allocate more. B/op and allocs/op of the benchmarks
 are judged the same way; time stays statistical. --no-allocs skips the
 allocation runs.
 
+--instructions counts instead of sampling: every benchmark runs under
+valgrind's callgrind (Linux; apt-get install valgrind) at N and 2N
+iterations a side (N calibrated on the base revision to take --benchtime,
+5ms by default with this flag), GOMAXPROCS=1 and the collector off, and
+the difference, what N ops execute, is judged exactly, function by
+function: a function of the gate regressed when its instructions per op
+grew by more than 0.5% of itself and 0.01% of the benchmark's
+(diff.CompareCounts). No runs to repeat, no statistics, no allocation
+runs; about 4 s a benchmark. The report names what regressed in its first
+and last lines, and base/ and head/ hold each benchmark's instructions
+(PKG/NAME.instructions.pb.gz, N ops).
+
 Time: each benchmark runs about --benchtime per run and side, plus the
 start of its test binary and its setup (about 1.3 s a run on a module of
 46 benchmarks), and is calibrated once (about two --benchtime). record
@@ -98,6 +110,7 @@ Examples:
 
 	hotbudget record origin/main HEAD
 	hotbudget record --runs 10 --bench 'Parse|Render' main . ./internal/parser
+	hotbudget record --instructions origin/main HEAD ./...
 	hotbudget record --out perf --format markdown "$BASE_SHA" HEAD ./...
 	hotbudget diff perf/base/cpu-*.pb.gz -- perf/head/cpu-*.pb.gz
 	hotbudget bench perf/base/bench.txt perf/head/bench.txt
@@ -120,6 +133,8 @@ type recordOpts struct {
 	budget      time.Duration
 	gate        *regexp.Regexp // --gate or --module: the functions whose allocations are judged (nil: the module's)
 	noAllocs    bool           // --no-allocs
+	// instructions counts instructions under callgrind (--instructions).
+	instructions bool
 }
 
 func (c *cli) record(args []string) int {
@@ -132,6 +147,7 @@ func (c *cli) record(args []string) int {
 	fs.DurationVar(&o.budget, "budget", 15*time.Minute, "fit the runs into this `duration`: when the estimate after calibration is longer, every benchmark runs fewer iterations (0: no limit)")
 	fs.StringVar(&o.out, "out", "", "write base/ and head/ under this `directory` (default: a new temporary directory)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the worktrees and test binaries (their directory is printed)")
+	fs.BoolVar(&o.instructions, "instructions", false, "count every function's instructions under valgrind's callgrind instead of sampling CPU time: each benchmark at N and 2N iterations a side (N calibrated to --benchtime, default 10ms with this flag), judged exactly")
 	fs.BoolVar(&o.noAllocs, "no-allocs", false, "skip the allocation runs (two a side per benchmark at -test.memprofilerate=1) and their exact verdicts")
 	fs.StringVar(&o.allocsHTML, "allocs-html", "", "also write the allocations' HTML report (table, differential flame graph of bytes per op) of the first benchmark whose allocations regressed, else the first, to `file`")
 	fs.StringVar(&o.html, "html", "", "also write the functions' HTML report (flame graph, explanations) to `file`")
@@ -167,6 +183,9 @@ func (c *cli) record(args []string) int {
 	}
 	if _, err := regexp.Compile(o.bench); err != nil {
 		return c.usageErr("record", "--bench: %v", err)
+	}
+	if o.instructions && !flagSet(fs.FlagSet, "benchtime") {
+		o.benchtime = exactBenchtime.String()
 	}
 	if n, ok := strings.CutSuffix(o.benchtime, "x"); ok {
 		v, err := strconv.ParseInt(n, 10, 64)
@@ -214,6 +233,9 @@ func (c *cli) record(args []string) int {
 	}
 	if err != nil {
 		return c.inputErr("record", err)
+	}
+	if o.instructions {
+		return c.exactReport(res, format.value)
 	}
 	if d.gate == "" && d.module == "" && len(res.modules) > 0 {
 		opts = append(opts, diff.WithGate(modulePattern(res.modules)))

@@ -111,6 +111,13 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 		l.overhead = max(overhead[l.pkg], 0)
 		leaves = append(leaves, l)
 	}
+	if r.o.instructions {
+		for _, l := range leaves {
+			r.progress("%s %s: counted at %d and %d iterations a side", textfmt.Name(l.pkg), textfmt.Name(l.name), l.iters, 2*l.iters)
+		}
+		r.progress("calibrated %s in %s; counting each under callgrind takes about a second a side", plural(len(leaves), "benchmark", "benchmarks"), since(t0))
+		return leaves, nil
+	}
 	// Profiling slows the runs down (10 kHz perf events double a
 	// benchmark's CPU time on some machines) and each run's profile is
 	// built afterwards: measured on one run before estimating, so that

@@ -24,6 +24,7 @@ type recordResult struct {
 	modules              []string    // the module(s) record ran in (go list -m)
 	baseBench, headBench []byte
 	allocs               []allocResult // per benchmark both sides have: allocations per op, exact
+	exact                []exactResult // --instructions: per benchmark both sides have
 }
 
 type revision struct {

@@ -6,6 +6,7 @@ import (
 	"debug/buildinfo"
 	"errors"
 	"fmt"
+	"github.com/hotbudget/hotbudget/internal/binsym"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +36,8 @@ type recorder struct {
 	cost runCost
 	// estimated is how long the runs were estimated to take.
 	estimated time.Duration
+	// bins are the test binaries' symbols, by path (--instructions).
+	bins map[string]*binsym.Binary
 }
 
 // recSide is one revision being recorded.
@@ -180,7 +183,11 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 		r.removeWorktrees(top, sides)
 	}()
 
-	r.progress("base %s, head %s; packages %s; %d runs a side", sides[0].rev, sides[1].rev, strings.Join(r.o.pkgs, " "), r.o.runs)
+	how := fmt.Sprintf("%d runs a side", r.o.runs)
+	if r.o.instructions {
+		how = "counting instructions under callgrind"
+	}
+	r.progress("base %s, head %s; packages %s; %s", sides[0].rev, sides[1].rev, strings.Join(r.o.pkgs, " "), how)
 	for _, s := range sides {
 		s.tmp = filepath.Join(r.tmp, s.name)
 		if err := os.MkdirAll(s.tmp, 0o755); err != nil {
@@ -222,6 +229,9 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 		r.progress("gating the functions of %s; the runtime's and the standard library's are shown, not gated (--gate . gates every function)", strings.Join(res.modules, " "))
 	} else {
 		r.progress("warning: go list -m: %v; every function is gated", err)
+	}
+	if r.o.instructions {
+		return res, r.runExact(ctx, sides, leaves, res)
 	}
 	if err := r.runAll(ctx, sides, leaves, res); err != nil {
 		return nil, err

@@ -1,0 +1,381 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"debug/elf"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/binsym"
+	"github.com/hotbudget/hotbudget/internal/callgrind"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
+)
+
+// record --instructions (issue 31): each benchmark runs under valgrind's
+// callgrind at a fixed iteration count, on both revisions, and every
+// function's instructions per op are judged exactly (diff.CompareCounts):
+// no runs to repeat, no statistics. Each side runs twice, at N and 2N
+// iterations, and the difference is what N ops execute: the process's
+// start, the benchmark's setup and its first one-iteration round cancel.
+
+// exactBenchtime is the native time a benchmark's counted iterations
+// take by default with --instructions (N; the runs count N and 2N): the
+// counts per op are exact whatever N, and callgrind runs them about 50
+// times slower.
+const exactBenchtime = 5 * time.Millisecond
+
+// exactResult is one benchmark's exact comparison.
+type exactResult struct {
+	name       string // package and benchmark
+	ops        int64  // N
+	base, head *profile.Profile
+	report     *diff.CountReport
+}
+
+// runExact counts every benchmark on both sides.
+func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf, res *recordResult) error {
+	vg, err := exec.LookPath("valgrind")
+	if err != nil {
+		return errors.New("--instructions counts instructions under valgrind, which is not installed: sudo apt-get install valgrind (Debian, Ubuntu)")
+	}
+	judge := func(string) bool { return true }
+	if r.o.gate != nil {
+		judge = r.o.gate.MatchString
+	} else if len(res.modules) > 0 {
+		judge = modulePattern(res.modules).MatchString
+	}
+	t0 := time.Now()
+	for i, l := range leaves {
+		if !sides[0].leaves[l.key()] || !sides[1].leaves[l.key()] {
+			r.progress("%s: only at %s, not compared", l.name, map[bool]string{true: "base", false: "head"}[sides[0].leaves[l.key()]])
+			continue
+		}
+		ops := max(l.iters, 1)
+		var ps [2]*profile.Profile
+		for j, s := range sides {
+			p, err := r.countLeaf(ctx, vg, s, l, ops)
+			if err != nil {
+				return err
+			}
+			ps[j] = p
+			if err := writeProfile(filepath.Join(s.out, filepath.FromSlash(l.pkg), benchFile(l.name)+".instructions.pb.gz"), p); err != nil {
+				return err
+			}
+		}
+		rep, err := diff.CompareCounts(ps[0], ps[1], judge)
+		if err != nil {
+			return fmt.Errorf("%s: %w", l.name, err)
+		}
+		res.exact = append(res.exact, exactResult{name: l.key(), ops: ops, base: ps[0], head: ps[1], report: rep})
+		r.progress("counted %s (%d of %d, %s ops a side): %s; %s so far", l.name, i+1, len(leaves), textfmt.Count(float64(ops)), exactLine(rep), since(t0))
+	}
+	return nil
+}
+
+// benchFile is a benchmark's name as a file name.
+func benchFile(name string) string {
+	return strings.NewReplacer("/", "_", " ", "_").Replace(name)
+}
+
+// countLeaf counts benchmark l of side s at ops and 2*ops iterations and
+// returns the difference: what ops iterations execute, per function.
+func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf, ops int64) (*profile.Profile, error) {
+	b := s.bins[l.pkg]
+	if b == nil {
+		return nil, fmt.Errorf("%s: no test binary at %s", l.key(), s.name)
+	}
+	var runs [2]*profile.Profile
+	for i, n := range []int64{ops, 2 * ops} {
+		p, err := r.countRun(ctx, vg, s, b, l, n)
+		if err != nil {
+			return nil, err
+		}
+		runs[i] = p
+	}
+	neg := runs[0].Copy()
+	neg.Scale(-1)
+	d, err := profile.Merge([]*profile.Profile{runs[1], neg})
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
+	}
+	d.Sample = slices.DeleteFunc(d.Sample, func(smp *profile.Sample) bool { return smp.Value[0] == 0 })
+	d.Comments = meta.MarkExact(nil)
+	meta.Set(d, meta.Record{Name: l.name + " at " + s.name, Build: s.build, Race: s.race, WorkUnit: meta.WorkOp,
+		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(ops)}}})
+	return d.Compact(), nil
+}
+
+// countRun runs benchmark l for n iterations under callgrind and returns
+// the profile of the whole process. (Collecting only inside
+// testing.(*B).runN with --toggle-collect lost 0.1% of a function's count:
+// the runtime's preemption requests switch stacks, which callgrind takes for
+// returns, toggling collection off until the next call. The difference of
+// two processes is exact.)
+func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testBinary, l leaf, n int64) (*profile.Profile, error) {
+	dir, err := os.MkdirTemp(s.tmp, "callgrind-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "callgrind.out")
+	args := []string{"--tool=callgrind", "--dump-instr=yes", "--compress-pos=no", "--compress-strings=no",
+		"--callgrind-out-file=" + out, b.path,
+		"-test.run", "^$", "-test.cpu", "1", "-test.bench", l.pattern(), "-test.benchtime", strconv.FormatInt(n, 10) + "x", "-test.count", "1"}
+	cmd := exec.CommandContext(ctx, vg, args...)
+	stopGroupOnCancel(cmd)
+	cmd.Dir = b.dir
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, benchFailed(ctx, s, b, err, &stdout, &stderr)
+	}
+	dump := out
+	sym, err := r.dumpSymbolizer(b.path, dump)
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
+	}
+	f, err := os.Open(dump)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := callgrind.ParseByAddress(f, pbuild.Options{Name: dump}, sym)
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s: callgrind's output: %w", l.name, s.name, err)
+	}
+	return p, nil
+}
+
+// dumpSymbolizer symbolises the addresses of a callgrind dump of binary
+// at once, from its DWARF (inlined frames included), and names them as
+// runtime/pprof does (a generic function's symbol, with its shape).
+func (r *recorder) dumpSymbolizer(binary, dump string) (callgrind.Symbolizer, error) {
+	bin := r.bins[binary]
+	if bin == nil {
+		ef, err := elf.Open(binary)
+		if err != nil {
+			return nil, err
+		}
+		typ := ef.Type
+		ef.Close()
+		if typ != elf.ET_EXEC {
+			return nil, fmt.Errorf("%s is position-independent (%v): --instructions needs the default build mode, whose addresses are the file's", binary, typ)
+		}
+		if bin, err = binsym.Open(binary); err != nil {
+			return nil, err
+		}
+		if r.bins == nil {
+			r.bins = map[string]*binsym.Binary{}
+		}
+		r.bins[binary] = bin // its symbols are cached for the next runs
+	}
+	pcs, err := dumpAddresses(dump)
+	if err != nil {
+		return nil, err
+	}
+	frames, err := bin.Resolve(pcs)
+	if err != nil {
+		return nil, err
+	}
+	return func(addr uint64) ([]callgrind.Frame, bool) {
+		fs := frames[addr]
+		if len(fs) == 0 {
+			return nil, false
+		}
+		out := make([]callgrind.Frame, len(fs))
+		for i, f := range fs { // innermost first: reversed
+			name := f.Symbol
+			if name == "" {
+				name = f.Func
+			}
+			out[len(fs)-1-i] = callgrind.Frame{Func: name, File: f.File}
+		}
+		return out, true
+	}, nil
+}
+
+// dumpAddresses lists the instruction addresses a dump written with
+// --dump-instr=yes --compress-pos=no names: cost lines and call targets.
+func dumpAddresses(dump string) ([]uint64, error) {
+	f, err := os.Open(dump)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	seen := map[uint64]bool{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), callgrind.MaxLineBytes)
+	for sc.Scan() {
+		line := sc.Text()
+		if t, ok := strings.CutPrefix(line, "calls="); ok {
+			if f := strings.Fields(t); len(f) > 1 {
+				line = f[1]
+			}
+		}
+		if !strings.HasPrefix(line, "0x") {
+			continue
+		}
+		field, _, _ := strings.Cut(line, " ")
+		if v, err := strconv.ParseUint(field[2:], 16, 64); err == nil {
+			seen[v] = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	pcs := make([]uint64, 0, len(seen))
+	for pc := range seen {
+		pcs = append(pcs, pc)
+	}
+	slices.Sort(pcs)
+	return pcs, nil
+}
+
+// exactLine is one benchmark's verdict in a line.
+func exactLine(rep *diff.CountReport) string {
+	var changed []string
+	for _, row := range rep.Rows {
+		if row.Verdict == diff.Regressed || row.Verdict == diff.New {
+			changed = append(changed, fmt.Sprintf("%s %s %s", row.Verdict, shortName(row.Name), relChange(row)))
+		}
+	}
+	if len(changed) == 0 {
+		return fmt.Sprintf("no function slower (%s instructions per op)", textfmt.Count(float64(int64(rep.HeadTotal))))
+	}
+	return strings.Join(changed, ", ")
+}
+
+// relChange is a row's change in percent.
+func relChange(row diff.CountRow) string {
+	b := slices.Max(row.Base)
+	if b == 0 {
+		return "(new)"
+	}
+	return fmt.Sprintf("%+.2f%%", 100*row.Change/b)
+}
+
+// shortName is a function name without its package path's directories.
+func shortName(name string) string {
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		return name[i+1:]
+	}
+	return name
+}
+
+// exactFailed lists the benchmarks whose functions regressed.
+func exactFailed(results []exactResult) []exactResult {
+	var out []exactResult
+	for _, e := range results {
+		if e.report.Failed() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// exactSummary is the verdict in one line: what regressed, or that
+// nothing did.
+func exactSummary(results []exactResult) string {
+	failed := exactFailed(results)
+	if len(failed) == 0 {
+		return fmt.Sprintf("no function executes more instructions in %s (exact counts, callgrind)", plural(len(results), "benchmark", "benchmarks"))
+	}
+	var names []string
+	for _, e := range failed {
+		_, bench, _ := strings.Cut(e.name, " ")
+		names = append(names, bench+": "+exactLine(e.report))
+	}
+	return fmt.Sprintf("%d of %d benchmarks execute more instructions: %s", len(failed), len(results), strings.Join(names, "; "))
+}
+
+// exactReport writes record's report of an exact record in format and
+// returns the exit code: the verdict first and last, a section per
+// benchmark that changed, one line per benchmark that did not.
+func (c *cli) exactReport(res *recordResult, format string) int {
+	var b bytes.Buffer
+	failed := len(exactFailed(res.exact)) > 0
+	exit := 0
+	if failed {
+		exit = 1
+	}
+	verdict := exactSummary(res.exact)
+	switch format {
+	case "json":
+		type row struct {
+			Benchmark string            `json:"benchmark"`
+			Ops       int64             `json:"ops"`
+			Failed    bool              `json:"failed"`
+			Report    *diff.CountReport `json:"report"`
+		}
+		out := struct {
+			Verdict string   `json:"verdict"`
+			Exit    int      `json:"exit"`
+			Base    revision `json:"base"`
+			Head    revision `json:"head"`
+			Rows    []row    `json:"benchmarks"`
+		}{Verdict: verdict, Exit: exit, Base: res.baseRev, Head: res.headRev}
+		for _, e := range res.exact {
+			out.Rows = append(out.Rows, row{e.name, e.ops, e.report.Failed(), e.report})
+		}
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return c.inputErr("record", err)
+		}
+	case "markdown":
+		icon := "✅"
+		if failed {
+			icon = "❌"
+		}
+		fmt.Fprintf(&b, "## %s hotbudget record --instructions: %s\n\n", icon, textfmt.MarkdownEscape(verdict))
+		for _, e := range res.exact {
+			if len(e.report.Rows) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "#### %s\n\n```text\n", textfmt.MarkdownCode(e.name))
+			var t bytes.Buffer
+			e.report.WriteText(&t)
+			b.WriteString(strings.ReplaceAll(t.String(), "```", "'''"))
+			b.WriteString("```\n\n")
+		}
+		fmt.Fprintf(&b, "base %s, head %s; profiles under %s\n", textfmt.MarkdownEscape(res.baseRev.String()), textfmt.MarkdownEscape(res.headRev.String()), textfmt.MarkdownCode(res.out))
+	default:
+		fmt.Fprintf(&b, "%s\n\n", textfmt.Line(verdict))
+		for _, e := range res.exact {
+			fmt.Fprintf(&b, "%s (%s ops a side): ", textfmt.Line(e.name), textfmt.Count(float64(e.ops)))
+			var t bytes.Buffer
+			e.report.WriteText(&t)
+			b.Write(t.Bytes())
+		}
+		fmt.Fprintf(&b, "\nprofiles (instructions per N ops, base and head): %s\n%s; exit status %d\n", textfmt.Line(res.out), textfmt.Line(verdict), exit)
+	}
+	if _, err := io.Copy(c.stdout, &b); err != nil {
+		return c.inputErr("record", err)
+	}
+	return exit
+}
+
+// flagSet reports whether the command line set the flag called name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
