@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -87,8 +88,6 @@ const (
 	exactMaxRuns = 10000
 	// exactDump is the reason the child gives its dump.
 	exactDump = "hotbudget exact capture"
-	// exactFile is the capture the child leaves in its directory.
-	exactFile = "capture.pb.gz"
 	// instrumentCallgrind is what an exact capture's record names as its
 	// instrument, before valgrind's version.
 	instrumentCallgrind = "callgrind"
@@ -99,6 +98,7 @@ const (
 type exactPlan struct {
 	test  string
 	index int
+	name  string // the capture's name
 }
 
 // exactChild returns the child's directory and the index of the capture
@@ -160,22 +160,22 @@ func captureExact(t TestingT, fn func(), c captureConfig) (*profile.Profile, str
 	test := nm.Name()
 	index := nextExactIndex(test)
 	if dir, want, ok := exactChild(); ok {
+		// Another capture of the test than the one this process counts
+		// gets an empty profile, so that the test goes on to that one.
+		p := notCounted(c.name)
 		if index != want {
-			// Another capture of the test: an empty profile, so that the
-			// test goes on to the one this process counts.
-			return notCounted(c.name), "", nil
+			return p, "", nil
 		}
-		p, err := countInChild(fn, c.name)
-		if err == nil {
-			err = WriteBaseline(filepath.Join(dir, exactFile), p)
+		if err := countInChild(fn, dir); err != nil {
+			return nil, "", err
 		}
-		return p, "", err
+		return p, exactCountedHere, nil
 	}
 	vg, err := valgrindPath()
 	if err != nil {
 		return nil, "", err
 	}
-	plan := exactPlan{test: test, index: index}
+	plan := exactPlan{test: test, index: index, name: c.name}
 	start := time.Now()
 	p, err := runExactChild(t, vg, plan)
 	if err != nil {
@@ -187,6 +187,10 @@ func captureExact(t TestingT, fn func(), c captureConfig) (*profile.Profile, str
 	runs, _ := Iterations(p)
 	return p, exactSummary(p, runs, time.Since(start)), nil
 }
+
+// exactCountedHere is captureExact's summary in the child process that
+// counted the capture.
+const exactCountedHere = "counted"
 
 // notCounted is what a capture returns in a child process that counts
 // another capture of the test: a profile of no instructions.
@@ -254,7 +258,7 @@ func runExactChild(t TestingT, vg string, plan exactPlan) (*profile.Profile, err
 	if keepDump != nil {
 		keepDump(filepath.Join(dir, "callgrind.out.2"))
 	}
-	p, err := readExact(filepath.Join(dir, exactFile))
+	p, err := readCounted(dir, plan.name)
 	if err != nil {
 		why := "left no capture"
 		if runErr != nil {
@@ -364,30 +368,60 @@ func exactSummary(p *profile.Profile, runs int64, took time.Duration) string {
 
 // countInChild counts fn under callgrind: one run to learn its count (and
 // warm it up), then runs runs of it, a power of ten chosen from that count
-// (exactRunsFor), and returns the profile of what the runs executed.
-func countInChild(fn func(), name string) (*profile.Profile, error) {
+// (exactRunsFor). It leaves the dump of the runs for the parent, which
+// reads it natively (under valgrind that takes seconds), with the runs and
+// where this process has countRuns, in exactCounted.
+func countInChild(fn func(), dir string) error {
 	if valgrind.RunningOnValgrind() == 0 {
-		return nil, errors.New("perfassert: the exact child process does not run under valgrind")
+		return errors.New("perfassert: the exact child process does not run under valgrind")
 	}
-	dir, _, _ := exactChild()
 	runtime.MemProfileRate = 0
 	countRuns(fn, 1)
 	valgrind.DumpStatsAt(exactDump + " (one run)")
 	one, err := dumpTotal(filepath.Join(dir, "callgrind.out.1"))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	runs := exactRunsFor(one)
 	runtime.GC()
 	countRuns(fn, runs)
 	valgrind.DumpStatsAt(exactDump)
+	note := fmt.Sprintf("%d %d\n", runs, countRunsPC())
+	return os.WriteFile(filepath.Join(dir, exactCounted), []byte(note), 0o644)
+}
+
+// exactCounted is the file in which a child says how many runs it counted
+// and where it has countRuns: "runs pc".
+const exactCounted = "counted"
+
+// countRunsPC is the address of countRuns in this process: the parent and
+// the child are one binary, so the difference of their addresses moves
+// the child's to the parent's (zero unless the binary is
+// position-independent).
+func countRunsPC() uintptr { return reflect.ValueOf(countRuns).Pointer() }
+
+// readCounted reads what the child in dir counted: the profile of its
+// runs, symbolised in this process.
+func readCounted(dir, name string) (*profile.Profile, error) {
+	note, err := os.ReadFile(filepath.Join(dir, exactCounted))
+	if err != nil {
+		return nil, err
+	}
+	var runs int
+	var pc uint64
+	if _, err := fmt.Sscan(string(note), &runs, &pc); err != nil || runs < 1 {
+		return nil, fmt.Errorf("perfassert: the child's note %q: %v", note, err)
+	}
+	shift := uint64(countRunsPC()) - pc
 	dump := filepath.Join(dir, "callgrind.out.2")
 	f, err := os.Open(dump)
 	if err != nil {
 		return nil, fmt.Errorf("perfassert: callgrind's dump: %w", err)
 	}
 	defer f.Close()
-	p, err := callgrind.ParseByAddress(f, pbuild.Options{Name: dump}, runtimeFrames)
+	p, err := callgrind.ParseByAddress(f, pbuild.Options{Name: dump}, func(addr uint64) ([]callgrind.Frame, bool) {
+		return runtimeFrames(addr + shift)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("perfassert: callgrind's dump %s: %w", dump, err)
 	}
@@ -592,7 +626,7 @@ func captureInstructions(t TestingT, fn func(), opts []CaptureOption) *profile.P
 	}
 	p, summary, err := captureExact(t, fn, c)
 	if _, _, child := exactChild(); child {
-		if err == nil && len(p.Sample) > 0 {
+		if err == nil && summary == exactCountedHere {
 			// Counted and left for the parent: the rest of the test is
 			// the parent's.
 			if s, ok := t.(interface{ SkipNow() }); ok {
