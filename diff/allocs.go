@@ -47,7 +47,23 @@ type AllocFunc struct {
 	Self  AllocCount            `json:"self"`
 	Total AllocCount            `json:"total"`
 	Lines map[string]AllocCount `json:"lines,omitempty"`
+	// Blocks16 is the part of Self in 16-byte blocks, which the runtime's
+	// tiny allocator shares among objects under 16 bytes without pointers
+	// (see TinyBlock): counted in Self, not judged.
+	Blocks16 AllocCount `json:"blocks16,omitempty"`
 }
+
+// TinyBlock is the size of the blocks the Go runtime's tiny allocator
+// packs objects under 16 bytes without pointers into. Its heap profile
+// records one allocation of a block, with the stack of the allocation
+// that opened it, and none for the objects that fit into a block already
+// open (runtime/malloc.go, mallocgcTiny): whose stack a tiny object is
+// counted under depends on its neighbours, and one function's change moves
+// counts onto functions nobody touched. CompareAllocs therefore judges a
+// function's allocations without its 16-byte blocks (genuine 16-byte
+// objects without pointers look the same and go with them); the
+// benchmark's allocs/op, which counts every object, still holds them.
+const TinyBlock = 16
 
 // AllocTable is an exact allocation profile summed by function, with the
 // work it did (iterations of a captured function, benchmark ops).
@@ -147,6 +163,9 @@ func AllocTableOf(p *profile.Profile, work float64, only *regexp.Regexp) (*Alloc
 		t.Judged = t.Judged.add(c, 1)
 		fn := t.fn(frames[self].name)
 		fn.Self = fn.Self.add(c, 1)
+		if c.Bytes == TinyBlock*c.Objects {
+			fn.Blocks16 = fn.Blocks16.add(c, 1)
+		}
 		fn.Lines[frames[self].line] = fn.Lines[frames[self].line].add(c, 1)
 		seen = seen[:0]
 		for _, f := range frames[self:] {
@@ -266,7 +285,14 @@ type AllocRow struct {
 type AllocPer struct {
 	Self  AllocCount `json:"self"`
 	Total AllocCount `json:"total"`
+	// Blocks16 is the part of Self in 16-byte blocks (TinyBlock), not
+	// judged.
+	Blocks16 AllocCount `json:"blocks16,omitempty"`
 }
+
+// judged is the part of a function's self allocations CompareAllocs
+// judges: without its 16-byte blocks.
+func (a AllocPer) judged() AllocCount { return a.Self.add(a.Blocks16, -1) }
 
 // AllocLine is a line's self allocations per unit of work on both sides.
 type AllocLine struct {
@@ -313,13 +339,14 @@ func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *All
 		if f == nil {
 			return AllocPer{}
 		}
-		return AllocPer{Self: AllocCount{}.add(f.Self, 1/t.Work), Total: AllocCount{}.add(f.Total, 1/t.Work)}
+		return AllocPer{Self: AllocCount{}.add(f.Self, 1/t.Work), Total: AllocCount{}.add(f.Total, 1/t.Work), Blocks16: AllocCount{}.add(f.Blocks16, 1/t.Work)}
 	}
 	r.Base = AllocCount{}.add(base.Judged, 1/base.Work)
 	r.Head = AllocCount{}.add(head.Judged, 1/head.Work)
 	work := min(base.Work, head.Work)
 	r.Work = work
 	grewAll := tol.grew(r.Base, r.Head, work)
+	var moved []string // functions whose 16-byte blocks alone changed
 	names := map[string]bool{}
 	for n := range base.Funcs {
 		names[n] = true
@@ -333,17 +360,20 @@ func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *All
 		switch {
 		case bf == nil || bf.Total == (AllocCount{}):
 			row.Verdict = New
-			if grewAll && tol.grew(AllocCount{}, row.Head.Self, work) {
+			if grewAll && tol.grew(AllocCount{}, row.Head.judged(), work) {
 				row.Verdict = Regressed
 			}
 		case hf == nil || hf.Total == (AllocCount{}):
 			row.Verdict = Gone
-		case tol.grew(row.Base.Self, row.Head.Self, work):
+		case tol.grew(row.Base.judged(), row.Head.judged(), work):
 			row.Verdict = Regressed
-		case tol.grew(row.Head.Self, row.Base.Self, work):
+		case tol.grew(row.Head.judged(), row.Base.judged(), work):
 			row.Verdict = Improved
 		default:
 			row.Verdict = Unchanged
+		}
+		if d := row.Head.Blocks16.Objects - row.Base.Blocks16.Objects; math.Abs(d) >= tol.Objects && row.Verdict != Regressed {
+			moved = append(moved, fmt.Sprintf("%s %+.3g", name, d))
 		}
 		row.Lines = changedLines(base, head, bf, hf)
 		r.Rows = append(r.Rows, row)
@@ -358,6 +388,10 @@ func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *All
 			return 2
 		}
 		return 3
+	}
+	if len(moved) > 0 {
+		slices.Sort(moved)
+		r.Notes = append(r.Notes, fmt.Sprintf("16-byte blocks per %s changed in %s, not judged: the runtime packs objects under 16 bytes without pointers into shared 16-byte blocks and records each block under the allocation that opened it, so these counts move between functions as their neighbours change", unit, strings.Join(moved, ", ")))
 	}
 	slices.SortFunc(r.Rows, func(a, b AllocRow) int {
 		return cmp.Or(cmp.Compare(rank(a.Verdict), rank(b.Verdict)),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,6 +43,38 @@ func allocProfile(stacks map[string][2]int64) *profile.Profile {
 	return p
 }
 
+// TestCompareAllocsTinyBlocks checks that 16-byte blocks, which the tiny
+// allocator shares among the small objects of several functions, move
+// between functions without a verdict: at head m.f stopped allocating its
+// 4-byte object, and m.g's 12-byte objects, which fitted the block m.f
+// opened, now open a block each; m.g's code did not change. A function
+// allocating 24-byte objects more still regresses.
+func TestCompareAllocsTinyBlocks(t *testing.T) {
+	only := regexp.MustCompile(`^m\.`)
+	base := allocProfile(map[string][2]int64{"m.f@1;m.run@1": {100, 1600}, "m.h@3;m.run@3": {100, 2400}})
+	head := allocProfile(map[string][2]int64{"m.g@2;m.run@2": {100, 1600}, "m.h@3;m.run@3": {200, 4800}})
+	bt, _ := diff.AllocTableOf(base, 100, only)
+	ht, _ := diff.AllocTableOf(head, 100, only)
+	rep := diff.CompareAllocs(bt, ht, "iteration", diff.DefaultAllocTolerance)
+	var regressed []string
+	for _, r := range rep.Regressions() {
+		regressed = append(regressed, r.Name)
+	}
+	if !slices.Equal(regressed, []string{"m.h"}) {
+		t.Errorf("regressed %v, want m.h alone (m.g's 16-byte blocks are the tiny allocator's)", regressed)
+	}
+	for _, row := range rep.Rows {
+		if row.Name == "m.g" && (row.Head.Blocks16.Objects != 1 || row.Head.Self.Objects != 1) {
+			t.Errorf("m.g: %+v, want 1 object an iteration, in a 16-byte block", row)
+		}
+	}
+	var b strings.Builder
+	rep.WriteText(&b)
+	if !strings.Contains(b.String(), "note: 16-byte blocks per iteration changed in m.f -1, m.g +1, not judged") {
+		t.Errorf("no note on m.g's blocks:\n%s", b.String())
+	}
+}
+
 // TestCompareAllocsExact works a comparison out by hand: per 100
 // iterations, m.parse allocates 200 objects itself (2 an iteration) and
 // 100 through strings.Clone (attributed to m.parse, the innermost
@@ -59,7 +92,7 @@ func TestCompareAllocsExact(t *testing.T) {
 	head := allocProfile(map[string][2]int64{
 		"m.parse@10;m.run@3":                 {200, 6400},
 		"strings.Clone@5;m.parse@11;m.run@3": {100, 800},
-		"m.parse@12;m.run@3":                 {100, 1600},
+		"m.parse@12;m.run@3":                 {100, 2400},
 		"m.run@4":                            {100, 1600},
 	})
 	bt, err := diff.AllocTableOf(base, 100, only)
@@ -78,7 +111,7 @@ func TestCompareAllocsExact(t *testing.T) {
 		t.Fatalf("want m.parse regressed alone: %+v", rep.Rows)
 	}
 	r := rep.Regressions()[0]
-	if r.Name != "m.parse" || r.Base.Self != (diff.AllocCount{Objects: 3, Bytes: 72}) || r.Head.Self != (diff.AllocCount{Objects: 4, Bytes: 88}) {
+	if r.Name != "m.parse" || r.Base.Self != (diff.AllocCount{Objects: 3, Bytes: 72}) || r.Head.Self != (diff.AllocCount{Objects: 4, Bytes: 96}) {
 		t.Errorf("m.parse row: %+v", r)
 	}
 	if len(r.Lines) != 1 || r.Lines[0].Line != "m.parse.go:12" || r.Lines[0].Head.Objects != 1 {
@@ -106,8 +139,8 @@ func TestCompareAllocsExact(t *testing.T) {
 	if err := rep.WriteText(&txt); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"allocations per iteration (exact): 1 function allocates more: m.parse (3 objects, 72B -> 4 objects, 88B)",
-		"regressed  m.parse: self 3 objects, 72B -> 4 objects, 88B (+1 object, +16B)", "m.parse.go:12: 0 objects, 0B -> 1 object, 16B"} {
+	for _, want := range []string{"allocations per iteration (exact): 1 function allocates more: m.parse (3 objects, 72B -> 4 objects, 96B)",
+		"regressed  m.parse: self 3 objects, 72B -> 4 objects, 96B (+1 object, +24B)", "m.parse.go:12: 0 objects, 0B -> 1 object, 24B"} {
 		if !strings.Contains(txt.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, txt.String())
 		}
@@ -115,7 +148,7 @@ func TestCompareAllocsExact(t *testing.T) {
 	if strings.Contains(txt.String(), "ms") || strings.Contains(txt.String(), "µs") {
 		t.Errorf("text shows a time:\n%s", txt.String())
 	}
-	if err := rep.WriteMarkdown(&md); err != nil || !strings.Contains(md.String(), "| `m.parse` | 3 objects, 72B | 4 objects, 88B | +1 object, +16B |") {
+	if err := rep.WriteMarkdown(&md); err != nil || !strings.Contains(md.String(), "| `m.parse` | 3 objects, 72B | 4 objects, 96B | +1 object, +24B |") {
 		t.Errorf("markdown (%v):\n%s", err, md.String())
 	}
 	if err := rep.WriteJSON(&js); err != nil {

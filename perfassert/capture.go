@@ -229,7 +229,10 @@ func Precision(relErr float64) CaptureOption {
 // MaxAllocBytes and their total variants check them per iteration, and
 // MatchBaseline and NoRegression judge them exactly (CheckAllocs). The
 // runtime counts tiny allocations (under 16 bytes, without pointers) by
-// the 16-byte blocks they share, as its heap profiles do.
+// the 16-byte blocks they share, as its heap profiles do, under the
+// allocation that opened each block: those move between functions as
+// their neighbours change, and are shown but not judged per function
+// (diff.TinyBlock).
 func CaptureProfile(fn func(), opts ...CaptureOption) (*profile.Profile, error) {
 	p, _, err := captureProfile(fn, opts)
 	return p, err

@@ -68,7 +68,11 @@ allocate, function by function, with what the benchmark allocates outside
 its loop cancelled. A function of the gate whose allocations per op grew
 by more than half an object or more than 8 bytes and 1% (a count, not an
 estimate: no statistics, no runs to repeat) regressed, and the report
-names the lines that allocate more. B/op and allocs/op of the benchmarks
+names the lines that allocate more. Objects under 16 bytes without
+pointers are counted by the 16-byte blocks the runtime packs them into,
+under the allocation that opened each block: such blocks move between
+functions when a neighbour changes, so they are shown, not judged per
+function. B/op and allocs/op of the benchmarks, which count every object,
 are judged the same way; time stays statistical. --no-allocs skips the
 allocation runs.
 
