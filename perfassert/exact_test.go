@@ -321,6 +321,16 @@ func TestMatchBaselineInstructions(t *testing.T) {
 	}
 	t.Logf("the planted change:\n%s", msg)
 
+	// NoRegression judges two captures the same way.
+	rec = &namedRec{name: t.Name()}
+	if NoRegression(rec, same, slower) || !strings.Contains(strings.Join(rec.errs, "\n"), "regressed "+exactPrefix+"exactSpin: ") {
+		t.Errorf("NoRegression(same, slower) did not name exactSpin: %q", rec.errs)
+	}
+	rec = &namedRec{name: t.Name()}
+	if !NoRegression(rec, p, same) {
+		t.Errorf("NoRegression of two unchanged captures failed: %q", rec.errs)
+	}
+
 	// Another Go version's baseline.
 	r, _ := meta.Known(base)
 	r.Depends["go"] = "go1.0"

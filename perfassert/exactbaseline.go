@@ -83,26 +83,34 @@ func matchExact(t TestingT, path string, current *profile.Profile, race bool) bo
 	if br, cr := recordOf2(base, current); br.Depends["valgrind"] != cr.Depends["valgrind"] {
 		logf(t, "perfassert.MatchBaseline: baseline %s was counted by %s, this capture by %s: compared all the same (the program's instructions do not depend on valgrind's version)", path, textfmt.Line(orNone(br.Depends["valgrind"])), textfmt.Line(orNone(cr.Depends["valgrind"])))
 	}
+	return judgeCounts(t, "MatchBaseline", "base = "+path+", head = current", base, current)
+}
+
+// judgeCounts judges the exact counts of current against base, the
+// module's functions (diff.CompareCounts), and reports to t as check.
+func judgeCounts(t TestingT, check, sides string, base, current *profile.Profile) bool {
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	judge := func(string) bool { return true }
 	if re := moduleFuncs(); re != nil {
 		judge = re.MatchString
 	}
 	rep, err := diff.CompareCounts(base, current, judge)
 	if err != nil {
-		t.Errorf("perfassert.MatchBaseline: %v", err)
+		t.Errorf("perfassert.%s: %v", check, err)
 		return false
 	}
 	var b strings.Builder
 	if err := rep.WriteText(&b); err != nil {
-		t.Errorf("perfassert.MatchBaseline: %v", err)
+		t.Errorf("perfassert.%s: %v", check, err)
 		return false
 	}
-	sides := "base = " + path + ", head = current"
 	if rep.Failed() {
-		t.Errorf("perfassert.MatchBaseline: %s: %s", sides, strings.TrimRight(b.String(), "\n"))
+		t.Errorf("perfassert.%s: %s: %s", check, sides, strings.TrimRight(b.String(), "\n"))
 		return false
 	}
-	logf(t, "perfassert.MatchBaseline: %s: %s", sides, strings.TrimRight(b.String(), "\n"))
+	logf(t, "perfassert.%s: %s: %s", check, sides, strings.TrimRight(b.String(), "\n"))
 	return true
 }
 

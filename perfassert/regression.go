@@ -24,7 +24,8 @@ import (
 // the functions of the module under test are judged unless opts say
 // otherwise (see CheckRegression). The failure text is the diff report
 // restricted to the regressed functions; "base" is the baseline argument and
-// "head" is current.
+// "head" is current. Captures that count instructions (Instructions) are
+// judged as MatchBaseline judges them: exactly, without statistics.
 func NoRegression(t TestingT, base, current *profile.Profile, opts ...diff.Option) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
@@ -32,6 +33,14 @@ func NoRegression(t TestingT, base, current *profile.Profile, opts ...diff.Optio
 	if base == nil || current == nil {
 		t.Errorf("perfassert.NoRegression: nil profile (base %v, current %v)", base != nil, current != nil)
 		return false
+	}
+	if isExactCapture(base) || isExactCapture(current) {
+		// Counts (Instructions): judged exactly, function by function.
+		if why := exactMismatch(base, current); why != "" {
+			t.Errorf("perfassert.NoRegression: the baseline %s", why)
+			return false
+		}
+		return judgeCounts(t, "NoRegression", "base = baseline, head = current", base, current)
 	}
 	bs, err := SplitRuns(base)
 	if err != nil {
