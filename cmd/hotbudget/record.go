@@ -84,7 +84,7 @@ the difference, what N ops execute, is judged exactly, function by
 function: a function of the gate regressed when its instructions per op
 grew by more than 0.5% of itself and 0.01% of the benchmark's
 (diff.CompareCounts). No runs to repeat, no statistics, no allocation
-runs; about 4 s a benchmark. The report names what regressed in its first
+runs; about 6 s a benchmark. The report names what regressed in its first
 and last lines, and base/ and head/ hold each benchmark's instructions
 (PKG/NAME.instructions.pb.gz, N ops).
 

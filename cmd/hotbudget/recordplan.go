@@ -115,7 +115,7 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 		for _, l := range leaves {
 			r.progress("%s %s: counted at %d and %d iterations a side", textfmt.Name(l.pkg), textfmt.Name(l.name), l.iters, 2*l.iters)
 		}
-		r.progress("calibrated %s in %s; counting each under callgrind takes about a second a side", plural(len(leaves), "benchmark", "benchmarks"), since(t0))
+		r.progress("calibrated %s in %s; each is counted in four runs under callgrind (N and 2N iterations a side), about 6s a benchmark", plural(len(leaves), "benchmark", "benchmarks"), since(t0))
 		return leaves, nil
 	}
 	// Profiling slows the runs down (10 kHz perf events double a
