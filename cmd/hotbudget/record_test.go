@@ -133,12 +133,18 @@ func recordIn(t *testing.T, dir string, args ...string) result {
 	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
 }
 
-// verdicts reads the function rows of record's text report: name -> verdict.
+// verdicts reads the function rows of record's text report: name ->
+// verdict, from the full tables (--full) or the short report's lines of
+// the functions regressed and near misses.
 func verdicts(out string) map[string]string {
-	funcs, _, _ := strings.Cut(out, "\nbenchmarks:\n")
+	funcs, _, _ := strings.Cut(out, "\nbenchmark results")
 	v := map[string]string{}
 	row := regexp.MustCompile(`(?m)^\s*\S+\s+\S+\s+\S+\s+\S+\s+(regressed|improved|unchanged|new|gone)\s+(\S+)$`)
 	for _, m := range row.FindAllStringSubmatch(funcs, -1) {
+		v[m[2]] = m[1]
+	}
+	short := regexp.MustCompile(`(?m)^      (regressed|near miss) (\S+) [-+]`)
+	for _, m := range short.FindAllStringSubmatch(funcs, -1) {
 		v[m[2]] = m[1]
 	}
 	return v

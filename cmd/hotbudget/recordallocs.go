@@ -204,16 +204,6 @@ func compareAllocs(results []allocResult) []*diff.AllocReport {
 	return out
 }
 
-// allocsFailed reports whether some benchmark's allocations regressed.
-func allocsFailed(reps []*diff.AllocReport) bool {
-	for _, r := range reps {
-		if r.Failed() {
-			return true
-		}
-	}
-	return false
-}
-
 // allocsSummary is one line over every benchmark's allocations.
 func allocsSummary(reps []*diff.AllocReport) string {
 	var failed []string

@@ -88,18 +88,20 @@ func recordSummary(funcs []*diff.Report) string {
 
 // recordReport prints the function and benchmark reports and returns the
 // exit code: 1 when either found a regression.
-func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *bench.Report, allocs []*diff.AllocReport, format string) int {
+func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *bench.Report, allocs []*diff.AllocReport, format string, full bool) int {
 	var err error
 	shown := ordered(funcs)
 	md := func(out *bytes.Buffer) error {
 		// The whole comment within GitHub's limit (textfmt.LimitMarkdown).
 		w := new(bytes.Buffer)
 		defer func() { out.WriteString(textfmt.LimitMarkdown(w.String(), textfmt.MaxMarkdown)) }()
+		verdict, exit := recordVerdict(funcs, benches, allocs)
 		icon := "✅"
-		if slices.ContainsFunc(funcs, (*diff.Report).Failed) || allocsFailed(allocs) {
+		if exit != exitOK {
 			icon = "❌"
 		}
-		fmt.Fprintf(w, "## %s hotbudget record: %s\n\n", icon, textfmt.MarkdownEscape(recordSummary(funcs)))
+		fmt.Fprintf(w, "## %s %s\n\n", icon, textfmt.MarkdownEscape(verdict))
+		fmt.Fprintf(w, "Functions: %s\n\n", textfmt.MarkdownEscape(recordSummary(funcs)))
 		if err := writeAllocsMarkdown(w, allocs); err != nil {
 			return err
 		}
@@ -126,19 +128,26 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 	}
 	switch format {
 	case "json":
-		err = writeRecordJSON(c.stdout, res, funcs, benches, allocs)
+		verdict, exit := recordVerdict(funcs, benches, allocs)
+		err = writeRecordJSON(c.stdout, res, verdict, exit, funcs, benches, allocs)
 	case "markdown":
 		var b bytes.Buffer
 		if err = md(&b); err == nil {
 			_, err = c.stdout.Write(b.Bytes())
 		}
 	default:
-		fmt.Fprintf(c.stdout, "functions (%s -> %s, each benchmark's CPU profiles on their own, one false-discovery control over all):\n", textfmt.Line(res.baseRev.String()), textfmt.Line(res.headRev.String()))
-		for _, r := range shown {
-			fmt.Fprintf(c.stdout, "\n== %s ==\n", textfmt.Name(r.Name))
-			if err = r.WriteText(c.stdout); err != nil {
-				break
+		verdict, _ := recordVerdict(funcs, benches, allocs)
+		fmt.Fprintf(c.stdout, "%s\n\n", textfmt.Line(verdict))
+		fmt.Fprintf(c.stdout, "functions' CPU time (%s -> %s, each function's share of its benchmark's profiles, one false-discovery control over all):\n", textfmt.Line(res.baseRev.String()), textfmt.Line(res.headRev.String()))
+		if full {
+			for _, r := range shown {
+				fmt.Fprintf(c.stdout, "\n== %s ==\n", textfmt.Name(r.Name))
+				if err = r.WriteText(c.stdout); err != nil {
+					break
+				}
 			}
+		} else {
+			writeFunctionsShort(c.stdout, funcs)
 		}
 		if err == nil {
 			err = writeAllocsText(c.stdout, allocs)
@@ -148,8 +157,16 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 			if len(allocs) > 0 {
 				fmt.Fprintf(c.stdout, "%s\n", textfmt.Line(allocsSummary(allocs)))
 			}
-			fmt.Fprintf(c.stdout, "\nbenchmarks:\n")
-			err = benches.WriteText(c.stdout)
+			fmt.Fprintf(c.stdout, "\nbenchmark results (the whole benchmark's time, bytes and allocations per op, as benchstat judges them; a measure of its own beside its functions' shares):\n")
+			if full {
+				err = benches.WriteText(c.stdout)
+			} else {
+				writeBenchesShort(c.stdout, benches)
+			}
+		}
+		if err == nil {
+			where := "the full tables: --full; every profile: " + textfmt.Line(res.out)
+			fmt.Fprintf(c.stdout, "\n%s\n%s\n", where, textfmt.Line(verdict))
 		}
 	}
 	if err != nil {
@@ -163,16 +180,16 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 	if err := c.reportGitHub(md, anns); err != nil {
 		return c.inputErr("record", err)
 	}
-	if slices.ContainsFunc(funcs, (*diff.Report).Failed) || len(benches.Regressions()) > 0 || allocsFailed(allocs) {
-		return exitFail
-	}
-	return exitOK
+	_, exit := recordVerdict(funcs, benches, allocs)
+	return exit
 }
 
 // writeRecordJSON writes every report in one object:
 //
 //	{
 //	  "schema": "hotbudget.record/v3",
+//	  "verdict": "hotbudget record: regressed (exit 1): ...",  // the text report's first and last line
+//	  "exit": 1,
 //	  "base": {"revision": "origin/main", "commit": "0123..."},
 //	  "head": {"revision": ".", "commit": ""},   // "" for the working tree
 //	  "out": "perf",                              // where the profiles are
@@ -185,7 +202,7 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 // order the text report shows them (failing first), instead of one report
 // of the merged profiles. v3 adds allocations: each benchmark's functions'
 // allocations per op, exact, failing first (absent with --no-allocs).
-func writeRecordJSON(w io.Writer, res *recordResult, funcs []*diff.Report, benches *bench.Report, allocs []*diff.AllocReport) error {
+func writeRecordJSON(w io.Writer, res *recordResult, verdict string, exit int, funcs []*diff.Report, benches *bench.Report, allocs []*diff.AllocReport) error {
 	fs := make([]json.RawMessage, 0, len(funcs))
 	for _, r := range ordered(funcs) {
 		var f bytes.Buffer
@@ -202,11 +219,13 @@ func writeRecordJSON(w io.Writer, res *recordResult, funcs []*diff.Report, bench
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
 		Schema      string              `json:"schema"`
+		Verdict     string              `json:"verdict"`
+		Exit        int                 `json:"exit"`
 		Base        revision            `json:"base"`
 		Head        revision            `json:"head"`
 		Out         string              `json:"out"`
 		Functions   []json.RawMessage   `json:"functions"`
 		Benchmarks  json.RawMessage     `json:"benchmarks"`
 		Allocations []*diff.AllocReport `json:"allocations,omitempty"`
-	}{"hotbudget.record/v3", res.baseRev, res.headRev, res.out, fs, b.Bytes(), orderedAllocs(allocs)})
+	}{"hotbudget.record/v3", verdict, exit, res.baseRev, res.headRev, res.out, fs, b.Bytes(), orderedAllocs(allocs)})
 }

@@ -60,7 +60,7 @@ func TestRecordReportPerBenchmark(t *testing.T) {
 	for _, format := range []string{"text", "markdown", "json"} {
 		var stdout, stderr bytes.Buffer
 		c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-		code := c.recordReport(res, funcs, benches, nil, format)
+		code := c.recordReport(res, funcs, benches, nil, format, false)
 		out := stdout.String()
 		if code != exitFail {
 			t.Errorf("%s: exit %d, want %d\n%s%s", format, code, exitFail, out, stderr.String())
@@ -103,6 +103,77 @@ func TestRecordReportPerBenchmark(t *testing.T) {
 				}
 				if want := map[bool]string{true: "regressed", false: "unchanged"}[row.Name == "example.com/m.slow"]; row.Verdict != want {
 					t.Errorf("json: %s %s, want %s", row.Name, row.Verdict, want)
+				}
+			}
+		}
+	}
+}
+
+// TestRecordReportOneVerdict checks issue 32's rule on record's reports:
+// the gate's decision leads and ends the text report, titles the Markdown
+// and is the JSON's verdict, and says what the exit code says, whether a
+// function, only a benchmark result, or nothing regressed.
+func TestRecordReportOneVerdict(t *testing.T) {
+	funcs, _ := recordReports(t)
+	passing := funcs[:1] // BenchmarkB, unchanged
+	benchOut := func(ns ...int) string {
+		var b strings.Builder
+		b.WriteString("pkg: example.com/m\n")
+		for _, n := range ns {
+			fmt.Fprintf(&b, "BenchmarkA-2 \t 1000\t %d ns/op\n", n)
+		}
+		return b.String()
+	}
+	slowBench, err := bench.Compare(strings.NewReader(benchOut(100, 101, 99, 100, 102, 100)), strings.NewReader(benchOut(150, 151, 149, 152, 150, 151)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBench, err := bench.Compare(strings.NewReader(benchOut(100, 101, 99, 100, 102, 100)), strings.NewReader(benchOut(100, 101, 99, 100, 102, 100)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &recordResult{baseRev: revision{Name: "main", Commit: "0123456789abcdef"}, headRev: revision{Name: "."}, out: "perf"}
+	for _, c := range []struct {
+		name    string
+		funcs   []*diff.Report
+		benches *bench.Report
+		exit    int
+		reason  string
+	}{
+		{"a function", funcs, sameBench, exitFail, "hotbudget record: regressed (exit 1): functions' CPU time: m.slow +"},
+		{"a benchmark result only", passing, slowBench, exitFail, "hotbudget record: regressed (exit 1): benchmark results: A-2 sec/op +50"},
+		{"nothing", passing, sameBench, exitOK, "hotbudget record: pass (exit 0): no function, benchmark result or allocation regressed"},
+	} {
+		for _, format := range []string{"text", "markdown", "json"} {
+			var stdout, stderr bytes.Buffer
+			cl := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+			code := cl.recordReport(res, c.funcs, c.benches, nil, format, false)
+			out := stdout.String()
+			if code != c.exit {
+				t.Errorf("%s, %s: exit %d, want %d", c.name, format, code, c.exit)
+			}
+			switch format {
+			case "text":
+				lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+				if !strings.HasPrefix(lines[0], c.reason) || lines[len(lines)-1] != lines[0] {
+					t.Errorf("%s: text's first and last lines disagree or lack %q:\n%s", c.name, c.reason, out)
+				}
+				if strings.Contains(out, "∞") || len(lines) > 40 {
+					t.Errorf("%s: %d lines, ± ∞ %v:\n%s", c.name, len(lines), strings.Contains(out, "∞"), out)
+				}
+			case "markdown":
+				icon := map[int]string{exitOK: "✅", exitFail: "❌"}[c.exit]
+				first, _, _ := strings.Cut(out, "\n")
+				if !strings.HasPrefix(first, "## "+icon+" ") || !strings.Contains(first, strings.TrimPrefix(c.reason, "hotbudget record: ")[:10]) {
+					t.Errorf("%s: markdown title %q, want %s and %q", c.name, first, icon, c.reason)
+				}
+			case "json":
+				var doc struct {
+					Verdict string
+					Exit    int
+				}
+				if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc.Exit != c.exit || !strings.HasPrefix(doc.Verdict, c.reason) {
+					t.Errorf("%s: json verdict %q exit %d (%v), want %q, %d", c.name, doc.Verdict, doc.Exit, err, c.reason, c.exit)
 				}
 			}
 		}
