@@ -512,17 +512,24 @@ func (ps *parser) costLine(line []byte) error {
 	return nil
 }
 
+// slot returns the index of k in idx, adding k to keys and a zero cost per
+// event to costs when it is new (added).
+func (ps *parser) slot(idx map[arcKey]int32, keys *[]arcKey, costs *[]int64, k arcKey) (a int32, added bool) {
+	if a, ok := idx[k]; ok {
+		return a, false
+	}
+	a = int32(len(*keys))
+	idx[k] = a
+	*keys = append(*keys, k)
+	*costs = append(*costs, make([]int64, ps.nev)...)
+	return a, true
+}
+
 // addArc adds the line's costs to the calls of arc k.
 func (ps *parser) addArc(g *group, k arcKey) error {
-	a, ok := g.arcs[k]
-	if !ok {
-		a = int32(len(g.arcOf))
-		g.arcs[k] = a
-		g.arcOf = append(g.arcOf, k)
-		g.arcC = append(g.arcC, make([]int64, ps.nev)...)
-		if ps.meter != nil {
-			ps.meter.Add(membudget.Other, 1, 64+16*int64(ps.nev))
-		}
+	a, added := ps.slot(g.arcs, &g.arcOf, &g.arcC, k)
+	if added && ps.meter != nil {
+		ps.meter.Add(membudget.Other, 1, 64+16*int64(ps.nev))
 	}
 	if err := addTo(g.arcC[int(a)*ps.nev:], ps.costs); err != nil {
 		return fmt.Errorf("the calls from %s to %s: %w", ps.nodes[k.from].display(), ps.nodes[k.to].display(), err)
@@ -549,13 +556,7 @@ func (ps *parser) addSelf(g *group, n int32) error {
 // addInline adds the line's costs to the cost of code k.to within code
 // k.from (see group.inline).
 func (ps *parser) addInline(g *group, k arcKey) error {
-	a, ok := g.inline[k]
-	if !ok {
-		a = int32(len(g.inlOf))
-		g.inline[k] = a
-		g.inlOf = append(g.inlOf, k)
-		g.inlC = append(g.inlC, make([]int64, ps.nev)...)
-	}
+	a, _ := ps.slot(g.inline, &g.inlOf, &g.inlC, k)
 	if err := addTo(g.inlC[int(a)*ps.nev:], ps.costs); err != nil {
 		return fmt.Errorf("the cost of %s in %s: %w", ps.nodes[k.to].display(), ps.nodes[k.to].file, err)
 	}
