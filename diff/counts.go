@@ -230,9 +230,12 @@ func (r *CountReport) WriteText(w io.Writer) error {
 	if n := len(r.Rows); n > 0 {
 		verdict = fmt.Sprintf("%d of %d functions changed", n, r.Judged)
 	}
-	fmt.Fprintf(&b, "%s per iteration, exact (baseline: %d %s, current: %d %s): %s -> %s (%s), not judged; %s\n",
-		r.Event, r.BaseProcesses, plural(r.BaseProcesses, "process", "processes"), r.HeadProcesses, plural(r.HeadProcesses, "process", "processes"),
-		textfmt.Count(math.Round(r.BaseTotal)), textfmt.Count(math.Round(r.HeadTotal)), relChange(r.BaseTotal, r.HeadTotal), verdict)
+	sides := ""
+	if r.BaseProcesses > 1 || r.HeadProcesses > 1 {
+		sides = fmt.Sprintf(" (baseline: %d %s, current: %d %s)", r.BaseProcesses, plural(r.BaseProcesses, "process", "processes"), r.HeadProcesses, plural(r.HeadProcesses, "process", "processes"))
+	}
+	fmt.Fprintf(&b, "%s per iteration%s: %s -> %s (%s) in all, the runtime's varying work included, not judged; %s, each counted exactly\n",
+		r.Event, sides, textfmt.Count(math.Round(r.BaseTotal)), textfmt.Count(math.Round(r.HeadTotal)), relChange(r.BaseTotal, r.HeadTotal), verdict)
 	for _, row := range r.Rows {
 		lo, hi := slices.Min(row.Base), slices.Max(row.Base)
 		rng := textfmt.Count(math.Round(lo))

@@ -117,7 +117,7 @@ func TestCompareCountsText(t *testing.T) {
 	if err := rep.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	want := "instructions per iteration, exact (baseline: 1 process, current: 1 process): 10000 -> 10050 (+0.50%), not judged; 1 of 2 functions changed\n" +
+	want := "instructions per iteration: 10000 -> 10050 (+0.50%) in all, the runtime's varying work included, not judged; 1 of 2 functions changed, each counted exactly\n" +
 		"  regressed m.A: 1000 -> 1050 instructions (+5.00%; allowed ±5)\n"
 	if b.String() != want {
 		t.Errorf("text:\n%s\nwant:\n%s", b.String(), want)

@@ -70,12 +70,15 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 		ops := max(l.iters, 1)
 		var ps [2]*profile.Profile
 		for j, s := range sides {
-			p, err := r.countLeaf(ctx, vg, s, l, ops)
+			p, whole, err := r.countLeaf(ctx, vg, s, l, ops)
 			if err != nil {
 				return err
 			}
 			ps[j] = p
-			if err := writeProfile(filepath.Join(s.out, filepath.FromSlash(l.pkg), benchFile(l.name)+".instructions.pb.gz"), p); err != nil {
+			// The run of 2N ops as callgrind counted it, for pprof: the
+			// difference judged has negative values where the two
+			// processes' runtimes differed.
+			if err := writeProfile(filepath.Join(s.out, filepath.FromSlash(l.pkg), benchFile(l.name)+".instructions.pb.gz"), whole); err != nil {
 				return err
 			}
 		}
@@ -95,31 +98,35 @@ func benchFile(name string) string {
 }
 
 // countLeaf counts benchmark l of side s at ops and 2*ops iterations and
-// returns the difference: what ops iterations execute, per function.
-func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf, ops int64) (*profile.Profile, error) {
+// returns the difference, what ops iterations execute, per function, and
+// the run of 2*ops iterations.
+func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf, ops int64) (diffed, whole *profile.Profile, err error) {
 	b := s.bins[l.pkg]
 	if b == nil {
-		return nil, fmt.Errorf("%s: no test binary at %s", l.key(), s.name)
+		return nil, nil, fmt.Errorf("%s: no test binary at %s", l.key(), s.name)
 	}
 	var runs [2]*profile.Profile
 	for i, n := range []int64{ops, 2 * ops} {
 		p, err := r.countRun(ctx, vg, s, b, l, n)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		runs[i] = p
 	}
+	whole = runs[1].Copy()
+	meta.Set(whole, meta.Record{Name: l.name + " at " + s.name + " (the whole process)", Build: s.build, Race: s.race, WorkUnit: meta.WorkOp,
+		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(2 * ops)}}})
 	neg := runs[0].Copy()
 	neg.Scale(-1)
 	d, err := profile.Merge([]*profile.Profile{runs[1], neg})
 	if err != nil {
-		return nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
+		return nil, nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
 	}
 	d.Sample = slices.DeleteFunc(d.Sample, func(smp *profile.Sample) bool { return smp.Value[0] == 0 })
 	d.Comments = meta.MarkExact(nil)
 	meta.Set(d, meta.Record{Name: l.name + " at " + s.name, Build: s.build, Race: s.race, WorkUnit: meta.WorkOp,
 		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(ops)}}})
-	return d.Compact(), nil
+	return d.Compact(), whole, nil
 }
 
 // countRun runs benchmark l for n iterations under callgrind and returns
@@ -273,11 +280,21 @@ func relChange(row diff.CountRow) string {
 }
 
 // shortName is a function name without its package path's directories.
+// A major version's path element ("v4") keeps the element before it:
+// github.com/blang/semver/v4.Parse is semver/v4.Parse.
 func shortName(name string) string {
-	if i := strings.LastIndex(name, "/"); i >= 0 {
-		return name[i+1:]
+	i := strings.LastIndex(name, "/")
+	if i < 0 {
+		return name
 	}
-	return name
+	if rest := name[i+1:]; len(rest) > 1 && rest[0] == 'v' && rest[1] >= '0' && rest[1] <= '9' {
+		if dot := strings.IndexByte(rest, '.'); dot > 1 && strings.Trim(rest[1:dot], "0123456789") == "" {
+			if j := strings.LastIndex(name[:i], "/"); j >= 0 {
+				return name[j+1:]
+			}
+		}
+	}
+	return name[i+1:]
 }
 
 // exactFailed lists the benchmarks whose functions regressed.
@@ -365,7 +382,7 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 			e.report.WriteText(&t)
 			b.Write(t.Bytes())
 		}
-		fmt.Fprintf(&b, "\nprofiles (instructions per N ops, base and head): %s\n%s; exit status %d\n", textfmt.Line(res.out), textfmt.Line(verdict), exit)
+		fmt.Fprintf(&b, "\nprofiles (each benchmark's run of 2N ops, base and head): %s\n%s; exit status %d\n", textfmt.Line(res.out), textfmt.Line(verdict), exit)
 	}
 	if _, err := io.Copy(c.stdout, &b); err != nil {
 		return c.inputErr("record", err)

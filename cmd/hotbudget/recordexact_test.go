@@ -52,3 +52,20 @@ func TestRecordInstructions(t *testing.T) {
 		t.Errorf("checksum: %v -> %v instructions per op, ratio %.4f, want 1.5 (12 rounds for 8)", b, h, r)
 	}
 }
+
+// TestShortName checks the names the verdict lines give functions: the
+// last path element, with the one before a major version's.
+func TestShortName(t *testing.T) {
+	for in, want := range map[string]string{
+		"github.com/blang/semver/v4.Parse": "semver/v4.Parse",
+		"example.com/rec.checksum":         "rec.checksum",
+		"example.com/m/v2/parse.(*P).next": "parse.(*P).next",
+		"example.com/vendor.Fn":            "vendor.Fn",
+		"main.main":                        "main.main",
+		"example.com/m/v10.Fn":             "m/v10.Fn",
+	} {
+		if got := shortName(in); got != want {
+			t.Errorf("shortName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
