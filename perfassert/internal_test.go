@@ -551,3 +551,27 @@ func TestBusyMachine(t *testing.T) {
 		}
 	}
 }
+
+// TestPassSummaryClosest checks issue 32's rule for a passing
+// comparison's line: it names what came closest to failing by the gate's
+// own measure (the near miss, else the smallest q), never the largest
+// unjudged ratio, which a tiny function's noise wins.
+func TestPassSummaryClosest(t *testing.T) {
+	rep := &diff.Report{
+		Settings: diff.DefaultSettings(),
+		Rows: []diff.Row{
+			{Name: "m.tiny", Verdict: diff.Unchanged, Relative: 4.02, P: 0.45, Q: 0.9, Test: "sampling"},
+			{Name: "m.decode", Verdict: diff.Unchanged, Relative: 0.12, P: 0.01, Q: 0.08, Test: "sampling"},
+			{Name: "m.lex", Verdict: diff.Unchanged, Relative: 0.2, P: 0.02, Q: 0.2, Test: "sampling", NearMiss: "q above the rate"},
+			{Name: "m.fast", Verdict: diff.Improved, Relative: -0.5, P: 0.001, Q: 0.002, Test: "sampling"},
+		},
+	}
+	got := passSummary(rep, "function")
+	if !strings.Contains(got, "closest to failing: m.lex +20.0% (q=0.2") || strings.Contains(got, "m.tiny") {
+		t.Errorf("passSummary = %q, want m.lex (the near miss) and not m.tiny", got)
+	}
+	rep.Rows[2].NearMiss = ""
+	if got := passSummary(rep, "function"); !strings.Contains(got, "closest to failing: m.decode +12.0% (q=0.08") {
+		t.Errorf("passSummary = %q, want m.decode (the smallest q)", got)
+	}
+}

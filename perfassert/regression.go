@@ -273,14 +273,18 @@ func reportReport(t TestingT, check, sides, noun string, rep *diff.Report) bool 
 // towards slower, for go test -v: how close the gate came.
 func passSummary(rep *diff.Report, noun string) string {
 	judged := rep.Judged()
-	var worst *diff.Row
+	// What came closest to failing by the gate's own measure: the slower
+	// judged function with the smallest q (a near miss first), not the
+	// largest ratio, which a tiny function's noise wins.
+	var closest *diff.Row
 	for i := range rep.Rows {
 		r := &rep.Rows[i]
-		if r.Verdict == diff.New || r.Verdict == diff.Gone {
+		if r.Verdict == diff.New || r.Verdict == diff.Gone || r.Ungated || r.Relative <= 0 || r.Test == diff.TestNone {
 			continue
 		}
-		if r.Relative > 0 && (worst == nil || r.Relative > worst.Relative) {
-			worst = r
+		if closest == nil || (r.NearMiss != "") != (closest.NearMiss != "") && r.NearMiss != "" ||
+			(r.NearMiss != "") == (closest.NearMiss != "") && r.Q < closest.Q {
+			closest = r
 		}
 	}
 	if judged != 1 {
@@ -290,8 +294,8 @@ func passSummary(rep *diff.Report, noun string) string {
 	if rep.Settings.Only != nil {
 		s += " (matching " + rep.Settings.Only.String() + ")"
 	}
-	if worst != nil {
-		s += fmt.Sprintf("; the most slowed down: %s %+.1f%% (p=%.2g, %s)", worst.Name, worst.Relative*100, worst.P, worst.Verdict)
+	if closest != nil {
+		s += fmt.Sprintf("; closest to failing: %s %+.1f%% (q=%.2g against a false-discovery rate of %.2g)", closest.Name, closest.Relative*100, closest.Q, rep.Settings.Alpha)
 	}
 	return s
 }
@@ -314,22 +318,23 @@ func NoBenchRegression(t TestingT, base, head io.Reader, opts ...bench.Option) b
 	}
 	regs := rep.Regressions()
 	if len(regs) == 0 {
-		// Every result is judged; the largest change upwards, for go
-		// test -v: how close the gate came.
+		// Every result is judged; for go test -v, how close the gate
+		// came by its own measure.
 		noun := "benchmarks"
 		if len(rep.Rows) == 1 {
 			noun = "benchmark"
 		}
 		msg := fmt.Sprintf("perfassert.%s: no regression (%s): %d %s judged of %d compared", check, sides, len(rep.Rows), noun, len(rep.Rows))
-		var worst *bench.Row
+		var closest *bench.Row // the slower result with the smallest q
 		for i := range rep.Rows {
 			r := &rep.Rows[i]
-			if r.Verdict != diff.New && r.Verdict != diff.Gone && r.Relative > 0 && (worst == nil || r.Relative > worst.Relative) {
-				worst = r
+			worse := r.Relative > 0 != r.HigherIsBetter
+			if r.Verdict != diff.New && r.Verdict != diff.Gone && r.Relative != 0 && worse && r.Test != diff.TestNone && (closest == nil || r.Q < closest.Q) {
+				closest = r
 			}
 		}
-		if worst != nil {
-			msg += fmt.Sprintf("; the most slowed down: %s %+.1f%% (p=%.2g, %s)", worst.Name, worst.Relative*100, worst.P, worst.Verdict)
+		if closest != nil {
+			msg += fmt.Sprintf("; closest to failing: %s %s %+.1f%% (q=%.2g)", closest.Name, closest.Unit, closest.Relative*100, closest.Q)
 		}
 		if len(rep.Warnings) > 0 {
 			msg += "; warnings:\n" + strings.Join(rep.Warnings, "\n")
