@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -110,15 +111,7 @@ func nearMisses(funcs []*diff.Report) string {
 			ms = append(ms, miss{row.Name, r.Name, row.Relative, row.Q})
 		}
 	}
-	slices.SortFunc(ms, func(a, b miss) int {
-		switch {
-		case a.q < b.q:
-			return -1
-		case a.q > b.q:
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
-	})
+	slices.SortFunc(ms, func(a, b miss) int { return cmp.Or(cmp.Compare(a.q, b.q), strings.Compare(a.name, b.name)) })
 	var out []string
 	for _, m := range ms {
 		_, b, _ := strings.Cut(m.bench, " ")
