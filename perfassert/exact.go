@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -153,9 +154,12 @@ func captureExact(t TestingT, fn func(), c captureConfig) (*profile.Profile, str
 	if fn == nil {
 		return nil, "", errors.New("perfassert: Capture of a nil function")
 	}
+	if _, bench := t.(*testing.B); bench {
+		return nil, "", errors.New("perfassert: Instructions counts in a test (func TestX(t *testing.T)), which its child process runs again up to the capture; a benchmark's function runs once for every round of b.N, so its captures cannot be told apart")
+	}
 	nm, ok := t.(namer)
 	if !ok || nm.Name() == "" {
-		return nil, "", errors.New("perfassert: Instructions needs a test with a name (a *testing.T or *testing.B), whose test binary it runs again under valgrind")
+		return nil, "", errors.New("perfassert: Instructions needs a test with a name (a *testing.T), whose test binary it runs again under valgrind")
 	}
 	test := nm.Name()
 	index := nextExactIndex(test)

@@ -389,3 +389,19 @@ func TestDumpTotal(t *testing.T) {
 		t.Errorf("dumpTotal = %d, %v; want 10+3+99 = 112", n, err)
 	}
 }
+
+// TestInstructionsNotInBenchmark checks that a benchmark's capture with
+// Instructions fails saying why, instead of running a child that cannot
+// find the capture.
+func TestInstructionsNotInBenchmark(t *testing.T) {
+	var msg string
+	testing.Benchmark(func(b *testing.B) {
+		_, _, err := captureExact(b, exactWork, captureConfig{name: "capture"})
+		if err != nil {
+			msg = err.Error()
+		}
+	})
+	if !strings.Contains(msg, "Instructions counts in a test") {
+		t.Errorf("error %q, want one saying Instructions counts in a test", msg)
+	}
+}
