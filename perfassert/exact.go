@@ -73,7 +73,9 @@ import (
 // Linux on amd64 or arm64 only, with valgrind installed (Debian and
 // Ubuntu: apt-get install valgrind); elsewhere, or without valgrind, the
 // test is skipped with a message saying so, once per test binary in full.
-// A test may make several such captures; each runs its own child process,
+// It counts in tests, not benchmarks (a benchmark's function runs once for
+// every round of b.N). A test may make several such captures; each runs
+// its own child process,
 // which runs the test up to that capture. Code the test runs before it runs
 // again in the child, under valgrind (uncounted, several times slower).
 func Instructions() CaptureOption {
