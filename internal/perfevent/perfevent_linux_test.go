@@ -140,9 +140,16 @@ func TestSampleSelf(t *testing.T) {
 	}
 	// cpu-clock samples every 200µs of the thread's CPU time, dropping
 	// the samples that fall in the kernel: the samples stand for its user
-	// CPU time.
-	if d := sampled - cpu; d < -cpu/10 || d > cpu/10 {
-		t.Errorf("samples stand for %v, the thread used %v in user space: want within 10%%", sampled, cpu)
+	// CPU time. The kernel splits a thread's time into user and system by
+	// the ticks that found it in each (75 in 300ms at 250 Hz), and its
+	// timer-driven samples drift from the thread's clock when the thread
+	// is preempted: beside two busy loops the samples stood for 335.6ms
+	// of a thread that used 298.8ms in user space and 1.5ms in the kernel
+	// (+12%, failing a bound of 10% once in ten suites). The bound is 25%
+	// of the thread's whole CPU time: a period read in the wrong unit or
+	// half the samples lost are far beyond it.
+	if whole := cpu + sys; sampled < whole*3/4 || sampled > whole*5/4 {
+		t.Errorf("samples stand for %v, the thread used %v (%v in user space): want within 25%%", sampled, whole, cpu)
 	}
 	if inTest < len(ss)*9/10 {
 		t.Errorf("%d of %d callchains reach the test function, want 90%%", inTest, len(ss))
