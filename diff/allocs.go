@@ -60,9 +60,9 @@ type AllocFunc struct {
 // open (runtime/malloc.go, mallocgcTiny): whose stack a tiny object is
 // counted under depends on its neighbours, and one function's change moves
 // counts onto functions nobody touched. CompareAllocs therefore judges a
-// function's allocations without its 16-byte blocks (genuine 16-byte
-// objects without pointers look the same and go with them); the
-// benchmark's allocs/op, which counts every object, still holds them.
+// function's allocations without its 16-byte blocks when the judged
+// functions' 16-byte blocks did not grow as a whole (they moved); when
+// they grew, they are allocations and count.
 const TinyBlock = 16
 
 // AllocTable is an exact allocation profile summed by function, with the
@@ -291,8 +291,14 @@ type AllocPer struct {
 }
 
 // judged is the part of a function's self allocations CompareAllocs
-// judges: without its 16-byte blocks.
-func (a AllocPer) judged() AllocCount { return a.Self.add(a.Blocks16, -1) }
+// judges: without its 16-byte blocks unless blocks16, when the judged
+// functions' 16-byte blocks grew as a whole.
+func (a AllocPer) judged(blocks16 bool) AllocCount {
+	if blocks16 {
+		return a.Self
+	}
+	return a.Self.add(a.Blocks16, -1)
+}
 
 // AllocLine is a line's self allocations per unit of work on both sides.
 type AllocLine struct {
@@ -346,6 +352,16 @@ func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *All
 	work := min(base.Work, head.Work)
 	r.Work = work
 	grewAll := tol.grew(r.Base, r.Head, work)
+	// 16-byte blocks that moved between functions are the tiny
+	// allocator's doing; blocks that grew in number are allocations.
+	var b16, h16 AllocCount
+	for _, f := range base.Funcs {
+		b16 = b16.add(f.Blocks16, 1/base.Work)
+	}
+	for _, f := range head.Funcs {
+		h16 = h16.add(f.Blocks16, 1/head.Work)
+	}
+	blocks16 := tol.grew(b16, h16, work)
 	var moved []string // functions whose 16-byte blocks alone changed
 	names := map[string]bool{}
 	for n := range base.Funcs {
@@ -360,19 +376,19 @@ func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *All
 		switch {
 		case bf == nil || bf.Total == (AllocCount{}):
 			row.Verdict = New
-			if grewAll && tol.grew(AllocCount{}, row.Head.judged(), work) {
+			if grewAll && tol.grew(AllocCount{}, row.Head.judged(blocks16), work) {
 				row.Verdict = Regressed
 			}
 		case hf == nil || hf.Total == (AllocCount{}):
 			row.Verdict = Gone
-		case tol.grew(row.Base.judged(), row.Head.judged(), work):
+		case tol.grew(row.Base.judged(blocks16), row.Head.judged(blocks16), work):
 			row.Verdict = Regressed
-		case tol.grew(row.Head.judged(), row.Base.judged(), work):
+		case tol.grew(row.Head.judged(blocks16), row.Base.judged(blocks16), work):
 			row.Verdict = Improved
 		default:
 			row.Verdict = Unchanged
 		}
-		if d := row.Head.Blocks16.Objects - row.Base.Blocks16.Objects; math.Abs(d) >= tol.Objects && row.Verdict != Regressed {
+		if d := row.Head.Blocks16.Objects - row.Base.Blocks16.Objects; !blocks16 && math.Abs(d) >= tol.Objects && row.Verdict != Regressed {
 			moved = append(moved, fmt.Sprintf("%s %+.3g", name, d))
 		}
 		row.Lines = changedLines(base, head, bf, hf)
