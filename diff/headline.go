@@ -80,7 +80,7 @@ func (s *engine) headline(b, h *side) Headline {
 	}
 	switch {
 	case s.NoHeadline:
-		hl.Reason = "not asked for (WithoutHeadline)"
+		hl.Reason = "not asked for (WithoutHeadline: a golden baseline's time was measured in another process, where the machine's speed alone moves it; its functions' shares are judged)"
 	case s.SameWork:
 		hl.Judged, hl.Per = true, "run"
 		for j := range work {
@@ -193,10 +193,15 @@ func (hl Headline) text() string {
 	if unit == UnitTime {
 		base, head = float64(roundNanos(base)), float64(roundNanos(head))
 	}
-	change := fmt.Sprintf("%s -> %s (%+.1f%%, %s)", textfmt.Value(unit, base), textfmt.Value(unit, head), 100*hl.Relative, fmtP(hl.P))
 	if !hl.Judged {
-		return fmt.Sprintf("%s %s, not judged: %s", what, change, hl.Reason)
+		// Unjudged, the two values are shown side by side without a
+		// change: a signed percentage in a report's header reads as a
+		// verdict, and a time per run that fell because the head ran
+		// less work, or a baseline's time measured on a machine that
+		// was slower then, is not the code getting faster.
+		return fmt.Sprintf("%s not compared: base %s, head %s; %s", what, textfmt.Value(unit, base), textfmt.Value(unit, head), hl.Reason)
 	}
+	change := fmt.Sprintf("%s -> %s (%+.1f%%, %s)", textfmt.Value(unit, base), textfmt.Value(unit, head), 100*hl.Relative, fmtP(hl.P))
 	return fmt.Sprintf("%s %s: %s", what, change, hl.Verdict)
 }
 
