@@ -343,6 +343,8 @@ type Noise struct {
 	ResidualDF float64 `json:"residual_df"`
 	PriorDF    float64 `json:"prior_df"`
 	Outliers   int     `json:"outliers"`
+
+	present int // functions with samples in every run (several runs a side)
 }
 
 // Report is the result of a comparison.

@@ -181,33 +181,55 @@ func TestNearMiss(t *testing.T) {
 
 // With several runs a side and fewer than five functions of ten samples a
 // run, the noise is not learned from the functions: the whole profile's
-// run-to-run spread is taken (its time varies 20% here), and a warning
-// says so.
+// run-to-run spread is taken (its time varies 20% here). A program of three
+// functions cannot have five, whatever the runs' length: the report's noise
+// line says what was assumed, and no warning asks for longer runs. With
+// seven functions in every run, four of them too small, longer runs would
+// learn it: a warning says so.
 func TestNoiseFromWholeProfile(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 7))
-	var base, head []*profile.Profile
-	for range 6 {
-		for _, side := range []*[]*profile.Profile{&base, &head} {
-			n := int(3000 * math.Exp(0.2*r.NormFloat64()))
-			*side = append(*side, drawStacks(t, r, n, []string{"main;m.a", "main;m.b", "main;m.c"}, []float64{0.5, 0.3, 0.2}))
-		}
-	}
-	rep := compare(t, base, head, diff.WithMode(diff.Absolute), diff.WithoutHeadline())
-	if rep.Noise.Source != "whole" {
-		t.Fatalf("noise source %q, want whole", rep.Noise.Source)
-	}
-	if cv := math.Sqrt(rep.Noise.Dispersion); cv < 0.1 || cv > 0.4 {
-		t.Errorf("noise %.1f%% from run to run, want about 20%%", 100*cv)
-	}
-	found := false
-	for _, w := range rep.Warnings {
-		found = found || strings.Contains(w, "noise not learned")
-	}
-	if !found {
-		t.Errorf("no warning that the noise was not learned: %q", rep.Warnings)
-	}
-	if rep.Failed() {
-		t.Errorf("identical programs fail: %v", rep.Regressions())
+	for _, c := range []struct {
+		name    string
+		funcs   []string
+		weights []float64
+		warn    bool
+	}{
+		{"three functions", []string{"main;m.a", "main;m.b", "main;m.c"}, []float64{0.5, 0.3, 0.2}, false},
+		{"four small ones", []string{"main;m.a", "main;m.b", "main;m.c", "main;m.d", "main;m.e", "main;m.f", "main;m.g"}, []float64{0.5, 0.3, 0.188, 0.003, 0.003, 0.003, 0.003}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(7, 7))
+			var base, head []*profile.Profile
+			for range 6 {
+				for _, side := range []*[]*profile.Profile{&base, &head} {
+					n := int(3000 * math.Exp(0.2*r.NormFloat64()))
+					*side = append(*side, drawStacks(t, r, n, c.funcs, c.weights))
+				}
+			}
+			rep := compare(t, base, head, diff.WithMode(diff.Absolute), diff.WithoutHeadline())
+			if rep.Noise.Source != "whole" {
+				t.Fatalf("noise source %q, want whole", rep.Noise.Source)
+			}
+			if cv := math.Sqrt(rep.Noise.Dispersion); cv < 0.1 || cv > 0.4 {
+				t.Errorf("noise %.1f%% from run to run, want about 20%%", 100*cv)
+			}
+			found := false
+			for _, w := range rep.Warnings {
+				found = found || strings.Contains(w, "noise not learned")
+			}
+			if found != c.warn {
+				t.Errorf("warning that the noise was not learned: %v, want %v: %q", found, c.warn, rep.Warnings)
+			}
+			var txt strings.Builder
+			if err := rep.WriteText(&txt); err != nil {
+				t.Fatal(err)
+			}
+			if line := "noise: functions taken to vary"; strings.Contains(txt.String(), line) == c.warn {
+				t.Errorf("report's noise line %q shown: %v, want %v:\n%s", line, !c.warn, !c.warn, txt.String())
+			}
+			if rep.Failed() {
+				t.Errorf("identical programs fail: %v", rep.Regressions())
+			}
+		})
 	}
 }
 

@@ -177,6 +177,14 @@ func (r *Report) minimum() minimum {
 	return r.min
 }
 
+// showNoise reports whether the writers print the noise line: when
+// several runs a side learned it, or could not for want of functions (no
+// warning then says what was assumed).
+func (r *Report) showNoise() bool {
+	n := r.Noise
+	return n.Source == NoiseRuns || (n.ResidualDF > 0 && n.present < minRunsFunctions && (n.Source == NoiseFloor || n.Source == NoiseWhole))
+}
+
 // noiseLine says what noise the comparison learned from its runs
 // (Noise.Source NoiseRuns; the writers say nothing else: with one run a
 // side, or too few functions, a warning says what was assumed).
@@ -184,6 +192,13 @@ func (r *Report) noiseLine() string {
 	n := r.Noise
 	cv := 100 * math.Sqrt(n.Dispersion)
 	u, _ := r.Base.units()
+	if n.Source != NoiseRuns {
+		how := "the least assumed"
+		if n.Source == NoiseWhole {
+			how = "the whole profile's own spread"
+		}
+		return fmt.Sprintf("functions taken to vary %.1f%% from %s to %s beyond sampling noise (%s): %d functions have samples in every run, too few to learn it from (%d needed)", cv, u, u, how, n.present, minRunsFunctions)
+	}
 	prior := "every function's noise alike"
 	if n.PriorDF >= 0 {
 		prior = fmt.Sprintf("each function's own moderated by a prior worth %.3g runs' df", n.PriorDF)

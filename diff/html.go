@@ -30,7 +30,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	if l := r.changeLegend(); l != "" {
 		page.Details = append(page.Details, "columns: "+l)
 	}
-	if r.Noise.Source == NoiseRuns {
+	if r.showNoise() {
 		page.Details = append(page.Details, "noise: "+r.noiseLine())
 	}
 	page.Details = append(page.Details, "whole program: "+r.Headline.text())

@@ -2,6 +2,7 @@ package diff
 
 import (
 	"math"
+	"slices"
 
 	"github.com/hotbudget/hotbudget/internal/stats"
 )
@@ -150,6 +151,7 @@ type noise struct {
 	resDF    float64 // residual degrees of freedom (runs − 2)
 	priorDF  float64 // prior degrees of freedom (+Inf: all alike)
 	used     int     // functions the noise was learned from
+	present  int     // functions with samples in every run
 	outliers int
 	source   NoiseSource
 	whole    float64 // the whole profile's run-to-run dispersion (0: unknown)
@@ -382,6 +384,11 @@ func fitRuns(fs []*feature, head []bool, ys, cs [][]float64, elig []bool, df flo
 		mult = append(mult, 1)
 	}
 	nz := noise{resDF: df, used: len(r2), source: NoiseRuns}
+	for _, f := range fs {
+		if slices.IndexFunc(f.k, func(k float64) bool { return k <= 0 }) < 0 {
+			nz.present++
+		}
+	}
 	if whole != nil {
 		nz.whole = wholeDispersion(whole, head)
 	}

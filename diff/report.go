@@ -289,7 +289,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	if l := r.changeLegend(); l != "" {
 		fmt.Fprintln(&b, "columns:", l)
 	}
-	if r.Noise.Source == NoiseRuns { // one run a side: a warning says it
+	if r.showNoise() { // one run a side: a warning says it
 		fmt.Fprintln(&b, "noise:", r.noiseLine())
 	}
 	fmt.Fprintln(&b, "headline:", r.Headline.text())
@@ -370,7 +370,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if l := r.changeLegend(); l != "" {
 		fmt.Fprintf(&b, "  \nColumns: %s.", textfmt.MarkdownEscape(l))
 	}
-	if r.Noise.Source == NoiseRuns {
+	if r.showNoise() {
 		fmt.Fprintf(&b, "  \nNoise: %s.", textfmt.MarkdownEscape(r.noiseLine()))
 	}
 	fmt.Fprintf(&b, "  \n**Whole program:** %s", textfmt.MarkdownEscape(r.Headline.text()))

@@ -181,9 +181,12 @@ func pairWarning(nb, nh int, nz noise) string {
 }
 
 // noiseWarning says when several runs a side could not learn the noise
-// from the functions, what was taken instead, and what fixes it.
+// from the functions, what was taken instead, and what fixes it. When the
+// profiles hold too few functions for longer runs to fix it (a program of
+// three functions), it is no warning: the report's noise line says what was
+// assumed.
 func noiseWarning(nz noise) string {
-	if nz.resDF <= 0 || nz.used >= minRunsFunctions {
+	if nz.resDF <= 0 || nz.used >= minRunsFunctions || nz.present < minRunsFunctions {
 		return ""
 	}
 	how := fmt.Sprintf("the least assumed, %.1f%%", 100*math.Sqrt(nz.phi))
@@ -195,7 +198,7 @@ func noiseWarning(nz noise) string {
 }
 
 func noiseReport(nz noise) Noise {
-	out := Noise{Source: nz.source, Dispersion: nz.phi, Functions: nz.used, ResidualDF: nz.resDF, Outliers: nz.outliers, Whole: nz.whole}
+	out := Noise{Source: nz.source, Dispersion: nz.phi, Functions: nz.used, ResidualDF: nz.resDF, Outliers: nz.outliers, Whole: nz.whole, present: nz.present}
 	if math.IsInf(nz.priorDF, 1) {
 		out.PriorDF = -1
 	} else {
