@@ -249,6 +249,7 @@ type captureStats struct {
 	rse        float64
 	lost       string // the lost-samples warning, if samples were lost
 	sampler    string // which sampler ran, at what rate (samplerText)
+	period     string // why a perf capture is judged at a longer period than the perf event's
 }
 
 func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *captureStats, error) {
@@ -340,6 +341,12 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	}
 	st.runs = len(rec.Runs)
 	st.lost = rec.LostSamplesWarning()
+	if s.periodBy != "" {
+		// Said, since it costs the comparison power: judged at
+		// runtime/pprof's period, a function's count of samples is a
+		// twentieth of the perf sampler's.
+		st.period = fmt.Sprintf("judged at a sample period of %s, not %s: runtime/pprof's samples of goroutines the function started (%s among them) stand for that much time each", textfmt.Duration(time.Duration(p.Period)), textfmt.Duration(PerfPeriod), suggest.ShortName(s.periodBy))
+	}
 	delivered := 0.0
 	if s.perf != nil {
 		s.mu.Lock()
@@ -395,6 +402,9 @@ func (st *captureStats) String() string {
 	}
 	if st.lost != "" {
 		fmt.Fprintf(&b, "; warning: %s", st.lost)
+	}
+	if st.period != "" {
+		fmt.Fprintf(&b, "; %s", st.period)
 	}
 	return b.String()
 }

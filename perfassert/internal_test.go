@@ -575,3 +575,27 @@ func TestPassSummaryClosest(t *testing.T) {
 		t.Errorf("passSummary = %q, want m.decode (the smallest q)", got)
 	}
 }
+
+// TestEffectivePeriodSaysWho: a perf capture is judged at the period of its
+// coarsest function's samples, and says which function set it, so that a
+// capture judged at runtime/pprof's 10ms can say why.
+func TestEffectivePeriodSaysWho(t *testing.T) {
+	fn := func(name string) []*profile.Location {
+		return []*profile.Location{{Line: []profile.Line{{Function: &profile.Function{Name: name}}}}}
+	}
+	perf := PerfPeriod.Nanoseconds()
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+		Sample: []*profile.Sample{
+			{Location: fn("a"), Value: []int64{300, 300 * perf}},
+			{Location: fn("b"), Value: []int64{1, 10_000_000}},
+		},
+	}
+	if got, by := effectivePeriod(p); got != 10_000_000 || by != "b" {
+		t.Errorf("effectivePeriod = %v, %q; want 10ms, \"b\"", time.Duration(got), by)
+	}
+	p.Sample = p.Sample[:1]
+	if got, by := effectivePeriod(p); got != perf || by != "" {
+		t.Errorf("perf samples alone: effectivePeriod = %v, %q; want %v, \"\"", time.Duration(got), by, PerfPeriod)
+	}
+}

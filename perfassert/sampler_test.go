@@ -103,6 +103,17 @@ func TestSamplersAgree(t *testing.T) {
 	t.Logf("perf: %d samples (period %v); runtime/pprof: %d samples (period %v)", ft.TotalSamples, time.Duration(fast.Period), st.TotalSamples, time.Duration(slow.Period))
 	if fast.Period != perfassert.PerfPeriod.Nanoseconds() {
 		t.Errorf("perf capture's period %v, want %v: no goroutine was started", time.Duration(fast.Period), perfassert.PerfPeriod)
+		for _, smp := range fast.Sample {
+			if n := len(smp.Value); n > 1 && smp.Value[0] > 0 && smp.Value[n-1]/smp.Value[0] > perfassert.PerfPeriod.Nanoseconds() {
+				var names []string
+				for _, l := range smp.Location {
+					for _, ln := range l.Line {
+						names = append(names, ln.Function.Name)
+					}
+				}
+				t.Logf("a sample of %v a count, labels %v: %s", time.Duration(smp.Value[n-1]/smp.Value[0]), smp.Label, strings.Join(names, " < "))
+			}
+		}
 	}
 	find := func(tab *analysis.Table, name string) analysis.Function {
 		for _, f := range tab.Functions {

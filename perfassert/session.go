@@ -67,6 +67,7 @@ type session struct {
 	id       string
 	fn       func()
 	fnName   string // fn's function name, as profiles name it
+	periodBy string // the leaf whose runtime/pprof samples set the perf capture's period (effectivePeriod)
 	start    time.Time
 	deadline time.Time
 	runLen   time.Duration // the first run's length; its iterations make every run
@@ -481,7 +482,7 @@ func (s *session) assemble() (*profile.Profile, error) {
 		return nil, fmt.Errorf("perfassert: merging capture rounds: %w", err)
 	}
 	if s.perf != nil {
-		merged.Period = effectivePeriod(merged)
+		merged.Period, s.periodBy = effectivePeriod(merged)
 	}
 	merged.TimeNanos = s.start.UnixNano()
 	merged.DurationNanos = time.Since(s.start).Nanoseconds()
@@ -589,8 +590,9 @@ func (s *session) perfProfile() *profile.Profile {
 // For each leaf function the period at which that count has the variance
 // of its weighted samples is Σw²/Σw (w: each sample's time); the profile's
 // period is the largest of them, which understates no function's variance
-// (and is the perf period when the function started no goroutine).
-func effectivePeriod(p *profile.Profile) int64 {
+// (and is the perf period when the function started no goroutine). by is
+// the leaf function that set a longer period ("" when none did).
+func effectivePeriod(p *profile.Profile) (period int64, by string) {
 	ti := len(p.SampleType) - 1
 	sw, sw2 := map[string]float64{}, map[string]float64{}
 	for _, smp := range p.Sample {
@@ -602,13 +604,13 @@ func effectivePeriod(p *profile.Profile) int64 {
 		sw[f] += w * float64(smp.Value[0])
 		sw2[f] += w * w * float64(smp.Value[0])
 	}
-	period := float64(PerfPeriod.Nanoseconds())
+	longest := float64(PerfPeriod.Nanoseconds())
 	for f, a := range sw {
-		if a > 0 {
-			period = max(period, sw2[f]/a)
+		if a > 0 && sw2[f]/a > longest {
+			longest, by = sw2[f]/a, f
 		}
 	}
-	return int64(math.Round(period))
+	return int64(math.Round(longest)), by
 }
 
 // sampleHz is the rate the capturing goroutine is sampled at.
