@@ -1,0 +1,167 @@
+package history
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// gitRepo makes a repository with n commits on main and returns its
+// directory and the commits, oldest first.
+func gitRepo(t *testing.T, n int) (string, []string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	env := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	git := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	var commits []string
+	for i := range n {
+		git("commit", "-q", "--allow-empty", "-m", fmt.Sprint("c", i))
+		commits = append(commits, git("rev-parse", "HEAD"))
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	return dir, commits
+}
+
+func float(v float64) *float64 { return &v }
+
+// record makes a record of commit with one benchmark whose time is ns and
+// two functions.
+func record(commit string, ns, allocs float64) *Record {
+	r := &Record{Schema: Schema, Commit: commit, Date: "2026-01-02T03:04:05Z", Instrument: InstrumentTime, Go: "go1.26.8", Machine: "linux/amd64",
+		Benchmarks: []Benchmark{{Name: "example.com/m BenchmarkParse", Runs: 5, NsPerOp: &Spread{ns, ns * 0.98, ns * 1.03},
+			BytesPerOp: float(64 * allocs), AllocsPerOp: float(allocs),
+			Functions: []Function{{Name: "example.com/m.parse", Share: 0.61234, PerOp: ns * 0.61234}, {Name: "runtime.memmove", Share: 0.004, PerOp: 1}}}}}
+	r.Compact(DefaultCompaction)
+	return r
+}
+
+// TestNotesAppendPruneSquash stores records as notes, reads them back in
+// the order of the first-parent history, prunes old functions and squashes
+// the notes ref.
+func TestNotesAppendPruneSquash(t *testing.T) {
+	dir, commits := gitRepo(t, 6)
+	ctx := context.Background()
+	n := Notes{Dir: dir}
+	for i, c := range commits {
+		if i == 2 {
+			continue // a commit without a record
+		}
+		if err := n.Put(ctx, record(c, 1000+float64(i), 3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, hist, err := n.Load(ctx, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 5 || len(hist) != 6 || recs[0].Commit != commits[0] || recs[4].Commit != commits[5] {
+		t.Fatalf("loaded %d records of %d commits; want 5, oldest first", len(recs), len(hist))
+	}
+	if f := recs[0].Benchmarks[0].Functions; len(f) != 1 || f[0].Share != 0.6123 || f[0].PerOp != 612 {
+		t.Errorf("compacted functions %+v, want parse alone, rounded", f)
+	}
+	// The note is plain JSON that git prints as it is.
+	out, err := n.git(ctx, nil, "notes", "--ref", DefaultRef, "show", commits[0])
+	if err != nil || !bytes.HasPrefix(out, []byte(`{"schema":"hotbudget.history/v1","commit":"`+commits[0])) {
+		t.Errorf("git notes show: %v\n%s", err, out)
+	}
+	pruned, err := n.Prune(ctx, "main", Retention{KeepFunctions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pruned) != 3 || pruned[0] != commits[0] {
+		t.Errorf("pruned %v, want the 3 oldest records", pruned)
+	}
+	recs, _, _ = n.Load(ctx, "main")
+	for i, r := range recs {
+		if want := i >= 3; r.HasFunctions() != want || r.Benchmarks[0].NsPerOp == nil {
+			t.Errorf("record %d: functions %v, want %v, and its benchmark kept", i, r.HasFunctions(), want)
+		}
+	}
+	if err := n.Squash(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := n.git(ctx, nil, "rev-list", "--count", DefaultRef); strings.TrimSpace(string(out)) != "1" {
+		t.Errorf("after squash the notes ref has %s commits, want 1", out)
+	}
+	if again, _, err := n.Load(ctx, "main"); err != nil || len(again) != 5 {
+		t.Errorf("after squash: %d records, %v", len(again), err)
+	}
+}
+
+// TestReportFindsAndEscapes builds the series of 24 records whose time
+// rises 20% at record 12 and whose allocations step at record 18, and
+// checks every output names both changes and escapes a hostile name.
+func TestReportFindsAndEscapes(t *testing.T) {
+	var recs []*Record
+	for i := range 24 {
+		ns := 1000 + float64((i*37)%11) // noise of about 1%
+		if i >= 12 {
+			ns *= 1.2
+		}
+		allocs := 3.0
+		if i >= 18 {
+			allocs = 4
+		}
+		r := record(strings.Repeat(fmt.Sprintf("%02x", i+1), 20), ns, allocs)
+		r.Benchmarks[0].Name = "example.com/m Benchmark<script>alert(1)</script>\x1b[31m"
+		recs = append(recs, r)
+	}
+	series := Build(recs, true)
+	Analyze(recs, series, DefaultEDivisive)
+	rep := &Report{Records: recs, Series: series, Method: DefaultEDivisive}
+	var found []string
+	for _, c := range rep.Changes() {
+		found = append(found, fmt.Sprintf("%s@%d", c.Series.Measure.Key, c.At))
+	}
+	if want := "[b_op@18 allocs_op@18 ns_op@12]"; fmt.Sprint(found) != want {
+		t.Errorf("changes %v, want %s", found, want)
+	}
+	var text, md, page bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String(), "html": page.String()} {
+		if strings.Contains(out, "\x1b") || name == "html" && strings.Contains(out, "<script>alert") {
+			t.Errorf("%s: the benchmark's name is not escaped:\n%s", name, out)
+		}
+		if !strings.Contains(out, "20.0%") || !strings.Contains(out, "33.3%") {
+			t.Errorf("%s: lacks the +20%% time and +33.3%% allocations changes:\n%s", name, out)
+		}
+	}
+	if !strings.Contains(md.String(), "`example.com/m Benchmark<script>") {
+		t.Errorf("markdown: the name is not a code span:\n%s", md.String())
+	}
+	if !strings.Contains(text.String(), `\x1b[31m`) {
+		t.Errorf("text: the escape is not shown:\n%s", text.String())
+	}
+	// Since record 15: only the allocation steps.
+	rep.Since = 15
+	if got := len(rep.Changes()); got != 2 {
+		t.Errorf("changes since record 15: %d, want 2", got)
+	}
+}

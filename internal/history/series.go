@@ -1,0 +1,193 @@
+package history
+
+import (
+	"math"
+	"sort"
+)
+
+// Measure is one value a series follows.
+type Measure struct {
+	// Key is the record's JSON key ("ns_op", "instr_op", "b_op",
+	// "allocs_op"), or "self_share" / "self_instr" for a function.
+	Key string
+	// Label names it in reports ("time/op").
+	Label string
+	// Unit is textfmt.Value's: "ns", "bytes", "count", or "share".
+	Unit string
+	// Exact measures change in steps (Steps); the others are noisy
+	// (EDivisive).
+	Exact bool
+}
+
+// The measures of benchmarks and functions.
+var (
+	MeasureTime   = Measure{Key: "ns_op", Label: "time/op", Unit: "ns"}
+	MeasureInstr  = Measure{Key: "instr_op", Label: "instructions/op", Unit: "count", Exact: true}
+	MeasureBytes  = Measure{Key: "b_op", Label: "B/op", Unit: "bytes", Exact: true}
+	MeasureAllocs = Measure{Key: "allocs_op", Label: "allocs/op", Unit: "count", Exact: true}
+	// A function's self share of its benchmark's CPU profile: shares,
+	// unlike CPU time, do not move when the whole machine is faster or
+	// slower (the runners of CI are not all alike).
+	MeasureSelfShare = Measure{Key: "self_share", Label: "self share", Unit: "share"}
+	// A function's self instructions per op.
+	MeasureSelfInstr = Measure{Key: "self_instr", Label: "self instructions/op", Unit: "count", Exact: true}
+)
+
+// Tolerance is how far an exact measure may move between two commits
+// without a step: the thresholds of hotbudget record's exact verdicts.
+// Instructions: 0.5% (diff.CountTolerance; hash-seeded work varies
+// between processes). Bytes: 8 bytes and 1%. Allocations: half an object
+// and 1%.
+func (m Measure) Tolerance(prev float64) float64 {
+	prev = math.Abs(prev)
+	switch m.Key {
+	case MeasureBytes.Key:
+		return math.Max(8, 0.01*prev)
+	case MeasureAllocs.Key:
+		return math.Max(0.5, 0.01*prev)
+	}
+	return 0.005 * prev
+}
+
+// Point is a series' value at one commit.
+type Point struct {
+	// Record is the index of the record (commit) in the records Build was
+	// given, oldest first.
+	Record int
+	Value  float64
+	// Lo and Hi are the range over the record's runs (time/op); equal to
+	// Value otherwise.
+	Lo, Hi float64
+}
+
+// Change is a change point of a series, at a commit.
+type Change struct {
+	ChangePoint
+	// Commit is the first commit at the new level; Prev the commit of
+	// the point before it.
+	Commit, Prev string
+	// Context says what else changed between the two commits (the Go
+	// version, the machine, the instrument), which may explain the change.
+	Context string
+}
+
+// Series is one benchmark's (or one function's) measure across commits.
+type Series struct {
+	Benchmark string
+	// Function is empty for the benchmark's own measures.
+	Function string
+	Measure  Measure
+	Points   []Point
+	Changes  []Change
+}
+
+// Build returns every series the records hold, oldest record first: each
+// benchmark's measures, then (when functions is set) each function's,
+// sorted by benchmark, then function, then measure.
+func Build(records []*Record, functions bool) []*Series {
+	type key struct{ bench, fn, measure string }
+	byKey := map[key]*Series{}
+	var order []key
+	add := func(k key, m Measure, rec int, v, lo, hi float64) {
+		s := byKey[k]
+		if s == nil {
+			s = &Series{Benchmark: k.bench, Function: k.fn, Measure: m}
+			byKey[k] = s
+			order = append(order, k)
+		}
+		s.Points = append(s.Points, Point{Record: rec, Value: v, Lo: lo, Hi: hi})
+	}
+	rank := map[string]int{MeasureTime.Key: 0, MeasureInstr.Key: 1, MeasureBytes.Key: 2, MeasureAllocs.Key: 3}
+	for i, r := range records {
+		for _, b := range r.Benchmarks {
+			if b.NsPerOp != nil {
+				add(key{b.Name, "", MeasureTime.Key}, MeasureTime, i, b.NsPerOp.Median, b.NsPerOp.Min, b.NsPerOp.Max)
+			}
+			for _, m := range []struct {
+				m Measure
+				v *float64
+			}{{MeasureInstr, b.InstrPerOp}, {MeasureBytes, b.BytesPerOp}, {MeasureAllocs, b.AllocsPerOp}} {
+				if m.v != nil {
+					add(key{b.Name, "", m.m.Key}, m.m, i, *m.v, *m.v, *m.v)
+				}
+			}
+			if !functions {
+				continue
+			}
+			for _, f := range b.Functions {
+				if r.Instrument == InstrumentInstructions {
+					add(key{b.Name, f.Name, MeasureSelfInstr.Key}, MeasureSelfInstr, i, f.PerOp, f.PerOp, f.PerOp)
+				} else {
+					add(key{b.Name, f.Name, MeasureSelfShare.Key}, MeasureSelfShare, i, f.Share, f.Share, f.Share)
+				}
+			}
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if a.bench != b.bench {
+			return a.bench < b.bench
+		}
+		if a.fn != b.fn {
+			return a.fn < b.fn
+		}
+		return rank[a.measure] < rank[b.measure]
+	})
+	out := make([]*Series, len(order))
+	for i, k := range order {
+		out[i] = byKey[k]
+	}
+	return out
+}
+
+// Analyze finds the change points of every series: exact measures by
+// Steps at their Tolerance, noisy ones by e. A function's exact series
+// also steps where it appears or disappears while records keep functions.
+func Analyze(records []*Record, series []*Series, e EDivisive) {
+	for _, s := range series {
+		values := make([]float64, len(s.Points))
+		for i, p := range s.Points {
+			values[i] = p.Value
+		}
+		var cps []ChangePoint
+		if s.Measure.Exact {
+			cps = Steps(values, s.Measure.Tolerance)
+		} else {
+			cps = e.Find(values)
+		}
+		s.Changes = s.Changes[:0]
+		for _, cp := range cps {
+			at, prev := records[s.Points[cp.Index].Record], records[s.Points[cp.Index-1].Record]
+			s.Changes = append(s.Changes, Change{ChangePoint: cp, Commit: at.Commit, Prev: prev.Commit, Context: differences(prev, at)})
+		}
+	}
+}
+
+// differences says what differs between two records besides the code.
+func differences(a, b *Record) string {
+	var what []string
+	if a.Go != b.Go {
+		what = append(what, "Go "+orUnknown(a.Go)+" -> "+orUnknown(b.Go))
+	}
+	if a.Machine != b.Machine {
+		what = append(what, "machine "+orUnknown(a.Machine)+" -> "+orUnknown(b.Machine))
+	}
+	if a.Instrument != b.Instrument {
+		what = append(what, "instrument "+a.Instrument+" -> "+b.Instrument)
+	}
+	s := ""
+	for i, w := range what {
+		if i > 0 {
+			s += "; "
+		}
+		s += w
+	}
+	return s
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
