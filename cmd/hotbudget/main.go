@@ -10,6 +10,7 @@
 //	hotbudget bench [flags] OLD NEW
 //	hotbudget record [flags] BASE HEAD [PACKAGE...]
 //	hotbudget check --budget FILE [--baseline BASE...] PROFILE...
+//	hotbudget history append|show|html|prune [flags]
 //	hotbudget version
 //
 // Every subcommand takes --help. Exit codes are part of the interface: 0 when

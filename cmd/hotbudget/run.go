@@ -77,6 +77,7 @@ func init() {
 		{"bench", "compare two `go test -bench` outputs", (*cli).bench},
 		{"record", "benchmark and profile two git revisions, interleaved, and gate", (*cli).record},
 		{"check", "check profiles against the limits of a budget file", (*cli).check},
+		{"history", "keep record's results per commit in git notes; show trends and change points", (*cli).history},
 		{"version", "print the version", (*cli).versionCmd},
 	}
 }

@@ -194,7 +194,7 @@ var pageTemplate = template.Must(template.New("history").Parse(`<!DOCTYPE html>
 body{font:14px system-ui,sans-serif;margin:16px;color:#222;max-width:900px}
 h1{font-size:20px} h2{font-size:15px;margin:22px 0 4px;font-family:monospace;word-break:break-all}
 .meta{color:#555} table{border-collapse:collapse;margin:8px 0} td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
-td.name{font-family:monospace;word-break:break-all}
+td.name{font-family:monospace;word-break:break-all} td.nw{white-space:nowrap;word-break:normal}
 svg{display:block;margin:2px 0} .line{fill:none;stroke:#1f5fa8;stroke-width:1.5}
 .pt{fill:#1f5fa8} .range{stroke:#9bb9dd;stroke-width:3} .level{stroke:#2a9d3a;stroke-width:1;stroke-dasharray:4 3}
 .cp{stroke:#c62828;stroke-width:1.5;stroke-dasharray:3 2} .cpmark{fill:#c62828}
@@ -207,7 +207,7 @@ details{margin:4px 0 10px} summary{cursor:pointer;color:#1f5fa8}
 <p class="meta">{{.Method}}</p>
 <h2 style="font-family:inherit">{{.Since}}: {{len .Changes}}</h2>
 {{if .Changes}}<table id="changes"><tr><th>commit</th><th>date</th><th>benchmark</th><th>function</th><th>measure</th><th>change</th></tr>
-{{range .Changes}}<tr><td class="name">{{.Commit}}</td><td>{{.Date}}</td><td class="name">{{.Benchmark}}</td><td class="name">{{.Function}}</td><td>{{.Measure}}</td><td>{{.What}}{{if .Context}}; also changed: {{.Context}}{{end}}</td></tr>
+{{range .Changes}}<tr><td class="name nw">{{.Commit}}</td><td class="nw">{{.Date}}</td><td class="name">{{.Benchmark}}</td><td class="name">{{.Function}}</td><td>{{.Measure}}</td><td>{{.What}}{{if .Context}}; also changed: {{.Context}}{{end}}</td></tr>
 {{end}}</table>{{end}}
 {{range .Benches}}<section class="bench" data-name="{{.Name}}">
 <h2>{{.Name}}</h2>
@@ -221,7 +221,7 @@ details{margin:4px 0 10px} summary{cursor:pointer;color:#1f5fa8}
 (function(){
   const errors = [];
   window.addEventListener('error', e => errors.push(String(e.message)));
-  window.__hotbudget = {ready: true, errors: errors,
+  window.__hotbudget = {ready: true, readyMs: performance.now(), errors: errors,
     series: document.querySelectorAll('section.bench > svg.series').length,
     markers: document.querySelectorAll('section.bench > svg.series .cpmark').length,
     functionSeries: document.querySelectorAll('details.functions svg.series').length};

@@ -1,0 +1,490 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/history"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
+	"github.com/hotbudget/hotbudget/loaders"
+	"golang.org/x/perf/benchfmt"
+)
+
+const historyUsage = `Usage:
+
+	hotbudget history append --out DIR [--commit REV] [flags]
+	hotbudget history show [--rev REV] [--since REV] [--functions] [--format text|markdown|json]
+	hotbudget history html [--rev REV] [--since REV] [--out FILE]
+	hotbudget history prune [--rev REV] [--keep-functions K] [--squash]
+
+Keeps the results of 'hotbudget record' across the commits of a branch, in
+the repository itself: the record of commit C is the git note of C under
+refs/notes/hotbudget, one line of JSON ('git notes --ref=hotbudget show C'
+prints it; docs/history.md has the schema). No server, no other branch.
+
+append reads what 'hotbudget record --out DIR' wrote for its HEAD (DIR/head:
+bench.txt and each benchmark's profiles) and stores, per benchmark, the
+time per op (median and range over the runs), B/op and allocs/op, or the
+instructions per op under --instructions, and the functions holding at
+least --min-share of the benchmark (at most --max-functions), with the
+Go version, the machine and the date. Records beyond the newest
+--keep-functions of the first-parent history lose their functions; the
+benchmarks' values stay. --commit (default HEAD) is the commit the record
+belongs to: the record's HEAD.
+
+show prints each benchmark's series along the first-parent history of
+--rev (default HEAD; the main branch's commits) and the change points since
+--since: time by E-divisive means with a seeded permutation test, exact
+counts (instructions, B/op, allocs/op) by steps beyond a tolerance.
+--functions adds each function's self share (or self instructions). html
+writes the same as one self-contained page of charts.
+
+Share the history: git push origin refs/notes/hotbudget, and fetch it with
+git fetch origin refs/notes/hotbudget:refs/notes/hotbudget.
+
+Examples:
+
+	hotbudget record --out perf HEAD~1 HEAD ./... ; hotbudget history append --out perf
+	hotbudget history show --since v1.2.0 --format markdown
+	hotbudget history html --out history.html
+`
+
+func (c *cli) history(args []string) int {
+	if len(args) == 0 {
+		return c.usageErr("history", "want a subcommand: append, show, html or prune")
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(c.stdout, historyUsage)
+		return exitOK
+	case "append":
+		return c.historyAppend(args[1:])
+	case "show", "html":
+		return c.historyShow(args[0], args[1:])
+	case "prune":
+		return c.historyPrune(args[1:])
+	}
+	return c.usageErr("history", "unknown subcommand %q: want append, show, html or prune", textfmt.Name(args[0]))
+}
+
+// historyStore is the flags every history subcommand shares.
+func historyStore(fs *cmdFlags) *string {
+	return fs.String("ref", history.DefaultRef, "the notes `ref` the history lives in")
+}
+
+func (c *cli) historyAppend(args []string) int {
+	fs := c.flagSet("history append", historyUsage)
+	ref := historyStore(fs)
+	out := fs.String("out", "", "the `directory` hotbudget record --out wrote (its head/ is read)")
+	rev := fs.String("commit", "HEAD", "the commit the record belongs to: the record's HEAD `revision`")
+	keep := fs.Int("keep-functions", history.DefaultRetention.KeepFunctions, "keep functions in the newest `K` records of the first-parent history (negative: in all)")
+	minShare := fs.String("min-share", "1%", "keep the functions holding at least this `share` of a benchmark")
+	maxFuncs := fs.Int("max-functions", history.DefaultCompaction.MaxFunctions, "keep at most `n` functions a benchmark")
+	pos, code := c.parse(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) > 0 || *out == "" {
+		return c.usageErr("history append", "want --out DIR, the directory of a hotbudget record, and no arguments")
+	}
+	share, err := parsePercent(*minShare)
+	if err != nil {
+		return c.usageErr("history append", "--min-share: %v", err)
+	}
+	ctx := context.Background()
+	store := history.Notes{Ref: *ref}
+	commit, date, err := store.Commit(ctx, *rev)
+	if err != nil {
+		return c.inputErr("history append", err)
+	}
+	rec, recorded, err := readRecordOut(*out)
+	if err != nil {
+		return c.inputErr("history append", err)
+	}
+	if recorded != "" && !strings.HasPrefix(commit, recorded) {
+		return c.inputErr("history append", fmt.Errorf("%s records HEAD %s, not --commit %s (%.12s)", *out, recorded, textfmt.Line(*rev), commit))
+	}
+	rec.Commit, rec.Date, rec.Recorded = commit, date, time.Now().UTC().Format(time.RFC3339)
+	rec.Compact(history.Compaction{MinShare: share, MaxFunctions: *maxFuncs})
+	data, err := rec.Marshal()
+	if err != nil {
+		return c.inputErr("history append", err)
+	}
+	if err := store.Put(ctx, rec); err != nil {
+		return c.inputErr("history append", err)
+	}
+	pruned, err := store.Prune(ctx, commit, history.Retention{KeepFunctions: *keep})
+	if err != nil {
+		return c.inputErr("history append", err)
+	}
+	nf := 0
+	for _, b := range rec.Benchmarks {
+		nf += len(b.Functions)
+	}
+	fmt.Fprintf(c.stdout, "hotbudget history: %.12s: %s (%s, %s functions, %d bytes) under %s", commit,
+		plural(len(rec.Benchmarks), "benchmark", "benchmarks"), rec.Instrument, textfmt.Count(float64(nf)), len(data), textfmt.Line(*ref))
+	if len(pruned) > 0 {
+		fmt.Fprintf(c.stdout, "; functions pruned from %s", plural(len(pruned), "older record", "older records"))
+	}
+	fmt.Fprintf(c.stdout, "\nshare it with: git push origin %s\n", textfmt.Line(*ref))
+	return exitOK
+}
+
+func (c *cli) historyShow(sub string, args []string) int {
+	name := "history " + sub
+	fs := c.flagSet(name, historyUsage)
+	ref := historyStore(fs)
+	rev := fs.String("rev", "HEAD", "read the first-parent history of this `revision`")
+	since := fs.String("since", "", "list the changes after this `revision` (default: all)")
+	functions := fs.Bool("functions", sub == "html", "the functions' series too")
+	seed := fs.Uint64("seed", history.DefaultEDivisive.Seed, "seed of the permutation tests")
+	format := newChoice("text", "text", "markdown", "json")
+	out := fs.String("out", "", "write the page to this `file` (html; default stdout)")
+	if sub == "show" {
+		fs.Var(format, "format", "output `text|markdown|json`")
+	}
+	pos, code := c.parse(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) > 0 {
+		return c.usageErr(name, "unexpected arguments %q", pos)
+	}
+	ctx := context.Background()
+	store := history.Notes{Ref: *ref}
+	recs, commits, err := store.Load(ctx, *rev)
+	if err != nil {
+		return c.inputErr(name, err)
+	}
+	if len(recs) == 0 {
+		return c.inputErr(name, fmt.Errorf("no records under %s on the first-parent history of %s (hotbudget history append adds them; git fetch origin %s:%s fetches them)",
+			textfmt.Line(*ref), textfmt.Line(*rev), textfmt.Line(*ref), textfmt.Line(*ref)))
+	}
+	method := history.DefaultEDivisive
+	method.Seed = *seed
+	series := history.Build(recs, *functions)
+	history.Analyze(recs, series, method)
+	rep := &history.Report{Records: recs, Series: series, Method: method}
+	if *since != "" {
+		at, err := sinceIndex(ctx, store, recs, commits, *since)
+		if err != nil {
+			return c.inputErr(name, err)
+		}
+		rep.Since, rep.SinceRev = at, *since
+	}
+	if sub == "html" {
+		if *out == "" {
+			err = rep.WriteHTML(c.rawStdout)
+		} else {
+			err = writeFileAtomic(*out, func(f *os.File) error { return rep.WriteHTML(f) })
+		}
+	} else {
+		switch format.value {
+		case "markdown":
+			err = rep.WriteMarkdown(c.stdout)
+		case "json":
+			err = writeHistoryJSON(c, rep)
+		default:
+			err = rep.WriteText(c.stdout)
+		}
+	}
+	if err != nil {
+		return c.inputErr(name, err)
+	}
+	return exitOK
+}
+
+// sinceIndex is the index of the first record after revision since on the
+// first-parent history (commits, newest first).
+func sinceIndex(ctx context.Context, store history.Notes, recs []*history.Record, commits []string, since string) (int, error) {
+	hash, _, err := store.Commit(ctx, since)
+	if err != nil {
+		return 0, err
+	}
+	newer := map[string]bool{}
+	for _, c := range commits {
+		if c == hash {
+			break
+		}
+		newer[c] = true
+	}
+	if len(newer) == len(commits) {
+		return 0, fmt.Errorf("--since %s (%.12s) is not on the first-parent history read", textfmt.Line(since), hash)
+	}
+	for i, r := range recs {
+		if newer[r.Commit] {
+			return i, nil
+		}
+	}
+	return len(recs), nil
+}
+
+// writeHistoryJSON writes the changes as JSON (schema hotbudget.history-show/v1).
+func writeHistoryJSON(c *cli, rep *history.Report) error {
+	type change struct {
+		Benchmark string  `json:"benchmark"`
+		Function  string  `json:"function,omitempty"`
+		Measure   string  `json:"measure"`
+		Commit    string  `json:"commit"`
+		Prev      string  `json:"prev"`
+		Before    float64 `json:"before"`
+		After     float64 `json:"after"`
+		Change    float64 `json:"change"`
+		P         float64 `json:"p,omitempty"`
+		Context   string  `json:"context,omitempty"`
+	}
+	out := struct {
+		Schema  string   `json:"schema"`
+		Records int      `json:"records"`
+		First   string   `json:"first"`
+		Last    string   `json:"last"`
+		Since   string   `json:"since,omitempty"`
+		Method  string   `json:"method"`
+		Changes []change `json:"changes"`
+	}{Schema: "hotbudget.history-show/v1", Records: len(rep.Records), First: rep.Records[0].Commit, Last: rep.Records[len(rep.Records)-1].Commit,
+		Since: rep.SinceRev, Method: rep.MethodLine(), Changes: []change{}}
+	for _, sc := range rep.Changes() {
+		ch := sc.Change
+		out.Changes = append(out.Changes, change{Benchmark: sc.Series.Benchmark, Function: sc.Series.Function, Measure: sc.Series.Measure.Key,
+			Commit: ch.Commit, Prev: ch.Prev, Before: ch.Before, After: ch.After, Change: ch.ChangePoint.Change(), P: ch.P, Context: ch.Context})
+	}
+	enc := json.NewEncoder(c.rawStdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+func (c *cli) historyPrune(args []string) int {
+	fs := c.flagSet("history prune", historyUsage)
+	ref := historyStore(fs)
+	rev := fs.String("rev", "HEAD", "prune along the first-parent history of this `revision`")
+	keep := fs.Int("keep-functions", history.DefaultRetention.KeepFunctions, "keep functions in the newest `K` records (negative: in all)")
+	squash := fs.Bool("squash", false, "then replace the notes ref's own history by one commit, so that git gc frees what was pruned (pushing it needs +"+history.DefaultRef+")")
+	pos, code := c.parse(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if len(pos) > 0 {
+		return c.usageErr("history prune", "unexpected arguments %q", pos)
+	}
+	ctx := context.Background()
+	store := history.Notes{Ref: *ref}
+	pruned, err := store.Prune(ctx, *rev, history.Retention{KeepFunctions: *keep})
+	if err != nil {
+		return c.inputErr("history prune", err)
+	}
+	fmt.Fprintf(c.stdout, "hotbudget history: functions pruned from %s\n", plural(len(pruned), "record", "records"))
+	if *squash {
+		if err := store.Squash(ctx); err != nil {
+			return c.inputErr("history prune", err)
+		}
+		fmt.Fprintf(c.stdout, "hotbudget history: %s squashed to one commit\n", textfmt.Line(*ref))
+	}
+	return exitOK
+}
+
+// runProfile matches a benchmark's CPU profile of one run: NAME.N.pb.gz.
+var runProfile = regexp.MustCompile(`^(.+)\.[0-9]+\.pb\.gz$`)
+
+// recordedHead matches the head revision in a run profile's name:
+// "PKG NAME at head HEAD (0123456789ab), run 1".
+var recordedHead = regexp.MustCompile(` at head (?:[^,]* \()?([0-9a-f]{7,40})\)?, run [0-9]+$`)
+
+// readRecordOut reads the head side of a record's --out directory into a
+// history record (without its commit), and the head commit the profiles
+// name ("" when they do not).
+func readRecordOut(dir string) (*history.Record, string, error) {
+	head := filepath.Join(dir, "head")
+	if _, err := os.Stat(head); err != nil {
+		return nil, "", fmt.Errorf("%s: no head/ directory: give the --out directory of hotbudget record: %w", dir, err)
+	}
+	rec := &history.Record{Schema: history.Schema, Instrument: history.InstrumentTime}
+	byName := map[string]*history.Benchmark{}
+	bench := func(name string) *history.Benchmark {
+		if b := byName[name]; b != nil {
+			return b
+		}
+		byName[name] = &history.Benchmark{Name: name}
+		return byName[name]
+	}
+	platform, cpu, recorded := "", "", ""
+	// Profiles: each run's CPU profile, or the counted instructions.
+	type runs struct {
+		shares map[string][]float64
+		perOp  map[string][]float64
+		n      int
+	}
+	cpuRuns := map[string]*runs{}
+	var counted []string
+	err := filepath.WalkDir(head, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".pb.gz") || filepath.Dir(path) == head {
+			return err
+		}
+		base := filepath.Base(path)
+		instr := strings.HasSuffix(base, ".instructions.pb.gz") || strings.HasSuffix(base, ".instructions-diff.pb.gz")
+		if !instr && (strings.HasSuffix(base, ".allocs.pb.gz") || !runProfile.MatchString(base)) {
+			return nil
+		}
+		p, err := loaders.Load(path)
+		if err != nil {
+			return err
+		}
+		m, _ := meta.Known(p)
+		rel, _ := filepath.Rel(head, filepath.Dir(path))
+		pkg := filepath.ToSlash(rel)
+		name, _, _ := strings.Cut(m.Name, " at ")
+		name = strings.TrimPrefix(name, pkg+" ")
+		if name == "" || len(m.Runs) != 1 || !(m.Runs[0].Work > 0) {
+			return fmt.Errorf("%s: not a profile of one benchmark's run written by hotbudget record", path)
+		}
+		if f := strings.Fields(m.Build); len(f) == 2 {
+			rec.Go, platform = f[0], f[1]
+		}
+		if sm := recordedHead.FindStringSubmatch(m.Name); sm != nil {
+			recorded = sm[1]
+		}
+		key := pkg + " " + name
+		t, err := analysis.Functions(p)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		ops := m.Runs[0].Work
+		if instr {
+			// The counted difference of N and 2N ops (a shard's) beats the
+			// whole process of 2N ops.
+			if strings.HasSuffix(base, ".instructions.pb.gz") && fileExists(strings.TrimSuffix(path, ".instructions.pb.gz")+".instructions-diff.pb.gz") {
+				return nil
+			}
+			rec.Instrument = history.InstrumentInstructions
+			b := bench(key)
+			b.Runs = 1
+			total := float64(t.Total) / ops
+			b.InstrPerOp = &total
+			for _, f := range t.Functions {
+				if f.Self > 0 && t.Total > 0 {
+					b.Functions = append(b.Functions, history.Function{Name: f.Name, Share: float64(f.Self) / float64(t.Total), PerOp: float64(f.Self) / ops})
+				}
+			}
+			counted = append(counted, key)
+			return nil
+		}
+		r := cpuRuns[key]
+		if r == nil {
+			r = &runs{shares: map[string][]float64{}, perOp: map[string][]float64{}}
+			cpuRuns[key] = r
+		}
+		r.n++
+		for _, f := range t.Functions {
+			if f.Self > 0 && t.Total > 0 {
+				r.shares[f.Name] = append(r.shares[f.Name], float64(f.Self)/float64(t.Total))
+				r.perOp[f.Name] = append(r.perOp[f.Name], float64(f.Self)/ops)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	for key, r := range cpuRuns {
+		b := bench(key)
+		for name, shares := range r.shares {
+			// A function absent from a run had no time in it.
+			for len(shares) < r.n {
+				shares = append(shares, 0)
+			}
+			per := r.perOp[name]
+			for len(per) < r.n {
+				per = append(per, 0)
+			}
+			b.Functions = append(b.Functions, history.Function{Name: name, Share: history.Median(shares), PerOp: history.Median(per)})
+		}
+	}
+	// The benchmark output: time, bytes and allocations per op.
+	if data, err := os.ReadFile(filepath.Join(head, "bench.txt")); err == nil {
+		type vals struct{ ns, bytes, allocs []float64 }
+		got := map[string]*vals{}
+		rd := benchfmt.NewReader(strings.NewReader(string(data)), "bench.txt")
+		for rd.Scan() {
+			res, ok := rd.Result().(*benchfmt.Result)
+			if !ok {
+				continue
+			}
+			if v := res.GetConfig("cpu"); v != "" {
+				cpu = v
+			}
+			key := res.GetConfig("pkg") + " " + historyBenchName(res.Name)
+			v := got[key]
+			if v == nil {
+				v = &vals{}
+				got[key] = v
+			}
+			if ns, ok := res.Value("sec/op"); ok {
+				v.ns = append(v.ns, ns*1e9)
+			}
+			if b, ok := res.Value("B/op"); ok {
+				v.bytes = append(v.bytes, b)
+			}
+			if a, ok := res.Value("allocs/op"); ok {
+				v.allocs = append(v.allocs, a)
+			}
+		}
+		for key, v := range got {
+			b := bench(key)
+			if rec.Instrument == history.InstrumentTime && len(v.ns) > 0 {
+				b.NsPerOp = history.SpreadOf(v.ns)
+				b.Runs = len(v.ns)
+			}
+			if len(v.bytes) > 0 {
+				m := history.Median(v.bytes)
+				b.BytesPerOp = &m
+			}
+			if len(v.allocs) > 0 {
+				m := history.Median(v.allocs)
+				b.AllocsPerOp = &m
+			}
+		}
+	} else if !os.IsNotExist(err) {
+		return nil, "", err
+	}
+	if len(byName) == 0 {
+		return nil, "", fmt.Errorf("%s: no benchmark results or profiles under head/", dir)
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		rec.Benchmarks = append(rec.Benchmarks, *byName[n])
+	}
+	rec.Machine = strings.Trim(platform+"; "+cpu, "; ")
+	return rec, recorded, nil
+}
+
+// historyBenchName is a benchmark's name as go test prints it without the
+// GOMAXPROCS suffix, with its Benchmark prefix: the name record keys it by.
+func historyBenchName(n benchfmt.Name) string {
+	base, parts := n.Parts()
+	name := "Benchmark" + string(base)
+	for _, p := range parts {
+		if len(p) > 1 && p[0] == '-' && strings.Trim(string(p[1:]), "0123456789") == "" {
+			continue // -GOMAXPROCS
+		}
+		name += string(p)
+	}
+	return name
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/meta"
+)
+
+// historyRepo makes a git repository of n empty commits, makes it the
+// working directory, and returns the commits, oldest first.
+func historyRepo(t *testing.T, n int) []string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	for k, v := range map[string]string{"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"} {
+		t.Setenv(k, v)
+	}
+	t.Chdir(dir)
+	git := func(args ...string) string {
+		out, err := exec.Command("git", args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	var commits []string
+	for i := range n {
+		git("commit", "-q", "--allow-empty", "-m", fmt.Sprint("commit ", i))
+		commits = append(commits, git("rev-parse", "HEAD"))
+	}
+	return commits
+}
+
+// fakeRecordOut writes what hotbudget record --out writes for its head:
+// bench.txt with runs results and each run's CPU profile of the
+// benchmark, where parse takes parseNs and the rest 200ns of each op,
+// allocating allocs objects of 16 bytes.
+func fakeRecordOut(t *testing.T, dir, commit, bench string, runs int, parseNs float64, allocs int) {
+	t.Helper()
+	head := filepath.Join(dir, "head")
+	var txt strings.Builder
+	fmt.Fprintf(&txt, "goos: linux\ngoarch: amd64\npkg: example.com/m\ncpu: Test CPU @ 2GHz\n")
+	for r := range runs {
+		jitter := 1 + 0.01*float64((r*7)%5-2) // ±2%
+		nsOp := (parseNs + 200) * jitter
+		fmt.Fprintf(&txt, "%s-2   \t    1000\t%10.1f ns/op\t%8d B/op\t%8d allocs/op\n", bench, nsOp, 16*allocs, allocs)
+		fn := []*profile.Function{{ID: 1, Name: "example.com/m.parse"}, {ID: 2, Name: "example.com/m." + bench}}
+		locs := []*profile.Location{{ID: 1, Line: []profile.Line{{Function: fn[0]}}}, {ID: 2, Line: []profile.Line{{Function: fn[1]}}}}
+		p := &profile.Profile{
+			SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
+			PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}, Period: 100000,
+			Function: fn, Location: locs,
+			Sample: []*profile.Sample{
+				{Location: []*profile.Location{locs[0], locs[1]}, Value: []int64{1, int64(1000 * parseNs * jitter)}},
+				{Location: []*profile.Location{locs[1]}, Value: []int64{1, int64(1000 * 200 * jitter)}},
+			},
+		}
+		meta.Set(p, meta.Record{Name: fmt.Sprintf("example.com/m %s at head HEAD (%.12s), run %d", bench, commit, r+1),
+			Build: "go1.26.8 linux/amd64", WorkUnit: meta.WorkOp, Runs: []meta.Run{{Work: 1000}}})
+		path := filepath.Join(head, "example.com", "m", fmt.Sprintf("%s.%d.pb.gz", unsafeName.ReplaceAllString(bench, "_"), r+1))
+		if err := writeProfile(path, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(head, "bench.txt"), []byte(txt.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appendHistory records 16 commits: parse 20% slower from commit 8 on,
+// one more allocation a op from commit 12 on, and returns the commits.
+func appendHistory(t *testing.T, name string) []string {
+	commits := historyRepo(t, 16)
+	for i, c := range commits {
+		parse := 800.0
+		if i >= 8 {
+			parse = 1000
+		}
+		allocs := 2
+		if i >= 12 {
+			allocs = 3
+		}
+		// Noise between commits: ±1%.
+		parse *= 1 + 0.005*float64((i*3)%5-2)
+		out := filepath.Join(t.TempDir(), "perf")
+		fakeRecordOut(t, out, c, name, 3, parse, allocs)
+		got := runOK(t, 0, "history", "append", "--out", out, "--commit", c, "--keep-functions", "10")
+		if !strings.Contains(got, "1 benchmark (time, 2 functions,") {
+			t.Fatalf("append: %s", got)
+		}
+	}
+	return commits
+}
+
+// TestHistoryAppendShow appends 16 records and finds the slower parse at
+// commit 8 (by E-divisive means) and the allocation at 12 (a step), in
+// text, Markdown and JSON, since a commit or in all; old records lose
+// their functions; a record of another commit is refused.
+func TestHistoryAppendShow(t *testing.T) {
+	commits := appendHistory(t, "BenchmarkParse")
+	text := runOK(t, 0, "history", "show", "--functions")
+	for _, want := range []string{
+		fmt.Sprintf("%.12s", commits[8]) + " 20", "(time/op): example.com/m BenchmarkParse +",
+		fmt.Sprintf("%.12s", commits[12]) + " 20", "(allocs/op): example.com/m BenchmarkParse +50.0% (2 -> 3)",
+		"(B/op): example.com/m BenchmarkParse +50.0% (32B -> 48B)",
+		"example.com/m.parse in example.com/m BenchmarkParse: self share",
+		"E-divisive means",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("show lacks %q:\n%s", want, text)
+		}
+	}
+	md := runOK(t, 0, "history", "show", "--since", commits[10], "--format", "markdown")
+	if !strings.Contains(md, "### hotbudget history: 2 changes since ") || strings.Contains(md, "time/op | \\+") {
+		t.Errorf("markdown since commit 10: want the two allocation steps alone:\n%s", md)
+	}
+	var js struct {
+		Records int
+		Changes []struct{ Measure, Commit string }
+	}
+	if err := json.Unmarshal([]byte(runOK(t, 0, "history", "show", "--format", "json")), &js); err != nil {
+		t.Fatal(err)
+	}
+	if js.Records != 16 || len(js.Changes) != 3 || js.Changes[2].Measure != "ns_op" || js.Changes[2].Commit != commits[8] {
+		t.Errorf("json: %+v", js)
+	}
+	// The oldest 6 records lost their functions, the newest 10 kept them.
+	note := func(c string) string {
+		out, err := exec.Command("git", "notes", "--ref=hotbudget", "show", c).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	if old, recent := note(commits[5]), note(commits[6]); strings.Contains(old, `"functions"`) || !strings.Contains(recent, `"functions"`) {
+		t.Errorf("pruning: record 5 %s\nrecord 6 %s", old, recent)
+	}
+	if n := len(note(commits[15])); n > 700 {
+		t.Errorf("a record of one benchmark and 2 functions takes %d bytes", n)
+	}
+	// A record made at another HEAD is refused.
+	out := filepath.Join(t.TempDir(), "perf")
+	fakeRecordOut(t, out, commits[3], "BenchmarkParse", 1, 800, 2)
+	runOK(t, 2, "history", "append", "--out", out, "--commit", commits[4])
+	// prune --squash leaves one notes commit.
+	runOK(t, 0, "history", "prune", "--keep-functions", "0", "--squash")
+	if got := note(commits[15]); strings.Contains(got, `"functions"`) {
+		t.Errorf("after prune --keep-functions 0: %s", got)
+	}
+}
+
+// TestHistoryHTMLInBrowser opens the page of 16 records whose benchmark's
+// name is hostile: it draws the three series of the benchmark with their
+// change points, the functions' series when opened, and runs no script of
+// the name.
+func TestHistoryHTMLInBrowser(t *testing.T) {
+	commits := appendHistory(t, `BenchmarkX/<img_src=x_onerror=alert(1)>`)
+	page := filepath.Join(t.TempDir(), "history.html")
+	runOK(t, 0, "history", "html", "--out", page)
+	data, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "<img") {
+		t.Fatalf("the name is not escaped")
+	}
+	p := newPage(t)
+	p.open(page)
+	type st struct{ Series, Markers, Functions int }
+	s := eval[st](p, `({series: window.__hotbudget.series, markers: window.__hotbudget.markers, functions: window.__hotbudget.functionSeries})`)
+	if s.Series != 3 || s.Markers != 3 || s.Functions != 2 {
+		t.Errorf("page state %+v: want 3 series (time/op, B/op, allocs/op), 3 change points, 2 functions", s)
+	}
+	// The time/op chart's marker sits between commits 7 and 8 and is drawn.
+	r := eval[rect](p, fmt.Sprintf(`(() => { const e = document.querySelector('svg[data-measure="time/op"] path.cpmark[data-commit="%s"]'); const r = e.getBoundingClientRect(); return {X: r.left, Y: r.top, W: r.width, H: r.height}; })()`, commits[8]))
+	if r.W < 5 || r.H < 5 {
+		t.Errorf("the change point's marker is %+v", r)
+	}
+	if imgs := eval[int](p, `document.images.length`); imgs != 0 {
+		t.Errorf("%d images on the page: the name became markup", imgs)
+	}
+	if text := eval[string](p, `document.body.innerText`); !containsAll(text, "<img_src=x_onerror=alert(1)>", "allocs/op", "changes: 3") {
+		t.Errorf("page text:\n%s", text)
+	}
+	p.click("details.functions summary")
+	p.wait("the functions' charts", `document.querySelector('details.functions').open && document.querySelector('details.functions svg.series').getBoundingClientRect().height > 50`)
+	p.screenshot("testdata/html/history.png")
+	p.noErrors()
+}
