@@ -26,6 +26,7 @@ package bench
 import (
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -97,10 +98,10 @@ func Compare(base, head io.Reader, opts ...Option) (*Report, error) {
 		h, inH := hv.vals[k]
 		row.HigherIsBetter = higher(k.unit)
 		if inB {
-			row.Base = Value{Median: stats.Median(b), Runs: len(b), CI: s.interval(b)}
+			row.Base = Value{Median: stats.Median(b), Runs: len(b), CI: s.interval(b), Min: slices.Min(b), Max: slices.Max(b)}
 		}
 		if inH {
-			row.Head = Value{Median: stats.Median(h), Runs: len(h), CI: s.interval(h)}
+			row.Head = Value{Median: stats.Median(h), Runs: len(h), CI: s.interval(h), Min: slices.Min(h), Max: slices.Max(h)}
 		}
 		row.Delta = row.Head.Median - row.Base.Median
 		switch {
@@ -176,7 +177,7 @@ func Compare(base, head io.Reader, opts ...Option) (*Report, error) {
 	rep.Geomeans = geomeans(rep.Rows)
 	for _, row := range rep.Rows {
 		if math.IsInf(row.Base.CI.Lo, 0) || math.IsInf(row.Base.CI.Hi, 0) || math.IsInf(row.Head.CI.Lo, 0) || math.IsInf(row.Head.CI.Hi, 0) {
-			rep.Warnings = append(rep.Warnings, "± ∞: a 95% confidence interval of a median needs at least 6 runs (benchstat: \"need >= 6 samples\"); run go test -count 6 or more")
+			rep.Warnings = append(rep.Warnings, "a 95% confidence interval of a median needs at least 6 runs (benchstat: \"need >= 6 samples\"), so with fewer a cell gives its median and the range of its runs, lowest to highest, instead of a ±; run go test -count 6 or more")
 			break
 		}
 	}
@@ -247,8 +248,13 @@ type Value struct {
 	Median float64
 	// Runs is how many runs measured it.
 	Runs int
-	// CI is the 95% confidence interval of the median (benchstat's ±).
+	// CI is the 95% confidence interval of the median (benchstat's ±);
+	// infinite with fewer than 6 runs.
 	CI Interval
+	// Min and Max are the smallest and largest run: what fewer than 6
+	// runs can say of their spread (the range of 5 runs holds the median
+	// 15 times in 16).
+	Min, Max float64
 }
 
 // Counts returns how many rows have each verdict.

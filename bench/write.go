@@ -95,8 +95,10 @@ func runsText(n int) string {
 
 // cell is a median with benchstat's ±, "49.58µ sec/op ± 80%", scaled
 // as benchstat scales a row: both sides with the prefix that suits the
-// smaller.
-func cell(row Row, v float64, ci Interval, present bool) string {
+// smaller. With too few runs for a confidence interval (benchstat's
+// "± ∞") it gives their range instead, "49.58µ sec/op (41.20µ to 60.01µ)",
+// or the median alone when every run measured the same.
+func cell(row Row, v Value, present bool) string {
 	if !present {
 		return "-"
 	}
@@ -108,15 +110,24 @@ func cell(row Row, v float64, ci Interval, present bool) string {
 		vals = append(vals, row.Head.Median)
 	}
 	sc := benchunit.CommonScale(vals, benchunit.ClassOf(row.Unit))
-	return sc.Format(v) + " " + textfmt.Name(row.Unit) + " ± " + spread(v, ci)
+	s := sc.Format(v.Median) + " " + textfmt.Name(row.Unit)
+	switch {
+	case !math.IsInf(v.CI.Lo, 0) && !math.IsInf(v.CI.Hi, 0):
+		return s + " ± " + spread(v.Median, v.CI)
+	case v.Min < v.Max:
+		// Too few runs for an interval (benchstat's "± ∞"): their
+		// range is what they can say.
+		return s + " (" + sc.Format(v.Min) + " to " + sc.Format(v.Max) + ")"
+	}
+	return s
 }
 
 func baseCell(row Row) string {
-	return cell(row, row.Base.Median, row.Base.CI, row.Verdict != diff.New)
+	return cell(row, row.Base, row.Verdict != diff.New)
 }
 
 func headCell(row Row) string {
-	return cell(row, row.Head.Median, row.Head.CI, row.Verdict != diff.Gone)
+	return cell(row, row.Head, row.Verdict != diff.Gone)
 }
 
 // change is a result's change as benchstat prints it: the change of
