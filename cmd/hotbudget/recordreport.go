@@ -70,7 +70,7 @@ func recordSummary(funcs []*diff.Report) string {
 		if r.Failed() {
 			failed = append(failed, textfmt.Name(r.Name))
 		}
-		if len(r.NearMisses()) > 0 {
+		if slices.ContainsFunc(r.Rows, gatedNearMiss) {
 			near = append(near, textfmt.Name(r.Name))
 		}
 	}
@@ -78,29 +78,35 @@ func recordSummary(funcs []*diff.Report) string {
 	if len(failed) == 0 {
 		line += "no regression"
 	} else {
-		line += fmt.Sprintf("%d regressed (%s)", len(failed), strings.Join(failed, ", "))
+		line += fmt.Sprintf("%d regressed (%s)", len(failed), listed(failed, 4))
 	}
 	if len(near) > 0 {
-		line += fmt.Sprintf("; near misses in %s", strings.Join(near, ", "))
+		line += fmt.Sprintf("; near misses in %s", listed(near, 4))
 	}
 	return line
 }
 
 // recordReport prints the function and benchmark reports and returns the
-// exit code: 1 when either found a regression.
+// exit code: 1 when either found a regression. By default the text and
+// the Markdown are short (issue 32: about 80 lines and 3 a flagged
+// benchmark, however many benchmarks ran): the verdict first and last,
+// what was flagged, a line for the rest; full prints every table.
 func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *bench.Report, allocs []*diff.AllocReport, format string, full bool) int {
 	var err error
 	shown := ordered(funcs)
+	verdict, exit := recordVerdict(funcs, benches, allocs)
 	md := func(out *bytes.Buffer) error {
 		// The whole comment within GitHub's limit (textfmt.LimitMarkdown).
 		w := new(bytes.Buffer)
 		defer func() { out.WriteString(textfmt.LimitMarkdown(w.String(), textfmt.MaxMarkdown)) }()
-		verdict, exit := recordVerdict(funcs, benches, allocs)
 		icon := "✅"
 		if exit != exitOK {
 			icon = "❌"
 		}
 		fmt.Fprintf(w, "## %s %s\n\n", icon, textfmt.MarkdownEscape(verdict))
+		if !full {
+			return writeRecordMarkdownShort(w, res, verdict, funcs, benches, allocs)
+		}
 		fmt.Fprintf(w, "Functions: %s\n\n", textfmt.MarkdownEscape(recordSummary(funcs)))
 		if err := writeAllocsMarkdown(w, allocs); err != nil {
 			return err
@@ -124,11 +130,10 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 			}
 			w.WriteString("\n</details>\n\n")
 		}
-		return benches.WriteMarkdown(w)
+		return recordBenchWords(benches).WriteMarkdown(w)
 	}
 	switch format {
 	case "json":
-		verdict, exit := recordVerdict(funcs, benches, allocs)
 		err = writeRecordJSON(c.stdout, res, verdict, exit, funcs, benches, allocs)
 	case "markdown":
 		var b bytes.Buffer
@@ -136,7 +141,6 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 			_, err = c.stdout.Write(b.Bytes())
 		}
 	default:
-		verdict, _ := recordVerdict(funcs, benches, allocs)
 		fmt.Fprintf(c.stdout, "%s\n\n", textfmt.Line(verdict))
 		fmt.Fprintf(c.stdout, "functions' CPU time (%s -> %s, each function's share of its benchmark's profiles, one false-discovery control over all):\n", textfmt.Line(res.baseRev.String()), textfmt.Line(res.headRev.String()))
 		if full {
@@ -150,23 +154,36 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 			writeFunctionsShort(c.stdout, funcs)
 		}
 		if err == nil {
-			err = writeAllocsText(c.stdout, allocs)
+			if full {
+				err = writeAllocsText(c.stdout, allocs)
+			} else {
+				err = writeAllocsShort(c.stdout, allocs)
+			}
 		}
 		if err == nil {
-			fmt.Fprintf(c.stdout, "\n%s\n", recordSummary(funcs))
+			fmt.Fprintf(c.stdout, "\n%s\n", textfmt.Line(recordSummary(funcs)))
 			if len(allocs) > 0 {
 				fmt.Fprintf(c.stdout, "%s\n", textfmt.Line(allocsSummary(allocs)))
 			}
 			fmt.Fprintf(c.stdout, "\nbenchmark results (the whole benchmark's time, bytes and allocations per op, as benchstat judges them; a measure of its own beside its functions' shares):\n")
 			if full {
-				err = benches.WriteText(c.stdout)
+				err = recordBenchWords(benches).WriteText(c.stdout)
 			} else {
 				writeBenchesShort(c.stdout, benches)
 			}
 		}
 		if err == nil {
-			where := "the full tables: --full; every profile: " + textfmt.Line(res.out)
-			fmt.Fprintf(c.stdout, "\n%s\n%s\n", where, textfmt.Line(verdict))
+			var where []string
+			if !full {
+				where = append(where, "the full tables: --full")
+			}
+			if res.out != "" {
+				where = append(where, "every profile: "+textfmt.Line(res.out))
+			}
+			if len(where) > 0 {
+				fmt.Fprintf(c.stdout, "\n%s\n", strings.Join(where, "; "))
+			}
+			fmt.Fprintf(c.stdout, "%s\n", textfmt.Line(verdict))
 		}
 	}
 	if err != nil {
@@ -180,8 +197,18 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 	if err := c.reportGitHub(md, anns); err != nil {
 		return c.inputErr("record", err)
 	}
-	_, exit := recordVerdict(funcs, benches, allocs)
 	return exit
+}
+
+// recordBenchWords is the benchmark report with its advice in record's
+// words: record runs the benchmarks --runs times, not go test -count.
+func recordBenchWords(benches *bench.Report) *bench.Report {
+	b := *benches
+	b.Warnings = make([]string, len(benches.Warnings))
+	for i, w := range benches.Warnings {
+		b.Warnings[i] = strings.ReplaceAll(w, "run go test -count 6 or more", "run hotbudget record --runs 6 or more")
+	}
+	return &b
 }
 
 // writeRecordJSON writes every report in one object:
