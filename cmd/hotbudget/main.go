@@ -9,6 +9,7 @@
 //	hotbudget diff [flags] BASE... -- HEAD...
 //	hotbudget bench [flags] OLD NEW
 //	hotbudget record [flags] BASE HEAD [PACKAGE...]
+//	hotbudget merge [flags] DIR...
 //	hotbudget check --budget FILE [--baseline BASE...] PROFILE...
 //	hotbudget history append|show|html|prune [flags]
 //	hotbudget version
@@ -18,9 +19,10 @@
 // found or a budget rule failed, 2 on a usage or input error (the message on
 // stderr names the file).
 //
-// Under GitHub Actions (GITHUB_ACTIONS=true) diff, bench, record and check
-// also append their Markdown report to the file named by GITHUB_STEP_SUMMARY
-// and print ::error annotations naming each function that failed.
+// Under GitHub Actions (GITHUB_ACTIONS=true) diff, bench, record, merge and
+// check also append their Markdown report to the file named by
+// GITHUB_STEP_SUMMARY and print ::error annotations naming each function
+// that failed.
 package main
 
 import "os"

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -95,6 +96,14 @@ measures both after calibrating, prints its estimate, then the time left
 after every run; --budget fits the runs into a limit by running fewer
 iterations of every benchmark.
 
+A suite too long for one CI job runs in shards: --shard K/N records the
+K-th of N parts of the benchmarks (all of them found at either revision,
+sorted by package and name, dealt round-robin: each shard about 1/N of
+the runs) under --out, with shard.json, and judges nothing; 'hotbudget
+merge DIR...' judges the N shards' outputs together, as one record of
+every benchmark would (one false-discovery control over all of them), and
+exits as record does (docs/sharding.md).
+
 Written under --out:
 
 	base/bench.txt           the benchmark output of every run
@@ -102,6 +111,7 @@ Written under --out:
 	base/PKG/NAME.N.pb.gz    run N's CPU profile of one benchmark
 	base/PKG/NAME.allocs.pb.gz  the allocation profile of one benchmark (2N+1 ops, exact)
 	head/...                 the same for HEAD
+	shard.json               with --shard: what merge reads
 
 Every profile records the work it did in hotbudget's metadata (a benchmark's
 iterations, "op"; a merged run of several benchmarks is one "run"), which
@@ -115,6 +125,7 @@ Examples:
 	hotbudget record origin/main HEAD
 	hotbudget record --runs 10 --bench 'Parse|Render' main . ./internal/parser
 	hotbudget record --instructions origin/main HEAD ./...
+	hotbudget record --shard 2/4 --out perf-2 origin/main HEAD ./...
 	hotbudget record --out perf --format markdown "$BASE_SHA" HEAD ./...
 	hotbudget diff perf/base/cpu-*.pb.gz -- perf/head/cpu-*.pb.gz
 	hotbudget bench perf/base/bench.txt perf/head/bench.txt
@@ -139,12 +150,23 @@ type recordOpts struct {
 	noAllocs    bool           // --no-allocs
 	// instructions counts instructions under callgrind (--instructions).
 	instructions bool
-	full         bool // --full: every table in the text report
+	full         bool      // --full: every table in the text report
+	shard        shardSpec // --shard K/N: record the K-th of N parts, unjudged (zero: all, judged)
 }
 
-func (c *cli) record(args []string) int {
-	fs := c.flagSet("record", recordUsage)
-	var o recordOpts
+// recordCmd is record's command line: its flags, parsed by record, and by
+// merge from what each shard wrote (shard.json's args).
+type recordCmd struct {
+	fs     *cmdFlags
+	o      recordOpts
+	d      *diffFlags
+	format *choiceFlag
+}
+
+// recordFlags defines record's flags.
+func (c *cli) recordFlags() *recordCmd {
+	rc := &recordCmd{fs: c.flagSet("record", recordUsage)}
+	fs, o := rc.fs, &rc.o
 	fs.IntVar(&o.runs, "runs", 5, "interleaved `runs` a side")
 	fs.IntVar(&o.count, "count", 1, "`n` benchmark results a run (go test -count)")
 	fs.StringVar(&o.bench, "bench", ".", "run the benchmarks matching this `regexp` (go test -bench)")
@@ -157,15 +179,19 @@ func (c *cli) record(args []string) int {
 	fs.BoolVar(&o.noAllocs, "no-allocs", false, "skip the allocation runs (two a side per benchmark at -test.memprofilerate=1) and their exact verdicts")
 	fs.StringVar(&o.allocsHTML, "allocs-html", "", "also write the allocations' HTML report (table, differential flame graph of bytes per op) of the first benchmark whose allocations regressed, else the first, to `file`")
 	fs.StringVar(&o.html, "html", "", "also write the functions' HTML report (flame graph, explanations) to `file`")
-	format := newChoice("text", "text", "markdown", "json")
-	fs.Var(format, "format", "output `text|markdown|json`")
-	d := addDiffFlags(fs.FlagSet)
-	pos, code := c.parse(fs, args)
-	if code >= 0 {
-		return code
-	}
+	fs.Var(&o.shard, "shard", "record only part `K/N` of the benchmarks (the K-th of N shards, for a CI job matrix) under --out, unjudged: hotbudget merge judges the N shards' outputs as one record")
+	rc.format = newChoice("text", "text", "markdown", "json")
+	fs.Var(rc.format, "format", "output `text|markdown|json`")
+	rc.d = addDiffFlags(fs.FlagSet)
+	return rc
+}
+
+// finish checks the parsed command line and completes rc.o from it; pos are
+// the positional arguments. Its errors are usage errors.
+func (rc *recordCmd) finish(pos []string) error {
+	o, fs, d := &rc.o, rc.fs.FlagSet, rc.d
 	if len(pos) < 2 {
-		return c.usageErr("record", "want BASE and HEAD revisions, got %d arguments", len(pos))
+		return fmt.Errorf("want BASE and HEAD revisions, got %d arguments", len(pos))
 	}
 	o.pkgs = pos[2:]
 	if len(o.pkgs) == 0 {
@@ -175,40 +201,46 @@ func (c *cli) record(args []string) int {
 		// go list would take it for one of its flags (-toolexec runs a
 		// program), whatever "--" said to hotbudget.
 		if strings.HasPrefix(p, "-") {
-			return c.usageErr("record", "package pattern %q starts with '-': flags go before BASE and HEAD; a package pattern never starts with '-' (write ./%s for a directory of that name)", p, p)
+			return fmt.Errorf("package pattern %q starts with '-': flags go before BASE and HEAD; a package pattern never starts with '-' (write ./%s for a directory of that name)", p, p)
 		}
 	}
 	if o.runs < 1 {
-		return c.usageErr("record", "--runs must be at least 1, got %d", o.runs)
+		return fmt.Errorf("--runs must be at least 1, got %d", o.runs)
 	}
 	if o.count < 1 {
-		return c.usageErr("record", "--count must be at least 1, got %d", o.count)
-	}
-	if err := checkSampler(c.getenv(samplerEnv)); err != nil {
-		return c.usageErr("record", "%v", err)
+		return fmt.Errorf("--count must be at least 1, got %d", o.count)
 	}
 	if _, err := regexp.Compile(o.bench); err != nil {
-		return c.usageErr("record", "--bench: %v", err)
+		return fmt.Errorf("--bench: %v", err)
 	}
-	if o.instructions && !flagSet(fs.FlagSet, "benchtime") {
+	if o.shard.n > 0 {
+		if o.out == "" {
+			return errors.New("--shard needs --out: the directory the shard's results go to, which hotbudget merge reads")
+		}
+		for _, name := range []string{"format", "full", "html", "allocs-html"} {
+			if flagSet(fs, name) {
+				return fmt.Errorf("--%s is hotbudget merge's with --shard: a shard records, the merge of every shard judges and reports", name)
+			}
+		}
+	}
+	if o.instructions && !flagSet(fs, "benchtime") {
 		o.benchtime = exactBenchtime.String()
 	}
 	if n, ok := strings.CutSuffix(o.benchtime, "x"); ok {
 		v, err := strconv.ParseInt(n, 10, 64)
 		if err != nil || v < 1 {
-			return c.usageErr("record", "--benchtime %q: want a duration such as 1s or an iteration count such as 1000x", o.benchtime)
+			return fmt.Errorf("--benchtime %q: want a duration such as 1s or an iteration count such as 1000x", o.benchtime)
 		}
 		o.fixedIters = v
 	} else {
 		v, err := time.ParseDuration(o.benchtime)
 		if err != nil || v <= 0 {
-			return c.usageErr("record", "--benchtime %q: want a duration such as 1s or an iteration count such as 1000x", o.benchtime)
+			return fmt.Errorf("--benchtime %q: want a duration such as 1s or an iteration count such as 1000x", o.benchtime)
 		}
 		o.target = v
 	}
-	opts, err := d.options(fs.FlagSet, nil)
-	if err != nil {
-		return c.usageErr("record", "%v", err)
+	if _, err := d.options(fs, nil); err != nil {
+		return err
 	}
 	// Shares (diff's default mode), not CPU time per run, though both
 	// sides do the same work: a run on a machine faster or slower as a
@@ -225,9 +257,28 @@ func (c *cli) record(args []string) int {
 	case d.module != "":
 		o.gate = modulePattern([]string{d.module})
 	}
+	return nil
+}
+
+func (c *cli) record(args []string) int {
+	rc := c.recordFlags()
+	pos, code := c.parse(rc.fs, args)
+	if code >= 0 {
+		return code
+	}
+	if err := rc.finish(pos); err != nil {
+		return c.usageErr("record", "%v", err)
+	}
+	if err := checkSampler(c.getenv(samplerEnv)); err != nil {
+		return c.usageErr("record", "%v", err)
+	}
+	o := rc.o
 
 	ctx, stop := signalContext(context.Background())
 	r := &recorder{c: c, o: o}
+	if o.shard.n > 0 {
+		r.shard = &shardLog{}
+	}
 	res, err := r.run(ctx, pos[0], pos[1])
 	if sig := stop(); sig != nil {
 		what := "the worktrees and temporary files are removed"
@@ -240,23 +291,40 @@ func (c *cli) record(args []string) int {
 	if err != nil {
 		return c.inputErr("record", err)
 	}
+	if r.shard != nil {
+		return c.writeShard(r, res, args)
+	}
+	return c.judgeRecord("record", res, rc, r.progress)
+}
+
+// judgeRecord judges what record measured, every benchmark at once (one
+// false-discovery control over all of them), writes the report and returns
+// the exit code; record calls it on its runs, merge on the union of its
+// shards'. cmd names the command in errors; progress reports the files
+// written.
+func (c *cli) judgeRecord(cmd string, res *recordResult, rc *recordCmd, progress func(format string, args ...any)) int {
+	o, d, fs := rc.o, rc.d, rc.fs.FlagSet
 	if o.instructions {
-		return c.exactReport(res, format.value)
+		return c.exactReport(res, rc.format.value)
+	}
+	opts, err := d.options(fs, nil)
+	if err != nil {
+		return c.usageErr(cmd, "%v", err)
 	}
 	if d.gate == "" && d.module == "" && len(res.modules) > 0 {
 		opts = append(opts, diff.WithGate(modulePattern(res.modules)))
 	}
 	funcs, err := diff.CompareEach(res.pairs, opts...)
 	if err != nil {
-		return c.inputErr("record", err)
+		return c.inputErr(cmd, err)
 	}
-	bopts, err := d.benchOptions(fs.FlagSet)
+	bopts, err := d.benchOptions(fs)
 	if err != nil {
-		return c.inputErr("record", err)
+		return c.inputErr(cmd, err)
 	}
 	benches, err := bench.Compare(bytes.NewReader(res.baseBench), bytes.NewReader(res.headBench), bopts...)
 	if err != nil {
-		return c.inputErr("record", err)
+		return c.inputErr(cmd, err)
 	}
 	// The library's messages name Go options; record's user has flags.
 	for _, r := range funcs {
@@ -267,17 +335,17 @@ func (c *cli) record(args []string) int {
 		// One benchmark's report: the first that needs attention.
 		top := ordered(funcs)[0]
 		if err := writeFileAtomic(o.html, func(f *os.File) error { return top.WriteHTML(f) }); err != nil {
-			return c.inputErr("record", err)
+			return c.inputErr(cmd, err)
 		}
-		r.progress("wrote the HTML report of %s to %s", top.Name, o.html)
+		progress("wrote the HTML report of %s to %s", top.Name, o.html)
 	}
 	allocs := compareAllocs(res.allocs)
 	if o.allocsHTML != "" && len(allocs) > 0 {
 		top := orderedAllocs(allocs)[0]
 		if err := writeFileAtomic(o.allocsHTML, func(f *os.File) error { return top.WriteHTML(f) }); err != nil {
-			return c.inputErr("record", err)
+			return c.inputErr(cmd, err)
 		}
-		r.progress("wrote the allocations' HTML report of %s to %s", top.Name, o.allocsHTML)
+		progress("wrote the allocations' HTML report of %s to %s", top.Name, o.allocsHTML)
 	}
-	return c.recordReport(res, funcs, benches, allocs, format.value, o.full)
+	return c.recordReport(res, funcs, benches, allocs, rc.format.value, o.full)
 }

@@ -64,8 +64,8 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 		return nil
 	}
 	benchtime := r.o.benchtime
-	if r.o.fixedIters > 0 {
-		benchtime = "1x" // only to find the benchmarks
+	if r.o.fixedIters > 0 || r.o.shard.n > 0 {
+		benchtime = "1x" // only to find the benchmarks (a shard calibrates its own: calibrateShard)
 	}
 	if err := find(base, benchtime); err != nil {
 		return nil, err
@@ -78,7 +78,7 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 	}
 	for _, k := range order[baseKeys:] {
 		l := byKey[k]
-		if r.o.fixedIters > 0 {
+		if r.o.fixedIters > 0 || r.o.shard.n > 0 {
 			continue
 		}
 		out, err := r.runBinary(ctx, head, head.bins[l.pkg], "-test.bench", l.pattern(), "-test.benchtime", r.o.benchtime)
@@ -103,6 +103,12 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 	}
 	var leaves []leaf
 	sort.Strings(order)
+	if r.o.shard.n > 0 {
+		var err error
+		if order, err = r.calibrateShard(ctx, base, head, byKey, order); err != nil {
+			return nil, err
+		}
+	}
 	for _, k := range order {
 		l := *byKey[k]
 		if r.o.fixedIters > 0 {
@@ -372,7 +378,7 @@ func (r *recorder) runAll(ctx context.Context, sides []*recSide, leaves []leaf, 
 			both++
 		}
 	}
-	if both == 0 {
+	if both == 0 && r.shard == nil { // a shard's part may hold none: merge judges them all
 		return errors.New("no benchmark exists at both revisions: there is nothing to compare")
 	}
 	pairs := map[string]*diff.Pair{}
@@ -414,6 +420,9 @@ func (r *recorder) runAll(ctx context.Context, sides []*recSide, leaves []leaf, 
 			}
 		}
 		for _, s := range sides {
+			if len(parts[s]) == 0 {
+				continue // a shard's benchmarks all new or gone at head
+			}
 			if _, err := r.mergeRun(s, parts[s], ops[s], run); err != nil {
 				return err
 			}
@@ -452,7 +461,9 @@ func (r *recorder) runLeaf(ctx context.Context, s *recSide, l leaf, run int) (*p
 	if err != nil {
 		return nil, 0, err
 	}
+	start := s.bench.Len()
 	s.bench.Write(out)
+	r.shard.noteBench(s, l, run, start)
 	var iters int64
 	for _, res := range r.parseBench(out) {
 		if res.name == l.name {
@@ -467,7 +478,7 @@ func (r *recorder) runLeaf(ctx context.Context, s *recSide, l leaf, run int) (*p
 		Build: s.build, Race: s.race, RateHz: rateHz(p),
 		WorkUnit: meta.WorkOp, Runs: []meta.Run{{Work: float64(iters)}},
 	})
-	path := filepath.Join(s.out, filepath.FromSlash(l.pkg), fmt.Sprintf("%s.%d.pb.gz", unsafeName.ReplaceAllString(l.name, "_"), run))
+	path := leafProfile(s.out, l.pkg, l.name, run)
 	if err := writeProfile(path, p); err != nil {
 		return nil, 0, err
 	}

@@ -38,6 +38,8 @@ type recorder struct {
 	estimated time.Duration
 	// bins are the test binaries' symbols, by path (--instructions).
 	bins map[string]*binsym.Binary
+	// shard is what a shard (--shard) writes for merge; nil otherwise.
+	shard *shardLog
 }
 
 // recSide is one revision being recorded.
@@ -229,6 +231,9 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 		r.progress("gating the functions of %s; the runtime's and the standard library's are shown, not gated (--gate . gates every function)", strings.Join(res.modules, " "))
 	} else {
 		r.progress("warning: go list -m: %v; every function is gated", err)
+	}
+	if len(leaves) == 0 {
+		return res, nil // a shard with no benchmark (calibrate fails when there are none at all)
 	}
 	if r.o.instructions {
 		return res, r.runExact(ctx, sides, leaves, res)

@@ -76,6 +76,7 @@ func init() {
 		{"diff", "compare profiles against baseline profiles, function by function", (*cli).diff},
 		{"bench", "compare two `go test -bench` outputs", (*cli).bench},
 		{"record", "benchmark and profile two git revisions, interleaved, and gate", (*cli).record},
+		{"merge", "judge the shards of a record (record --shard K/N) as one record", (*cli).merge},
 		{"check", "check profiles against the limits of a budget file", (*cli).check},
 		{"history", "keep record's results per commit in git notes; show trends and change points", (*cli).history},
 		{"version", "print the version", (*cli).versionCmd},
