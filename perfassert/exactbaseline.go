@@ -3,8 +3,10 @@ package perfassert
 import (
 	"errors"
 	"fmt"
+	"go/version"
 	"maps"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -70,20 +72,34 @@ func matchExact(t TestingT, path string, current *profile.Profile, race bool) bo
 	base, err := loaders.Load(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			t.Errorf("perfassert.MatchBaseline: no baseline at %s; create it by running, in the module root:\n    %s", path, updateCommand(t, race))
+			t.Errorf("perfassert.MatchBaseline: no baseline at %s; create it by running, in the module root:\n    %s", path, exactUpdateCommand(t, race))
 			return false
 		}
 		t.Errorf("perfassert.MatchBaseline: reading baseline: %v", err)
 		return false
 	}
 	if why := exactMismatch(base, current); why != "" {
-		t.Errorf("perfassert.MatchBaseline: baseline %s %s; record it again:\n    %s", path, why, updateCommand(t, race))
+		t.Errorf("perfassert.MatchBaseline: baseline %s %s; record it again:\n    %s", path, why, exactUpdateCommand(t, race))
 		return false
 	}
 	if br, cr := recordOf2(base, current); br.Depends["valgrind"] != cr.Depends["valgrind"] {
 		logf(t, "perfassert.MatchBaseline: baseline %s was counted by %s, this capture by %s: compared all the same (the program's instructions do not depend on valgrind's version)", path, textfmt.Line(orNone(br.Depends["valgrind"])), textfmt.Line(orNone(cr.Depends["valgrind"])))
 	}
 	return judgeCounts(t, "MatchBaseline", "base = "+path+", head = current", base, current)
+}
+
+// exactUpdateCommand is updateCommand for a baseline of counts, run by
+// the Go toolchain that counted the capture (GOTOOLCHAIN=go1.26.8): counts
+// are one Go version's, and the command may be run where another Go is
+// the default, on a laptop or for another Go release of a CI matrix. A
+// toolchain that GOTOOLCHAIN cannot name (a development build, a
+// GOEXPERIMENT) is left to the go command.
+func exactUpdateCommand(t TestingT, race bool) string {
+	cmd := updateCommand(t, race)
+	if v := runtime.Version(); version.IsValid(v) {
+		cmd = "GOTOOLCHAIN=" + v + " " + cmd
+	}
+	return cmd
 }
 
 // judgeCounts judges the exact counts of current against base, the
@@ -140,10 +156,16 @@ func exactMismatch(base, current *profile.Profile) string {
 			diffs = append(diffs, fmt.Sprintf("%s %s here, %s in the baseline", k, textfmt.Line(cr.Depends[k]), textfmt.Line(orNone(br.Depends[k]))))
 		}
 	}
-	if len(diffs) > 0 {
-		return "counted another program: " + strings.Join(diffs, "; ")
+	if len(diffs) == 0 {
+		return ""
 	}
-	return ""
+	why := "counted another program: " + strings.Join(diffs, "; ")
+	if b, c := version.Lang(br.Depends["go"]), version.Lang(cr.Depends["go"]); b != c && b != "" && c != "" {
+		// Recording it again under this release would only move the
+		// refusal to the other one.
+		why += " (counts are one Go version's: to judge several Go releases, as a CI matrix does, keep a baseline per release, e.g. in testdata/" + c + "/)"
+	}
+	return why
 }
 
 // recordOf2 is the records of two profiles.

@@ -4,15 +4,19 @@ package github
 
 import (
 	"errors"
+	"go/version"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/srcdeps"
 	"github.com/hotbudget/hotbudget/internal/testutil"
+	"github.com/hotbudget/hotbudget/loaders"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -21,9 +25,12 @@ type workflow struct {
 	On          map[string]any    `yaml:"on"`
 	Permissions map[string]string `yaml:"permissions"`
 	Jobs        map[string]struct {
-		RunsOn string            `yaml:"runs-on"`
-		Env    map[string]string `yaml:"env"`
-		Steps  []struct {
+		RunsOn   string            `yaml:"runs-on"`
+		Env      map[string]string `yaml:"env"`
+		Strategy struct {
+			Matrix map[string][]string `yaml:"matrix"`
+		} `yaml:"strategy"`
+		Steps []struct {
 			Name string            `yaml:"name"`
 			If   string            `yaml:"if"`
 			Uses string            `yaml:"uses"`
@@ -80,6 +87,64 @@ func TestWorkflowShape(t *testing.T) {
 			if s.If != "" && s.If != "always()" {
 				t.Errorf("job %s step %d: condition %q: this test runs every step, so only always() is known to hold", id, i, s.If)
 			}
+		}
+	}
+}
+
+// TestExactBaselinesPerRelease checks the exact job against the baselines
+// it judges: each Go version of its matrix is the one that counted its
+// release's baselines in examples/baseline/testdata/<release>/ (a baseline
+// counted by another version is refused), and every release there is one
+// the matrix runs. The job runs its tests under the matrix's version.
+func TestExactBaselinesPerRelease(t *testing.T) {
+	wf := loadWorkflow(t)
+	job, ok := wf.Jobs["exact"]
+	if !ok {
+		t.Fatal("no exact job")
+	}
+	versions := job.Strategy.Matrix["go"]
+	if len(versions) < 2 {
+		t.Errorf("the exact job's matrix runs Go %q: want the supported releases", versions)
+	}
+	setup := false
+	for _, s := range job.Steps {
+		if strings.HasPrefix(s.Uses, "actions/setup-go@") {
+			setup = s.With["go-version"] == "${{ matrix.go }}"
+		}
+	}
+	if !setup {
+		t.Error("the exact job does not set up the matrix's Go version (go-version: ${{ matrix.go }})")
+	}
+	var releases []string
+	for _, v := range versions {
+		if !regexp.MustCompile(`^1\.\d+\.\d+$`).MatchString(v) {
+			t.Errorf("matrix version %q is not an exact Go version (1.26.8): a baseline holds for one", v)
+			continue
+		}
+		goVersion := "go" + v
+		release := version.Lang(goVersion)
+		releases = append(releases, release)
+		for _, name := range []string{"parse.instructions.pb.gz", "parse.race.instructions.pb.gz"} {
+			path := filepath.Join("..", "baseline", "testdata", release, name)
+			p, err := loaders.Load(path)
+			if err != nil {
+				t.Errorf("Go %s: %v", v, err)
+				continue
+			}
+			r, _ := meta.Known(p)
+			if got := r.Depends["go"]; got != goVersion {
+				t.Errorf("%s was counted by %s, and the exact job runs it under %s: record it again with\n    GOTOOLCHAIN=%s HOTBUDGET_UPDATE=1 go test%s -run Instructions ./examples/baseline",
+					path, got, goVersion, goVersion, map[bool]string{true: " -race"}[strings.Contains(name, ".race.")])
+			}
+		}
+	}
+	dirs, err := filepath.Glob(filepath.Join("..", "baseline", "testdata", "go*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if !slices.Contains(releases, filepath.Base(d)) {
+			t.Errorf("%s holds baselines of a release the exact job does not run", d)
 		}
 	}
 }
