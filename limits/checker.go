@@ -43,6 +43,13 @@ type Checker struct {
 
 	mu     sync.Mutex
 	tables map[string]*analysis.Table // by selection, in words; read-only
+
+	// The runs of a single profile, for how a time varies across them
+	// (runIndexes), and their tables by selection (runTable).
+	runsOnce  sync.Once
+	runs      []*analysis.Index
+	runsErr   error
+	runTables map[string][]*analysis.Table
 }
 
 // table is the index's table under sel, made once per selection.
@@ -305,6 +312,19 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 		case r.Race && !r.Passed:
 			r.Warnings = append(r.Warnings, "the profile was captured with the race detector on (go test -race), which slows code several times over: a time limit chosen without it rarely holds; perfassert.SkipUnderRace() checks it only without -race")
 		}
+		// How the value varies across the capture's runs, and the limit
+		// that would hold (issue 32). Not under the race detector, whose
+		// times no limit is chosen for, nor for a capture's time summed
+		// over its runs, which depends on how long it ran (warned above).
+		if !r.Race && (c.perIteration || !ck.capturedIterations()) {
+			h, few, err := ck.runHeadroom(r, c.sel, judged, self, c.perIteration)
+			switch {
+			case err != nil:
+				r.Warnings = append(r.Warnings, fmt.Sprintf("cannot tell how the value varies across the profile's runs: %v", strings.TrimPrefix(err.Error(), "perfassert: ")))
+			default:
+				r.headroom, r.tooFewRuns = h, few
+			}
+		}
 	}
 	return r, nil
 }
@@ -351,6 +371,13 @@ func (ck *Checker) work() (float64, meta.WorkUnit, error) {
 		sum += w
 	}
 	return sum, unit, nil
+}
+
+// capturedIterations reports whether the profiles' work counts iterations
+// of a captured function (perfassert.Capture's runs).
+func (ck *Checker) capturedIterations() bool {
+	_, u, err := ck.work()
+	return err == nil && u == meta.WorkIteration
 }
 
 // race reports whether a profile was captured with the race detector on,

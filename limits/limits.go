@@ -14,7 +14,10 @@
 //
 // Results and errors are worded as perfassert's, whose assertions present
 // them ("perfassert.MaxSelfTime: ..."), and read the same when a budget
-// file or a program checks the limit.
+// file or a program checks the limit. A time limit on a profile made of
+// runs (perfassert.Capture's) also says, in the result's text, how the
+// value varied across the runs and what limit would hold 99 times in 100 on
+// this machine, widened by how captures in separate processes differ.
 package limits
 
 import (
@@ -297,6 +300,12 @@ type Result struct {
 	// SkippedRace is set when a time limit passed only because of
 	// SkipUnderRace; Passed is then true and Time what was measured.
 	SkippedRace bool
+
+	// headroom is how a time varied across the runs of the capture and
+	// the limit that would hold (String says it); tooFewRuns the runs of
+	// a capture with too few to tell.
+	headroom   *headroom
+	tooFewRuns int
 }
 
 // minSamples is the sample count below which a sampled measurement is

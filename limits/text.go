@@ -12,9 +12,12 @@ import (
 
 // String is the result as a test failure (or log) message: the check, the
 // profile and Summary's sentence (got before want, with units, and the
-// share of the total), then the matched functions, the top functions and
-// the heaviest stacks for context, and the warnings. The text is for
-// people and may change between versions; it is deterministic.
+// share of the total), then the matched functions; for a time limit on a
+// profile of runs (a capture's), how the value varied across them and the
+// limit that would hold 99 times in 100 on this machine (see headroom.go);
+// then the top functions and the heaviest stacks for context, and the
+// warnings. The text is for people and may change between versions; it is
+// deterministic.
 func (r *Result) String() string {
 	var b strings.Builder
 	// Names, profile names and warnings come from the profiles: each is
@@ -36,6 +39,9 @@ func (r *Result) String() string {
 			}
 			fmt.Fprintf(&b, "    %s (self %s, total %s)\n", textfmt.Name(f.Name), r.fmtValue(f.Self), r.fmtValue(f.Total))
 		}
+	}
+	if h := r.headroomText(); h != "" {
+		b.WriteString(h + "\n")
 	}
 	if len(r.Top) > 0 && !r.Passed {
 		metric := "self"

@@ -31,6 +31,13 @@
 // what it measured and the limit (go test -v shows it), and Capture's
 // account of what a capture cost.
 //
+// A time limit on a capture (MaxSelfTime, MaxTotalTime), passing or
+// failing, also says how the value varied across the capture's runs and
+// what limit would hold 99 times in 100 on this machine, and how often the
+// limit given would fail unchanged code: the runs' spread widened by how
+// much captures in separate processes differ, which one capture cannot see
+// (docs/capture.md, "Headroom", has the method and its measurements).
+//
 // Functions are selected by pprof's fully qualified name
 // (`pkg.(*T).Method`, `pkg.Func.func1`), exactly; the Regexp option makes
 // the selector an RE2 regular expression. An assertion never passes
@@ -147,7 +154,8 @@ func report(t TestingT, p *profile.Profile, fn string, limit Limit, opts []Optio
 }
 
 // MaxSelfTime asserts that the functions fn selects in p spend at most max
-// as the leaf frame (pprof's flat time).
+// as the leaf frame (pprof's flat time). On a capture its text says what
+// limit would hold 99 times in 100 on this machine (see the package doc).
 func MaxSelfTime(t TestingT, p *profile.Profile, fn string, max time.Duration, opts ...Option) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
@@ -156,7 +164,8 @@ func MaxSelfTime(t TestingT, p *profile.Profile, fn string, max time.Duration, o
 }
 
 // MaxTotalTime asserts that the samples through the functions fn selects
-// add up to at most max (pprof's cum time).
+// add up to at most max (pprof's cum time). On a capture its text says what
+// limit would hold 99 times in 100 on this machine (see the package doc).
 func MaxTotalTime(t TestingT, p *profile.Profile, fn string, max time.Duration, opts ...Option) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
