@@ -29,9 +29,11 @@
 // Heap and allocation profiles (Go's alloc_objects, alloc_space,
 // inuse_objects and inuse_space; V8's sampling heap profiles) give bytes or
 // objects instead of time, summed the same way, equal to `go tool pprof
-// -top -sample_index=...`: Table.Unit says which, Table.Format writes them,
-// and Selection.SampleType picks the value by name or index as pprof's
-// -sample_index does.
+// -top -sample_index=...`, and callgrind's profiles count instructions.
+// Every value is an int64 in the table's unit, as pprof keeps it:
+// Table.Unit says which (nanoseconds for a time), Table.Format writes
+// them, and Selection.SampleType picks the value by name or index as
+// pprof's -sample_index does.
 //
 // Which samples count is a Selection (threads, processes, synthetic
 // frames, focus and ignore patterns, functions charged to their callers,
@@ -59,22 +61,23 @@ type Function struct {
 	Column int64 // 1-based; 0 when unknown
 
 	// Self is the value with this function as the leaf frame, Total with
-	// it anywhere on the stack, once per sample: times for a time
-	// profile; for an allocation profile (Table.Unit UnitBytes or
-	// UnitCount) the same int64 holds bytes or objects, read as
-	// int64(f.Self), never as a duration.
-	Self  time.Duration
-	Total time.Duration
+	// it anywhere on the stack, once per sample, both in Table.Unit:
+	// nanoseconds (UnitTime), bytes (UnitBytes) or objects, instructions
+	// or other events (UnitCount). Table.Format writes one;
+	// time.Duration(f.Self) is a time only where the unit is UnitTime.
+	Self  int64
+	Total int64
 
 	SelfSamples  int64 // samples (or events, for exact data) behind Self
 	TotalSamples int64
 
-	// Local is the time with this function as the leaf frame or as the
-	// nearest other function above the leaf: its self time and its direct
-	// callees' self time when called from it. A JIT that inlines a callee into it (or
-	// stops doing so) moves time between the two without changing Local,
-	// so a change of self time that Local does not show is such a move.
-	Local        time.Duration
+	// Local is the value (in Table.Unit, as Self) with this function as
+	// the leaf frame or as the nearest other function above the leaf: its
+	// self time and its direct callees' self time when called from it. A
+	// JIT that inlines a callee into it (or stops doing so) moves time
+	// between the two without changing Local, so a change of self time
+	// that Local does not show is such a move.
+	Local        int64
 	LocalSamples int64
 
 	SelfShare  float64 // Self / Table.Total, 0..1
@@ -94,13 +97,15 @@ type Key struct {
 
 // Table holds self and total time per function for one profile.
 type Table struct {
-	// Total is the value of all selected samples: the denominator of shares.
-	Total time.Duration
+	// Total is the value of all selected samples, in Unit: the
+	// denominator of shares.
+	Total int64
 	// TotalSamples is the number of selected samples (events, for exact data).
 	TotalSamples int64
 	// Exact is true when the values are measured durations, not samples.
 	Exact bool
-	// Period is the sampling interval (0 when unknown or exact).
+	// Period is the sampling interval of a time profile (0 when unknown,
+	// exact, or the values are not times).
 	Period time.Duration
 	// SampleBytes is, for the bytes and objects of a heap profile, the
 	// mean number of bytes allocated between two samples (Go's
@@ -111,9 +116,11 @@ type Table struct {
 	Duration time.Duration
 	// SampleType names the value the table was built from, e.g. "cpu/nanoseconds".
 	SampleType string
-	// Unit is what Total and the rows' values count: UnitTime
-	// (nanoseconds), UnitBytes or UnitCount (objects, for Go's
-	// alloc_objects and inuse_objects). Format writes a value in it.
+	// Unit is what Total, the rows' Self, Total and Local and the
+	// stacks' Value count: UnitTime (nanoseconds), UnitBytes or UnitCount
+	// (objects, for Go's alloc_objects and inuse_objects; instructions
+	// and other events counted). Format writes a value in it; the values
+	// are int64 in every unit, and times only where Unit is UnitTime.
 	Unit string
 	// Functions is sorted by Self, then Total (both descending), then Name.
 	Functions []Function
@@ -123,15 +130,16 @@ type Table struct {
 
 // Units of Table.Unit.
 const (
-	UnitTime  = pbuild.UnitTime  // nanoseconds: values are durations
+	UnitTime  = pbuild.UnitTime  // nanoseconds: time.Duration(v) is the time
 	UnitBytes = pbuild.UnitBytes // bytes allocated or in use
-	UnitCount = pbuild.UnitCount // objects or events counted
+	UnitCount = pbuild.UnitCount // objects, instructions or other events counted
 )
 
-// Format writes a value of the table (Total, a row's Self or Total) in its
-// unit as hotbudget prints it everywhere: a time as pprof does ("299.04ms"),
-// bytes in binary units ("1.50MiB", "512B"), a count as a whole number.
-func (t *Table) Format(v time.Duration) string { return textfmt.Value(t.Unit, float64(v)) }
+// Format writes a value of the table (Total, a row's Self, Total or Local,
+// a stack's Value) in its unit as hotbudget prints it everywhere: a time
+// as pprof does ("299.04ms"), bytes in binary units ("1.50MiB", "512B"), a
+// count as a whole number.
+func (t *Table) Format(v int64) string { return textfmt.Value(t.Unit, float64(v)) }
 
 // synthetic are the frame names Synthetic lists.
 var synthetic = [...]string{"(idle)", "(program)", "(garbage collector)", "(root)"}

@@ -302,7 +302,7 @@ func TestSampleTypeErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tab.Total != 100*time.Millisecond {
+	if time.Duration(tab.Total) != 100*time.Millisecond {
 		t.Errorf("milliseconds not converted: total %v", tab.Total)
 	}
 }

@@ -14,6 +14,8 @@ import (
 
 // Self and total time per function of a profile: the numbers
 // `go tool pprof -top` prints. Folded stacks count each sample as 1 ms.
+// Values are int64 in the table's unit, here nanoseconds
+// (analysis.UnitTime), so a value is a time.Duration once the unit says so.
 func ExampleFunctions() {
 	p, err := loaders.Read(strings.NewReader(`main;parse;lex 30
 main;parse 20
@@ -27,9 +29,12 @@ main;render;parse;lex 10
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("total", t.Total)
+	if t.Unit != analysis.UnitTime {
+		log.Fatalf("%s is not a time", t.SampleType)
+	}
+	fmt.Println("total", time.Duration(t.Total))
 	for _, f := range t.Functions {
-		fmt.Printf("%-6s self %-5v total %-6v %.0f%%\n", f.Name, f.Self, f.Total, 100*f.TotalShare)
+		fmt.Printf("%-6s self %-5v total %-6v %.0f%%\n", f.Name, time.Duration(f.Self), time.Duration(f.Total), 100*f.TotalShare)
 	}
 	// Output:
 	// total 110ms
@@ -59,7 +64,7 @@ main;render 50
 			log.Fatal(err)
 		}
 		lex := t.Find("lex")[0]
-		fmt.Printf("lex: total %v of %v\n", lex.Total, t.Total)
+		fmt.Printf("lex: total %s of %s\n", t.Format(lex.Total), t.Format(t.Total))
 	}
 	// Output:
 	// lex: total 40ms of 90ms
@@ -93,9 +98,9 @@ func ExampleSelection() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%s: %v in all\n", sel, t.Total)
+	fmt.Printf("%s: %s in all\n", sel, t.Format(t.Total))
 	for _, f := range t.Functions {
-		fmt.Println(f.Name, f.Self)
+		fmt.Println(f.Name, t.Format(f.Self))
 	}
 	// Output:
 	// thread "worker", without synthetic frames: 40ms in all
@@ -115,11 +120,11 @@ func ExampleIndex_Through() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	var pooled time.Duration
+	var pooled int64
 	for _, s := range stacks {
 		pooled += s.Value
 	}
-	fmt.Println("lex or parse:", pooled, "of", t.Total)
+	fmt.Println("lex or parse:", t.Format(pooled), "of", t.Format(t.Total))
 	// Output:
 	// lex or parse: 60ms of 110ms
 }

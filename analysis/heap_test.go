@@ -4,7 +4,6 @@ import (
 	"math"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/testutil"
@@ -104,8 +103,8 @@ func TestHeapSampleCounts(t *testing.T) {
 		t.Errorf("default rate: %d sampled allocations for %s allocated, want about %.0f", sampled.TotalSamples, sampled.Format(sampled.Total), mean)
 	}
 	objects := loadHeap(t, run("-profile", "allocs", "-n", "200000"), "alloc_objects")
-	if objects.Total < 10*time.Duration(objects.TotalSamples) {
-		t.Errorf("default rate: %d objects estimated from %d samples: the count should be the samples, far fewer", int64(objects.Total), objects.TotalSamples)
+	if objects.Total < 10*objects.TotalSamples {
+		t.Errorf("default rate: %d objects estimated from %d samples: the count should be the samples, far fewer", objects.Total, objects.TotalSamples)
 	}
 }
 

@@ -164,7 +164,7 @@ func (x *Index) table(sel Selection) (*Table, []int32, error) {
 	ix := x.x
 	st := ix.Types[s.TimeIdx]
 	t := &Table{
-		Total:        time.Duration(s.Total),
+		Total:        s.Total,
 		TotalSamples: s.TotalSamples,
 		Exact:        ix.Facts.Exact,
 		Duration:     time.Duration(ix.DurationNanos),
@@ -216,9 +216,9 @@ func (x *Index) table(sel Selection) (*Table, []int32, error) {
 		r := &t.Functions[i]
 		*r = Function{
 			Name: f.Name, File: f.File, Line: f.StartLine, Column: s.Col[id],
-			Self: time.Duration(s.Self[id]), Total: time.Duration(s.Tot[id]),
+			Self: s.Self[id], Total: s.Tot[id],
 			SelfSamples: s.SelfN[id], TotalSamples: s.TotN[id],
-			Local: time.Duration(s.Local[id]), LocalSamples: s.LocalN[id],
+			Local: s.Local[id], LocalSamples: s.LocalN[id],
 			Key: Key{Name: f.Name, SystemName: f.SystemName, File: f.File, StartLine: f.StartLine},
 		}
 		if r.Line == 0 {

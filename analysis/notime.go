@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
@@ -129,7 +128,7 @@ func (s Selection) filters() string {
 // that matches nothing leaves no time either. Sample values are never
 // negative (NewIndex refuses them), so none means zero.
 func CheckTime(side string, sel Selection, xs []*Index, ts []*Table) error {
-	var total time.Duration
+	var total int64
 	for _, t := range ts {
 		for i := range t.Functions {
 			var ok bool
@@ -157,10 +156,7 @@ func CheckTime(side string, sel Selection, xs []*Index, ts []*Table) error {
 
 // addTime is a + b, false when the sum of the two (never negative)
 // overflows.
-func addTime(a, b time.Duration) (time.Duration, bool) {
-	s, ok := pbuild.CheckedAdd(int64(a), int64(b))
-	return time.Duration(s), ok
-}
+func addTime(a, b int64) (int64, bool) { return pbuild.CheckedAdd(a, b) }
 
 // threadList describes the processes and threads that samples with the
 // given label sets carry.

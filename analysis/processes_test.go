@@ -56,7 +56,7 @@ func facts(t *testing.T, x *analysis.Index) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("%d runs, work %g %s, %d samples, total %v, period %v, functions %+v, labels %v",
-		len(runs), work, unit, tab.TotalSamples, tab.Total, tab.Period, tab.Functions, x.LabelSets())
+		len(runs), work, unit, tab.TotalSamples, tab.Format(tab.Total), tab.Period, tab.Functions, x.LabelSets())
 }
 
 // TestProcessesAsSplitProcesses holds Index.Processes to the Index of each

@@ -66,7 +66,7 @@ func referenceFunctions(p *profile.Profile, opts ...Option) (*Table, error) {
 		if len(s.Value) <= ti {
 			return nil, fmt.Errorf("sample %d has %d values, want at least %d", si, len(s.Value), ti+1)
 		}
-		v := time.Duration(s.Value[ti] * toNanos)
+		v := s.Value[ti] * toNanos
 		n := val.Count(s.Value)
 		t.Total += v
 		t.TotalSamples += n

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"errors"
-	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/index"
@@ -14,8 +13,9 @@ type Stack struct {
 	// frame is a frame, as in Functions. A recursive function appears as
 	// often as it is on the stack.
 	Frames []int32
-	// Value is the sample's time; Samples the samples (or events) behind it.
-	Value   time.Duration
+	// Value is the sample's value in Table.Unit (a time in nanoseconds,
+	// bytes or a count); Samples the samples (or events) behind it.
+	Value   int64
 	Samples int64
 }
 
@@ -128,7 +128,7 @@ func (x *Index) stacks(sel Selection, rowOf []int32, match func(string) bool, le
 				return
 			}
 			if i := merge[k.Stack]; i > 0 {
-				stacks[i-1].Value += time.Duration(k.Value)
+				stacks[i-1].Value += k.Value
 				stacks[i-1].Samples += k.Count
 				return
 			}
@@ -150,7 +150,7 @@ func (x *Index) stacks(sel Selection, rowOf []int32, match func(string) bool, le
 				buf = append(buf, r)
 			}
 		}
-		stacks = append(stacks, Stack{Value: time.Duration(k.Value), Samples: k.Count})
+		stacks = append(stacks, Stack{Value: k.Value, Samples: k.Count})
 		depth = append(depth, len(buf)-start)
 	})
 	if err != nil {

@@ -109,7 +109,7 @@ func ExampleStacks() {
 		for i := len(s.Frames) - 1; i >= 0; i-- { // root first
 			names = append(names, tab.Functions[s.Frames[i]].Name)
 		}
-		fmt.Println(strings.Join(names, " → "), s.Value)
+		fmt.Println(strings.Join(names, " → "), tab.Format(s.Value))
 	}
 	// Output:
 	// main → handler → parse 400ms

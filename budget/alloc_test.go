@@ -98,8 +98,8 @@ func TestAllocLimitsCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Message != want.Summary() || c.Got != float64(want.Time) {
-			t.Errorf("%s: %q (got %v), the assertion says %q (%v)", c.Kind, c.Message, c.Got, want.Summary(), float64(want.Time))
+		if c.Message != want.Summary() || c.Got != float64(want.Value) {
+			t.Errorf("%s: %q (got %v), the assertion says %q (%v)", c.Kind, c.Message, c.Got, want.Summary(), float64(want.Value))
 		}
 	}
 	// go tool pprof -top -sample_index=alloc_space: main.encode 47.01MB

@@ -61,7 +61,7 @@ func checkFile(t *testing.T, path string, ps []*profile.Profile) (*budget.Budget
 // judged, the number and the text.
 func same(t *testing.T, c budget.RuleResult, r *perfassert.Result) {
 	t.Helper()
-	got := float64(r.Time)
+	got := float64(r.Value)
 	if c.Unit == "share" {
 		got = r.Share
 	}

@@ -193,7 +193,7 @@ func (c *checker) limit(r *Rule, l Limit) (RuleResult, error) {
 	case l.Kind.Unit() == "share":
 		rr.Got = res.Share
 	default:
-		rr.Got = float64(res.Time)
+		rr.Got = float64(res.Value)
 	}
 	rr.Message = res.Summary()
 	rr.Warnings = res.Warnings

@@ -192,28 +192,32 @@ type Side struct {
 	// is set: a comparison with a profile holding the captures of several
 	// processes (a perfassert baseline) counts every profile of both
 	// sides by process, each process's runs merged.
-	Runs      int           `json:"runs"`
-	Processes bool          `json:"processes,omitempty"`
-	Total     time.Duration `json:"total_ns"` // mean total per run
-	Samples   int64         `json:"samples"`  // all runs
-	Exact     bool          `json:"exact"`
-	Period    time.Duration `json:"period_ns"`
-	// Unit is what the values count (analysis.Table.Unit): "ns" for
-	// time, "bytes" or "count" (objects) for heap and allocation profiles,
-	// whose values the Duration fields of the report hold as plain
-	// numbers.
+	Runs      int   `json:"runs"`
+	Processes bool  `json:"processes,omitempty"`
+	Total     int64 `json:"total_ns"` // mean total per run, in Unit
+	Samples   int64 `json:"samples"`  // all runs
+	Exact     bool  `json:"exact"`
+	// Period is the sampling interval of a time profile (0 when unknown,
+	// exact, or the values are not times).
+	Period time.Duration `json:"period_ns"`
+	// Unit is what Total and the rows' values count (analysis.Table.Unit):
+	// "ns" for time, "bytes" or "count" (objects, instructions, events)
+	// for heap, allocation and instruction profiles.
 	Unit string `json:"unit"`
 }
 
 // Value is one function's measurement on one side (means over runs).
+// Self and Total are in the side's unit (Side.Unit): nanoseconds, bytes
+// or a count.
 type Value struct {
-	Self       time.Duration `json:"self_ns"`
-	Total      time.Duration `json:"total_ns"`
-	SelfShare  float64       `json:"self_share"`
-	TotalShare float64       `json:"total_share"`
-	Samples    int64         `json:"samples"` // of the compared metric, all runs
-	// Metric is the compared quantity after normalisation: nanoseconds
-	// (Absolute, PerOp) or a share in [0,1] (Share).
+	Self       int64   `json:"self_ns"`
+	Total      int64   `json:"total_ns"`
+	SelfShare  float64 `json:"self_share"`
+	TotalShare float64 `json:"total_share"`
+	Samples    int64   `json:"samples"` // of the compared metric, all runs
+	// Metric is the compared quantity after normalisation: in the side's
+	// unit (Absolute), in it per operation (PerOp), a ratio to the
+	// anchor's total (PerAnchor) or a share in [0,1] (Share).
 	Metric float64 `json:"metric"`
 }
 

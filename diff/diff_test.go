@@ -122,7 +122,7 @@ func TestCompareHandWorked(t *testing.T) {
 	if parse.Test != "pair-t" || math.Abs(parse.P/1.4363e-4-1) > 0.001 {
 		t.Errorf("parse: test %s p %v, want pair-t and p = 1.4363e-4", parse.Test, parse.P)
 	}
-	if parse.Base.Self != 400*time.Millisecond || parse.Head.Self != 600*time.Millisecond || parse.Head.Samples != 600 {
+	if time.Duration(parse.Base.Self) != 400*time.Millisecond || time.Duration(parse.Head.Self) != 600*time.Millisecond || parse.Head.Samples != 600 {
 		t.Errorf("parse values: %+v %+v", parse.Base, parse.Head)
 	}
 	for _, name := range []string{"render", "gc", "handler", "main"} {

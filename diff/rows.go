@@ -2,7 +2,6 @@ package diff
 
 import (
 	"math"
-	"time"
 
 	"golang.org/x/perf/benchmath"
 )
@@ -235,8 +234,8 @@ func (s *engine) values(m *measured, runs []*run, head []bool) (Value, Value) {
 		v[g].Samples += k
 	}
 	for g := range v {
-		v[g].Self /= time.Duration(n[g])
-		v[g].Total /= time.Duration(n[g])
+		v[g].Self /= int64(n[g])
+		v[g].Total /= int64(n[g])
 		v[g].SelfShare /= float64(n[g])
 		v[g].TotalShare /= float64(n[g])
 	}

@@ -35,10 +35,10 @@ type run struct {
 
 type runFunc struct {
 	present             bool
-	self, total         time.Duration
+	self, total         int64 // in Side.Unit
 	selfSamp, totalSamp int64
 	selfShare, totShare float64
-	local               time.Duration // analysis.Function.Local
+	local               int64 // analysis.Function.Local
 	localSamp           int64
 }
 
@@ -55,7 +55,7 @@ func (r *run) get(id int32) *runFunc {
 // changes against time the JIT moved between a function and its callees.
 const local Metric = "local"
 
-func (f *runFunc) metric(m Metric) (time.Duration, int64) {
+func (f *runFunc) metric(m Metric) (int64, int64) {
 	switch m {
 	case Total:
 		return f.total, f.totalSamp
@@ -81,7 +81,7 @@ func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, er
 	if s.byProcess {
 		unit = "process"
 	}
-	var total time.Duration
+	var total int64
 	exact := true
 	for i, x := range xs {
 		split := x.Runs
@@ -109,7 +109,7 @@ func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, er
 			t := r.table
 			var ok bool
 			if total, ok = addTime(total, t.Total); !ok {
-				return nil, fmt.Errorf("diff: %s: the total time of its runs overflows int64 nanoseconds", name)
+				return nil, fmt.Errorf("diff: %s: the total %s of its runs overflows int64", name, quantity(t.Unit))
 			}
 			sd.sum.Samples += t.TotalSamples
 			exact = exact && t.Exact
@@ -135,7 +135,7 @@ func (s *engine) side(name string, xs []*analysis.Index, ops float64) (*side, er
 		}
 	}
 	sd.sum.Runs = len(sd.runs)
-	sd.sum.Total = total / time.Duration(len(sd.runs))
+	sd.sum.Total = total / int64(len(sd.runs))
 	sd.sum.Exact = exact
 	return sd, nil
 }
@@ -177,10 +177,7 @@ func (s *engine) checkTime(name string, xs []*analysis.Index, runs []*run) error
 
 // addTime is a + b, false when the sum of the two (never negative)
 // overflows.
-func addTime(a, b time.Duration) (time.Duration, bool) {
-	sum, ok := pbuild.CheckedAdd(int64(a), int64(b))
-	return time.Duration(sum), ok
-}
+func addTime(a, b int64) (int64, bool) { return pbuild.CheckedAdd(a, b) }
 
 // shareOps gives the runs of one profile its ops operations (WithOps):
 // each run its part in proportion to the work it records, evenly when a
@@ -255,7 +252,7 @@ func (s *engine) run(ix *analysis.Index) (*run, error) {
 	case Absolute:
 		r.unit = 1
 	case PerAnchor:
-		var at time.Duration
+		var at int64
 		found := false
 		for j := range t.Functions {
 			if t.Functions[j].Name == s.Anchor {

@@ -55,7 +55,7 @@ func TestSelectionOptions(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := compare(t, one(p), one(p), tc.opts...)
-			if r.Base.Total != tc.total || r.Head.Total != tc.total {
+			if time.Duration(r.Base.Total) != tc.total || time.Duration(r.Head.Total) != tc.total {
 				t.Errorf("totals %v and %v, want %v", r.Base.Total, r.Head.Total, tc.total)
 			}
 		})
@@ -73,7 +73,7 @@ func TestSelectionOptions(t *testing.T) {
 	sel := diff.DefaultSettings().Selection
 	sel.Threads = []string{"a"}
 	r = compare(t, one(p), one(p), diff.WithSelection(sel))
-	if r.Settings.Selection.ToCaller == nil || r.Base.Total != 10*ms {
+	if r.Settings.Selection.ToCaller == nil || time.Duration(r.Base.Total) != 10*ms {
 		t.Errorf("WithSelection of the default with a thread: %+v, total %v", r.Settings.Selection, r.Base.Total)
 	}
 	if len(diff.DefaultSettings().Selection.Threads) != 0 {
@@ -98,7 +98,7 @@ func ExampleWithSelection() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(r.Base.Total, r.Head.Total, len(r.Regressions()))
+	fmt.Println(time.Duration(r.Base.Total), time.Duration(r.Head.Total), len(r.Regressions())) // a CPU profile: nanoseconds
 	// Output:
 	// 30ms 30ms 0
 }

@@ -3,7 +3,6 @@ package limits
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
@@ -63,7 +62,7 @@ func allocSampleType(p *profile.Profile, q Quantity) (string, error) {
 		q, want, strings.Join(have, ", "))
 }
 
-// unit is the unit of the result's Time, Total, rows and stacks.
+// unit is the unit of the result's Value, Total, rows and stacks.
 func (r *Result) unit() string {
 	if r.Unit == "" {
 		return analysis.UnitTime
@@ -73,10 +72,10 @@ func (r *Result) unit() string {
 
 // fmtValue writes a measured value in the result's unit: a time, bytes or
 // a number of objects.
-func (r *Result) fmtValue(v time.Duration) string { return textfmt.Value(r.unit(), float64(v)) }
+func (r *Result) fmtValue(v int64) string { return textfmt.Value(r.unit(), float64(v)) }
 
 // fmtMeasured is fmtValue with the unit of a count: "1200 instructions".
-func (r *Result) fmtMeasured(v time.Duration) string {
+func (r *Result) fmtMeasured(v int64) string {
 	if r.Selection.SampleType == InstructionsType && r.unit() == analysis.UnitCount {
 		return textfmt.Count(float64(v)) + " instructions"
 	}

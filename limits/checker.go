@@ -246,7 +246,7 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 		r.Passed = c.allowMissing
 		cands := make([]suggest.Candidate, len(rows))
 		for i, f := range rows {
-			cands[i] = suggest.Candidate{Name: f.Name, Weight: int64(f.Self)}
+			cands[i] = suggest.Candidate{Name: f.Name, Weight: f.Self}
 		}
 		r.Suggestions = suggest.Closest(fn, c.regexp, cands, 5)
 		return r, nil
@@ -259,14 +259,14 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 		r.EachMatch = true
 		r.Matched = slices.DeleteFunc(r.Matched, func(f analysis.Function) bool { return f.Name != worst })
 	}
-	var pooled time.Duration
+	var pooled int64
 	pooled, r.Samples, r.Stacks = measure(t, stacks, judged, self)
-	r.Time = pooled / time.Duration(n) // the mean per profile
+	r.Value = pooled / int64(n) // the mean per profile
 	if r.Total > 0 {
 		r.Share = float64(pooled) / float64(r.Total)
 		for i := range r.Stacks {
-			r.Stacks[i].Share = float64(r.Stacks[i].Time) / float64(r.Total)
-			r.Stacks[i].Time /= time.Duration(n)
+			r.Stacks[i].Share = float64(r.Stacks[i].Value) / float64(r.Total)
+			r.Stacks[i].Value /= int64(n)
 		}
 	}
 	if !r.Exact && ck.counted(c.sel.SampleType) && r.Samples < minSamples {
@@ -278,7 +278,7 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 	if !limit.Quantity.isShare() {
 		if c.perIteration {
 			r.Iterations, r.WorkUnit = int64(math.Round(work)), string(unit)
-			r.Time = time.Duration(float64(pooled) / work)
+			r.Value = int64(float64(pooled) / work)
 		} else if w, u, err := ck.work(); err == nil && u == meta.WorkIteration {
 			r.Warnings = append(r.Warnings, fmt.Sprintf(
 				"the profile holds %d runs of a captured function: the time is their sum, which depends on how long the capture ran; PerIteration() bounds the time per run", int64(math.Round(w))))
@@ -296,7 +296,7 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 		r.Passed = r.Share <= limit.Share
 	} else if alloc || instr {
 		// Counts do not depend on the race detector or the machine.
-		// Compared before Time rounds them to whole objects or bytes:
+		// Compared before Value rounds them to whole objects or bytes:
 		// 1.5 allocations per run exceed a limit of 1.
 		per := float64(n)
 		if c.perIteration {
@@ -304,7 +304,8 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 		}
 		r.Passed = float64(pooled)/per <= float64(limit.Count)
 	} else {
-		r.Passed = r.Time <= limit.Time
+		// A time: the unit checked above.
+		r.Passed = time.Duration(r.Value) <= limit.Time
 		switch {
 		case skipRace:
 			r.SkippedRace = !r.Passed
@@ -414,7 +415,7 @@ func (ck *Checker) counted(sampleType string) bool {
 }
 
 // perProfile is the rows of the pooled table of n profiles as means per
-// profile: times divided by n; samples and shares stay those of the pool.
+// profile: values divided by n; samples and shares stay those of the pool.
 func perProfile(rows []analysis.Function, n int) []analysis.Function {
 	if n == 1 {
 		return rows
@@ -422,7 +423,7 @@ func perProfile(rows []analysis.Function, n int) []analysis.Function {
 	out := slices.Clone(rows)
 	for i := range out {
 		f := &out[i]
-		f.Self, f.Total, f.Local = f.Self/time.Duration(n), f.Total/time.Duration(n), f.Local/time.Duration(n)
+		f.Self, f.Total, f.Local = f.Self/int64(n), f.Total/int64(n), f.Local/int64(n)
 	}
 	return out
 }
@@ -430,7 +431,7 @@ func perProfile(rows []analysis.Function, n int) []analysis.Function {
 // worstName returns the name match accepts with the most time in the
 // stacks (as the leaf when self), ties to the first name in sorted order.
 func worstName(t *analysis.Table, stacks []analysis.Stack, match func(string) bool, self bool) string {
-	sum := map[string]time.Duration{}
+	sum := map[string]int64{}
 	var seen []string
 	fs := t.Functions
 	for _, s := range stacks {
@@ -461,9 +462,9 @@ func worstName(t *analysis.Table, stacks []analysis.Stack, match func(string) bo
 // when self): their time and samples, each stack counted once, and the
 // heaviest of them merged by function names, harness frames at the root
 // end left out.
-func measure(t *analysis.Table, stacks []analysis.Stack, judged func(string) bool, self bool) (time.Duration, int64, []Stack) {
+func measure(t *analysis.Table, stacks []analysis.Stack, judged func(string) bool, self bool) (int64, int64, []Stack) {
 	var (
-		pooled  time.Duration
+		pooled  int64
 		samples int64
 		byNames = map[string]int{}
 		out     []Stack
@@ -505,10 +506,10 @@ func measure(t *analysis.Table, stacks []analysis.Stack, judged func(string) boo
 			byNames[k] = i
 			out = append(out, Stack{Frames: slices.Clone(names[:cut]), Through: through})
 		}
-		out[i].Time += s.Value
+		out[i].Value += s.Value
 	}
 	slices.SortFunc(out, func(a, b Stack) int {
-		return cmp.Or(cmp.Compare(b.Time, a.Time), slices.Compare(a.Frames, b.Frames))
+		return cmp.Or(cmp.Compare(b.Value, a.Value), slices.Compare(a.Frames, b.Frames))
 	})
 	if len(out) > stacksN {
 		out = out[:stacksN]

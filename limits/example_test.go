@@ -31,7 +31,7 @@ main.main;main.render 200
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(r.Passed, r.Time, r.Samples)
+	fmt.Println(r.Passed, time.Duration(r.Value), r.Samples) // a time limit: Value is nanoseconds
 	fmt.Println(r.Summary())
 	// Output:
 	// false 620ms 620

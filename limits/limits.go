@@ -222,8 +222,10 @@ type Stack struct {
 	Frames []string // function names, leaf first
 	// Through is the index in Frames of the outermost selected function.
 	Through int
-	Time    time.Duration
-	Share   float64 // of the profile total
+	// Value is the stacks' value in Result.Unit (nanoseconds, bytes or a
+	// count), as Result.Value.
+	Value int64
+	Share float64 // of the profile total
 }
 
 // Result is the outcome of one check. Its String method is the failure
@@ -250,22 +252,24 @@ type Result struct {
 	// EachMatch is set when the check judged the worst matched name alone
 	// (the EachMatch option, with more than one name matched).
 	EachMatch bool
-	// Time is the measured self or total time of the selection, Share its
-	// share of Total, Samples the samples (events, for exact data) behind it.
-	// For the allocation quantities Time, Total, the rows and the stacks
-	// hold objects or bytes (Unit), as analysis.Table does: read int64(Time).
-	// Over several profiles (a Checker's) Time is the mean per profile,
-	// Share the share of all of them pooled, Samples their sum.
-	Time    time.Duration
+	// Value is the measured self or total value of the selection in Unit
+	// (for the time quantities nanoseconds: time.Duration(Value) is the
+	// time), Share its share of Total, Samples the samples (events, for
+	// exact data) behind it. Total, the rows and the stacks are in Unit
+	// too, as analysis.Table's values are. Over several profiles (a
+	// Checker's) Value is the mean per profile, Share the share of all of
+	// them pooled, Samples their sum.
+	Value   int64
 	Share   float64
 	Samples int64
 
-	Functions    int           // functions in the profiles (after selection)
-	Total        time.Duration // time of all selected samples, of all profiles
+	Functions    int   // functions in the profiles (after selection)
+	Total        int64 // value of all selected samples, of all profiles, in Unit
 	TotalSamples int64
-	Exact        bool // values are measured durations, not samples
-	// Unit is what Time and Total count: analysis.UnitTime, or for the
-	// allocation quantities analysis.UnitCount (objects) or UnitBytes.
+	Exact        bool // values are measured durations or counts, not samples
+	// Unit is what Value and Total count: analysis.UnitTime
+	// (nanoseconds), or for the allocation quantities analysis.UnitCount
+	// (objects) or UnitBytes, for the instruction quantities UnitCount.
 	Unit string
 	// Profiles is the number of profiles checked: 1 for Check.
 	Profiles int
@@ -288,8 +292,8 @@ type Result struct {
 	// account for much less CPU time than the process used: absolute times
 	// read low.
 	LostSamples bool
-	// Iterations is the number of units of work (WorkUnit) Time is divided
-	// by (PerIteration), 0 when Time is the profiles' whole time.
+	// Iterations is the number of units of work (WorkUnit) Value is divided
+	// by (PerIteration), 0 when Value is the profiles' whole value.
 	Iterations int64
 	// WorkUnit names what Iterations counts: "iteration" (a run of the
 	// function perfassert.Capture ran) or "op" (a benchmark op); "" without
@@ -298,7 +302,7 @@ type Result struct {
 	// Race is set when the profile was captured with the race detector on.
 	Race bool
 	// SkippedRace is set when a time limit passed only because of
-	// SkipUnderRace; Passed is then true and Time what was measured.
+	// SkipUnderRace; Passed is then true and Value what was measured.
 	SkippedRace bool
 
 	// headroom is how a time varied across the runs of the capture and

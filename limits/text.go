@@ -2,9 +2,9 @@ package limits
 
 import (
 	"fmt"
-	"github.com/hotbudget/hotbudget/analysis"
 	"strings"
-	"time"
+
+	"github.com/hotbudget/hotbudget/analysis"
 
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
@@ -57,7 +57,7 @@ func (r *Result) String() string {
 	if len(r.Stacks) > 0 && !r.Passed {
 		b.WriteString("heaviest stacks (leaf first):\n")
 		for _, s := range r.Stacks {
-			fmt.Fprintf(&b, "    %10s %7s  %s\n", r.fmtValue(s.Time), textfmt.Percent(s.Share), textfmt.Line(textfmt.Stack(s.Frames, max(s.Through+3, 4))))
+			fmt.Fprintf(&b, "    %10s %7s  %s\n", r.fmtValue(s.Value), textfmt.Percent(s.Share), textfmt.Line(textfmt.Stack(s.Frames, max(s.Through+3, 4))))
 		}
 	}
 	for _, w := range r.ProfileWarnings {
@@ -89,7 +89,7 @@ func (r *Result) headline() string {
 	if r.Regexp {
 		what = "regexp " + what
 	}
-	n := time.Duration(max(r.Profiles, 1))
+	n := int64(max(r.Profiles, 1))
 	if r.Missing {
 		if r.Regexp {
 			fmt.Fprintf(&b, "no function matches %s", what)
@@ -120,7 +120,7 @@ func (r *Result) headline() string {
 	if r.Iterations > 0 {
 		perWork = " per " + r.workWord()
 	}
-	fmt.Fprintf(&b, "%s %s %s%s (", name, r.metric(), r.fmtMeasured(r.Time), perWork)
+	fmt.Fprintf(&b, "%s %s %s%s (", name, r.metric(), r.fmtMeasured(r.Value), perWork)
 	switch {
 	case r.Iterations > 0:
 		fmt.Fprintf(&b, "%s of %s total over %d %ss", textfmt.Percent(r.Share), r.fmtMeasured(r.Total), r.Iterations, r.workWord())
@@ -177,12 +177,12 @@ func (r *Result) used() float64 {
 		if r.Limit.Count == 0 {
 			return 0
 		}
-		return float64(r.Time) / float64(r.Limit.Count)
+		return float64(r.Value) / float64(r.Limit.Count)
 	}
 	if r.Limit.Time == 0 {
 		return 0
 	}
-	return float64(r.Time) / float64(r.Limit.Time)
+	return float64(r.Value) / float64(r.Limit.Time)
 }
 
 // metric is the word for the measured value in failure text.

@@ -78,7 +78,7 @@ func ExampleLoadIndex() {
 	fmt.Println(t.SampleType, "every", t.Period)
 	for _, name := range []string{"main.parseRecords", "main.renderReport"} {
 		f := t.Find(name)[0]
-		fmt.Printf("%s total %v\n", name, f.Total)
+		fmt.Printf("%s total %s\n", name, t.Format(f.Total))
 	}
 	// Output:
 	// cpu/nanoseconds every 10ms

@@ -333,8 +333,11 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	if err != nil {
 		return nil, nil, fmt.Errorf("perfassert: the capture's profile: %w", err)
 	}
+	if t.Unit != analysis.UnitTime {
+		return nil, nil, fmt.Errorf("perfassert: the capture's profile measures %s, not CPU time", t.SampleType)
+	}
 	st := &captureStats{samples: t.TotalSamples, wall: time.Duration(p.DurationNanos),
-		cpu: t.Total, reason: s.reason, top: s.top, rse: s.rse}
+		cpu: time.Duration(t.Total), reason: s.reason, top: s.top, rse: s.rse}
 	rec, _, _ := meta.Get(p)
 	for _, r := range rec.Runs {
 		st.iterations += r.Work

@@ -84,8 +84,8 @@ func TestCaptureBusyFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if perRun.Iterations != n || perRun.Time != r.Time/time.Duration(n) || !perRun.Passed {
-		t.Errorf("per run %v over %d runs, want %v / %d", perRun.Time, perRun.Iterations, r.Time, n)
+	if perRun.Iterations != n || time.Duration(perRun.Value) != time.Duration(r.Value)/time.Duration(n) || !perRun.Passed {
+		t.Errorf("per run %v over %d runs, want %v / %d", time.Duration(perRun.Value), perRun.Iterations, time.Duration(r.Value), n)
 	}
 	perfassert.MaxSelfTime(t, p, spinName, 100*time.Millisecond, perfassert.PerIteration()) // spin(100_000) takes well under 1ms
 

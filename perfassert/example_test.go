@@ -82,7 +82,7 @@ func ExampleRegexp() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(len(r.Matched), r.Time, r.Share, r.Passed)
+	fmt.Println(len(r.Matched), time.Duration(r.Value), r.Share, r.Passed) // a CPU profile: Value is nanoseconds
 	// Output:
 	// 2 800ms 0.8 true
 }
@@ -123,7 +123,7 @@ func ExampleCheck() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(r.Check, r.Time, r.Samples, r.Share, r.Passed)
+	fmt.Println(r.Check, time.Duration(r.Value), r.Samples, r.Share, r.Passed) // a time limit: Value is nanoseconds
 	// Output:
 	// MaxSelfTime 200ms 200 0.2 false
 }

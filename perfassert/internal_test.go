@@ -324,7 +324,7 @@ func TestRoundSumsAreTheTables(t *testing.T) {
 			if (err == nil && table.Unit == analysis.UnitTime) != ok {
 				t.Fatalf("splitRound ok = %v, Functions: %+v, %v", ok, table, err)
 			}
-			if ok && (sampled != table.Total || countSamples(tc.p) != table.TotalSamples) {
+			if ok && (sampled != time.Duration(table.Total) || countSamples(tc.p) != table.TotalSamples) {
 				t.Errorf("splitRound %v and countSamples %d, the table %v and %d", sampled, countSamples(tc.p), table.Total, table.TotalSamples)
 			}
 			// The capture still gets its own samples, and only those.
@@ -446,13 +446,13 @@ func sumsAreTheTable(t *testing.T, p *profile.Profile) time.Duration {
 		t.Fatal(err)
 	}
 	sampled, ok := splitRound(p, nil)
-	if !ok || sampled != table.Total {
+	if !ok || sampled != time.Duration(table.Total) {
 		t.Errorf("splitRound = %v, %v; the table's Total is %v", sampled, ok, table.Total)
 	}
 	if n := countSamples(p); n != table.TotalSamples {
 		t.Errorf("countSamples = %d, the table's TotalSamples %d", n, table.TotalSamples)
 	}
-	return table.Total
+	return time.Duration(table.Total)
 }
 
 // processIndex is the index of one process's capture of work iterations

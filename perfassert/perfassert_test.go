@@ -106,10 +106,10 @@ func TestCheckHandWorked(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Time != tc.wantTime || r.Samples != tc.wantN || !near(r.Share, tc.wantShare) || r.Passed != tc.pass {
-				t.Errorf("got time %v samples %d share %v passed %v, want %v %d %v %v\n%s", r.Time, r.Samples, r.Share, r.Passed, tc.wantTime, tc.wantN, tc.wantShare, tc.pass, r)
+			if time.Duration(r.Value) != tc.wantTime || r.Samples != tc.wantN || !near(r.Share, tc.wantShare) || r.Passed != tc.pass {
+				t.Errorf("got time %v samples %d share %v passed %v, want %v %d %v %v\n%s", time.Duration(r.Value), r.Samples, r.Share, r.Passed, tc.wantTime, tc.wantN, tc.wantShare, tc.pass, r)
 			}
-			if r.Total != 100*ms || r.TotalSamples != 100 || r.Missing {
+			if time.Duration(r.Total) != 100*ms || r.TotalSamples != 100 || r.Missing {
 				t.Errorf("total %v / %d samples, missing %v; want 100ms / 100, false", r.Total, r.TotalSamples, r.Missing)
 			}
 		})
@@ -377,8 +377,8 @@ func TestThreadAndProcessSelection(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Time != tc.wantTime || !near(r.Share, tc.wantShare) {
-				t.Errorf("time %v share %v, want %v %v", r.Time, r.Share, tc.wantTime, tc.wantShare)
+			if time.Duration(r.Value) != tc.wantTime || !near(r.Share, tc.wantShare) {
+				t.Errorf("time %v share %v, want %v %v", time.Duration(r.Value), r.Share, tc.wantTime, tc.wantShare)
 			}
 		})
 	}
@@ -417,7 +417,7 @@ func TestAgreesWithAnalysisOnRealProfiles(t *testing.T) {
 				if count[f.Name] != 1 {
 					continue
 				}
-				self, err := perfassert.Check(p, f.Name, perfassert.Limit{Quantity: perfassert.SelfTime, Time: f.Self})
+				self, err := perfassert.Check(p, f.Name, perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Duration(f.Self)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -425,10 +425,10 @@ func TestAgreesWithAnalysisOnRealProfiles(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if self.Time != f.Self || self.Samples != f.SelfSamples || !self.Passed ||
-					total.Time != f.Total || total.Samples != f.TotalSamples || !total.Passed {
+				if self.Value != f.Self || self.Samples != f.SelfSamples || !self.Passed ||
+					total.Value != f.Total || total.Samples != f.TotalSamples || !total.Passed {
 					t.Errorf("%s: checked self %v (%d) total %v (%d), table self %v (%d) total %v (%d)",
-						f.Name, self.Time, self.Samples, total.Time, total.Samples, f.Self, f.SelfSamples, f.Total, f.TotalSamples)
+						f.Name, time.Duration(self.Value), self.Samples, time.Duration(total.Value), total.Samples, f.Self, f.SelfSamples, f.Total, f.TotalSamples)
 				}
 				checked++
 			}
@@ -490,15 +490,15 @@ func TestSelectorsAreExactByDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Time != 10*time.Millisecond || len(r.Matched) != 1 {
-		t.Errorf("exact selector measured %v over %d functions, want 10ms over 1", r.Time, len(r.Matched))
+	if time.Duration(r.Value) != 10*time.Millisecond || len(r.Matched) != 1 {
+		t.Errorf("exact selector measured %v over %d functions, want 10ms over 1", time.Duration(r.Value), len(r.Matched))
 	}
 	r, err = perfassert.Check(p, regexp.QuoteMeta("pkg.F"), perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}, perfassert.Regexp())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Time != 90*time.Millisecond || len(r.Matched) != 3 {
-		t.Errorf("unanchored regexp measured %v over %d functions, want 90ms over 3", r.Time, len(r.Matched))
+	if time.Duration(r.Value) != 90*time.Millisecond || len(r.Matched) != 3 {
+		t.Errorf("unanchored regexp measured %v over %d functions, want 90ms over 3", time.Duration(r.Value), len(r.Matched))
 	}
 }
 
@@ -612,7 +612,7 @@ func TestPerIteration(t *testing.T) {
 	}
 	// Shares do not change.
 	r, err := perfassert.Check(p, "main.busy", perfassert.Limit{Quantity: perfassert.SelfShare, Share: 0.6}, perfassert.PerIteration())
-	if err != nil || !r.Passed || r.Share != 0.6 || r.Time != 60*ms {
+	if err != nil || !r.Passed || r.Share != 0.6 || time.Duration(r.Value) != 60*ms {
 		t.Errorf("share check per iteration: %v %v", err, r)
 	}
 	// A profile without an iteration count cannot be divided.

@@ -253,7 +253,7 @@ func TestMatchBaselineUpdateFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := perfassert.Check(got, "main.busy", perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Second})
-	if err != nil || r.Time != 70*time.Millisecond || r.Total != 100*time.Millisecond {
+	if err != nil || time.Duration(r.Value) != 70*time.Millisecond || time.Duration(r.Total) != 100*time.Millisecond {
 		t.Errorf("written baseline: %v %v", err, r)
 	}
 	entries, _ := os.ReadDir(filepath.Dir(path))

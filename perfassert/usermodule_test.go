@@ -332,7 +332,7 @@ func TestMeasureGoldenBaseline(t *testing.T) {
 		if p, lerr := loaders.Load(capture); lerr == nil {
 			for _, fn := range []string{"normalizeKey", "Tokenize"} {
 				if r, cerr := perfassert.Check(p, "example.com/tokenizer."+fn, perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Hour}, perfassert.PerIteration()); cerr == nil {
-					perIter[fn] = r.Time
+					perIter[fn] = time.Duration(r.Value)
 				}
 			}
 		}

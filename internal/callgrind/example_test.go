@@ -45,7 +45,7 @@ fn=(3)
 	}
 	fmt.Println(tab.SampleType, pbuild.IsExact(p))
 	for _, f := range tab.Functions {
-		fmt.Printf("%-5s %s self %3d total %3d\n", f.Name, f.File, int64(f.Self), int64(f.Total))
+		fmt.Printf("%-5s %s self %3d total %3d\n", f.Name, f.File, f.Self, f.Total)
 	}
 	// Output:
 	// instructions/count true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/folded"
@@ -21,7 +22,7 @@ func Example() {
 		panic(err)
 	}
 	for _, f := range tab.Functions {
-		fmt.Printf("%-7s self %-5v total %v\n", f.Name, f.Self, f.Total)
+		fmt.Printf("%-7s self %-5v total %v\n", f.Name, time.Duration(f.Self), time.Duration(f.Total)) // folded stacks: times
 	}
 	fmt.Println(pbuild.Warnings(p))
 	if err := folded.Write(os.Stdout, p); err != nil {

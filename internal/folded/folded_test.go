@@ -35,7 +35,7 @@ func rows(t *testing.T, p *profile.Profile) (map[string]row, *analysis.Table) {
 		t.Fatal(err)
 	}
 	return testutil.Unique(t, tab.Functions, func(f analysis.Function) (string, row) {
-		return f.Name, row{f.Self, f.Total, f.SelfSamples, f.TotalSamples}
+		return f.Name, row{time.Duration(f.Self), time.Duration(f.Total), f.SelfSamples, f.TotalSamples}
 	}), tab
 }
 
@@ -74,7 +74,7 @@ func TestHandWorked(t *testing.T) {
 		"b":    {9 * ms, 9 * ms, 9, 9},
 		"c d":  {0, 5 * ms, 0, 5},
 	})
-	if tab.Total != 12*ms || tab.TotalSamples != 12 {
+	if time.Duration(tab.Total) != 12*ms || tab.TotalSamples != 12 {
 		t.Errorf("total %v (%d samples), want 12ms (12)", tab.Total, tab.TotalSamples)
 	}
 	if tab.Exact {

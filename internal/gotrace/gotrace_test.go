@@ -159,16 +159,16 @@ func TestRegionDurations(t *testing.T) {
 			t.Errorf("%s = %v, want within [%v, %v]", name, got, lo, hi)
 		}
 	}
-	within("outer total", fn["outer"].Total, 60*time.Millisecond, outerWall)
-	within("outer self", fn["outer"].Self, 30*time.Millisecond, outerWall-30*time.Millisecond)
-	within("inner total", fn["inner"].Total, 30*time.Millisecond, innerWall)
+	within("outer total", time.Duration(fn["outer"].Total), 60*time.Millisecond, outerWall)
+	within("outer self", time.Duration(fn["outer"].Self), 30*time.Millisecond, outerWall-30*time.Millisecond)
+	within("inner total", time.Duration(fn["inner"].Total), 30*time.Millisecond, innerWall)
 	if fn["inner"].Self != fn["inner"].Total {
 		t.Errorf("inner self %v != total %v (it has no nested regions)", fn["inner"].Self, fn["inner"].Total)
 	}
 	if got := fn["outer"].Self + fn["inner"].Total; got != fn["outer"].Total {
 		t.Errorf("outer self+inner total = %v, want outer total %v", got, fn["outer"].Total)
 	}
-	within("worker total", fn["worker"].Total, 15*time.Millisecond, workerWall)
+	within("worker total", time.Duration(fn["worker"].Total), 15*time.Millisecond, workerWall)
 	if n := fn["inner"].TotalSamples; n != 1 {
 		t.Errorf("inner count = %d, want 1 region", n)
 	}
@@ -252,14 +252,14 @@ func TestRegionTotalsMatchEvents(t *testing.T) {
 	fn := functions(t, parse(t, data, pbuild.ViewDurations))
 	for _, typ := range []string{"a", "b"} {
 		// The count value is 1 per region on the stack it ended with: self samples count regions.
-		if fn[typ].Total != want[typ] || fn[typ].SelfSamples != count[typ] {
+		if time.Duration(fn[typ].Total) != want[typ] || fn[typ].SelfSamples != count[typ] {
 			t.Errorf("region %s: total %v in %d regions, events say %v in %d", typ, fn[typ].Total, fn[typ].SelfSamples, want[typ], count[typ])
 		}
 	}
 	if count["a"] != 12 {
 		t.Errorf("events hold %d regions a, want 12", count["a"])
 	}
-	if fn["a"].Self != want["a"]-want["b"] {
+	if time.Duration(fn["a"].Self) != want["a"]-want["b"] {
 		t.Errorf("a self = %v, want a total - b total = %v", fn["a"].Self, want["a"]-want["b"])
 	}
 }
@@ -335,13 +335,13 @@ func TestCPUSamples(t *testing.T) {
 	if p.Period != gotrace.DefaultPeriod {
 		t.Errorf("Period = %d, want %d", p.Period, gotrace.DefaultPeriod)
 	}
-	if sp.SelfSamples < 5 || sp.Total > spun+100*time.Millisecond {
+	if sp.SelfSamples < 5 || time.Duration(sp.Total) > spun+100*time.Millisecond {
 		t.Errorf("spin: %d self samples, total %v; want >= 5 samples and <= %v", sp.SelfSamples, sp.Total, spun+100*time.Millisecond)
 	}
 	if !strings.HasSuffix(sp.File, "gotrace_test.go") || sp.Line <= 0 {
 		t.Errorf("spin frame at %s:%d, want gotrace_test.go with a line", sp.File, sp.Line)
 	}
-	if sp.Self != time.Duration(sp.SelfSamples)*10*time.Millisecond {
+	if time.Duration(sp.Self) != time.Duration(sp.SelfSamples)*10*time.Millisecond {
 		t.Errorf("spin self %v for %d samples, want 10ms each", sp.Self, sp.SelfSamples)
 	}
 	var inBusy int64
@@ -371,7 +371,7 @@ func TestCPUSamples(t *testing.T) {
 
 	// The same trace's durations view holds the region.
 	d := functions(t, parse(t, data, pbuild.ViewDurations))
-	if d["busy"].Total < spun {
+	if time.Duration(d["busy"].Total) < spun {
 		t.Errorf("durations view: busy total %v, want >= %v", d["busy"].Total, spun)
 	}
 }
@@ -496,7 +496,7 @@ func TestOpenRegions(t *testing.T) {
 	open.End()
 	p := parse(t, buf.Bytes(), "")
 	fn := functions(t, p)
-	if fn["open"].Total < 2*time.Millisecond {
+	if time.Duration(fn["open"].Total) < 2*time.Millisecond {
 		t.Errorf("open region total = %v, want >= 2ms", fn["open"].Total)
 	}
 	if !hasWarning(p, "1 regions still open") {
@@ -561,7 +561,7 @@ func TestTestdata(t *testing.T) {
 		}
 	}
 	// gen sleeps 10ms in load outside decode, 20ms in decode, 3×5ms in compute.
-	if fn["decode"].Total < 20*time.Millisecond || fn["load"].Self < 10*time.Millisecond || fn["compute"].Total < 15*time.Millisecond || fn["compute"].TotalSamples != 3 {
+	if time.Duration(fn["decode"].Total) < 20*time.Millisecond || time.Duration(fn["load"].Self) < 10*time.Millisecond || time.Duration(fn["compute"].Total) < 15*time.Millisecond || fn["compute"].TotalSamples != 3 {
 		t.Errorf("regions.trace: decode %v, load self %v, compute %v in %d", fn["decode"].Total, fn["load"].Self, fn["compute"].Total, fn["compute"].TotalSamples)
 	}
 
@@ -580,7 +580,7 @@ func TestTestdata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if df := functions(t, d); df["spin"].Total < 100*time.Millisecond {
+	if df := functions(t, d); time.Duration(df["spin"].Total) < 100*time.Millisecond {
 		t.Errorf("cpu.trace durations: spin region %v, want >= 100ms", df["spin"].Total)
 	}
 }
@@ -623,7 +623,7 @@ func TestPprofTop(t *testing.T) {
 			t.Errorf("%s %s: pprof shows %d functions, analysis %d:\n%s", c.file, c.view, len(rows), len(fn), out)
 		}
 		for name, f := range fn {
-			want := [2]string{fmt.Sprintf("%dns", f.Self.Nanoseconds()), fmt.Sprintf("%dns", f.Total.Nanoseconds())}
+			want := [2]string{fmt.Sprintf("%dns", f.Self), fmt.Sprintf("%dns", f.Total)}
 			if f.Self == 0 {
 				want[0] = "0"
 			}

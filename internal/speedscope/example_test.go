@@ -24,7 +24,7 @@ func ExampleParse() {
 	}
 	fmt.Println("exact:", tab.Exact)
 	for _, f := range tab.Functions {
-		fmt.Printf("%-4s self %v total %v\n", f.Name, f.Self, f.Total)
+		fmt.Printf("%-4s self %v total %v\n", f.Name, tab.Format(f.Self), tab.Format(f.Total))
 	}
 	_, err = speedscope.Parse(strings.NewReader(strings.Replace(in, `"C","frame":1`, `"C","frame":0`, 1)), pbuild.Options{})
 	fmt.Println(err)

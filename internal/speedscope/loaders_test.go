@@ -66,10 +66,10 @@ func table(t *testing.T, p *profile.Profile) map[key][2]time.Duration {
 	for _, f := range tab.Functions {
 		k := key{f.Name, f.File, f.Line, f.Column}
 		if v, dup := m[k]; dup {
-			m[k] = [2]time.Duration{v[0] + f.Self, -1}
+			m[k] = [2]time.Duration{v[0] + time.Duration(f.Self), -1}
 			continue
 		}
-		m[k] = [2]time.Duration{f.Self, f.Total}
+		m[k] = [2]time.Duration{time.Duration(f.Self), time.Duration(f.Total)}
 	}
 	return m
 }

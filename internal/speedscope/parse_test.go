@@ -42,7 +42,7 @@ func rows(t *testing.T, p *profile.Profile, opts ...analysis.Option) (map[string
 		t.Fatal(err)
 	}
 	return testutil.Unique(t, tab.Functions, func(f analysis.Function) (string, row) {
-		return f.Name, row{f.Self, f.Total, f.SelfSamples, f.TotalSamples}
+		return f.Name, row{time.Duration(f.Self), time.Duration(f.Total), f.SelfSamples, f.TotalSamples}
 	}), tab
 }
 
@@ -115,7 +115,7 @@ func TestCorpus(t *testing.T) {
 			if tab.Exact != tc.exact {
 				t.Errorf("exact = %v, want %v", tab.Exact, tc.exact)
 			}
-			if tab.Total != tc.total {
+			if time.Duration(tab.Total) != tc.total {
 				t.Errorf("total = %v, want %v", tab.Total, tc.total)
 			}
 			if d := time.Duration(p.DurationNanos); d != tc.duration {
@@ -193,7 +193,7 @@ func TestUnits(t *testing.T) {
 		t.Run(tc.unit, func(t *testing.T) {
 			p := parseString(t, sampledFile(tc.unit, "[1.5,2.5]"))
 			got, tab := rows(t, p)
-			if tab.Total != tc.total {
+			if time.Duration(tab.Total) != tc.total {
 				t.Errorf("total = %v, want %v", tab.Total, tc.total)
 			}
 			if got["f"].self != tc.selfF {
@@ -240,7 +240,7 @@ func TestOrderIndependent(t *testing.T) {
 func TestEmptyStack(t *testing.T) {
 	in := head + `"shared":{"frames":[{"name":"a"}]},"profiles":[{"type":"sampled","name":"p","unit":"milliseconds","startValue":0,"endValue":10,"samples":[[],[0]],"weights":[3,7]}]}`
 	got, tab := rows(t, parseString(t, in))
-	if tab.Total != 10*time.Millisecond {
+	if time.Duration(tab.Total) != 10*time.Millisecond {
 		t.Errorf("total = %v, want 10ms", tab.Total)
 	}
 	checkRows(t, got, map[string]row{"a": {7 * time.Millisecond, 7 * time.Millisecond, 1, 1}})
@@ -275,7 +275,7 @@ func TestMixedKinds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := parseString(t, head+tc.active+`"shared":{"frames":[{"name":"a"}]},"profiles":[`+ev+`,`+sa+`]}`)
 			_, tab := rows(t, p)
-			if tab.Exact != tc.exact || tab.Total != tc.total {
+			if tab.Exact != tc.exact || time.Duration(tab.Total) != tc.total {
 				t.Errorf("exact %v total %v, want %v %v", tab.Exact, tab.Total, tc.exact, tc.total)
 			}
 			w := strings.Join(pbuild.Warnings(p), "|")
@@ -409,7 +409,7 @@ func TestFrameIdentity(t *testing.T) {
 		if f.Name != "(anonymous)" || f.File != "a.js" {
 			t.Errorf("row %s %s, want (anonymous) a.js", f.Name, f.File)
 		}
-		got = append(got, k{f.Line, f.Column, f.Self, f.Total})
+		got = append(got, k{f.Line, f.Column, time.Duration(f.Self), time.Duration(f.Total)})
 	}
 	ms := time.Millisecond
 	want := []k{{1, 9, 18 * ms, 18 * ms}, {2, 0, 12 * ms, 12 * ms}, {1, 5, 1 * ms, 17 * ms}}
@@ -468,7 +468,7 @@ func TestNumberForms(t *testing.T) {
 	got, tab := rows(t, parseString(t, in))
 	ms := time.Millisecond
 	checkRows(t, got, map[string]row{"a": {1 * ms, 3500 * time.Microsecond, 1, 2}, "b": {2500 * time.Microsecond, 2500 * time.Microsecond, 1, 1}})
-	if tab.Total != 5*ms {
+	if time.Duration(tab.Total) != 5*ms {
 		t.Errorf("total %v, want 5ms", tab.Total)
 	}
 }

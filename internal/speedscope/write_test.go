@@ -37,9 +37,9 @@ func functions(t *testing.T, p *profile.Profile) (map[fkey][2]time.Duration, tim
 	m := testutil.Unique(t, tab.Functions, func(f analysis.Function) (fkey, [2]time.Duration) {
 		// speedscope has no negative lines: Write leaves them out (pprof.out
 		// has unconverted V8 lines of -1).
-		return fkey{f.Name, f.File, max(f.Line, 0), max(f.Column, 0)}, [2]time.Duration{f.Self, f.Total}
+		return fkey{f.Name, f.File, max(f.Line, 0), max(f.Column, 0)}, [2]time.Duration{time.Duration(f.Self), time.Duration(f.Total)}
 	})
-	return m, tab.Total
+	return m, time.Duration(tab.Total)
 }
 
 // roundTrip writes p as speedscope, reads it back and checks that every
@@ -150,7 +150,7 @@ func TestWriteGolden(t *testing.T) {
 		total  time.Duration
 	}{{"main", 40 * ms}, {"pid 1 tid 7", 20 * ms}, {"all", 5 * ms}} {
 		_, tab := rows(t, q, analysis.Selection{Threads: []string{tc.thread}})
-		if tab.Total != tc.total {
+		if time.Duration(tab.Total) != tc.total {
 			t.Errorf("thread %q: total %v, want %v", tc.thread, tab.Total, tc.total)
 		}
 	}

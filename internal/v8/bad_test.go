@@ -144,7 +144,7 @@ func TestDeepStack(t *testing.T) {
 			}
 			tb := table(t, p)
 			leaf := find(t, tb, fmt.Sprintf("f%d", depth+1), 0)
-			if leaf.Self != 10*us || find(t, tb, "f2", 0).Total < 10*us {
+			if leaf.Self != int64(10*us) || find(t, tb, "f2", 0).Total < int64(10*us) {
 				t.Errorf("leaf self %v, f2 total %v", leaf.Self, find(t, tb, "f2", 0).Total)
 			}
 		})

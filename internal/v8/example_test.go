@@ -3,6 +3,7 @@ package v8_test
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
@@ -27,7 +28,7 @@ func ExampleParse() {
 		panic(err)
 	}
 	for _, fn := range tb.Functions {
-		fmt.Printf("%-14s %s:%d  self %-6v total %v\n", fn.Name, fn.File, fn.Line, fn.Self, fn.Total)
+		fmt.Printf("%-14s %s:%d  self %-6v total %v\n", fn.Name, fn.File, fn.Line, time.Duration(fn.Self), time.Duration(fn.Total)) // a CPU profile: nanoseconds
 	}
 	fmt.Println("pid", p.Sample[0].Label[pbuild.LabelPID], "period", p.Period, "ns")
 	// Output:

@@ -52,7 +52,7 @@ func TestRealNodeProfile(t *testing.T) {
 		if top == "" {
 			top = f.Name
 		}
-		js += f.Self
+		js += time.Duration(f.Self)
 	}
 	if share := float64(busy.Self) / float64(js); share < 0.5 || top != "busyLoop" {
 		t.Errorf("busyLoop self share %.2f of the program's functions, top function %s; want busyLoop on top with > 50%%", share, top)

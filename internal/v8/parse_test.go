@@ -58,7 +58,7 @@ func checkRows(t *testing.T, tb *analysis.Table, want []row) {
 	t.Helper()
 	for _, r := range want {
 		f := find(t, tb, r.name, r.line)
-		if f.Self != r.self || f.Total != r.total {
+		if time.Duration(f.Self) != r.self || time.Duration(f.Total) != r.total {
 			t.Errorf("%s line %d: self %v total %v, want %v and %v", r.name, r.line, f.Self, f.Total, r.self, r.total)
 		}
 	}
@@ -156,7 +156,7 @@ func TestSeedExamples(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			p := parseFile(t, filepath.Join("testdata", tt.file+".cpuprofile"))
 			tb := table(t, p)
-			if tb.Total != tt.total {
+			if time.Duration(tb.Total) != tt.total {
 				t.Errorf("total = %v, want %v", tb.Total, tt.total)
 			}
 			if time.Duration(p.DurationNanos) != tt.total {
@@ -167,9 +167,9 @@ func TestSeedExamples(t *testing.T) {
 			}
 			var selfSum time.Duration
 			for _, f := range tb.Functions {
-				selfSum += f.Self
+				selfSum += time.Duration(f.Self)
 			}
-			if selfSum != tb.Total {
+			if selfSum != time.Duration(tb.Total) {
 				t.Errorf("self times sum to %v, want the total %v", selfSum, tb.Total)
 			}
 			checkRows(t, tb, tt.rows)
@@ -188,7 +188,7 @@ func TestSeedExamples(t *testing.T) {
 			t.Errorf("run at line 12: got %+v, want one in run-script-3.mjs (col 2) and one in run-script-2.mjs (col 3)", files)
 		}
 		for file, f := range files {
-			if f.Self != 10*us || f.Total != 10*us {
+			if time.Duration(f.Self) != 10*us || time.Duration(f.Total) != 10*us {
 				t.Errorf("run at %s:12: self %v total %v, want 10µs and 10µs", file, f.Self, f.Total)
 			}
 		}
@@ -242,7 +242,7 @@ func TestOwnFixtures(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			p := parseFile(t, filepath.Join("testdata", tt.file+".cpuprofile"))
 			tb := table(t, p)
-			if tb.Total != tt.total {
+			if time.Duration(tb.Total) != tt.total {
 				t.Errorf("%s: total = %v, want %v", tt.why, tb.Total, tt.total)
 			}
 			checkRows(t, tb, tt.rows)
@@ -264,19 +264,19 @@ func TestCorpusSimple(t *testing.T) {
 		t.Errorf("samples = %d, want 29 (samples win over hitCount's 28)", tb.TotalSamples)
 	}
 	want := 34345*us + 1226607
-	if tb.Total != want || time.Duration(p.DurationNanos) != want {
+	if time.Duration(tb.Total) != want || time.Duration(p.DurationNanos) != want {
 		t.Errorf("total %v, duration %v, want %v", tb.Total, time.Duration(p.DurationNanos), want)
 	}
 	anon := find(t, tb, "(anonymous)", 1)
-	if anon.Self != 1060*us || anon.Total != want {
+	if time.Duration(anon.Self) != 1060*us || time.Duration(anon.Total) != want {
 		t.Errorf("(anonymous): self %v total %v, want 1.06ms and %v", anon.Self, anon.Total, want)
 	}
 	d := find(t, tb, "d", 14)
-	if d.SelfSamples != 28 || d.Self != want-1060*us {
+	if d.SelfSamples != 28 || time.Duration(d.Self) != want-1060*us {
 		t.Errorf("d: %d samples, self %v; want 28 and %v", d.SelfSamples, d.Self, want-1060*us)
 	}
 	// d under b: samples 1..14 last from t[1] = 163140611921 to t[15] = 163140628923.
-	if b := find(t, tb, "b", 6); b.Total != (163140628923-163140611921)*us {
+	if b := find(t, tb, "b", 6); time.Duration(b.Total) != (163140628923-163140611921)*us {
 		t.Errorf("b total %v, want %v", b.Total, (163140628923-163140611921)*us)
 	}
 }
@@ -290,7 +290,7 @@ func TestCorpusLegacy(t *testing.T) {
 	p := parseFile(t, corpus+"/cpuprofile/example.cpuprofile")
 	tb := table(t, p)
 	const span = (163140645206 - 163140599286) * us // 45920 µs
-	if tb.Total != span || time.Duration(p.DurationNanos) != span {
+	if time.Duration(tb.Total) != span || time.Duration(p.DurationNanos) != span {
 		t.Errorf("total %v, duration %v, want %v", tb.Total, time.Duration(p.DurationNanos), span)
 	}
 	if tb.TotalSamples != 29 {
@@ -359,7 +359,7 @@ func TestCorpusWasmMatchesPprof(t *testing.T) {
 		matched++
 		want := fs[0]
 		got := o[name][0]
-		if got.SelfSamples != int64(want.Self/(100*us)) || got.TotalSamples != int64(want.Total/(100*us)) {
+		if got.SelfSamples != int64(time.Duration(want.Self)/(100*us)) || got.TotalSamples != int64(time.Duration(want.Total)/(100*us)) {
 			t.Errorf("%s: %d self / %d total samples, pprof.out has %v / %v (at 100µs each)", name, got.SelfSamples, got.TotalSamples, want.Self, want.Total)
 		}
 	}
