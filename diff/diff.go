@@ -194,8 +194,8 @@ type Side struct {
 	// sides by process, each process's runs merged.
 	Runs      int   `json:"runs"`
 	Processes bool  `json:"processes,omitempty"`
-	Total     int64 `json:"total_ns"` // mean total per run, in Unit
-	Samples   int64 `json:"samples"`  // all runs
+	Total     int64 `json:"total"`   // mean total per run, in Unit
+	Samples   int64 `json:"samples"` // all runs
 	Exact     bool  `json:"exact"`
 	// Period is the sampling interval of a time profile (0 when unknown,
 	// exact, or the values are not times).
@@ -210,8 +210,8 @@ type Side struct {
 // Self and Total are in the side's unit (Side.Unit): nanoseconds, bytes
 // or a count.
 type Value struct {
-	Self       int64   `json:"self_ns"`
-	Total      int64   `json:"total_ns"`
+	Self       int64   `json:"self"`
+	Total      int64   `json:"total"`
 	SelfShare  float64 `json:"self_share"`
 	TotalShare float64 `json:"total_share"`
 	Samples    int64   `json:"samples"` // of the compared metric, all runs

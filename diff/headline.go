@@ -25,9 +25,10 @@ type Headline struct {
 	// Per names the unit of work: "iteration", "op", "run".
 	Per string `json:"per"`
 	// Base and Head are the time (without idle time) per unit of work,
-	// in nanoseconds: geometric means over runs.
-	Base float64 `json:"base_ns"`
-	Head float64 `json:"head_ns"`
+	// in the report's unit (Side.Unit; nanoseconds for a time):
+	// geometric means over runs.
+	Base float64 `json:"base"`
+	Head float64 `json:"head"`
 	// Relative is Head/Base − 1; P the one-sided p-value in the direction
 	// of the change.
 	Relative float64 `json:"relative"`

@@ -1,7 +1,6 @@
 package diff
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,7 +13,7 @@ import (
 
 // SchemaVersion names the JSON report's schema. It changes only when a field
 // changes meaning or goes away; new fields may be added.
-const SchemaVersion = "hotbudget.diff/v2"
+const SchemaVersion = "hotbudget.diff/v3"
 
 // jsonReport is what WriteJSON writes; its doc comment has the schema.
 type jsonReport struct {
@@ -61,7 +60,7 @@ func (r *Report) Counts() map[Verdict]int {
 // first, largest change first. Non-finite numbers are written as 0.
 //
 //	{
-//	  "schema": "hotbudget.diff/v2",
+//	  "schema": "hotbudget.diff/v3",
 //	  "name": "PKG BenchmarkX",   // one of several judged together (CompareEach; omitted otherwise)
 //	  "metric": "self" | "total",
 //	  "mode": "share" | "absolute" | "per-op", // PerAnchor: "per-op" with an anchor
@@ -70,16 +69,17 @@ func (r *Report) Counts() map[Verdict]int {
 //	  "anchor": "pkg.F",          // PerAnchor mode only
 //	  "alpha": 0.05,              // false-discovery rate across functions
 //	  "min_relative": 0.1,        // smallest relative change judged
-//	  "min_absolute_ns": 1000000, // smallest time change (absolute, per-op)
+//	  "min_absolute_ns": 1000000, // smallest time change (absolute, per-op; values that are not times: none)
 //	  "min_share": 0.005,         // smallest share change (share, anchor)
 //	  "same_work": false,         // every run declared to do the same work
 //	  "rename": {"old": "new"},   // WithRename's pairs (omitted when none)
-//	  "base": {"runs", "processes", "total_ns", "samples", "exact", "period_ns", "unit"}, // processes: true when runs counts processes
+//	  "base": {"runs", "processes", "total", "samples", "exact", "period_ns", "unit"}, // processes: true when runs counts processes
+//	          // unit: what total and every function's self and total count: "ns", "bytes" or "count"
 //	  "head": {...},
 //	  "headline": {               // the whole program's time per unit of work
 //	    "judged": true, "reason": "why not judged",
 //	    "per": "iteration" | "op" | "run" | ...,
-//	    "base_ns", "head_ns", "relative", "p", "test",
+//	    "base", "head", "relative", "p", "test", // base, head: in the sides' unit
 //	    "verdict": "regressed" | "improved" | "unchanged",
 //	    "min_detectable": 0.06, "runs_needed": 4
 //	  },
@@ -93,11 +93,11 @@ func (r *Report) Counts() map[Verdict]int {
 //	  "functions": [{
 //	    "name", "file",
 //	    "renamed_from": ["old"],  // base names matched by a rename (omitted when none)
-//	    "base": {"self_ns", "total_ns", "self_share", "total_share", "samples", "metric"},
+//	    "base": {"self", "total", "self_share", "total_share", "samples", "metric"}, // self, total: in base.unit
 //	            // self_share, total_share: the function's mean time over the side's mean
 //	            // total, the shares the text shows (pprof -top of the side's profiles merged)
 //	    "head": {...},
-//	    "delta": head.metric - base.metric (ns, ns per op, or share 0..1),
+//	    "delta": head.metric - base.metric (the unit, the unit per op, or share 0..1),
 //	    "relative": head.metric/base.metric - 1 (0.2 = +20%; 0 for new and gone),
 //	    "p": one-sided p-value in the direction of the change,
 //	    "q": FDR-adjusted p (1 when not tested or below the minimum effect),
@@ -128,16 +128,21 @@ func (r *Report) Counts() map[Verdict]int {
 //	  "warnings": [...]
 //	}
 //
-// v2 differs from v1: p is one-sided; base and head metrics are the fitted
-// values whose ratio is relative; headline, noise, failed, same_work,
-// min_detectable and runs_needed are new. Example: testdata/diff/regress.json.
+// Values carry their unit: a time profile's are nanoseconds, a heap or
+// allocation profile's bytes or objects, an instruction profile's
+// instructions, all under the same keys, and base and head say which in
+// "unit": "ns", "bytes" or "count". Only period_ns and min_absolute_ns,
+// always times, name their unit in the key.
 //
-// Heap and allocation profiles are compared in bytes or objects: base and
-// head have "unit" "bytes" or "count" (time is "ns"), and every key that
-// ends in "_ns" above ends in "_bytes" or "_count" instead
-// ("min_absolute_bytes", "total_bytes", "self_bytes", "base_bytes", ...),
-// so that no key names nanoseconds for a value that is none. The "unit"
-// fields are new in v2 reports; a time report is otherwise unchanged.
+// v3 differs from v2 in the keys of values alone: base and head's
+// "total_ns", the functions' "self_ns" and "total_ns" and the headline's
+// "base_ns" and "head_ns" are "total", "self", "total", "base" and "head"
+// in every unit, where v2 renamed them "_bytes" or "_count" for a heap or
+// allocation profile; "min_absolute_ns" and "period_ns" are no longer
+// renamed. v2 differs from v1: p is one-sided; base and head metrics are
+// the fitted values whose ratio is relative; headline, noise, failed,
+// same_work, min_detectable and runs_needed are new. Example:
+// testdata/diff/regress.json.
 func (r *Report) WriteJSON(w io.Writer) error {
 	c := r.Counts()
 	rows := make([]Row, len(r.Rows))
@@ -158,10 +163,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	if warn == nil {
 		warn = []string{}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	err := enc.Encode(jsonReport{
+	return enc.Encode(jsonReport{
 		Schema: SchemaVersion, Name: r.Name, Metric: r.Settings.Metric, Mode: jsonMode(r.Settings.Mode), Key: r.Settings.Key,
 		Assume: r.Settings.Assume, Anchor: r.Settings.Anchor, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
 		MinAbsolute: int64(r.Settings.MinAbsolute), MinShare: r.Settings.MinShare,
@@ -170,15 +174,6 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone], NearMisses: len(r.NearMisses()), Judged: r.Judged(),
 		Functions: rows, Warnings: warn,
 	})
-	if err != nil {
-		return err
-	}
-	out, err := unitKeys(buf.Bytes(), unitOf(r.Base))
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(out)
-	return err
 }
 
 // jsonMode is a mode as the schema names it: PerAnchor is "per-op" with an

@@ -96,7 +96,7 @@ func TestHTMLFiles(t *testing.T) {
 		{args: append([]string{"diff", "--format", "html", "--out", filepath.Join(dir, "a.html")}, sides...), code: exitFail,
 			stdout: "parse: +25.0% of the +25.0% comes through main → handler → render → parse; the path main → load → parse is unchanged", file: "a.html"},
 		{args: append([]string{"diff", "--format", "json", "--html", filepath.Join(dir, "b.html")}, sides...), code: exitFail,
-			stdout: `  "schema": "hotbudget.diff/v2",`, file: "b.html"},
+			stdout: `  "schema": "hotbudget.diff/v3",`, file: "b.html"},
 		{args: []string{"top", "--format", "html", "testdata/pprof/busy.pb.gz"}, code: exitOK, stdout: "page"},
 		{args: []string{"top", "--format", "html", "--out", filepath.Join(dir, "c.html"), "testdata/pprof/busy.pb.gz"}, code: exitOK,
 			stdout: "File: testdata/pprof/busy.pb.gz", file: "c.html"},

@@ -57,7 +57,7 @@ func TestRecordReportAllocations(t *testing.T) {
 			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 				t.Fatal(err)
 			}
-			if got.Schema != "hotbudget.record/v3" || len(got.Allocations) != 2 || got.Allocations[0].Name != "example.com/m BenchmarkA" ||
+			if got.Schema != "hotbudget.record/v4" || len(got.Allocations) != 2 || got.Allocations[0].Name != "example.com/m BenchmarkA" ||
 				!got.Allocations[0].Exact || got.Allocations[0].Functions[0].Verdict != "regressed" || got.Allocations[0].Functions[0].Name != "example.com/m.parse" {
 				t.Errorf("json: %+v", got)
 			}

@@ -214,13 +214,13 @@ func recordBenchWords(benches *bench.Report) *bench.Report {
 // writeRecordJSON writes every report in one object:
 //
 //	{
-//	  "schema": "hotbudget.record/v3",
+//	  "schema": "hotbudget.record/v4",
 //	  "verdict": "hotbudget record: regressed (exit 1): ...",  // the text report's first and last line
 //	  "exit": 1,
 //	  "base": {"revision": "origin/main", "commit": "0123..."},
 //	  "head": {"revision": ".", "commit": ""},   // "" for the working tree
 //	  "out": "perf",                              // where the profiles are
-//	  "functions": [{hotbudget.diff/v2 report, "name": "PKG BenchmarkX"}, ...],
+//	  "functions": [{hotbudget.diff/v3 report, "name": "PKG BenchmarkX"}, ...],
 //	  "benchmarks": {hotbudget.bench/v2 report},
 //	  "allocations": [{diff.AllocReport, "name": "PKG BenchmarkX", "exact": true}, ...]
 //	}
@@ -228,7 +228,9 @@ func recordBenchWords(benches *bench.Report) *bench.Report {
 // v2 differs from v1: functions is one report per benchmark, named, in the
 // order the text report shows them (failing first), instead of one report
 // of the merged profiles. v3 adds allocations: each benchmark's functions'
-// allocations per op, exact, failing first (absent with --no-allocs).
+// allocations per op, exact, failing first (absent with --no-allocs). v4's
+// functions are hotbudget.diff/v3 reports (values under keys that do not
+// name a unit: "total", "self", not "total_ns", "self_ns"), v3's v2.
 func writeRecordJSON(w io.Writer, res *recordResult, verdict string, exit int, funcs []*diff.Report, benches *bench.Report, allocs []*diff.AllocReport) error {
 	fs := make([]json.RawMessage, 0, len(funcs))
 	for _, r := range ordered(funcs) {
@@ -254,5 +256,5 @@ func writeRecordJSON(w io.Writer, res *recordResult, verdict string, exit int, f
 		Functions   []json.RawMessage   `json:"functions"`
 		Benchmarks  json.RawMessage     `json:"benchmarks"`
 		Allocations []*diff.AllocReport `json:"allocations,omitempty"`
-	}{"hotbudget.record/v3", verdict, exit, res.baseRev, res.headRev, res.out, fs, b.Bytes(), orderedAllocs(allocs)})
+	}{"hotbudget.record/v4", verdict, exit, res.baseRev, res.headRev, res.out, fs, b.Bytes(), orderedAllocs(allocs)})
 }

@@ -94,7 +94,7 @@ func TestRecordReportPerBenchmark(t *testing.T) {
 			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 				t.Fatalf("json: %v\n%s", err, out)
 			}
-			if got.Schema != "hotbudget.record/v3" || len(got.Functions) != 2 || got.Functions[0].Name != "example.com/m BenchmarkA" || !got.Functions[0].Failed {
+			if got.Schema != "hotbudget.record/v4" || len(got.Functions) != 2 || got.Functions[0].Name != "example.com/m BenchmarkA" || !got.Functions[0].Failed {
 				t.Errorf("json: schema %q, %d reports, first %q failed %v", got.Schema, len(got.Functions), got.Functions[0].Name, got.Functions[0].Failed)
 			}
 			for _, row := range got.Functions[0].Functions {

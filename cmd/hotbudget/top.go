@@ -38,17 +38,18 @@ it): the table and a flame graph of every selected sample (width is total
 time; click to zoom, type to search). With --out the report goes to the
 file and the text report to stdout.
 
-JSON output (stable; every function with -n 0):
+JSON output (schema hotbudget.top/v2, stable; every function with -n 0):
 
-	{"unit":"ns","total_ns":N,"functions":[{"name","file","line","column",
-	 "self_ns","total_ns","self_samples","total_samples"}]}
+	{"schema":"hotbudget.top/v2","unit":"ns","sample_type":"cpu/nanoseconds",
+	 "total":N,"functions":[{"name","file","line","column",
+	 "self","total","self_samples","total_samples"}]}
 
-line and column are 1-based as in pprof, 0 when unknown. For bytes the
-unit is "bytes" and the keys total_bytes, self_bytes; for objects (and other
-counts) "count" and total_count, self_count, with "sample_type" naming the
-value (e.g. "alloc_space/bytes"). self_samples and total_samples are the
-sampling events behind a value: for a Go heap profile the allocations the
-runtime sampled, its estimate of all of them undone.
+line and column are 1-based as in pprof, 0 when unknown. Every value (the
+total, each function's self and total) is in unit: "ns" (nanoseconds),
+"bytes", or "count" (objects, instructions, other events); sample_type
+names it (e.g. "alloc_space/bytes"). self_samples and total_samples are
+the sampling events behind a value: for a Go heap profile the allocations
+the runtime sampled, its estimate of all of them undone.
 `
 
 // selection holds the flags that select samples, shared by top and diff.
@@ -175,59 +176,41 @@ func (c *cli) top(args []string) int {
 	return exitOK
 }
 
+// topSchema names the JSON output's schema: v1, unversioned, named each
+// value's key after its unit (total_ns, self_bytes, ...); v2 writes every
+// value under one key and its unit once, in "unit".
+const topSchema = "hotbudget.top/v2"
+
+// topJSON is top's JSON output: values in the table's unit, named once.
 type topJSON struct {
+	Schema     string        `json:"schema"`
 	Unit       string        `json:"unit"`
-	SampleType string        `json:"sample_type,omitempty"` // for bytes and counts
-	TotalNS    *int64        `json:"total_ns,omitempty"`
-	TotalBytes *int64        `json:"total_bytes,omitempty"`
-	TotalCount *int64        `json:"total_count,omitempty"`
+	SampleType string        `json:"sample_type"`
+	Total      int64         `json:"total"`
 	Functions  []topFunction `json:"functions"`
 }
 
-// topFunction is one row; exactly one of each pair of value keys is
-// written, the one of the table's unit, so that a key never holds bytes
-// under a name that says nanoseconds.
+// topFunction is one row; Self and Total are in topJSON.Unit.
 type topFunction struct {
 	Name         string `json:"name"`
 	File         string `json:"file"`
 	Line         int64  `json:"line"`
 	Column       int64  `json:"column"`
-	SelfNS       *int64 `json:"self_ns,omitempty"`
-	TotalNS      *int64 `json:"total_ns,omitempty"`
-	SelfBytes    *int64 `json:"self_bytes,omitempty"`
-	TotalBytes   *int64 `json:"total_bytes,omitempty"`
-	SelfCount    *int64 `json:"self_count,omitempty"`
-	TotalCount   *int64 `json:"total_count,omitempty"`
+	Self         int64  `json:"self"`
+	Total        int64  `json:"total"`
 	SelfSamples  int64  `json:"self_samples"`
 	TotalSamples int64  `json:"total_samples"`
 }
 
-// unitKeys returns where values of unit u go: the ns, bytes or count field.
-func unitKeys[T any](u string, ns, bytes, count T) T {
-	switch u {
-	case analysis.UnitBytes:
-		return bytes
-	case analysis.UnitCount:
-		return count
-	}
-	return ns
-}
-
 func writeTopJSON(w io.Writer, t *analysis.Table, shown []analysis.Function) error {
-	out := topJSON{Unit: t.Unit, Functions: make([]topFunction, 0, len(shown))}
-	if t.Unit != analysis.UnitTime {
-		out.SampleType = t.SampleType
-	}
-	ptr := func(v int64) *int64 { return &v }
-	*unitKeys(t.Unit, &out.TotalNS, &out.TotalBytes, &out.TotalCount) = ptr(int64(t.Total))
+	out := topJSON{Schema: topSchema, Unit: t.Unit, SampleType: t.SampleType, Total: t.Total,
+		Functions: make([]topFunction, 0, len(shown))}
 	for _, f := range shown {
-		r := topFunction{
+		out.Functions = append(out.Functions, topFunction{
 			Name: f.Name, File: f.File, Line: f.Line, Column: f.Column,
+			Self: f.Self, Total: f.Total,
 			SelfSamples: f.SelfSamples, TotalSamples: f.TotalSamples,
-		}
-		*unitKeys(t.Unit, &r.SelfNS, &r.SelfBytes, &r.SelfCount) = ptr(int64(f.Self))
-		*unitKeys(t.Unit, &r.TotalNS, &r.TotalBytes, &r.TotalCount) = ptr(int64(f.Total))
-		out.Functions = append(out.Functions, r)
+		})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
