@@ -194,16 +194,16 @@ func TestCheckSaysHeadroom(t *testing.T) {
 		t.Errorf("headroom %+v, want a limit of 40-50ms (1.9-2.4 times 20.88ms)", r.headroom)
 	}
 	// The estimate's value is the check's.
-	if r.headroom != nil && math.Abs(r.headroom.value-float64(r.Time)) > 1 {
-		t.Errorf("headroom value %v, check's %v", r.headroom.value, r.Time)
+	if r.headroom != nil && math.Abs(r.headroom.value-float64(r.Value)) > 1 {
+		t.Errorf("headroom value %v, check's %v", r.headroom.value, time.Duration(r.Value))
 	}
 	// A regexp selector judges what its matches pool, run by run too.
 	r2, err := Check(p, "^main\\.[fg]$", Limit{Quantity: SelfTime, Time: time.Second}, PerIteration(), Regexp())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r2.headroom == nil || math.Abs(r2.headroom.value-float64(r2.Time)) > 1 {
-		t.Errorf("regexp: headroom %+v, check's value %v", r2.headroom, r2.Time)
+	if r2.headroom == nil || math.Abs(r2.headroom.value-float64(r2.Value)) > 1 {
+		t.Errorf("regexp: headroom %+v, check's value %v", r2.headroom, time.Duration(r2.Value))
 	}
 
 	// A profile of benchmark runs (hotbudget record's) bounds their summed

@@ -66,7 +66,7 @@ func headroomOf(tb testing.TB, p *profile.Profile, fn string) (value, suggested 
 		}
 		suggested = d
 	}
-	return r.Time, suggested, text
+	return time.Duration(r.Value), suggested, text
 }
 
 // BenchmarkHeadroom measures the headroom a time limit's message suggests
