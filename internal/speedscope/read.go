@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/hotbudget/hotbudget/internal/jsonscan"
 )
@@ -19,9 +20,19 @@ func (r *reader) errorf(format string, args ...any) error {
 	return fmt.Errorf("offset %d: %s", r.d.InputOffset(), fmt.Sprintf(format, args...))
 }
 
+// truncated reports whether err says the input ended inside a value: io.EOF
+// or io.ErrUnexpectedEOF from Go 1.26's decoder, a *json.SyntaxError
+// "unexpected end of JSON input" from Go 1.27's (encoding/json on
+// encoding/json/v2).
+func truncated(err error) bool {
+	var se *json.SyntaxError
+	return err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, &se) && strings.Contains(se.Error(), "unexpected end of JSON input")
+}
+
 func (r *reader) token() (json.Token, error) {
 	t, err := r.d.Token()
-	if err == io.EOF {
+	if truncated(err) {
 		return nil, fmt.Errorf("offset %d: unexpected end of input: %w", r.d.InputOffset(), io.ErrUnexpectedEOF)
 	}
 	if err != nil {
@@ -106,7 +117,7 @@ func (r *reader) decode(v any, what string, index int) error {
 	if err != nil && index >= 0 {
 		what += " " + strconv.Itoa(index)
 	}
-	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+	if truncated(err) {
 		return fmt.Errorf("offset %d: %s: unexpected end of input: %w", r.d.InputOffset(), what, io.ErrUnexpectedEOF)
 	}
 	var te *json.UnmarshalTypeError
