@@ -374,6 +374,10 @@ func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *All
 		bf, hf := base.Funcs[name], head.Funcs[name]
 		row := AllocRow{Name: name, Base: per(base, bf), Head: per(head, hf)}
 		switch {
+		case (bf == nil || bf.Total == (AllocCount{})) && (hf == nil || hf.Total == (AllocCount{})):
+			// Named on both sides without allocating on either
+			// (MustParse, init in a benchmark's profile): no news.
+			row.Verdict = Unchanged
 		case bf == nil || bf.Total == (AllocCount{}):
 			row.Verdict = New
 			if grewAll && tol.grew(AllocCount{}, row.Head.judged(blocks16), work) {

@@ -192,3 +192,31 @@ func TestAllocTableMinus(t *testing.T) {
 		t.Errorf("difference: work %v, m.op %+v, m.setup %+v", d.Work, d.Funcs["m.op"].Self, d.Funcs["m.setup"].Self)
 	}
 }
+
+// TestCompareAllocsNothingBothSides: a function named on both sides
+// without an allocation on either, such as m.setup after record's N and 2N
+// runs are subtracted (what a benchmark allocates outside its loop), is
+// unchanged, not new (seen in record's allocation JSON for a module's
+// MustParse and init).
+func TestCompareAllocsNothingBothSides(t *testing.T) {
+	side := func(extra int64) *diff.AllocTable {
+		short := allocProfile(map[string][2]int64{"m.setup@1;m.Bench@2": {50, 5000}, "m.op@7;m.Bench@3": {101, 1616}})
+		long := allocProfile(map[string][2]int64{"m.setup@1;m.Bench@2": {50, 5000}, "m.op@7;m.Bench@3": {201 + extra, 3216 + 16*extra}})
+		st, _ := diff.AllocTableOf(short, 101, nil)
+		lt, _ := diff.AllocTableOf(long, 201, nil)
+		return lt.Minus(st)
+	}
+	rep := diff.CompareAllocs(side(0), side(0), "op", diff.DefaultAllocTolerance)
+	found := false
+	for _, row := range rep.Rows {
+		if row.Name == "m.setup" {
+			found = true
+			if row.Verdict != diff.Unchanged {
+				t.Errorf("m.setup, no allocation on either side: verdict %s, want unchanged", row.Verdict)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("m.setup is not among the rows: %+v", rep.Rows)
+	}
+}
