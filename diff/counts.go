@@ -12,6 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/stats"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -104,8 +105,8 @@ func CompareCounts(base, head *profile.Profile, judge func(name string) bool) (*
 		return nil, err
 	}
 	rep := &CountReport{Event: event, BaseProcesses: len(bs), HeadProcesses: len(hs)}
-	rep.BaseTotal = median(totals(bs))
-	rep.HeadTotal = median(totals(hs))
+	rep.BaseTotal = stats.Median(totals(bs))
+	rep.HeadTotal = stats.Median(totals(hs))
 	names := map[string]bool{}
 	for _, side := range [][]countProcess{bs, hs} {
 		for _, p := range side {
@@ -127,7 +128,7 @@ func CompareCounts(base, head *profile.Profile, judge func(name string) bool) (*
 			row.Head = append(row.Head, p.self[name])
 		}
 		lo, hi := slices.Min(row.Base), slices.Max(row.Base)
-		mb, mh := median(row.Base), median(row.Head)
+		mb, mh := stats.Median(row.Base), stats.Median(row.Head)
 		row.Change = mh - mb
 		row.Allowed = max(hi-lo, CountTolerance*mb, CountFloor*rep.BaseTotal)
 		switch {
@@ -211,17 +212,6 @@ func totals(ps []countProcess) []float64 {
 	return t
 }
 
-// median of xs (not empty); xs is not modified.
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // WriteText writes the report: a line with the whole count, then a line
 // per changed function with the counts of both sides and the verdict.
 func (r *CountReport) WriteText(w io.Writer) error {
@@ -242,7 +232,7 @@ func (r *CountReport) WriteText(w io.Writer) error {
 		if hi != lo {
 			rng += "-" + textfmt.Count(math.Round(hi))
 		}
-		mb, mh := median(row.Base), median(row.Head)
+		mb, mh := stats.Median(row.Base), stats.Median(row.Head)
 		fmt.Fprintf(&b, "  %-9s %s: %s -> %s %s (%s; allowed ±%s)\n", row.Verdict, textfmt.Line(row.Name), rng,
 			textfmt.Count(math.Round(mh)), r.Event, relChange(mb, mh), textfmt.Count(math.Round(row.Allowed)))
 	}

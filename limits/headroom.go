@@ -3,12 +3,12 @@ package limits
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/stats"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -172,7 +172,7 @@ func excessCV(v, w []float64, samples int64) float64 {
 	if len(logs) < headroomMinRuns {
 		return 0
 	}
-	mad := 1.4826 * median(absDev(logs, median(logs)))
+	mad := 1.4826 * stats.Median(absDev(logs, stats.Median(logs)))
 	if samples <= 0 {
 		return mad
 	}
@@ -183,16 +183,6 @@ func excessCV(v, w []float64, samples int64) float64 {
 	}
 	poisson /= float64(len(v))
 	return math.Sqrt(max(0, mad*mad-poisson))
-}
-
-func median(x []float64) float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func absDev(x []float64, m float64) []float64 {

@@ -15,6 +15,7 @@ import (
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/history"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/stats"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
 	"golang.org/x/perf/benchfmt"
@@ -405,7 +406,7 @@ func readRecordOut(dir string) (*history.Record, string, error) {
 			for len(per) < r.n {
 				per = append(per, 0)
 			}
-			b.Functions = append(b.Functions, history.Function{Name: name, Share: history.Median(shares), PerOp: history.Median(per)})
+			b.Functions = append(b.Functions, history.Function{Name: name, Share: stats.Median(shares), PerOp: stats.Median(per)})
 		}
 	}
 	// The benchmark output: time, bytes and allocations per op.
@@ -444,11 +445,11 @@ func readRecordOut(dir string) (*history.Record, string, error) {
 				b.Runs = len(v.ns)
 			}
 			if len(v.bytes) > 0 {
-				m := history.Median(v.bytes)
+				m := stats.Median(v.bytes)
 				b.BytesPerOp = &m
 			}
 			if len(v.allocs) > 0 {
-				m := history.Median(v.allocs)
+				m := stats.Median(v.allocs)
 				b.AllocsPerOp = &m
 			}
 		}

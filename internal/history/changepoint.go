@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/hotbudget/hotbudget/internal/stats"
 )
 
 // ChangePoint is where a series moved to a new level.
@@ -100,7 +102,7 @@ func (e EDivisive) Find(x []float64) []ChangePoint {
 	var out []ChangePoint
 	for i := 1; i+1 < len(cuts); i++ {
 		at := cuts[i]
-		out = append(out, ChangePoint{Index: at, Before: Median(x[cuts[i-1]:at]), After: Median(x[at:cuts[i+1]]), P: pvals[at]})
+		out = append(out, ChangePoint{Index: at, Before: stats.Median(x[cuts[i-1]:at]), After: stats.Median(x[at:cuts[i+1]]), P: pvals[at]})
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/hotbudget/hotbudget/internal/stats"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -169,7 +170,7 @@ func (r *Report) chart(s *Series, height float64) chart {
 			vals = append(vals, p.Value)
 		}
 		if len(vals) > 0 {
-			c.Levels = append(c.Levels, chartLevel{X1: num(x(s.Points[start].Record)), X2: num(x(s.Points[end-1].Record)), Y: num(y(Median(vals)))})
+			c.Levels = append(c.Levels, chartLevel{X1: num(x(s.Points[start].Record)), X2: num(x(s.Points[end-1].Record)), Y: num(y(stats.Median(vals)))})
 		}
 		start = end
 	}

@@ -16,6 +16,8 @@ import (
 	"math"
 	"sort"
 	"strconv"
+
+	"github.com/hotbudget/hotbudget/internal/stats"
 )
 
 // Schema names the version of a record's JSON.
@@ -94,21 +96,7 @@ func SpreadOf(values []float64) *Spread {
 	if len(values) == 0 {
 		return nil
 	}
-	return &Spread{Median: Median(values), Min: minOf(values), Max: maxOf(values)}
-}
-
-// Median is the median of values (0 for none); values are not changed.
-func Median(values []float64) float64 {
-	if len(values) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), values...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return &Spread{Median: stats.Median(values), Min: minOf(values), Max: maxOf(values)}
 }
 
 func minOf(v []float64) float64 {
