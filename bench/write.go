@@ -97,7 +97,7 @@ func runsText(n int) string {
 // as benchstat scales a row: both sides with the prefix that suits the
 // smaller. With too few runs for a confidence interval (benchstat's
 // "± ∞") it gives their range instead, "49.58µ sec/op (41.20µ to 60.01µ)",
-// or the median alone when every run measured the same.
+// or the median alone when the runs agree to the digits shown.
 func cell(row Row, v Value, present bool) string {
 	if !present {
 		return "-"
@@ -111,13 +111,13 @@ func cell(row Row, v Value, present bool) string {
 	}
 	sc := benchunit.CommonScale(vals, benchunit.ClassOf(row.Unit))
 	s := sc.Format(v.Median) + " " + textfmt.Name(row.Unit)
-	switch {
-	case !math.IsInf(v.CI.Lo, 0) && !math.IsInf(v.CI.Hi, 0):
+	if !math.IsInf(v.CI.Lo, 0) && !math.IsInf(v.CI.Hi, 0) {
 		return s + " ± " + spread(v.Median, v.CI)
-	case v.Min < v.Max:
-		// Too few runs for an interval (benchstat's "± ∞"): their
-		// range is what they can say.
-		return s + " (" + sc.Format(v.Min) + " to " + sc.Format(v.Max) + ")"
+	}
+	// Too few runs for an interval (benchstat's "± ∞"): their range is
+	// what they can say, when it shows at the row's precision.
+	if lo, hi := sc.Format(v.Min), sc.Format(v.Max); lo != hi {
+		return s + " (" + lo + " to " + hi + ")"
 	}
 	return s
 }
