@@ -49,7 +49,7 @@ func (c *cli) merge(args []string) int {
 	fs := c.flagSet("merge", mergeUsage)
 	format := newChoice("text", "text", "markdown", "json")
 	fs.Var(format, "format", "output `text|markdown|json`")
-	full := fs.Bool("full", false, "print every function's and every benchmark result's table in the text report")
+	full := fs.Bool("full", false, "print every function's and every benchmark result's table in the text report and the Markdown comment")
 	html := fs.String("html", "", "also write the functions' HTML report (flame graph, explanations) to `file`")
 	allocsHTML := fs.String("allocs-html", "", "also write the allocations' HTML report of the first benchmark whose allocations regressed, else the first, to `file`")
 	pos, code := c.parse(fs, args)

@@ -174,7 +174,7 @@ func (c *cli) recordFlags() *recordCmd {
 	fs.DurationVar(&o.budget, "budget", 15*time.Minute, "fit the runs into this `duration`: when the estimate after calibration is longer, every benchmark runs fewer iterations (0: no limit)")
 	fs.StringVar(&o.out, "out", "", "write base/ and head/ under this `directory` (default: a new temporary directory)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the worktrees and test binaries (their directory is printed)")
-	fs.BoolVar(&o.full, "full", false, "print every function's and every benchmark result's table in the text report (default: what was judged and flagged, near misses, a line per benchmark)")
+	fs.BoolVar(&o.full, "full", false, "print every function's and every benchmark result's table in the text report and the Markdown comment (default: what was judged and flagged, near misses, one line for the other benchmarks)")
 	fs.BoolVar(&o.instructions, "instructions", false, "count every function's instructions under valgrind's callgrind instead of sampling CPU time: each benchmark at N and 2N iterations a side (N calibrated to --benchtime, 5ms unless given with this flag), judged exactly")
 	fs.BoolVar(&o.noAllocs, "no-allocs", false, "skip the allocation runs (two a side per benchmark at -test.memprofilerate=1) and their exact verdicts")
 	fs.StringVar(&o.allocsHTML, "allocs-html", "", "also write the allocations' HTML report (table, differential flame graph of bytes per op) of the first benchmark whose allocations regressed, else the first, to `file`")
