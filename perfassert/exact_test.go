@@ -231,11 +231,12 @@ func exactTotals(p *profile.Profile) (self, total map[string]int64) {
 
 // annotateLine is a function line of callgrind_annotate:
 // "9,000,140 ( 0.00%)  ???:0x00000000006011e0 [/tmp/x.test]".
-var annotateLine = regexp.MustCompile(`^\s*([\d,]+) \([^)]*%\)\s+\S*?:(0x[0-9a-f]+)\s`)
+var annotateLine = regexp.MustCompile(`^\s*([\d,]+) \([^)]*%\)\s+[^\s:]*:(\S+)\s`)
 
 // annotateCounts runs callgrind_annotate on dump and sums its counts by
 // the function (of this binary, which the child ran) at each address it
-// names. Inclusive counts of a function callgrind named twice (at its entry
+// names, or by the function it names when the binary has its symbol table
+// (go test -c keeps it, go test drops it). Inclusive counts of a function callgrind named twice (at its entry
 // and where instrumentation started) are not summed: the entry's is kept.
 //
 // The dump's summary line, from which callgrind_annotate takes its
@@ -268,6 +269,12 @@ func annotateCounts(t *testing.T, annotate, dump string, inclusive bool) map[str
 			continue
 		}
 		v, _ := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
+		if !strings.HasPrefix(m[2], "0x") {
+			// A binary with its symbol table (go test -c) is named by
+			// function, as runtime/pprof names it.
+			counts[m[2]] += v
+			continue
+		}
 		addr, _ := strconv.ParseUint(m[2][2:], 16, 64)
 		f := runtime.FuncForPC(uintptr(addr))
 		if f == nil {

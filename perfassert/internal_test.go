@@ -385,7 +385,8 @@ func TestRoundSumsAreTheTables(t *testing.T) {
 // scheduler stack (g0) bears the labels of the goroutine it last ran, the
 // capturing one included, and is dropped like a stack cut short. The g0
 // stacks are those runtime/pprof wrote for a goroutine parking on a locked
-// thread (go1.26, linux/amd64).
+// thread (go1.26, linux/amd64), and the stack [time.now] it wrote for a
+// signal in the vDSO.
 func TestPerfCaptureTakesStartedGoroutinesOnly(t *testing.T) {
 	var fns []*profile.Function
 	loc := func(name string) *profile.Location {
@@ -397,7 +398,11 @@ func TestPerfCaptureTakesStartedGoroutinesOnly(t *testing.T) {
 	nanotime, mcall := loc("runtime.nanotime"), loc("runtime.mcall")
 	sys, system := loc("runtime.systemstack"), loc("runtime._System")
 	drain, markWorker, goexit := loc("runtime.gcDrain"), loc("runtime.gcBgMarkWorker"), loc("runtime.goexit")
+	now := loc("time.now")
 	stacks := map[string][]*profile.Location{
+		// A signal in the vDSO, unwound no further than the clock's
+		// caller (seen in TestSamplersAgree).
+		"in the vDSO":        {now},
 		"started goroutine":  {work, worker},
 		"parking (mcall)":    {nanotime, mcall},
 		"on the systemstack": {sys},
