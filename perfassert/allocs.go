@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"reflect"
 	"regexp"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -94,7 +96,10 @@ func allocLoop(fn func(), n int, deadline time.Time) int {
 	return i
 }
 
-var allocLoopName = funcName(allocLoop)
+var (
+	allocLoopName  = funcName(allocLoop)
+	allocLoopEntry = reflect.ValueOf(allocLoop).Pointer()
+)
 
 // captureAllocs runs the allocation phase of a capture of fn (named
 // fnName) and returns its allocation profile: alloc_objects and
@@ -142,19 +147,21 @@ func captureAllocs(fn func(), fnName, name string, maxDuration time.Duration) (*
 	// failed with +18KiB an iteration in one function and -18KiB in
 	// another (3 of 12 with the first iteration alone, 0 of 28 with both).
 	fn()
-	old := runtime.MemProfileRate
-	runtime.MemProfileRate = 1
-	defer func() { runtime.MemProfileRate = old }()
 	// Before: no collection needed, since every earlier allocation on a
 	// stack through allocLoop was published by the collection that ended
-	// its phase.
-	before, err := allocsNow(false)
+	// its phase. Both reads run at the program's own rate: at a rate of
+	// one, each of the reading's own allocations would cost a stack walk
+	// (3/4 of the phase's CPU time when the profile was read so).
+	before, err := memRecords(false)
 	if err != nil {
 		return nil, err
 	}
+	old := runtime.MemProfileRate
+	runtime.MemProfileRate = 1
 	start := time.Now()
 	n := allocLoop(fn, allocIterations, start.Add(min(allocMaxWall, maxDuration/4)))
-	after, err := allocsNow(true)
+	runtime.MemProfileRate = old
+	after, err := memRecords(true)
 	if err != nil {
 		return nil, err
 	}
@@ -165,77 +172,136 @@ func captureAllocs(fn func(), fnName, name string, maxDuration time.Duration) (*
 	return p, nil
 }
 
-// allocsNow is the process's allocation profile as of now; with gc, a
-// garbage collection first publishes the allocations made so far
-// (runtime.MemProfile publishes them at the end of a collection).
-func allocsNow(gc bool) (*profile.Profile, error) {
+// memRecord is the allocations the runtime recorded on one stack, as
+// recorded: at a rate of one, every allocation.
+type memRecord struct {
+	stack          []uintptr // return addresses, leaf first
+	objects, bytes int64
+}
+
+// memRecords returns the process's allocation records through allocLoop,
+// by stack (its addresses as runtime/pprof prints them); with gc, a garbage
+// collection first publishes the allocations made so far (the runtime
+// publishes them at the end of a collection).
+//
+// They are read from runtime/pprof's text form (debug=1), which prints each
+// record's counts as the runtime holds them and its whole stack. The
+// protobuf form scales the counts by the rate in force when it is written
+// (so that sampled counts estimate all allocations): read at the program's
+// rate, it would multiply the exact counts of the phase; and
+// runtime.MemProfile cuts stacks to 32 frames, leaving out allocLoop's
+// frame below a deep function.
+func memRecords(gc bool) (map[string]memRecord, error) {
 	if gc {
 		runtime.GC()
 	}
 	var b bytes.Buffer
-	if err := pprof.Lookup("allocs").WriteTo(&b, 0); err != nil {
+	if err := pprof.Lookup("allocs").WriteTo(&b, 1); err != nil {
 		return nil, fmt.Errorf("perfassert: reading the allocation profile: %w", err)
 	}
-	p, err := profile.Parse(&b)
-	if err != nil {
-		return nil, fmt.Errorf("perfassert: reading the allocation profile: %w", err)
+	recs := map[string]memRecord{}
+	for line := range strings.Lines(b.String()) {
+		// "inuse_objects: inuse_bytes [alloc_objects: alloc_bytes] @ 0x1 0x2..."
+		if line == "" || line[0] < '0' || line[0] > '9' {
+			continue
+		}
+		counts, stack, ok := strings.Cut(strings.TrimSpace(line), " @ ")
+		if !ok {
+			continue
+		}
+		_, alloc, ok1 := strings.Cut(counts, "[")
+		alloc, _, ok2 := strings.Cut(alloc, "]")
+		o, by, ok3 := strings.Cut(alloc, ": ")
+		objects, err1 := strconv.ParseInt(strings.TrimSpace(o), 10, 64)
+		bytes, err2 := strconv.ParseInt(strings.TrimSpace(by), 10, 64)
+		if !ok1 || !ok2 || !ok3 || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("perfassert: reading the allocation profile: unexpected record %q", strings.TrimSpace(line))
+		}
+		r := recs[stack] // records of one stack differ by size: summed
+		if r.stack == nil {
+			pcs, through, err := parsePCs(stack)
+			if err != nil {
+				return nil, fmt.Errorf("perfassert: reading the allocation profile: %w in %q", err, strings.TrimSpace(line))
+			}
+			if !through {
+				continue
+			}
+			r.stack = pcs
+		}
+		r.objects += objects
+		r.bytes += bytes
+		recs[stack] = r
 	}
-	return p, nil
+	return recs, nil
+}
+
+// parsePCs parses the addresses of a stack as runtime/pprof prints them
+// and reports whether it goes through allocLoop.
+func parsePCs(s string) (pcs []uintptr, through bool, err error) {
+	for f := range strings.FieldsSeq(s) {
+		pc, err := strconv.ParseUint(strings.TrimPrefix(f, "0x"), 16, 64)
+		if err != nil {
+			return nil, false, fmt.Errorf("address %q", f)
+		}
+		pcs = append(pcs, uintptr(pc))
+		if fn := runtime.FuncForPC(uintptr(pc) - 1); fn != nil && fn.Entry() == allocLoopEntry {
+			through = true
+		}
+	}
+	return pcs, through, nil
 }
 
 // allocDelta is the allocations of after beyond before on the stacks that
 // go through allocLoop into fnName, trimmed to fnName's frames and those
-// it called.
-func allocDelta(before, after *profile.Profile, fnName string) *profile.Profile {
-	oi, bi := allocIndexes(after)
-	key := func(s *profile.Sample) string {
-		var b strings.Builder
-		for _, l := range s.Location {
-			fmt.Fprintf(&b, "%x,", l.Address)
-		}
-		return b.String()
-	}
-	sum := func(p *profile.Profile, oi, bi int) (map[string][2]int64, map[string]*profile.Sample) {
-		// Samples of one stack differ by allocation size: summed.
-		v, rep := map[string][2]int64{}, map[string]*profile.Sample{}
-		for _, s := range p.Sample {
-			if len(s.Value) <= max(oi, bi) {
-				continue
-			}
-			k := key(s)
-			x := v[k]
-			v[k] = [2]int64{x[0] + s.Value[oi], x[1] + s.Value[bi]}
-			if rep[k] == nil {
-				rep[k] = s
-			}
-		}
-		return v, rep
-	}
+// it called. The stacks are symbolized as runtime/pprof's heap profile
+// symbolizes them: inlined calls expanded, and the runtime's frames at the
+// leaf (runtime.mallocgc, runtime.makeslice...) left out.
+func allocDelta(before, after map[string]memRecord, fnName string) *profile.Profile {
 	q := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}},
 		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"}, Period: 1,
 		DefaultSampleType: "alloc_space",
-		Mapping:           after.Mapping, Location: after.Location, Function: after.Function,
 	}
-	boi, bbi := allocIndexes(before)
-	if oi < 0 || bi < 0 || boi < 0 || bbi < 0 {
-		return q
-	}
-	prev, _ := sum(before, boi, bbi)
-	now, rep := sum(after, oi, bi)
-	for _, k := range slices.Sorted(maps.Keys(now)) {
-		v := now[k]
-		objects, bytes := v[0]-prev[k][0], v[1]-prev[k][1]
+	y := newSymbolizer()
+	for _, k := range slices.Sorted(maps.Keys(after)) {
+		r := after[k]
+		objects, bytes := r.objects-before[k].objects, r.bytes-before[k].bytes
 		if objects <= 0 && bytes <= 0 {
 			continue
 		}
-		locs, ok := trimAlloc(rep[k].Location, fnName)
+		locs, ok := trimAlloc(heapLocations(y, r.stack), fnName)
 		if !ok {
 			continue
 		}
 		q.Sample = append(q.Sample, &profile.Sample{Location: locs, Value: []int64{objects, bytes}})
 	}
+	for _, l := range y.locs {
+		q.Location = append(q.Location, l)
+	}
+	for _, f := range y.funcs {
+		q.Function = append(q.Function, f)
+	}
 	return q.Compact()
+}
+
+// heapLocations symbolizes a stack of return addresses as runtime/pprof
+// does in a heap profile: the runtime's frames leafward of the first other
+// one are hidden (all of them kept when nothing else remains).
+func heapLocations(y *symbolizer, stack []uintptr) []*profile.Location {
+	for i, pc := range stack {
+		if f := runtime.FuncForPC(pc); f != nil && (strings.HasPrefix(f.Name(), "runtime.") || strings.HasPrefix(f.Name(), "internal/runtime/")) {
+			continue
+		}
+		stack = stack[i:]
+		break
+	}
+	locs := make([]*profile.Location, 0, len(stack))
+	for _, pc := range stack {
+		if l := y.loc(uint64(pc), false); len(l.Line) > 0 {
+			locs = append(locs, l)
+		}
+	}
+	return locs
 }
 
 // allocIndexes are the indexes of alloc_objects and alloc_space in p.

@@ -262,3 +262,61 @@ func TestAllocPhaseSteadyState(t *testing.T) {
 		t.Errorf("GOMAXPROCS %d after the phase, set to %d before", after, before+1)
 	}
 }
+
+// deepSink keeps deepAlloc's objects.
+var deepSink *allocDeepBox
+
+type allocDeepBox [6]*int // 48 bytes, with pointers
+
+// deepAlloc allocates one 48-byte object at depth n, through n frames of
+// its own.
+//
+//go:noinline
+func deepAlloc(n int) {
+	if n == 0 {
+		deepSink = new(allocDeepBox)
+		return
+	}
+	deepAlloc(n - 1)
+}
+
+func deep60() { deepAlloc(60) }
+
+// TestAllocPhaseDeepStacks: the allocation phase counts an allocation 60
+// frames below the function exactly, each frame on its stack
+// (runtime.MemProfile's records keep 32), at the line that allocates, with
+// the runtime's own frames (runtime.mallocgc) left out as runtime/pprof
+// leaves them out; a second phase counts its own allocations only.
+func TestAllocPhaseDeepStacks(t *testing.T) {
+	for round := range 2 {
+		p, err := captureAllocs(deep60, funcName(deep60), "deep", time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var work int64
+		if rec, ok, err := meta.Get(p); err == nil && ok && len(rec.Runs) == 1 {
+			work = int64(rec.Runs[0].Work)
+		}
+		if work < 1 {
+			t.Fatalf("round %d: %d iterations recorded", round, work)
+		}
+		if len(p.Sample) != 1 {
+			t.Fatalf("round %d: %d allocating stacks, want 1:\n%v", round, len(p.Sample), p)
+		}
+		s := p.Sample[0]
+		if s.Value[0] != work || s.Value[1] != 48*work {
+			t.Errorf("round %d: %d objects, %d bytes in %d iterations; want 1 object of 48 bytes an iteration", round, s.Value[0], s.Value[1], work)
+		}
+		// deepAlloc 61 times, then deep60.
+		if len(s.Location) != 62 {
+			t.Errorf("round %d: a stack of %d frames, want 62 (deepAlloc 61 times and deep60)", round, len(s.Location))
+		}
+		leaf := s.Location[0].Line[0]
+		if leaf.Function.Name != funcName(deepAlloc) || leaf.Line == 0 {
+			t.Errorf("round %d: leaf %s:%d, want deepAlloc's allocating line", round, leaf.Function.Name, leaf.Line)
+		}
+		if last := s.Location[len(s.Location)-1].Line; len(last) == 0 || last[len(last)-1].Function.Name != funcName(deep60) {
+			t.Errorf("round %d: the stack ends in %v, want deep60", round, last)
+		}
+	}
+}
