@@ -83,7 +83,11 @@ func shares(p *profile.Profile) (self, total map[string]float64, n int64) {
 func TestNamesAsPprof(t *testing.T) {
 	bin := buildBench(t)
 	raw := filepath.Join(t.TempDir(), "cpu.pprof")
-	cmd := exec.Command(bin, "-test.run=^$", "-test.bench=Mix", "-test.benchtime=1s", "-test.cpu=2", "-test.cpuprofile", raw)
+	// A count of iterations, not of seconds: about 1s of CPU time with
+	// perf's cost (an iteration takes about 145us), however busy the
+	// machine. Beside other jobs at load 15, "-test.benchtime=1s" ran 272ms
+	// of CPU time: 25 samples of runtime/pprof.
+	cmd := exec.Command(bin, "-test.run=^$", "-test.bench=Mix", "-test.benchtime=4000x", "-test.cpu=2", "-test.cpuprofile", raw)
 	cmd.Dir = filepath.Dir(bin)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
