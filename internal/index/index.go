@@ -134,7 +134,7 @@ func (x *Index) SplitRuns() ([]*Index, error) {
 	}
 	out := make([]*Index, len(groups))
 	for j, g := range groups {
-		out[j] = x.Subset(g, r.RunComments(x.Comments, j))
+		out[j] = x.Subset(g, r.RunComments(x.Comments, j), r.Run(j))
 	}
 	return out, nil
 }
@@ -159,7 +159,7 @@ func (x *Index) SplitProcesses() ([]*Index, error) {
 	}
 	out := make([]*Index, len(parts))
 	for k, part := range parts {
-		y := x.Subset(part.Samples, part.Comments)
+		y := x.Subset(part.Samples, part.Comments, part.Record)
 		y.Period = part.Period
 		y.relabel(meta.LabelRun, part.Label)
 		out[k] = y
@@ -536,12 +536,13 @@ func (x *Index) Label(i int32, key string) []string {
 }
 
 // Subset returns an index of the given samples of x (by index, in that
-// order) with the given comments, sharing x's functions, frames, stacks and
+// order) with the given comments, which are x's with rec as their record
+// (meta.Record.RunComments, meta.ProcessPart), sharing x's functions, frames, stacks and
 // label sets, which are read-only, and without a duration. Its tables
 // equal those of the index of a profile holding only those samples, except
 // that stacks no sample uses may be listed: code that walks stacks rather than samples must skip them
 // (UsedStacks).
-func (x *Index) Subset(samples []int32, comments []string) *Index {
+func (x *Index) Subset(samples []int32, comments []string, rec meta.Record) *Index {
 	y := *x
 	stride := len(x.Types)
 	y.SampleStack = make([]int32, len(samples))
@@ -559,8 +560,10 @@ func (x *Index) Subset(samples []int32, comments []string) *Index {
 			y.Short[int32(k)] = n
 		}
 	}
+	// The comments differ from x's by their record alone: x's other facts
+	// hold, and the record is rec, not read again from its JSON.
 	y.Comments = comments
-	y.Facts = meta.Read(comments)
+	y.Facts.Record, y.Facts.HasRecord, y.Facts.RecordErr = rec, true, nil
 	y.DurationNanos = 0 // the span of a part is unknown
 	return &y
 }

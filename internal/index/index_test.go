@@ -339,3 +339,40 @@ func FuzzDecode(f *testing.F) {
 		checkSame(t, "input", data)
 	})
 }
+
+// TestSplitFactsAsRead: the parts SplitRuns and SplitProcesses cut keep the
+// record they were given rather than reading their comments again, and it
+// is the record those comments hold, beside the parent's other facts.
+func TestSplitFactsAsRead(t *testing.T) {
+	p := edgeProfile()
+	p.Comments = meta.MarkExact(meta.AppendWarning(nil, "kept"))
+	var runs []meta.Run
+	for i, s := range p.Sample {
+		label := fmt.Sprint(i%3 + 1)
+		s.Label = map[string][]string{meta.LabelRun: {label}}
+		if i < 3 {
+			runs = append(runs, meta.Run{Label: label, Work: float64(10 + i), CPUNanos: 7, Process: 1 + i%2})
+		}
+	}
+	meta.Set(p, meta.Record{Name: "split", Build: "go1.26 linux/amd64", WorkUnit: meta.WorkIteration, SampledNanos: 3, UsedNanos: 4, Runs: runs})
+	x, err := FromProfile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRun, err := x.SplitRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byProc, err := x.SplitProcesses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(byRun) != 3 || len(byProc) != 2 {
+		t.Fatalf("%d runs, %d processes; want 3, 2", len(byRun), len(byProc))
+	}
+	for i, y := range append(byRun, byProc...) {
+		if want := meta.Read(y.Comments); !reflect.DeepEqual(y.Facts, want) {
+			t.Errorf("part %d: facts %+v, its comments read %+v", i, y.Facts, want)
+		}
+	}
+}

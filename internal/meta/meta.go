@@ -268,12 +268,19 @@ func Split(p *profile.Profile) ([]*profile.Profile, error) {
 }
 
 // RunComments returns comments with, as their record, r reduced to its run
-// j: the comments of that run's profile (Split).
+// j (Run): the comments of that run's profile (Split).
 func (r Record) RunComments(comments []string, j int) []string {
+	return withRecord(comments, r.Run(j))
+}
+
+// Run is r reduced to its run j: the record of that run's profile (Split),
+// for a caller that keeps it beside the comments rather than reading them
+// again.
+func (r Record) Run(j int) Record {
 	one := r
 	one.Runs = []Run{r.Runs[j]}
 	one.SampledNanos, one.UsedNanos = 0, 0 // the capture's, not the run's
-	return withRecord(comments, one)
+	return one
 }
 
 // GroupRuns returns the samples (by index) of each run of r, given the

@@ -160,6 +160,9 @@ type ProcessPart struct {
 	// whose work and CPU time are the process's runs' sums (work 0 when
 	// one of them did not know its own).
 	Comments []string
+	// Record is the record Comments hold, for a caller that keeps it
+	// rather than reading the comments again.
+	Record Record
 	// Period is the process's own sampling period (Run.PeriodNanos), or
 	// the profile's when its runs do not say.
 	Period int64
@@ -230,7 +233,7 @@ func (r Record) ProcessParts(comments []string, period int64, n int, labels func
 			}
 		}
 		slices.Sort(idx)
-		parts = append(parts, ProcessPart{Label: label, Samples: idx, Comments: withRecord(comments, one), Period: own})
+		parts = append(parts, ProcessPart{Label: label, Samples: idx, Comments: withRecord(comments, one), Record: one, Period: own})
 	}
 	return parts, nil
 }
