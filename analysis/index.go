@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -21,17 +20,18 @@ import (
 // builds the Index once and asks it.
 //
 // An Index is read-only once built and safe for concurrent use.
-type Index struct {
-	x *index.Index
-	// last is the last table built and its rows by function id, so that
-	// Through on it need not map the rows again (a hint: any table works).
-	last atomic.Pointer[tableRows]
-}
+//
+// What it holds is declared in an internal package (indexload), so that
+// package loaders can build an Index it decoded straight from a file, and
+// diff and perfassert read the facts of one, without an exported function
+// here that takes or returns an internal type.
+type Index indexload.Index
 
-type tableRows struct {
-	t     *Table
-	rowOf []int32
-}
+// data is what x holds.
+func (x *Index) data() *indexload.Index { return (*indexload.Index)(x) }
+
+// ix is x's index.
+func (x *Index) ix() *index.Index { return x.data().Index() }
 
 // NewIndex indexes p. p is not modified and may be dropped afterwards: the
 // Index keeps what it needs. The error is for profiles too large to index
@@ -46,13 +46,11 @@ func NewIndex(p *profile.Profile) (*Index, error) {
 	if err := x.CheckValues(); err != nil {
 		return nil, err
 	}
-	return &Index{x: x}, nil
+	return wrap(x), nil
 }
 
-func init() {
-	indexload.Wrap = func(x *index.Index) any { return &Index{x: x} }
-	indexload.Unwrap = func(x any) *index.Index { return x.(*Index).x }
-}
+// wrap is the Index of x.
+func wrap(x *index.Index) *Index { return (*Index)(indexload.New(x)) }
 
 // Processes returns one Index per process of a profile recorded in several
 // (a golden baseline perfassert.MatchBaseline recorded in more processes
@@ -62,7 +60,7 @@ func init() {
 // of the process's own profile. A profile of one process is one Index of
 // one run, and a profile without runs is returned alone. The error names
 // metadata or run labels that do not add up.
-func (x *Index) Processes() ([]*Index, error) { return x.parts(x.x.SplitProcesses()) }
+func (x *Index) Processes() ([]*Index, error) { return x.parts(x.ix().SplitProcesses()) }
 
 // parts wraps the parts x's index was split into (x itself when it is its
 // only part).
@@ -70,12 +68,12 @@ func (x *Index) parts(parts []*index.Index, err error) ([]*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(parts) == 1 && parts[0] == x.x {
+	if len(parts) == 1 && parts[0] == x.ix() {
 		return []*Index{x}, nil
 	}
 	out := make([]*Index, len(parts))
 	for i, p := range parts {
-		out[i] = &Index{x: p}
+		out[i] = wrap(p)
 	}
 	return out, nil
 }
@@ -86,7 +84,7 @@ func (x *Index) parts(parts []*index.Index, err error) ([]*Index, error) {
 // the Index of a profile without runs is returned alone. Each run's tables
 // are those of the run's own profile. The error names metadata or run
 // labels that do not add up.
-func (x *Index) Runs() ([]*Index, error) { return x.parts(x.x.SplitRuns()) }
+func (x *Index) Runs() ([]*Index, error) { return x.parts(x.ix().SplitRuns()) }
 
 // Work returns the units of work the profile's one run did and what they
 // count ("iteration" for perfassert.Capture, "op" for a benchmark), as
@@ -94,7 +92,7 @@ func (x *Index) Runs() ([]*Index, error) { return x.parts(x.x.SplitRuns()) }
 // they are unknown or the profile holds several runs (see Runs). The error
 // says the stored record is malformed.
 func (x *Index) Work() (float64, string, error) {
-	f := &x.x.Facts
+	f := &x.ix().Facts
 	rec := f.Record
 	if f.RecordErr != nil || !f.HasRecord || len(rec.Runs) != 1 || !(rec.Runs[0].Work > 0) {
 		return 0, "", f.RecordErr
@@ -106,8 +104,8 @@ func (x *Index) Work() (float64, string, error) {
 // warning when the capture that recorded it lost samples (its record's
 // sampled CPU time well below the CPU time the process used).
 func (x *Index) Warnings() []string {
-	w := x.x.Facts.Warnings
-	if rec, ok := x.x.Facts.Known(); ok {
+	w := x.ix().Facts.Warnings
+	if rec, ok := x.ix().Facts.Known(); ok {
 		if lost := rec.LostSamplesWarning(); lost != "" {
 			w = append(w, lost)
 		}
@@ -116,18 +114,18 @@ func (x *Index) Warnings() []string {
 }
 
 // NumSamples is the number of samples in the profile.
-func (x *Index) NumSamples() int { return x.x.NumSamples() }
+func (x *Index) NumSamples() int { return x.ix().NumSamples() }
 
 // LabelSets returns the distinct string label sets of the samples, each as
 // a map from key to values (an empty map for samples without labels). Use
 // it to say which threads or processes a profile has.
 func (x *Index) LabelSets() []map[string][]string {
-	used := make([]bool, len(x.x.LabelSets))
-	for _, id := range x.x.SampleLabels {
+	used := make([]bool, len(x.ix().LabelSets))
+	for _, id := range x.ix().SampleLabels {
 		used[id] = true
 	}
 	var out []map[string][]string
-	for id, ls := range x.x.LabelSets {
+	for id, ls := range x.ix().LabelSets {
 		if !used[id] {
 			continue
 		}
@@ -149,7 +147,7 @@ func (x *Index) Table(opts ...Option) (*Table, error) {
 	}
 	t, rowOf, err := x.table(sel)
 	if err == nil {
-		x.last.Store(&tableRows{t, rowOf})
+		x.data().SetLast(&indexload.LastTable{Table: t, RowOf: rowOf})
 	}
 	return t, err
 }
@@ -157,11 +155,11 @@ func (x *Index) Table(opts ...Option) (*Table, error) {
 // table is Table, with the row of each function id (-1 for functions with
 // no row).
 func (x *Index) table(sel Selection) (*Table, []int32, error) {
-	s, err := x.x.Sum(sel.index())
+	s, err := x.ix().Sum(sel.index())
 	if err != nil {
 		return nil, nil, err
 	}
-	ix := x.x
+	ix := x.ix()
 	st := ix.Types[s.TimeIdx]
 	t := &Table{
 		Total:        s.Total,

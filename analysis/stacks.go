@@ -75,15 +75,15 @@ func (x *Index) Through(t *Table, match func(name string) bool, leaf bool, opts 
 
 // rows maps the function ids of x to the rows of t (-1 without one).
 func (x *Index) rows(t *Table) []int32 {
-	if l := x.last.Load(); l != nil && l.t == t {
-		return l.rowOf
+	if l := x.data().Last(); l != nil && l.Table == any(t) {
+		return l.RowOf
 	}
 	at := make(map[Key]int32, len(t.Functions))
 	for i := range t.Functions {
 		at[t.Functions[i].Key] = int32(i)
 	}
-	rowOf := make([]int32, len(x.x.Funcs))
-	for id, f := range x.x.Funcs {
+	rowOf := make([]int32, len(x.ix().Funcs))
+	for id, f := range x.ix().Funcs {
 		r, ok := at[Key(f)]
 		if !ok {
 			r = -1
@@ -96,7 +96,7 @@ func (x *Index) rows(t *Table) []int32 {
 // stacks is Stacks, or Through when match is not nil. Frames of functions
 // without a row make it an error.
 func (x *Index) stacks(sel Selection, rowOf []int32, match func(string) bool, leaf bool) ([]Stack, error) {
-	ix := x.x
+	ix := x.ix()
 	ff := ix.FrameFunc
 	var (
 		hit   []bool  // per function id: match accepts its name

@@ -44,7 +44,7 @@ func byProcesses(xs ...[]*analysis.Index) bool {
 			if x == nil {
 				continue
 			}
-			if r, ok := indexload.Unwrap(x).Facts.Known(); ok && r.Processes() > 1 {
+			if r, ok := (*indexload.Index)(x).Index().Facts.Known(); ok && r.Processes() > 1 {
 				return true
 			}
 		}

@@ -235,7 +235,7 @@ func ReadIndex(r io.Reader, opts ...Option) (*analysis.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	return indexload.Wrap(x).(*analysis.Index), nil
+	return (*analysis.Index)(indexload.New(x)), nil
 }
 
 // readAs is Read, and with asIndex ReadIndex: the profile comes back as an

@@ -281,7 +281,7 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		}
 		return reportReport(t, "MatchBaseline", c.name, "function", rep)
 	}()
-	allocs := judgeAllocs(t, "MatchBaseline", "base = "+path+", head = current", indexload.Unwrap(base).Comments, current.Comments)
+	allocs := judgeAllocs(t, "MatchBaseline", "base = "+path+", head = current", (*indexload.Index)(base).Index().Comments, current.Comments)
 	return cpu && allocs
 }
 

@@ -54,7 +54,7 @@ func raceOf(r meta.Record) (race, known bool) {
 
 // recordOf is the record of x's profile (meta.Known), if it holds one.
 func recordOf(x *analysis.Index) meta.Record {
-	r, _ := indexload.Unwrap(x).Facts.Known()
+	r, _ := (*indexload.Index)(x).Index().Facts.Known()
 	return r
 }
 

@@ -171,7 +171,7 @@ func checkIndexes(base, current []*analysis.Index, opts ...diff.Option) (*diff.R
 // anyFunc reports whether some index of xs has a function matching re.
 func anyFunc(xs []*analysis.Index, re *regexp.Regexp) bool {
 	for _, x := range xs {
-		for _, f := range indexload.Unwrap(x).Funcs {
+		for _, f := range (*indexload.Index)(x).Index().Funcs {
 			if re.MatchString(f.Name) {
 				return true
 			}
