@@ -9,6 +9,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/index"
 	"github.com/hotbudget/hotbudget/internal/indexload"
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -39,14 +40,8 @@ func (x *Index) ix() *index.Index { return x.data().Index() }
 // a negative value, or values whose total overflows int64 (the loaders
 // refuse those too).
 func NewIndex(p *profile.Profile) (*Index, error) {
-	x, err := index.FromProfile(p)
-	if err != nil {
-		return nil, err
-	}
-	if err := x.CheckValues(); err != nil {
-		return nil, err
-	}
-	return wrap(x), nil
+	x, err := indexload.FromProfile(p, meta.Read(p.Comments))
+	return (*Index)(x), err
 }
 
 // wrap is the Index of x.

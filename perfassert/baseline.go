@@ -161,12 +161,13 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		t.Errorf("perfassert.MatchBaseline(%s): nil profile", path)
 		return false
 	}
-	race, _ := capturedUnderRace(current)
+	cur := readRecorded(current) // the one read of current's record
+	race, _ := raceOf(cur.rec)
 	if race {
 		path = racePath(path)
 	}
-	if isExactCapture(current) {
-		return matchExact(t, path, current, race)
+	if cur.isExact() {
+		return matchExact(t, path, cur, race)
 	}
 	if updating() {
 		if recordingChild() {
@@ -196,12 +197,12 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		adding := updateMode() == "add"
 		if adding {
 			var err error
-			if held, err = baselineToAdd(path, current); err != nil {
+			if held, err = baselineToAdd(path, cur.rec); err != nil {
 				t.Errorf("perfassert.MatchBaseline: %v", err)
 				return false
 			}
 		}
-		base, note, err := recordProcesses(t, path, current)
+		base, note, err := recordProcesses(t, path, cur)
 		if err == nil && adding {
 			var added string
 			base, added, err = addRecording(path, held, base)
@@ -217,11 +218,12 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		}
 		markRecorded(path)
 		msg := fmt.Sprintf("perfassert.MatchBaseline: updated baseline %s (%d samples", path, countSamples(base))
-		if n := len(runsOf(base)); n > 1 {
+		written := readRecorded(base)
+		if n := written.runs(); n > 1 {
 			msg += fmt.Sprintf(" in %d runs", n)
 		}
-		if rec, _ := meta.Known(base); rec.Processes() > 1 {
-			msg += fmt.Sprintf(" of %d processes", rec.Processes())
+		if n := written.rec.Processes(); n > 1 {
+			msg += fmt.Sprintf(" of %d processes", n)
 		}
 		msg += ")"
 		if note != "" {
@@ -243,12 +245,12 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		t.Errorf("perfassert.MatchBaseline: reading baseline: %v", err)
 		return false
 	}
-	cur, err := analysis.NewIndex(current)
+	curIndex, err := cur.index()
 	if err != nil {
 		t.Errorf("perfassert.MatchBaseline: current: %v", err)
 		return false
 	}
-	c := baselineSides(t, path, base, cur)
+	c := baselineSides(t, path, base, curIndex)
 	opts = append([]diff.Option{diff.WithoutHeadline(), diff.WithAlpha(BaselineAlpha)}, opts...)
 	cpu := func() bool {
 		if h, ok := t.(helper); ok {
@@ -259,7 +261,7 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 			failRegression(t, "MatchBaseline", c.name, err)
 			return false
 		}
-		if more, why := confirmable(t, c, current, rep, opts); more {
+		if more, why := confirmable(t, c, cur.rec, rep, opts); more {
 			if c, err = confirmHead(t, path, c, why); err != nil {
 				t.Errorf("perfassert.MatchBaseline: %v", err)
 				return false
@@ -319,13 +321,17 @@ type compared struct {
 	baseProcesses int  // how many, when byProcess
 }
 
-// runsOf is the runs of p, or p alone when its runs cannot be told.
-func runsOf(p *profile.Profile) []*profile.Profile {
-	runs, err := meta.Split(p)
-	if err != nil {
-		return []*profile.Profile{p}
+// runs is how many runs r's profile holds, as meta.Split would cut it: 1
+// when its runs cannot be told.
+func (r recorded) runs() int {
+	if r.facts.RecordErr != nil {
+		return 1
 	}
-	return runs
+	groups, err := r.facts.Record.GroupRuns(len(r.p.Sample), func(i int) []string { return r.p.Sample[i].Label[meta.LabelRun] })
+	if err != nil || groups == nil {
+		return 1
+	}
+	return len(groups)
 }
 
 // WriteBaseline writes p to path as a gzipped pprof profile, atomically:

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/meta"
@@ -55,11 +54,11 @@ const confirmScreen = 0.1
 // with a baseline of several processes (c) should be repeated with more
 // processes of the current test, and says why: it failed, or a function
 // of the gate is slower at confirmScreen.
-func confirmable(t TestingT, c compared, current *profile.Profile, rep *diff.Report, opts []diff.Option) (bool, string) {
+func confirmable(t TestingT, c compared, current meta.Record, rep *diff.Report, opts []diff.Option) (bool, string) {
 	if !c.byProcess || len(c.head) != 1 || recordOf(c.head[0]).Processes() > 1 || !testing.Testing() || recordingChild() {
 		return false, ""
 	}
-	if rec, _ := meta.Known(current); rec.Sampler == "" {
+	if current.Sampler == "" {
 		return false, "" // not a capture of this process
 	}
 	if nm, ok := t.(namer); !ok || nm.Name() == "" {

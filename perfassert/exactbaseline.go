@@ -34,16 +34,10 @@ func exactProcesses() (int, error) {
 	return baselineProcesses()
 }
 
-// isExactCapture reports whether p holds counts of the exact instrument.
-func isExactCapture(p *profile.Profile) bool {
-	rec, _ := meta.Known(p)
-	return rec.Instrument != ""
-}
-
 // matchExact is MatchBaseline for a capture of exact counts: it records the
 // baseline in several processes, or judges the capture against it without
 // statistics (diff.CompareCounts).
-func matchExact(t TestingT, path string, current *profile.Profile, race bool) bool {
+func matchExact(t TestingT, path string, current recorded, race bool) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
@@ -52,7 +46,7 @@ func matchExact(t TestingT, path string, current *profile.Profile, race bool) bo
 			logf(t, "perfassert.MatchBaseline: baseline %s was recorded by this test process already (%s); kept, not recorded again: run the test without %s to compare with it", path, again, UpdateEnv)
 			return true
 		}
-		base, note, err := recordExact(t, current)
+		base, note, err := recordExact(t, current.p)
 		if err == nil {
 			err = WriteBaseline(path, base)
 		}
@@ -69,7 +63,7 @@ func matchExact(t TestingT, path string, current *profile.Profile, race bool) bo
 		logf(t, "%s", msg)
 		return true
 	}
-	base, err := loaders.Load(path)
+	loaded, err := loaders.Load(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			t.Errorf("perfassert.MatchBaseline: no baseline at %s; create it by running, in the module root:\n    %s", path, exactUpdateCommand(t, race))
@@ -78,14 +72,16 @@ func matchExact(t TestingT, path string, current *profile.Profile, race bool) bo
 		t.Errorf("perfassert.MatchBaseline: reading baseline: %v", err)
 		return false
 	}
-	if why := exactMismatch(base, current); why != "" {
+	base := readRecorded(loaded) // the one read of the baseline's record
+	br, cr := base.rec, current.rec
+	if why := exactMismatch(br, cr); why != "" {
 		t.Errorf("perfassert.MatchBaseline: baseline %s %s; record it again:\n    %s", path, why, exactUpdateCommand(t, race))
 		return false
 	}
-	if br, cr := recordOf2(base, current); br.Depends["valgrind"] != cr.Depends["valgrind"] {
+	if br.Depends["valgrind"] != cr.Depends["valgrind"] {
 		logf(t, "perfassert.MatchBaseline: baseline %s was counted by %s, this capture by %s: compared all the same (the program's instructions do not depend on valgrind's version)", path, textfmt.Line(orNone(br.Depends["valgrind"])), textfmt.Line(orNone(cr.Depends["valgrind"])))
 	}
-	return judgeCounts(t, "MatchBaseline", "base = "+path+", head = current", base, current)
+	return judgeCounts(t, "MatchBaseline", "base = "+path+", head = current", base.p, current.p)
 }
 
 // exactUpdateCommand is updateCommand for a baseline of counts, run by
@@ -138,12 +134,11 @@ func judgeCounts(t TestingT, check, sides string, base, current *profile.Profile
 // must hold on a CI runner with another distribution's valgrind.
 var noted = map[string]bool{"valgrind": true}
 
-// exactMismatch says why base cannot judge current, "" when it can: base
-// is not exact, or what the counts depend on differs (the Go version,
-// platform, GOAMD64 level, race detector or the module's dependencies).
-func exactMismatch(base, current *profile.Profile) string {
-	br, _ := meta.Known(base)
-	cr, _ := meta.Known(current)
+// exactMismatch says why a baseline recorded as br cannot judge a capture
+// recorded as cr, "" when it can: the baseline is not exact, or what the
+// counts depend on differs (the Go version, platform, GOAMD64 level, race
+// detector or the module's dependencies).
+func exactMismatch(br, cr meta.Record) string {
 	if br.Instrument == "" {
 		return "holds sampled time, and the current capture counts instructions (perfassert.Instructions)"
 	}
@@ -166,13 +161,6 @@ func exactMismatch(base, current *profile.Profile) string {
 		why += " (counts are one Go version's: to judge several Go releases, as a CI matrix does, keep a baseline per release, e.g. in testdata/" + c + "/)"
 	}
 	return why
-}
-
-// recordOf2 is the records of two profiles.
-func recordOf2(a, b *profile.Profile) (meta.Record, meta.Record) {
-	ra, _ := meta.Known(a)
-	rb, _ := meta.Known(b)
-	return ra, rb
 }
 
 func orNone(s string) string {

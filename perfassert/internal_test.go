@@ -92,9 +92,9 @@ func TestCaptureRecordsBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	race, known := capturedUnderRace(p)
+	race, known := raceOf(readRecorded(p).rec)
 	if !known || race != raceEnabled {
-		t.Errorf("capturedUnderRace = %v, %v; want %v, true (comments %q)", race, known, raceEnabled, p.Comments)
+		t.Errorf("raceOf = %v, %v; want %v, true (comments %q)", race, known, raceEnabled, p.Comments)
 	}
 }
 

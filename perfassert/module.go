@@ -37,14 +37,39 @@ func modulePattern(mod string) *regexp.Regexp {
 	return regexp.MustCompile(`^` + regexp.QuoteMeta(mod) + `(/|\.|_test\.)`)
 }
 
-// capturedUnderRace reports whether p was captured by a binary built with
-// the race detector, and whether p says at all (captures do).
-func capturedUnderRace(p *profile.Profile) (race, known bool) {
-	r, _ := meta.Known(p)
-	return raceOf(r)
+// recorded is a profile with its facts read once (meta.Read: the record,
+// the mark of exact counts, the loaders' warnings), for code that asks
+// several questions of one profile: MatchBaseline reads each side, the
+// current capture and the baseline, into one and passes it along, so that
+// the race check, the choice of an exact comparison, the recording, the
+// comparison's index and its notes take the record from here instead of
+// parsing the profile's comments again.
+type recorded struct {
+	p     *profile.Profile
+	facts meta.Facts
+	rec   meta.Record // facts.Known(): zero when p holds no record that can be read
 }
 
-// raceOf is capturedUnderRace for the record r.
+// readRecorded reads p's facts.
+func readRecorded(p *profile.Profile) recorded {
+	f := meta.Read(p.Comments)
+	rec, _ := f.Known()
+	return recorded{p: p, facts: f, rec: rec}
+}
+
+// index is the analysis.Index of r's profile, which keeps the facts read
+// already.
+func (r recorded) index() (*analysis.Index, error) {
+	x, err := indexload.FromProfile(r.p, r.facts)
+	return (*analysis.Index)(x), err
+}
+
+// isExact reports whether r holds counts of the exact instrument.
+func (r recorded) isExact() bool { return r.rec.Instrument != "" }
+
+// raceOf reports whether the profile recorded as r was captured by a
+// binary built with the race detector, and whether r says at all
+// (captures do).
 func raceOf(r meta.Record) (race, known bool) {
 	if r.Build == "" {
 		return false, false

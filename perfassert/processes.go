@@ -124,7 +124,7 @@ type childRuns struct {
 // captures of n-1 more processes running the test again, when current is
 // a capture of this process that can be recorded that way; otherwise
 // current alone, with a note saying why (empty when nothing was asked).
-func recordProcesses(t TestingT, path string, current *profile.Profile) (*profile.Profile, string, error) {
+func recordProcesses(t TestingT, path string, current recorded) (*profile.Profile, string, error) {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
@@ -133,20 +133,20 @@ func recordProcesses(t TestingT, path string, current *profile.Profile) (*profil
 		return nil, "", err
 	}
 	if n <= 1 {
-		return current, "", nil
+		return current.p, "", nil
 	}
-	rec, ok, err := meta.Get(current)
-	if err != nil || !ok || rec.Sampler == "" || rec.Processes() != 1 || len(rec.Runs) == 0 {
-		return current, "", nil // not a capture of this process: written as given
+	rec := current.rec // zero when current holds no record: not a capture
+	if rec.Sampler == "" || rec.Processes() != 1 || len(rec.Runs) == 0 {
+		return current.p, "", nil // not a capture of this process: written as given
 	}
 	nm, ok := t.(namer)
 	if !ok || nm.Name() == "" || !testing.Testing() {
-		return current, fmt.Sprintf("recorded in this process alone (%s asks %d): only a test with a name can be run again in other processes", ProcessesEnv, n), nil
+		return current.p, fmt.Sprintf("recorded in this process alone (%s asks %d): only a test with a name can be run again in other processes", ProcessesEnv, n), nil
 	}
 	name := nm.Name()
 	c := runChildren(t, name, n-1, fmt.Sprintf("recording baselines of %s in %d processes: running it %d more times (%s sets how many)", name, n, n-1, ProcessesEnv))
 	ps, failed := c.captures(path)
-	ps = append([]*profile.Profile{current}, ps...)
+	ps = append([]*profile.Profile{current.p}, ps...)
 	if len(failed) > 0 {
 		// The processes' output is the test's own, printed again in this
 		// test's failure: escaped like any text a test log shows.
@@ -300,9 +300,10 @@ const maxAddedProcesses = 48
 
 // baselineToAdd is the baseline at path that current's recording is to be
 // added to (UpdateEnv=add), nil when there is none. One recorded by another
-// build, sampler or race setting than current cannot be added to, since its
-// processes would not compare with the new ones.
-func baselineToAdd(path string, current *profile.Profile) (*profile.Profile, error) {
+// build, sampler or race setting than current (the record of the capture)
+// cannot be added to, since its processes would not compare with the new
+// ones.
+func baselineToAdd(path string, current meta.Record) (*profile.Profile, error) {
 	old, err := loaders.Load(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -311,7 +312,7 @@ func baselineToAdd(path string, current *profile.Profile) (*profile.Profile, err
 		return nil, fmt.Errorf("adding to baseline %s: %w", path, err)
 	}
 	or, ok := meta.Known(old)
-	nr, _ := meta.Known(current)
+	nr := current
 	anew := fmt.Sprintf("record it anew (%s=1)", UpdateEnv)
 	if !ok || len(or.Runs) == 0 {
 		return nil, fmt.Errorf("adding to baseline %s: it records no runs (it was written before baselines held them): %s", path, anew)

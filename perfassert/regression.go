@@ -34,9 +34,9 @@ func NoRegression(t TestingT, base, current *profile.Profile, opts ...diff.Optio
 		t.Errorf("perfassert.NoRegression: nil profile (base %v, current %v)", base != nil, current != nil)
 		return false
 	}
-	if isExactCapture(base) || isExactCapture(current) {
+	if b, c := readRecorded(base), readRecorded(current); b.isExact() || c.isExact() {
 		// Counts (Instructions): judged exactly, function by function.
-		if why := exactMismatch(base, current); why != "" {
+		if why := exactMismatch(b.rec, c.rec); why != "" {
 			t.Errorf("perfassert.NoRegression: the baseline %s", why)
 			return false
 		}

@@ -411,6 +411,13 @@ func appendUvarint(b []byte, v uint64) []byte {
 // and a nil location name an unsymbolized frame, nil samples are skipped,
 // and samples with too few values are recorded in Short.
 func FromProfile(p *profile.Profile) (*Index, error) {
+	return FromProfileFacts(p, meta.Read(p.Comments))
+}
+
+// FromProfileFacts is FromProfile for a caller that read p's facts
+// already (f is meta.Read(p.Comments)): the index keeps f rather than
+// reading the comments again.
+func FromProfileFacts(p *profile.Profile, f meta.Facts) (*Index, error) {
 	b := newBuilder(len(p.Function)+1, len(p.Location), len(p.Sample))
 	x := b.x
 	x.Types = make([]pbuild.ValueType, len(p.SampleType))
@@ -426,7 +433,7 @@ func FromProfile(p *profile.Profile) (*Index, error) {
 	x.Period = p.Period
 	x.DurationNanos = p.DurationNanos
 	x.Comments = slices.Clone(p.Comments)
-	x.Facts = meta.Read(x.Comments)
+	x.Facts = f
 
 	// Locations by ID when the IDs are compact (every writer's are), by
 	// pointer otherwise; the pointer check keeps duplicate or foreign IDs

@@ -14,7 +14,10 @@ package indexload
 import (
 	"sync/atomic"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/hotbudget/hotbudget/internal/index"
+	"github.com/hotbudget/hotbudget/internal/meta"
 )
 
 // Index is the data of an analysis.Index. It is read-only once built,
@@ -36,6 +39,20 @@ type LastTable struct {
 
 // New returns the Index of x.
 func New(x *index.Index) *Index { return &Index{x: x} }
+
+// FromProfile indexes p, whose facts f were read already (meta.Read(p.Comments)),
+// as analysis.NewIndex does: the error is index.FromProfile's or
+// CheckValues's.
+func FromProfile(p *profile.Profile, f meta.Facts) (*Index, error) {
+	x, err := index.FromProfileFacts(p, f)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.CheckValues(); err != nil {
+		return nil, err
+	}
+	return New(x), nil
+}
 
 // Index returns the index.Index of h.
 func (h *Index) Index() *index.Index { return h.x }
