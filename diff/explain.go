@@ -1,3 +1,5 @@
+// Explanations: which call paths carry a function's change (Explanation, PathChange), built as a tree of paths per row.
+
 package diff
 
 import (

@@ -1,3 +1,5 @@
+// Explanations: judging a call path's change between the runs of the two sides (its significance and size).
+
 package diff
 
 import (

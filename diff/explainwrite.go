@@ -1,3 +1,5 @@
+// Explanations: writing them, in the text and Markdown reports.
+
 package diff
 
 import (

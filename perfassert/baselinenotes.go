@@ -1,3 +1,5 @@
+// The notes MatchBaseline adds to a comparison's result: a machine in another state, a busy machine, a thin baseline.
+
 package perfassert
 
 import (
@@ -128,14 +130,6 @@ func currentProcesses(n int) string {
 		return "process"
 	}
 	return fmt.Sprintf("%d processes", n)
-}
-
-// plural is "1 process" or "3 processes".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // thinBaseline says when a baseline is too thin for the comparison: the

@@ -1,3 +1,5 @@
+// Confirming a suspicious MatchBaseline comparison with more processes of the current test.
+
 package perfassert
 
 import (

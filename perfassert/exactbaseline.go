@@ -1,3 +1,5 @@
+// MatchBaseline for captures of exact counts (Instructions): recording them in processes and judging them without statistics.
+
 package perfassert
 
 import (

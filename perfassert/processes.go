@@ -1,3 +1,5 @@
+// Running the test again in more processes of the test binary (to record a baseline or confirm a comparison), and adding a recording to a baseline (UpdateEnv=add).
+
 package perfassert
 
 import (

@@ -57,6 +57,22 @@ func NoRegression(t TestingT, base, current *profile.Profile, opts ...diff.Optio
 	return cpu && allocs
 }
 
+// plural is "1 process" or "3 processes".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// profiles is "1 baseline profile" or "5 baseline profiles".
+func profiles(n int, kind string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s profile", kind)
+	}
+	return fmt.Sprintf("%d %s profiles", n, kind)
+}
+
 // runsNote is " (N runs)" for a side of several runs.
 func runsNote(runs int) string {
 	if runs < 2 {
