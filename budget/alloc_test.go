@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/limits"
 	"github.com/hotbudget/hotbudget/loaders"
-	"github.com/hotbudget/hotbudget/perfassert"
 )
 
 func TestAllocLimitsParse(t *testing.T) {
@@ -27,22 +27,23 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[Kind]float64{}
+	got := map[string]float64{}
 	for _, r := range b.Rules {
 		for _, l := range r.Limits {
-			got[l.Kind] = l.Value
+			k, _ := l.key()
+			got[k] = l.value()
 		}
 	}
-	if got[MaxAllocs] != 12 || got[MaxTotalAllocs] != 0 || got[MaxTotalAllocBytes] != 2e6 || got[MaxAllocBytes] != 512 {
+	if got["max_allocs"] != 12 || got["max_total_allocs"] != 0 || got["max_total_alloc_bytes"] != 2e6 || got["max_alloc_bytes"] != 512 {
 		t.Errorf("limits %v", got)
 	}
-	if b.Rules[1].Limits[0].Value != 1536 {
-		t.Errorf("1.5KiB = %v", b.Rules[1].Limits[0].Value)
+	if b.Rules[1].Limits[0].Bound != (limits.Limit{Quantity: limits.SelfAllocBytes, Count: 1536}) {
+		t.Errorf("1.5KiB = %v", b.Rules[1].Limits[0].Bound)
 	}
 	if b.Rules[0].Selection.SampleType != "alloc_objects" || b.Rules[1].Selection.SampleType != "alloc_space" {
 		t.Errorf("sample types %q %q", b.Rules[0].Selection.SampleType, b.Rules[1].Selection.SampleType)
 	}
-	if MaxAllocs.Unit() != "objects" || MaxTotalAllocBytes.Unit() != "bytes" {
+	if _, u := b.Rules[0].Limits[0].key(); u != "objects" {
 		t.Error("units")
 	}
 	_, err = Parse("bad.yaml", []byte(`version: 1
@@ -93,13 +94,14 @@ func TestAllocLimitsCheck(t *testing.T) {
 	}
 	for i, c := range res.Checks {
 		r := &b.Rules[map[int]int{0: 0, 1: 0, 2: 1}[i]]
-		sel, limit, opts := Assertion(r, r.Limits[map[int]int{0: 0, 1: 1, 2: 0}[i]])
-		want, err := perfassert.Check(p, sel, limit, opts...)
+		l := r.Limits[map[int]int{0: 0, 1: 1, 2: 0}[i]]
+		sel, opts := assertion(r, l)
+		want, err := limits.Check(p, sel, l.Bound, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if c.Message != want.Summary() || c.Got != float64(want.Value) {
-			t.Errorf("%s: %q (got %v), the assertion says %q (%v)", c.Kind, c.Message, c.Got, want.Summary(), float64(want.Value))
+			t.Errorf("%s: %q (got %v), the assertion says %q (%v)", c.Check, c.Message, c.Got, want.Summary(), float64(want.Value))
 		}
 	}
 	// go tool pprof -top -sample_index=alloc_space: main.encode 47.01MB

@@ -10,6 +10,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/budget"
+	"github.com/hotbudget/hotbudget/limits"
 	"github.com/hotbudget/hotbudget/loaders"
 	"github.com/hotbudget/hotbudget/perfassert"
 )
@@ -59,7 +60,7 @@ func checkFile(t *testing.T, path string, ps []*profile.Profile) (*budget.Budget
 
 // same compares a budget line with the assertion's result: pass, what was
 // judged, the number and the text.
-func same(t *testing.T, c budget.RuleResult, r *perfassert.Result) {
+func same(t *testing.T, c budget.RuleResult, r *limits.Result) {
 	t.Helper()
 	got := float64(r.Value)
 	if c.Unit == "share" {
@@ -99,24 +100,24 @@ func TestBudgetLineIsTheAssertion(t *testing.T) {
 		line   int
 		check  string
 		sel    string
-		limit  perfassert.Limit
+		limit  limits.Limit
 		opts   []perfassert.Option
 		assert func(perfassert.TestingT) bool
 	}{
-		{7, "MaxSelfTime", "main.parseRecords", perfassert.Limit{Quantity: perfassert.SelfTime, Time: 100 * ms}, []perfassert.Option{drop},
+		{7, "MaxSelfTime", "main.parseRecords", limits.Limit{Quantity: limits.SelfTime, Time: 100 * ms}, []perfassert.Option{drop},
 			func(t perfassert.TestingT) bool {
 				return perfassert.MaxSelfTime(t, p, "main.parseRecords", 100*ms, drop)
 			}},
-		{8, "MaxTotalShare", "main.parseRecords", perfassert.Limit{Quantity: perfassert.TotalShare, Share: 0.70}, []perfassert.Option{drop},
+		{8, "MaxTotalShare", "main.parseRecords", limits.Limit{Quantity: limits.TotalShare, Share: 0.70}, []perfassert.Option{drop},
 			func(t perfassert.TestingT) bool {
 				return perfassert.MaxTotalShare(t, p, "main.parseRecords", 0.70, drop)
 			}},
-		{10, "MaxSelfTime", "^crypto/", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second},
+		{10, "MaxSelfTime", "^crypto/", limits.Limit{Quantity: limits.SelfTime, Time: time.Second},
 			[]perfassert.Option{perfassert.Regexp(), perfassert.EachMatch(), drop},
 			func(t perfassert.TestingT) bool {
 				return perfassert.MaxSelfTime(t, p, "^crypto/", time.Second, perfassert.Regexp(), perfassert.EachMatch(), drop)
 			}},
-		{12, "MaxSelfTime", "main.parseRecord", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}, []perfassert.Option{drop},
+		{12, "MaxSelfTime", "main.parseRecord", limits.Limit{Quantity: limits.SelfTime, Time: time.Second}, []perfassert.Option{drop},
 			func(t perfassert.TestingT) bool {
 				return perfassert.MaxSelfTime(t, p, "main.parseRecord", time.Second, drop)
 			}},
@@ -129,7 +130,7 @@ func TestBudgetLineIsTheAssertion(t *testing.T) {
 		if c.Line != tc.line {
 			t.Fatalf("check %d is line %d, want %d", i, c.Line, tc.line)
 		}
-		r, err := perfassert.Check(p, tc.sel, tc.limit, tc.opts...)
+		r, err := limits.Check(p, tc.sel, tc.limit, tc.opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +157,7 @@ func TestBudgetLineIsTheAssertion(t *testing.T) {
 
 // TestEveryBudgetLineIsItsAssertion: every limit of every budget file under
 // testdata (but max_regression, which diff judges) gives the result of
-// budget.Assertion's check, on one profile and on several.
+// the limits check of its Bound, on one profile and on several.
 func TestEveryBudgetLineIsItsAssertion(t *testing.T) {
 	busy := loadAll(t, "../testdata/pprof/busy.pb.gz")
 	heads, err := filepath.Glob("../testdata/record/head/*.pb.gz")
@@ -175,7 +176,7 @@ func TestEveryBudgetLineIsItsAssertion(t *testing.T) {
 		{"perop.yaml", records[:1]},
 	} {
 		b, res := checkFile(t, "../testdata/budget/"+tc.file, tc.profiles)
-		ck, err := perfassert.NewChecker(tc.profiles...)
+		ck, err := limits.NewChecker(tc.profiles...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,14 +186,14 @@ func TestEveryBudgetLineIsItsAssertion(t *testing.T) {
 			for _, l := range r.Limits {
 				c := res.Checks[i]
 				i++
-				sel, limit, opts := budget.Assertion(r, l)
-				a, err := ck.Check(sel, limit, opts...)
+				sel, opts := budget.Assertion(r, l)
+				a, err := ck.Check(sel, l.Bound, opts...)
 				if err != nil {
 					t.Fatal(err)
 				}
 				same(t, c, a)
 				if len(tc.profiles) == 1 {
-					one, err := perfassert.Check(tc.profiles[0], sel, limit, opts...)
+					one, err := limits.Check(tc.profiles[0], sel, l.Bound, opts...)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -79,8 +79,10 @@
 //     text: max_self is MaxSelfTime, max_total_share MaxTotalShare, the
 //     per-op limits add PerIteration, and thread, process and
 //     drop_synthetic are the rule's analysis.Selection (perfassert's
-//     WithSelection). Assertion gives the check a limit makes; the
-//     message of a result is limits.Result.Summary.
+//     WithSelection). A Limit's Bound is the limits.Limit it checks; a
+//     match rule adds limits.Regexp and limits.EachMatch, allow_missing
+//     limits.AllowMissing. The message of a result is
+//     limits.Result.Summary.
 //   - Several profiles are runs of the same program: a time limit applies
 //     to the mean time per run (a run without the function counts as
 //     zero), a share limit to the share of all runs pooled, a per-op
@@ -117,6 +119,7 @@ import (
 
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/limits"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -157,63 +160,83 @@ type Rule struct {
 	Limits []Limit
 }
 
-// Selector returns the rule's function name, or its pattern between slashes.
-func (r *Rule) Selector() string {
+// selector returns the rule's function name, or its pattern between slashes.
+func (r *Rule) selector() string {
 	if r.Match != nil {
 		return "/" + r.Match.String() + "/"
 	}
 	return r.Function
 }
 
-// Kind names a limit, as it is spelled in the budget file.
-type Kind string
-
-// The kinds of limit.
-const (
-	MaxSelf       Kind = "max_self"         // Value in nanoseconds
-	MaxTotal      Kind = "max_total"        // Value in nanoseconds
-	MaxSelfShare  Kind = "max_self_share"   // Value a fraction in [0,1]
-	MaxTotalShare Kind = "max_total_share"  // Value a fraction in [0,1]
-	MaxRegression Kind = "max_regression"   // Value a relative change (0.10 = +10%)
-	MaxSelfPerOp  Kind = "max_self_per_op"  // Value in nanoseconds per unit of work
-	MaxTotalPerOp Kind = "max_total_per_op" // Value in nanoseconds per unit of work
-
-	// Allocation limits, on heap and allocation profiles: what a function
-	// allocates itself (as the leaf frame) or with everything it calls.
-	MaxAllocs          Kind = "max_allocs"            // Value in objects
-	MaxTotalAllocs     Kind = "max_total_allocs"      // Value in objects
-	MaxAllocBytes      Kind = "max_alloc_bytes"       // Value in bytes
-	MaxTotalAllocBytes Kind = "max_total_alloc_bytes" // Value in bytes
-)
-
-// Limit is one bound of a rule.
+// Limit is one bound of a rule, in package limits' vocabulary: the
+// quantity a key bounds is a limits.Quantity, so that a budget line and
+// the perfassert assertion of the same bound are one check.
 type Limit struct {
-	Kind  Kind
-	Value float64 // nanoseconds or fraction, see Kind
-	Line  int
+	// Bound is the limit as limits.Check and perfassert's assertions take
+	// it: max_self is a limits.SelfTime bound (Bound.Time), max_total
+	// limits.TotalTime, max_self_share and max_total_share
+	// limits.SelfShare and limits.TotalShare (Bound.Share), max_allocs,
+	// max_total_allocs, max_alloc_bytes and max_total_alloc_bytes
+	// limits.SelfAllocs, limits.TotalAllocs, limits.SelfAllocBytes and
+	// limits.TotalAllocBytes (Bound.Count). It is zero for max_regression.
+	Bound limits.Limit
+	// PerIteration makes a time Bound per unit of work
+	// (max_self_per_op, max_total_per_op), as limits.PerIteration does.
+	PerIteration bool
+	// Regression is max_regression's limit: the smallest relative
+	// increase that fails (0.10 = +10%).
+	Regression float64
+	Line       int // line of the limit in the budget file
 }
 
-// Unit returns "ns" for time limits, "ns/op" for time per unit of work,
-// "share" for shares, "objects" and "bytes" for allocation limits and
-// "relative" for regressions: the unit of Value and of a result's Got.
-func (k Kind) Unit() string {
-	switch k {
-	case MaxAllocs, MaxTotalAllocs:
-		return "objects"
-	case MaxAllocBytes, MaxTotalAllocBytes:
-		return "bytes"
-	case MaxSelf, MaxTotal:
-		return "ns"
-	case MaxSelfPerOp, MaxTotalPerOp:
-		return "ns/op"
-	case MaxSelfShare, MaxTotalShare:
-		return "share"
+// limitKeys are the keys of a budget file's limits, with the bound each
+// sets: the one place the file's words meet package limits' quantities.
+var limitKeys = []struct {
+	key   string
+	q     limits.Quantity // empty: max_regression
+	perOp bool
+	unit  string // of RuleResult.Got and Limit
+}{
+	{"max_self", limits.SelfTime, false, "ns"},
+	{"max_total", limits.TotalTime, false, "ns"},
+	{"max_self_share", limits.SelfShare, false, "share"},
+	{"max_total_share", limits.TotalShare, false, "share"},
+	{"max_regression", "", false, "relative"},
+	{"max_self_per_op", limits.SelfTime, true, "ns/op"},
+	{"max_total_per_op", limits.TotalTime, true, "ns/op"},
+	{"max_allocs", limits.SelfAllocs, false, "objects"},
+	{"max_total_allocs", limits.TotalAllocs, false, "objects"},
+	{"max_alloc_bytes", limits.SelfAllocBytes, false, "bytes"},
+	{"max_total_alloc_bytes", limits.TotalAllocBytes, false, "bytes"},
+}
+
+// key is the budget file's key of l ("max_self") and the unit of its
+// value and result: "ns", "ns/op", "share", "objects", "bytes" or
+// "relative".
+func (l Limit) key() (key, unit string) {
+	for _, k := range limitKeys {
+		if k.q == l.Bound.Quantity && k.perOp == l.PerIteration {
+			return k.key, k.unit
+		}
 	}
-	return "relative"
+	return "", ""
 }
 
-// MaxFileSize bounds a budget file.
-const MaxFileSize = 1 << 20
+// value is l's bound in its unit (RuleResult.Limit).
+func (l Limit) value() float64 {
+	switch _, unit := l.key(); unit {
+	case "ns", "ns/op":
+		return float64(l.Bound.Time)
+	case "share":
+		return l.Bound.Share
+	case "objects", "bytes":
+		return float64(l.Bound.Count)
+	}
+	return l.Regression
+}
+
+// maxFileSize bounds a budget file.
+const maxFileSize = 1 << 20
 
 // Load reads and parses the budget file at path; errors name the path.
 func Load(path string) (*Budget, error) {
@@ -222,7 +245,7 @@ func Load(path string) (*Budget, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -232,8 +255,8 @@ func Load(path string) (*Budget, error) {
 // Parse reads a budget file. name is used in error messages, which have the
 // form "name:line: what is wrong" (several joined by newlines).
 func Parse(name string, data []byte) (*Budget, error) {
-	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("%s: budget file larger than %d bytes", name, MaxFileSize)
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("%s: budget file larger than %d bytes", name, maxFileSize)
 	}
 	trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
 	if len(trimmed) == 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/limits"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -36,7 +37,7 @@ func TestLoad(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 	big := t.TempDir() + "/big.yaml"
-	if err := os.WriteFile(big, bytes.Repeat([]byte("#\n"), MaxFileSize), 0o644); err != nil {
+	if err := os.WriteFile(big, bytes.Repeat([]byte("#\n"), maxFileSize), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Load(big); err == nil || !strings.Contains(err.Error(), "larger than") {
@@ -72,10 +73,10 @@ rules:
 	}
 	r0, r1 := b.Rules[0], b.Rules[1]
 	want0 := []Limit{
-		{MaxSelf, float64(20 * time.Millisecond), 11},
-		{MaxTotal, float64(1500 * time.Millisecond), 12},
-		{MaxSelfShare, 0.05, 13},
-		{MaxTotalShare, 0.125, 14},
+		{Bound: limits.Limit{Quantity: limits.SelfTime, Time: 20 * time.Millisecond}, Line: 11},
+		{Bound: limits.Limit{Quantity: limits.TotalTime, Time: 1500 * time.Millisecond}, Line: 12},
+		{Bound: limits.Limit{Quantity: limits.SelfShare, Share: 0.05}, Line: 13},
+		{Bound: limits.Limit{Quantity: limits.TotalShare, Share: 0.125}, Line: 14},
 	}
 	if !reflect.DeepEqual(r0.Limits, want0) {
 		t.Errorf("limits %+v, want %+v", r0.Limits, want0)
@@ -83,11 +84,11 @@ rules:
 	if r0.Line != 10 || r0.Function != "main.f" || !reflect.DeepEqual(r0.Selection, analysis.Selection{Threads: []string{"main"}, Processes: []string{"4242"}, DropSynthetic: true}) || r0.Metric != "total" || r0.Mode != "absolute" || r0.Assume != diff.AssumeNormal {
 		t.Errorf("rule 1 with defaults: %+v", r0)
 	}
-	if r1.Match == nil || r1.Match.String() != `^main\.` || r1.Selector() != `/^main\./` || r1.Name != "no regressions" ||
+	if r1.Match == nil || r1.Match.String() != `^main\.` || r1.selector() != `/^main\./` || r1.Name != "no regressions" ||
 		!r1.AllowMissing || !reflect.DeepEqual(r1.Selection, analysis.Selection{Threads: []string{"7"}, Processes: []string{"4242"}, DropSynthetic: true}) || r1.Metric != "self" || r1.Mode != "absolute" || r1.Assume != diff.AssumeNothing {
 		t.Errorf("rule 2: %+v", r1)
 	}
-	if len(r1.Limits) != 1 || r1.Limits[0].Kind != MaxRegression || r1.Limits[0].Value != 0.10 {
+	if len(r1.Limits) != 1 || r1.Limits[0].Bound.Quantity != "" || r1.Limits[0].Regression != 0.10 {
 		t.Errorf("rule 2 limits: %+v", r1.Limits)
 	}
 }
@@ -195,23 +196,23 @@ func TestCheckBusy(t *testing.T) {
 	}
 	type row struct {
 		line     int
-		kind     Kind
+		check    string
 		pass     bool
 		function string
 		got      float64
 	}
 	want := []row{
-		{7, MaxSelf, false, "main.parseRecords", 150e6},
-		{8, MaxTotalShare, true, "main.parseRecords", 990.0 / 1480},
-		{10, MaxSelf, false, "crypto/internal/fips140/sha256.blockSHANI", 1050e6},
-		{12, MaxSelf, false, "", 0},
+		{7, "max_self", false, "main.parseRecords", 150e6},
+		{8, "max_total_share", true, "main.parseRecords", 990.0 / 1480},
+		{10, "max_self", false, "crypto/internal/fips140/sha256.blockSHANI", 1050e6},
+		{12, "max_self", false, "", 0},
 	}
 	if len(res.Checks) != len(want) {
 		t.Fatalf("%d checks, want %d: %+v", len(res.Checks), len(want), res.Checks)
 	}
 	for i, w := range want {
 		c := res.Checks[i]
-		if c.Line != w.line || c.Kind != w.kind || c.Pass != w.pass || c.Function != w.function || abs(c.Got-w.got) > 1e-9*max(1, w.got) {
+		if c.Line != w.line || c.Check != w.check || c.Pass != w.pass || c.Function != w.function || abs(c.Got-w.got) > 1e-9*max(1, w.got) {
 			t.Errorf("check %d: got %+v\nwant %+v", i, c, w)
 		}
 	}
@@ -395,9 +396,9 @@ func TestDocExampleParses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the package doc's example does not parse: %v", err)
 	}
-	if len(b.Rules) != 5 || len(b.Rules[4].Limits) != 4 || b.Rules[4].Limits[3] != (Limit{Kind: MaxTotalAllocBytes, Value: 1.5 * (1 << 20), Line: b.Rules[4].Limits[3].Line}) ||
+	if len(b.Rules) != 5 || len(b.Rules[4].Limits) != 4 || b.Rules[4].Limits[3] != (Limit{Bound: limits.Limit{Quantity: limits.TotalAllocBytes, Count: 1.5 * (1 << 20)}, Line: b.Rules[4].Limits[3].Line}) ||
 		b.Rules[3].Selection.Threads[0] != "worker" || b.Rules[0].Selection.Threads[0] != "main" || !b.Rules[3].AllowMissing ||
-		b.Rules[2].Limits[0] != (Limit{Kind: MaxSelfPerOp, Value: 20e3, Line: b.Rules[2].Limits[0].Line}) {
+		b.Rules[2].Limits[0] != (Limit{Bound: limits.Limit{Quantity: limits.SelfTime, Time: 20e3}, PerIteration: true, Line: b.Rules[2].Limits[0].Line}) {
 		t.Errorf("doc example parsed as %+v", b.Rules)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
@@ -28,14 +27,14 @@ type RuleResult struct {
 	Line     int    `json:"line"`           // the limit's line in the budget file
 	Rule     string `json:"rule"`           // the rule's name, or its selector
 	Selector string `json:"selector"`       // function name or /regexp/
-	Kind     Kind   `json:"check"`          // max_self, ...
+	Check    string `json:"check"`          // the limit's key: max_self, ...
 	Pass     bool   `json:"pass"`           // the limit holds
 	Missing  bool   `json:"missing"`        // no function matched the selector
 	Matched  int    `json:"matched"`        // functions the selector matched
 	Function string `json:"function"`       // the function judged: the worst one for a pattern
 	File     string `json:"file,omitempty"` // its source file, when known
 	FuncLine int64  `json:"function_line,omitempty"`
-	// Unit is "ns", "ns/op", "share", "objects", "bytes" or "relative" (see Kind.Unit); Got
+	// Unit is "ns", "ns/op", "share", "objects", "bytes" or "relative" (of Check); Got
 	// and Limit are in it. For max_regression Got is the change of the
 	// worst matching function and Verdict/Q are diff's judgement of it.
 	Unit    string       `json:"unit"`
@@ -83,7 +82,7 @@ func Check(b *Budget, profiles, baseline []*profile.Profile) (*Result, error) {
 	}
 	for _, r := range b.Rules {
 		for _, l := range r.Limits {
-			if l.Kind == MaxRegression && len(baseline) == 0 {
+			if l.Bound.Quantity == "" && len(baseline) == 0 {
 				return nil, fmt.Errorf("%s:%d: max_regression needs baseline profiles", b.Name, l.Line)
 			}
 		}
@@ -95,7 +94,7 @@ func Check(b *Budget, profiles, baseline []*profile.Profile) (*Result, error) {
 		for _, l := range r.Limits {
 			var rr RuleResult
 			var err error
-			if l.Kind == MaxRegression {
+			if l.Bound.Quantity == "" {
 				rr, err = c.regression(r, l)
 			} else {
 				rr, err = c.limit(r, l)
@@ -123,35 +122,11 @@ type checker struct {
 	reports            map[regKey]*diff.Report
 }
 
-// quantity is the limits.Limit a budget limit is, and whether it is
-// per unit of work.
-func quantity(l Limit) (limits.Limit, bool) {
-	switch l.Kind {
-	case MaxSelf, MaxSelfPerOp:
-		return limits.Limit{Quantity: limits.SelfTime, Time: time.Duration(l.Value)}, l.Kind == MaxSelfPerOp
-	case MaxTotal, MaxTotalPerOp:
-		return limits.Limit{Quantity: limits.TotalTime, Time: time.Duration(l.Value)}, l.Kind == MaxTotalPerOp
-	case MaxSelfShare:
-		return limits.Limit{Quantity: limits.SelfShare, Share: l.Value}, false
-	case MaxAllocs:
-		return limits.Limit{Quantity: limits.SelfAllocs, Count: int64(l.Value)}, false
-	case MaxTotalAllocs:
-		return limits.Limit{Quantity: limits.TotalAllocs, Count: int64(l.Value)}, false
-	case MaxAllocBytes:
-		return limits.Limit{Quantity: limits.SelfAllocBytes, Count: int64(l.Value)}, false
-	case MaxTotalAllocBytes:
-		return limits.Limit{Quantity: limits.TotalAllocBytes, Count: int64(l.Value)}, false
-	}
-	return limits.Limit{Quantity: limits.TotalShare, Share: l.Value}, false
-}
-
-// Assertion returns what a limit of r checks as a limits check: the
-// selector, the limit and the options, so that limits.Check(p, sel, limit,
-// opts...), or perfassert.Check, whose types these are, is the check a
-// budget line makes, result and text alike. The limit must not be max_regression,
-// which diff judges.
-func Assertion(r *Rule, l Limit) (sel string, limit limits.Limit, opts []limits.Option) {
-	limit, perOp := quantity(l)
+// assertion returns what a limit of r checks as a limits check: the
+// selector and the options, so that limits.Check(p, sel, l.Bound,
+// opts...) is the check a budget line makes, result and text alike. The
+// limit must not be max_regression, which diff judges.
+func assertion(r *Rule, l Limit) (sel string, opts []limits.Option) {
 	opts = []limits.Option{limits.WithSelection(r.Selection)}
 	sel = r.Function
 	if r.Match != nil {
@@ -161,10 +136,10 @@ func Assertion(r *Rule, l Limit) (sel string, limit limits.Limit, opts []limits.
 	if r.AllowMissing {
 		opts = append(opts, limits.AllowMissing())
 	}
-	if perOp {
+	if l.PerIteration {
 		opts = append(opts, limits.PerIteration())
 	}
-	return sel, limit, opts
+	return sel, opts
 }
 
 // limit checks one limit with the limits package: the result's numbers
@@ -178,8 +153,8 @@ func (c *checker) limit(r *Rule, l Limit) (RuleResult, error) {
 		}
 		c.limits = ck
 	}
-	sel, limit, opts := Assertion(r, l)
-	res, err := c.limits.Check(sel, limit, opts...)
+	sel, opts := assertion(r, l)
+	res, err := c.limits.Check(sel, l.Bound, opts...)
 	if err != nil {
 		return rr, err
 	}
@@ -190,7 +165,7 @@ func (c *checker) limit(r *Rule, l Limit) (RuleResult, error) {
 	}
 	switch {
 	case res.Missing:
-	case l.Kind.Unit() == "share":
+	case l.Bound.Quantity == limits.SelfShare || l.Bound.Quantity == limits.TotalShare:
 		rr.Got = res.Share
 	default:
 		rr.Got = float64(res.Value)
@@ -203,9 +178,10 @@ func (c *checker) limit(r *Rule, l Limit) (RuleResult, error) {
 func newResult(r *Rule, l Limit) RuleResult {
 	name := r.Name
 	if name == "" {
-		name = r.Selector()
+		name = r.selector()
 	}
-	return RuleResult{Line: l.Line, Rule: name, Selector: r.Selector(), Kind: l.Kind, Unit: l.Kind.Unit(), Limit: l.Value}
+	key, unit := l.key()
+	return RuleResult{Line: l.Line, Rule: name, Selector: r.selector(), Check: key, Unit: unit, Limit: l.value()}
 }
 
 func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
@@ -216,12 +192,12 @@ func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
 	// would charge runtime.asyncPreempt to its caller, and the two lines
 	// said 60.37% and 60.85% of one function in one profile).
 	sel := r.Selection
-	k := regKey{sel: sel.String(), metric: r.Metric, mode: r.Mode, assume: r.Assume, minRelative: l.Value}
+	k := regKey{sel: sel.String(), metric: r.Metric, mode: r.Mode, assume: r.Assume, minRelative: l.Regression}
 	rep, ok := c.reports[k]
 	if !ok {
 		opts := []diff.Option{
 			diff.WithMetric(r.Metric), diff.WithMode(r.Mode),
-			diff.WithMinChange(l.Value, diff.DefaultSettings().MinAbsolute),
+			diff.WithMinChange(l.Regression, diff.DefaultSettings().MinAbsolute),
 			diff.WithSelection(sel),
 		}
 		if r.Assume != "" { // empty in a Rule built in Go: diff's default
@@ -246,11 +222,11 @@ func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
 	if len(rows) == 0 {
 		rr.Missing = true
 		rr.Pass = r.AllowMissing
-		rr.Message = fmt.Sprintf("no function %s among the %d compared", r.Selector(), len(all))
+		rr.Message = fmt.Sprintf("no function %s among the %d compared", r.selector(), len(all))
 		if sel := r.Selection.String(); sel != "" {
 			rr.Message += " (" + sel + ")"
 		}
-		switch hints := suggest.Closest(strings.Trim(r.Selector(), "/"), r.Match != nil, all, 3); {
+		switch hints := suggest.Closest(strings.Trim(r.selector(), "/"), r.Match != nil, all, 3); {
 		case r.AllowMissing:
 			rr.Message += "; allowed by allow_missing"
 		case len(hints) > 0:
@@ -276,7 +252,7 @@ func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
 	rr.Pass = w.Verdict != diff.Regressed
 	subject := w.Name
 	if r.Match != nil {
-		subject = fmt.Sprintf("%s (worst of %d matching %s)", w.Name, len(rows), r.Selector())
+		subject = fmt.Sprintf("%s (worst of %d matching %s)", w.Name, len(rows), r.selector())
 	}
 	metric := string(r.Metric)
 	if r.Mode == diff.Share {
@@ -288,10 +264,10 @@ func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
 		rr.Message = fmt.Sprintf("%s: new, not in the baseline", subject)
 	case diff.Regressed:
 		rr.Message = fmt.Sprintf("%s: %s %s -> %s (%s %s, q=%.3g) regressed by more than %s", subject, metric,
-			f.Base, f.Head, f.Change, rep.ChangeHeader(), w.Q, textfmt.Percent(l.Value))
+			f.Base, f.Head, f.Change, rep.ChangeHeader(), w.Q, textfmt.Percent(l.Regression))
 	default:
 		rr.Message = fmt.Sprintf("%s: %s %s -> %s (%s %s, q=%.3g) %s, limit +%s", subject, metric,
-			f.Base, f.Head, f.Change, rep.ChangeHeader(), w.Q, w.Verdict, textfmt.Percent(l.Value))
+			f.Base, f.Head, f.Change, rep.ChangeHeader(), w.Q, w.Verdict, textfmt.Percent(l.Regression))
 	}
 	return rr, nil
 }

@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/budget"
+	"github.com/hotbudget/hotbudget/limits"
 	"github.com/hotbudget/hotbudget/loaders"
-	"github.com/hotbudget/hotbudget/perfassert"
 )
 
 // A budget in YAML, checked against a real Go CPU profile. Every limit gives
@@ -59,9 +59,10 @@ rules:
 	// perf-budget.yaml:6: max_self_share: 0.05 has no unit: write a percentage such as 0.05%
 }
 
-// Assertion turns a budget limit into the perfassert check it is: the
-// same result and the same words, so a budget line can move into a test.
-func ExampleAssertion() {
+// A budget limit's Bound is the limits.Limit perfassert's assertion of
+// the same bound checks: the same result and the same words, so a budget
+// line can move into a test.
+func ExampleLimit() {
 	b, err := budget.Parse("perf-budget.yaml", []byte("version: 1\nrules:\n  - function: main.parseRecords\n    max_self: 100ms\n    drop_synthetic: true\n"))
 	if err != nil {
 		panic(err)
@@ -72,10 +73,11 @@ func ExampleAssertion() {
 		panic(err)
 	}
 	rule := &b.Rules[0]
-	sel, limit, opts := budget.Assertion(rule, rule.Limits[0])
-	fmt.Printf("%s, %s of %s, %s\n", limit.Quantity, limit, sel, rule.Selection)
-	// In a test: perfassert.MaxSelfTime(t, p, sel, limit.Time, opts...).
-	r, err := perfassert.Check(p, sel, limit, opts...)
+	l := rule.Limits[0]
+	fmt.Printf("%s, %s of %s, %s\n", l.Bound.Quantity, l.Bound, rule.Function, rule.Selection)
+	// In a test: perfassert.MaxSelfTime(t, p, rule.Function, l.Bound.Time,
+	// perfassert.WithSelection(rule.Selection)).
+	r, err := limits.Check(p, rule.Function, l.Bound, limits.WithSelection(rule.Selection))
 	if err != nil {
 		panic(err)
 	}

@@ -35,10 +35,10 @@ rules:
 		t.Fatalf("%d checks: %+v", len(res.Checks), res.Checks)
 	}
 	self, total := res.Checks[0], res.Checks[1]
-	if self.Kind != MaxSelfPerOp || !self.Pass || abs(self.Got-150e3) > 1e-6 || self.Unit != "ns/op" || self.Limit != 200e3 {
+	if self.Check != "max_self_per_op" || !self.Pass || abs(self.Got-150e3) > 1e-6 || self.Unit != "ns/op" || self.Limit != 200e3 {
 		t.Errorf("self per op: %+v, want 150µs passing", self)
 	}
-	if total.Kind != MaxTotalPerOp || total.Pass || abs(total.Got-990e3) > 1e-6 {
+	if total.Check != "max_total_per_op" || total.Pass || abs(total.Got-990e3) > 1e-6 {
 		t.Errorf("total per op: %+v, want 990µs failing", total)
 	}
 	if want := "main.parseRecords total time 990us per op (66.89% of 1.48s total over 1000 ops, 99 samples), want at most 900us"; total.Message != want {

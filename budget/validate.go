@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/limits"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -179,9 +180,9 @@ func (v *validator) rule(n *yaml.Node, index int, def Rule) (Rule, bool) {
 	what := fmt.Sprintf("rule %d", index)
 	f, order := v.fields(n, what, "name", "function", "match", "thread", "process", "drop_synthetic",
 		"allow_missing", "metric", "mode", "assume",
-		string(MaxSelf), string(MaxTotal), string(MaxSelfShare), string(MaxTotalShare), string(MaxRegression),
-		string(MaxSelfPerOp), string(MaxTotalPerOp), "sample_type",
-		string(MaxAllocs), string(MaxTotalAllocs), string(MaxAllocBytes), string(MaxTotalAllocBytes))
+		"max_self", "max_total", "max_self_share", "max_total_share", "max_regression",
+		"max_self_per_op", "max_total_per_op", "sample_type",
+		"max_allocs", "max_total_allocs", "max_alloc_bytes", "max_total_alloc_bytes")
 	if f == nil {
 		return r, false
 	}
@@ -218,22 +219,26 @@ func (v *validator) rule(n *yaml.Node, index int, def Rule) (Rule, bool) {
 	}
 	for _, k := range order {
 		x := f[k]
-		switch Kind(k) {
-		case MaxSelf, MaxTotal, MaxSelfPerOp, MaxTotalPerOp:
-			if d, ok := v.duration(x, k); ok {
-				r.Limits = append(r.Limits, Limit{Kind: Kind(k), Value: float64(d), Line: x.Line})
+		for _, lk := range limitKeys {
+			if lk.key != k {
+				continue
 			}
-		case MaxSelfShare, MaxTotalShare, MaxRegression:
-			if p, ok := v.percent(x, k, Kind(k) != MaxRegression); ok {
-				r.Limits = append(r.Limits, Limit{Kind: Kind(k), Value: p, Line: x.Line})
+			l := Limit{Bound: limits.Limit{Quantity: lk.q}, PerIteration: lk.perOp, Line: x.Line}
+			ok := false
+			switch lk.unit {
+			case "ns", "ns/op":
+				l.Bound.Time, ok = v.duration(x, k)
+			case "share":
+				l.Bound.Share, ok = v.percent(x, k, true)
+			case "relative":
+				l.Regression, ok = v.percent(x, k, false)
+			case "objects":
+				l.Bound.Count, ok = v.count(x, k)
+			case "bytes":
+				l.Bound.Count, ok = v.bytes(x, k)
 			}
-		case MaxAllocs, MaxTotalAllocs:
-			if c, ok := v.count(x, k); ok {
-				r.Limits = append(r.Limits, Limit{Kind: Kind(k), Value: float64(c), Line: x.Line})
-			}
-		case MaxAllocBytes, MaxTotalAllocBytes:
-			if b, ok := v.bytes(x, k); ok {
-				r.Limits = append(r.Limits, Limit{Kind: Kind(k), Value: float64(b), Line: x.Line})
+			if ok {
+				r.Limits = append(r.Limits, l)
 			}
 		}
 	}

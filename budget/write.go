@@ -38,7 +38,7 @@ func status(c RuleResult) string {
 func (r *Result) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, c := range r.Checks {
-		fmt.Fprintf(tw, "%s\t%s:%d\t%s\t%s\n", status(c), textfmt.Line(r.Budget), c.Line, c.Kind, textfmt.Line(c.Message))
+		fmt.Fprintf(tw, "%s\t%s:%d\t%s\t%s\n", status(c), textfmt.Line(r.Budget), c.Line, c.Check, textfmt.Line(c.Message))
 		for _, w := range c.Warnings {
 			fmt.Fprintf(tw, "\t\t\twarning: %s\n", textfmt.Line(w))
 		}
@@ -79,7 +79,7 @@ func (r *Result) WriteMarkdown(out io.Writer) error {
 		for _, w := range c.Warnings {
 			details += "; warning: " + w
 		}
-		fmt.Fprintf(&w, "| %s | %s (line %d) | %s | %s | %s | %s | %s |\n", mark, textfmt.MarkdownEscape(c.Rule), c.Line, c.Kind, fn,
+		fmt.Fprintf(&w, "| %s | %s (line %d) | %s | %s | %s | %s | %s |\n", mark, textfmt.MarkdownEscape(c.Rule), c.Line, c.Check, fn,
 			got, format(c.Limit, c.Unit), textfmt.MarkdownEscape(details))
 	}
 	fmt.Fprintln(&w)

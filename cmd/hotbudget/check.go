@@ -99,9 +99,9 @@ func (c *cli) check(args []string) int {
 	}
 	var anns []annotation
 	for _, f := range res.Failures() {
-		title := fmt.Sprintf("hotbudget check: %s %s", f.Rule, f.Kind)
+		title := fmt.Sprintf("hotbudget check: %s %s", f.Rule, f.Check)
 		if f.Function != "" {
-			title = fmt.Sprintf("hotbudget check: %s %s", f.Function, f.Kind)
+			title = fmt.Sprintf("hotbudget check: %s %s", f.Function, f.Check)
 		}
 		anns = append(anns, annotation{title: title, file: f.File, line: f.FuncLine,
 			msg: fmt.Sprintf("%s:%d: %s", res.Budget, f.Line, f.Message)})
