@@ -62,3 +62,43 @@ func ExampleChecker() {
 	// total time 450ms: passed true
 	// total share 75.00%: passed false
 }
+
+// EachMatch judges each function a regexp matches on
+// its own and reports the worst, as budget files' match rules do; without
+// it the matches are pooled.
+func ExampleEachMatch() {
+	read := func(folded string) *profile.Profile {
+		p, err := loaders.Read(strings.NewReader(folded), loaders.WithFormat(loaders.FormatFolded))
+		if err != nil {
+			panic(err)
+		}
+		return p
+	}
+	ck, err := limits.NewChecker(
+		read("main;main.parse 300\nmain;main.render 500\nmain;main.render;main.parse 200\n"),
+		read("main;main.parse 500\nmain;main.render 500\n"),
+	)
+	if err != nil {
+		panic(err)
+	}
+	limit := limits.Limit{Quantity: limits.TotalTime, Time: 600 * time.Millisecond}
+	for _, opts := range [][]limits.Option{
+		nil,
+		{limits.Regexp()},
+		{limits.Regexp(), limits.EachMatch()},
+	} {
+		sel := "main.parse"
+		if len(opts) > 0 {
+			sel = `^main\.(parse|render)$`
+		}
+		r, err := ck.Check(sel, limit, opts...)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(r.Summary())
+	}
+	// Output:
+	// main.parse total time 500ms (mean of 2 profiles: 50.00% of 1s total, 1000 samples in all), within 600ms (83.33% of the limit)
+	// 2 functions matching regexp "^main\\.(parse|render)$" total time 1s (mean of 2 profiles: 100.00% of 1s total, 2000 samples in all), want at most 600ms
+	// main.render (worst of 2 functions matching regexp "^main\\.(parse|render)$") total time 600ms (mean of 2 profiles: 60.00% of 1s total, 1200 samples in all), within 600ms (100.00% of the limit)
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/harness"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
+	"github.com/hotbudget/hotbudget/limits"
 )
 
 // MaxAllocs asserts that the functions fn selects in p, a heap or
@@ -29,7 +30,7 @@ func MaxAllocs(t TestingT, p *profile.Profile, fn string, max int64, opts ...Opt
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	return allocReport(t, p, fn, Limit{Quantity: SelfAllocs, Count: max}, opts)
+	return allocReport(t, p, fn, limits.Limit{Quantity: limits.SelfAllocs, Count: max}, opts)
 }
 
 // MaxTotalAllocs is MaxAllocs for the objects allocated by the functions
@@ -38,7 +39,7 @@ func MaxTotalAllocs(t TestingT, p *profile.Profile, fn string, max int64, opts .
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	return allocReport(t, p, fn, Limit{Quantity: TotalAllocs, Count: max}, opts)
+	return allocReport(t, p, fn, limits.Limit{Quantity: limits.TotalAllocs, Count: max}, opts)
 }
 
 // MaxAllocBytes is MaxAllocs for bytes (by default the alloc_space sample
@@ -47,7 +48,7 @@ func MaxAllocBytes(t TestingT, p *profile.Profile, fn string, max int64, opts ..
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	return allocReport(t, p, fn, Limit{Quantity: SelfAllocBytes, Count: max}, opts)
+	return allocReport(t, p, fn, limits.Limit{Quantity: limits.SelfAllocBytes, Count: max}, opts)
 }
 
 // MaxTotalAllocBytes is MaxAllocBytes for the bytes allocated by the
@@ -56,14 +57,14 @@ func MaxTotalAllocBytes(t TestingT, p *profile.Profile, fn string, max int64, op
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	return allocReport(t, p, fn, Limit{Quantity: TotalAllocBytes, Count: max}, opts)
+	return allocReport(t, p, fn, limits.Limit{Quantity: limits.TotalAllocBytes, Count: max}, opts)
 }
 
 // allocReport is report for an allocation limit: on a captured profile
 // without allocation sample types of its own, the limit is checked per
 // iteration on the allocations the capture recorded (AllocProfile), and a
 // failure lists the allocating lines and stacks per iteration.
-func allocReport(t TestingT, p *profile.Profile, fn string, limit Limit, opts []Option) bool {
+func allocReport(t TestingT, p *profile.Profile, fn string, limit limits.Limit, opts []Option) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
@@ -79,7 +80,7 @@ func allocReport(t TestingT, p *profile.Profile, fn string, limit Limit, opts []
 		return report(t, p, fn, limit, opts)
 	}
 	opts = append(slices.Clone(opts), PerIteration())
-	r, err := Check(ap, fn, limit, opts...)
+	r, err := limits.Check(ap, fn, limit, opts...)
 	if err != nil {
 		t.Errorf("perfassert.%s(%q): %v", limit.Quantity.CheckName(), fn, err)
 		return false
@@ -93,7 +94,7 @@ func allocReport(t TestingT, p *profile.Profile, fn string, limit Limit, opts []
 	// The engine's top functions and stacks are sums over the allocation
 	// phase; these are per iteration.
 	r.Top, r.Stacks = nil, nil
-	text := r.String() + allocDetail(ap, r.Iterations, match, limit.Quantity == SelfAllocs || limit.Quantity == SelfAllocBytes, !r.Passed)
+	text := r.String() + allocDetail(ap, r.Iterations, match, limit.Quantity == limits.SelfAllocs || limit.Quantity == limits.SelfAllocBytes, !r.Passed)
 	if !r.Passed {
 		t.Errorf("%s", text)
 		return false

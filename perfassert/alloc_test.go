@@ -7,6 +7,7 @@ import (
 
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/testutil"
+	"github.com/hotbudget/hotbudget/limits"
 	"github.com/hotbudget/hotbudget/loaders"
 	"github.com/hotbudget/hotbudget/perfassert"
 )
@@ -31,20 +32,20 @@ func TestAllocLimits(t *testing.T) {
 		t.Fatalf("encode: %+v, want 2000 objects", enc)
 	}
 	for _, c := range []struct {
-		q     perfassert.Quantity
+		q     limits.Quantity
 		fn    string
 		limit int64
 		pass  bool
 		text  string
 	}{
-		{perfassert.SelfAllocs, "main.encode", 2000, true, "main.encode self allocations 2000 ("},
-		{perfassert.SelfAllocs, "main.encode", 1999, false, "want at most 1999 objects"},
-		{perfassert.SelfAllocBytes, "main.encode", 2000 * 256, true, "main.encode self allocated bytes 500KiB ("},
-		{perfassert.SelfAllocBytes, "main.encode", 2000*256 - 1, false, "want at most 500KiB"},
-		{perfassert.SelfAllocs, "main.work", 0, true, "main.work self allocations 0 ("},
-		{perfassert.TotalAllocs, "main.work", 4000, false, "main.work total allocations"},
+		{limits.SelfAllocs, "main.encode", 2000, true, "main.encode self allocations 2000 ("},
+		{limits.SelfAllocs, "main.encode", 1999, false, "want at most 1999 objects"},
+		{limits.SelfAllocBytes, "main.encode", 2000 * 256, true, "main.encode self allocated bytes 500KiB ("},
+		{limits.SelfAllocBytes, "main.encode", 2000*256 - 1, false, "want at most 500KiB"},
+		{limits.SelfAllocs, "main.work", 0, true, "main.work self allocations 0 ("},
+		{limits.TotalAllocs, "main.work", 4000, false, "main.work total allocations"},
 	} {
-		r, err := perfassert.Check(p, c.fn, perfassert.Limit{Quantity: c.q, Count: c.limit})
+		r, err := limits.Check(p, c.fn, limits.Limit{Quantity: c.q, Count: c.limit})
 		if err != nil {
 			t.Fatalf("%s %s: %v", c.q, c.fn, err)
 		}
@@ -66,17 +67,17 @@ func TestAllocLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := perfassert.Check(cpu, "main.main", perfassert.Limit{Quantity: perfassert.SelfAllocs, Count: 1}); err == nil ||
+	if _, err := limits.Check(cpu, "main.main", limits.Limit{Quantity: limits.SelfAllocs, Count: 1}); err == nil ||
 		!strings.Contains(err.Error(), "needs an allocation profile with sample type alloc_objects") || !strings.Contains(err.Error(), "cpu/nanoseconds") {
 		t.Errorf("allocs on a CPU profile: err = %v", err)
 	}
-	if _, err := perfassert.Check(p, "main.encode", perfassert.Limit{Quantity: perfassert.SelfTime, Time: 1}); !errors.Is(err, analysis.ErrNotTime) {
+	if _, err := limits.Check(p, "main.encode", limits.Limit{Quantity: limits.SelfTime, Time: 1}); !errors.Is(err, analysis.ErrNotTime) {
 		t.Errorf("time on a heap profile: err = %v, want ErrNotTime", err)
 	}
-	if _, err := perfassert.Check(p, "main.encode", perfassert.Limit{Quantity: perfassert.SelfAllocs, Count: 1}, perfassert.WithSelection(analysis.Selection{SampleType: "alloc_space"})); err == nil || !strings.Contains(err.Error(), "alloc_space/bytes is bytes") {
+	if _, err := limits.Check(p, "main.encode", limits.Limit{Quantity: limits.SelfAllocs, Count: 1}, perfassert.WithSelection(analysis.Selection{SampleType: "alloc_space"})); err == nil || !strings.Contains(err.Error(), "alloc_space/bytes is bytes") {
 		t.Errorf("objects limit on bytes: err = %v", err)
 	}
-	if _, err := perfassert.Check(p, "main.encode", perfassert.Limit{Quantity: perfassert.SelfAllocs, Count: -1}); err == nil {
+	if _, err := limits.Check(p, "main.encode", limits.Limit{Quantity: limits.SelfAllocs, Count: -1}); err == nil {
 		t.Error("negative limit accepted")
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/synth"
+	"github.com/hotbudget/hotbudget/limits"
 	"github.com/hotbudget/hotbudget/loaders"
 	"github.com/hotbudget/hotbudget/perfassert"
 )
@@ -19,7 +20,7 @@ func BenchmarkCheck50k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	limit := perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Hour}
+	limit := limits.Limit{Quantity: limits.TotalTime, Time: time.Hour}
 	for _, bc := range []struct {
 		name, sel string
 		opts      []perfassert.Option
@@ -32,7 +33,7 @@ func BenchmarkCheck50k(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				r, err := perfassert.Check(p, bc.sel, limit, bc.opts...)
+				r, err := limits.Check(p, bc.sel, limit, bc.opts...)
 				if err != nil || r.Missing != bc.missing {
 					b.Fatal(err, r.Missing)
 				}

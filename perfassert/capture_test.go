@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/limits"
 	"github.com/hotbudget/hotbudget/perfassert"
 )
 
@@ -69,7 +70,7 @@ func TestCaptureBusyFunction(t *testing.T) {
 	}
 
 	// The busy function dominates its own capture.
-	r, err := perfassert.Check(p, spinName, perfassert.Limit{Quantity: perfassert.SelfShare, Share: 1})
+	r, err := limits.Check(p, spinName, limits.Limit{Quantity: limits.SelfShare, Share: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestCaptureBusyFunction(t *testing.T) {
 
 	// Per run: the capture's spin time divided by the runs, which is what a
 	// budget on a captured function should bound.
-	perRun, err := perfassert.Check(p, spinName, perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}, perfassert.PerIteration())
+	perRun, err := limits.Check(p, spinName, limits.Limit{Quantity: limits.SelfTime, Time: time.Second}, perfassert.PerIteration())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestCaptureParallelCapturesShareTheProfiler(t *testing.T) {
 				}
 				spans[i] = [2]int64{p.TimeNanos, p.TimeNanos + p.DurationNanos}
 				perfassert.MaxSelfShare(t, p, mine, 1) // present: fails if missing
-				if r, err := perfassert.Check(p, theirs, perfassert.Limit{Quantity: perfassert.TotalShare, Share: 0}); err != nil || !r.Missing {
+				if r, err := limits.Check(p, theirs, limits.Limit{Quantity: limits.TotalShare, Share: 0}); err != nil || !r.Missing {
 					t.Errorf("the other capture's function is in this one: %v\n%s", err, r)
 				}
 			})
@@ -167,7 +168,7 @@ func TestCaptureKeepsItsOwnGoroutinesOnly(t *testing.T) {
 	}
 	perfassert.MaxSelfShare(t, p, otherName, 1) // started by fn: present
 	perfassert.MaxSelfShare(t, p, spinName, 1)
-	if r, err := perfassert.Check(p, burnName, perfassert.Limit{Quantity: perfassert.TotalShare, Share: 0}); err != nil || !r.Missing {
+	if r, err := limits.Check(p, burnName, limits.Limit{Quantity: limits.TotalShare, Share: 0}); err != nil || !r.Missing {
 		t.Errorf("the neighbour goroutine is in the capture: %v\n%s", err, r)
 	}
 	for _, s := range p.Sample {

@@ -677,7 +677,7 @@ func MaxSelfInstructions(t TestingT, p *profile.Profile, fn string, max int64, o
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	return report(t, p, fn, Limit{Quantity: limits.SelfInstructions, Count: max}, opts)
+	return report(t, p, fn, limits.Limit{Quantity: limits.SelfInstructions, Count: max}, opts)
 }
 
 // MaxTotalInstructions is MaxSelfInstructions for total instructions: the
@@ -686,5 +686,5 @@ func MaxTotalInstructions(t TestingT, p *profile.Profile, fn string, max int64, 
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	return report(t, p, fn, Limit{Quantity: limits.TotalInstructions, Count: max}, opts)
+	return report(t, p, fn, limits.Limit{Quantity: limits.TotalInstructions, Count: max}, opts)
 }

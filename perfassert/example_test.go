@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/limits"
 	"github.com/hotbudget/hotbudget/loaders"
 	"github.com/hotbudget/hotbudget/perfassert"
 )
@@ -78,7 +79,7 @@ func ExampleMaxTotalTime_didYouMean() {
 // counts once.
 func ExampleRegexp() {
 	p := exampleProfile()
-	r, err := perfassert.Check(p, `^main\.(parse|normalizeKey)$`, perfassert.Limit{Quantity: perfassert.TotalShare, Share: 0.9}, perfassert.Regexp())
+	r, err := limits.Check(p, `^main\.(parse|normalizeKey)$`, limits.Limit{Quantity: limits.TotalShare, Share: 0.9}, perfassert.Regexp())
 	if err != nil {
 		panic(err)
 	}
@@ -99,9 +100,9 @@ main;render 200
 	if err != nil {
 		panic(err)
 	}
-	limit := perfassert.Limit{Quantity: perfassert.SelfShare, Share: 0.50}
+	limit := limits.Limit{Quantity: limits.SelfShare, Share: 0.50}
 	for _, sel := range []analysis.Selection{{}, {DropSynthetic: true}} {
-		r, err := perfassert.Check(p, "parse", limit, perfassert.WithSelection(sel))
+		r, err := limits.Check(p, "parse", limit, perfassert.WithSelection(sel))
 		if err != nil {
 			panic(err)
 		}
@@ -114,18 +115,6 @@ main;render 200
 	// Output:
 	// every sample: parse 30%, passed true
 	// without synthetic frames: parse 60%, passed false
-}
-
-// Check returns a structured result for programs such as the CLI.
-func ExampleCheck() {
-	p := exampleProfile()
-	r, err := perfassert.Check(p, "main.render", perfassert.Limit{Quantity: perfassert.SelfTime, Time: 150 * time.Millisecond})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(r.Check, time.Duration(r.Value), r.Samples, r.Share, r.Passed) // a time limit: Value is nanoseconds
-	// Output:
-	// MaxSelfTime 200ms 200 0.2 false
 }
 
 // Capture profiles the code under test; assertions on it are one line each.
@@ -167,48 +156,6 @@ func ExampleCheckRegression() {
 	}
 	// Output:
 	// main.parse regressed
-}
-
-// A Checker indexes its profiles once for any number of checks. Several
-// profiles are runs of one program: times are means per profile, shares of
-// all of them pooled. EachMatch judges each function a regexp matches on
-// its own and reports the worst, as budget files' match rules do; without
-// it the matches are pooled.
-func ExampleChecker() {
-	read := func(folded string) *profile.Profile {
-		p, err := loaders.Read(strings.NewReader(folded), loaders.WithFormat(loaders.FormatFolded))
-		if err != nil {
-			panic(err)
-		}
-		return p
-	}
-	ck, err := perfassert.NewChecker(
-		read("main;main.parse 300\nmain;main.render 500\nmain;main.render;main.parse 200\n"),
-		read("main;main.parse 500\nmain;main.render 500\n"),
-	)
-	if err != nil {
-		panic(err)
-	}
-	limit := perfassert.Limit{Quantity: perfassert.TotalTime, Time: 600 * time.Millisecond}
-	for _, opts := range [][]perfassert.Option{
-		nil,
-		{perfassert.Regexp()},
-		{perfassert.Regexp(), perfassert.EachMatch()},
-	} {
-		sel := "main.parse"
-		if len(opts) > 0 {
-			sel = `^main\.(parse|render)$`
-		}
-		r, err := ck.Check(sel, limit, opts...)
-		if err != nil {
-			panic(err)
-		}
-		fmt.Println(r.Summary())
-	}
-	// Output:
-	// main.parse total time 500ms (mean of 2 profiles: 50.00% of 1s total, 1000 samples in all), within 600ms (83.33% of the limit)
-	// 2 functions matching regexp "^main\\.(parse|render)$" total time 1s (mean of 2 profiles: 100.00% of 1s total, 2000 samples in all), want at most 600ms
-	// main.render (worst of 2 functions matching regexp "^main\\.(parse|render)$") total time 600ms (mean of 2 profiles: 60.00% of 1s total, 1200 samples in all), within 600ms (100.00% of the limit)
 }
 
 // A test that counts instructions instead of sampling time: its baseline,

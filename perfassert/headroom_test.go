@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/examples/capture"
+	"github.com/hotbudget/hotbudget/limits"
 	"github.com/hotbudget/hotbudget/perfassert"
 )
 
@@ -54,7 +55,7 @@ var suggestedLimit = regexp.MustCompile(`headroom: a limit of (\S+) \(`)
 // and the limit its text suggests (0 when it suggests none).
 func headroomOf(tb testing.TB, p *profile.Profile, fn string) (value, suggested time.Duration, text string) {
 	tb.Helper()
-	r, err := perfassert.Check(p, fn, perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Hour}, perfassert.PerIteration())
+	r, err := limits.Check(p, fn, limits.Limit{Quantity: limits.TotalTime, Time: time.Hour}, perfassert.PerIteration())
 	if err != nil {
 		tb.Fatal(err)
 	}

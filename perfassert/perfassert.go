@@ -76,18 +76,15 @@
 // MinSamples, MaxDuration, Rate), as go-cmp's and goleak's are, because a
 // With before each would lengthen every assertion and say nothing more.
 //
-// A Checker indexes one or more profiles once and checks any number of
-// limits on them; Check is a Checker of one profile. Several profiles are
-// runs of one program: times are means per profile, shares are of all of
-// them pooled, and PerIteration divides the time of all by the work of
-// all. Budget files check their limits with a Checker, so that a budget
+// The checks themselves are package limits' (the options here are its, by
+// alias or one-line wrapper): a program that wants a check's result
+// rather than a test failure calls limits.Check, or a limits.Checker to
+// index several profiles once, as the hotbudget command does for budget
+// files, without linking package testing. Several profiles are runs of one
+// program: times are means per profile, shares are of all of them pooled,
+// and PerIteration divides the time of all by the work of all. A budget
 // line and the assertion that bounds the same quantity are one check with
 // one result text.
-//
-// The checks themselves are package limits's (Check, Checker, Limit,
-// Result and the options here are its, by alias or one-line wrapper): a
-// program that checks limits without a test, as the hotbudget command does
-// for budget files, imports limits and does not link package testing.
 package perfassert
 
 import (
@@ -134,11 +131,11 @@ func logf(t TestingT, format string, args ...any) {
 // report checks and reports to t; it is the body of every Max... adapter.
 // A failure is reported with Errorf; a pass is logged with Logf, when t has
 // it, with the measured value and the limit.
-func report(t TestingT, p *profile.Profile, fn string, limit Limit, opts []Option) bool {
+func report(t TestingT, p *profile.Profile, fn string, limit limits.Limit, opts []Option) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	r, err := Check(p, fn, limit, opts...)
+	r, err := limits.Check(p, fn, limit, opts...)
 	if err != nil {
 		t.Errorf("perfassert.%s(%q): %v", limit.Quantity.CheckName(), fn, err)
 		return false
@@ -160,7 +157,7 @@ func MaxSelfTime(t TestingT, p *profile.Profile, fn string, max time.Duration, o
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	return report(t, p, fn, Limit{Quantity: SelfTime, Time: max}, opts)
+	return report(t, p, fn, limits.Limit{Quantity: limits.SelfTime, Time: max}, opts)
 }
 
 // MaxTotalTime asserts that the samples through the functions fn selects
@@ -170,7 +167,7 @@ func MaxTotalTime(t TestingT, p *profile.Profile, fn string, max time.Duration, 
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	return report(t, p, fn, Limit{Quantity: TotalTime, Time: max}, opts)
+	return report(t, p, fn, limits.Limit{Quantity: limits.TotalTime, Time: max}, opts)
 }
 
 // MaxSelfShare asserts that the self time of the functions fn selects is at
@@ -179,7 +176,7 @@ func MaxSelfShare(t TestingT, p *profile.Profile, fn string, max float64, opts .
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	return report(t, p, fn, Limit{Quantity: SelfShare, Share: max}, opts)
+	return report(t, p, fn, limits.Limit{Quantity: limits.SelfShare, Share: max}, opts)
 }
 
 // MaxTotalShare asserts that the total time of the functions fn selects is
@@ -188,58 +185,14 @@ func MaxTotalShare(t TestingT, p *profile.Profile, fn string, max float64, opts 
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	return report(t, p, fn, Limit{Quantity: TotalShare, Share: max}, opts)
+	return report(t, p, fn, limits.Limit{Quantity: limits.TotalShare, Share: max}, opts)
 }
-
-// The limit engine lives in package limits, which budget files and the CLI
-// use without linking package testing; these names are its, so that
-// assertions, Check and Checker read as before.
-
-// Quantity is what a limit bounds (limits.Quantity).
-type Quantity = limits.Quantity
-
-// Quantities (limits.SelfTime, ...).
-const (
-	SelfTime        = limits.SelfTime        // time as the leaf frame (pprof flat)
-	TotalTime       = limits.TotalTime       // time anywhere on the stack (pprof cum)
-	SelfShare       = limits.SelfShare       // SelfTime / profile total
-	TotalShare      = limits.TotalShare      // TotalTime / profile total
-	SelfAllocs      = limits.SelfAllocs      // objects allocated with the function as the leaf frame
-	TotalAllocs     = limits.TotalAllocs     // objects allocated anywhere below the function
-	SelfAllocBytes  = limits.SelfAllocBytes  // bytes allocated with the function as the leaf frame
-	TotalAllocBytes = limits.TotalAllocBytes // bytes allocated anywhere below the function
-)
-
-// Limit is an upper bound on one quantity (limits.Limit).
-type Limit = limits.Limit
 
 // An Option changes how a check selects functions and samples
-// (limits.Option).
+// (limits.Option). The assertions' checks are package limits': a program
+// that wants the result rather than a test failure calls limits.Check or a
+// limits.Checker with the same options.
 type Option = limits.Option
-
-// Stack is one call stack through the selected functions (limits.Stack).
-type Stack = limits.Stack
-
-// Result is the outcome of one check (limits.Result). Its String method is
-// the failure text the assertions report.
-type Result = limits.Result
-
-// A Checker checks limits on one or more profiles, indexed once
-// (limits.Checker).
-type Checker = limits.Checker
-
-// NewChecker indexes profiles for checking (limits.NewChecker).
-func NewChecker(profiles ...*profile.Profile) (*Checker, error) {
-	return limits.NewChecker(profiles...)
-}
-
-// Check measures the functions fn selects in p and compares them with
-// limit (limits.Check): an error for a programming error or an unusable
-// profile, a failed Result for a limit exceeded or a selector that matches
-// nothing.
-func Check(p *profile.Profile, fn string, limit Limit, opts ...Option) (*Result, error) {
-	return limits.Check(p, fn, limit, opts...)
-}
 
 // Regexp makes the selector an RE2 regular expression (limits.Regexp).
 func Regexp() Option { return limits.Regexp() }

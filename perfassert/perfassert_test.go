@@ -14,6 +14,7 @@ import (
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/limits"
 	"github.com/hotbudget/hotbudget/loaders"
 	"github.com/hotbudget/hotbudget/perfassert"
 	"github.com/stretchr/testify/assert"
@@ -84,25 +85,25 @@ func TestCheckHandWorked(t *testing.T) {
 	tests := []struct {
 		name      string
 		fn        string
-		limit     perfassert.Limit
+		limit     limits.Limit
 		opts      []perfassert.Option
 		wantTime  time.Duration
 		wantShare float64
 		wantN     int64
 		pass      bool
 	}{
-		{"self at the limit passes (limits are inclusive)", "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime, Time: 60 * ms}, nil, 60 * ms, 0.60, 60, true},
-		{"self over the limit fails", "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime, Time: 59 * ms}, nil, 60 * ms, 0.60, 60, false},
-		{"total counts the stack where busy calls helper", "main.busy", perfassert.Limit{Quantity: perfassert.TotalTime, Time: 69 * ms}, nil, 70 * ms, 0.70, 70, false},
-		{"self of a function that is a leaf in two stacks", "main.helper", perfassert.Limit{Quantity: perfassert.SelfShare, Share: 0.35}, nil, 35 * ms, 0.35, 35, true},
-		{"total share of a function with no self time", "main.run", perfassert.Limit{Quantity: perfassert.TotalShare, Share: 0.9}, nil, 95 * ms, 0.95, 95, false},
-		{"regexp pools samples, counting a sample once", `^main\.(busy|helper)$`, perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Second}, []perfassert.Option{perfassert.Regexp()}, 95 * ms, 0.95, 95, true},
-		{"regexp self sums leaves", `main\.(busy|helper)`, perfassert.Limit{Quantity: perfassert.SelfTime, Time: 94 * ms}, []perfassert.Option{perfassert.Regexp()}, 95 * ms, 0.95, 95, false},
-		{"zero limit on a function with time fails", "runtime.gcBgMarkWorker", perfassert.Limit{Quantity: perfassert.SelfTime}, nil, 5 * ms, 0.05, 5, false},
+		{"self at the limit passes (limits are inclusive)", "main.busy", limits.Limit{Quantity: limits.SelfTime, Time: 60 * ms}, nil, 60 * ms, 0.60, 60, true},
+		{"self over the limit fails", "main.busy", limits.Limit{Quantity: limits.SelfTime, Time: 59 * ms}, nil, 60 * ms, 0.60, 60, false},
+		{"total counts the stack where busy calls helper", "main.busy", limits.Limit{Quantity: limits.TotalTime, Time: 69 * ms}, nil, 70 * ms, 0.70, 70, false},
+		{"self of a function that is a leaf in two stacks", "main.helper", limits.Limit{Quantity: limits.SelfShare, Share: 0.35}, nil, 35 * ms, 0.35, 35, true},
+		{"total share of a function with no self time", "main.run", limits.Limit{Quantity: limits.TotalShare, Share: 0.9}, nil, 95 * ms, 0.95, 95, false},
+		{"regexp pools samples, counting a sample once", `^main\.(busy|helper)$`, limits.Limit{Quantity: limits.TotalTime, Time: time.Second}, []perfassert.Option{perfassert.Regexp()}, 95 * ms, 0.95, 95, true},
+		{"regexp self sums leaves", `main\.(busy|helper)`, limits.Limit{Quantity: limits.SelfTime, Time: 94 * ms}, []perfassert.Option{perfassert.Regexp()}, 95 * ms, 0.95, 95, false},
+		{"zero limit on a function with time fails", "runtime.gcBgMarkWorker", limits.Limit{Quantity: limits.SelfTime}, nil, 5 * ms, 0.05, 5, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := perfassert.Check(p, tc.fn, tc.limit, tc.opts...)
+			r, err := limits.Check(p, tc.fn, tc.limit, tc.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -373,7 +374,7 @@ func TestThreadAndProcessSelection(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := perfassert.Check(p, "work", perfassert.Limit{Quantity: perfassert.SelfShare, Share: 1}, tc.opts...)
+			r, err := limits.Check(p, "work", limits.Limit{Quantity: limits.SelfShare, Share: 1}, tc.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -383,7 +384,7 @@ func TestThreadAndProcessSelection(t *testing.T) {
 		})
 	}
 	// A process with none of the function's samples: the selector misses.
-	r, err := perfassert.Check(p, "work", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}, perfassert.WithSelection(analysis.Selection{Processes: []string{"8"}}))
+	r, err := limits.Check(p, "work", limits.Limit{Quantity: limits.SelfTime, Time: time.Second}, perfassert.WithSelection(analysis.Selection{Processes: []string{"8"}}))
 	if err != nil || !r.Missing || r.Passed {
 		t.Errorf("process 8: err %v missing %v passed %v", err, r.Missing, r.Passed)
 	}
@@ -417,11 +418,11 @@ func TestAgreesWithAnalysisOnRealProfiles(t *testing.T) {
 				if count[f.Name] != 1 {
 					continue
 				}
-				self, err := perfassert.Check(p, f.Name, perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Duration(f.Self)})
+				self, err := limits.Check(p, f.Name, limits.Limit{Quantity: limits.SelfTime, Time: time.Duration(f.Self)})
 				if err != nil {
 					t.Fatal(err)
 				}
-				total, err := perfassert.Check(p, f.Name, perfassert.Limit{Quantity: perfassert.TotalShare, Share: f.TotalShare})
+				total, err := limits.Check(p, f.Name, limits.Limit{Quantity: limits.TotalShare, Share: f.TotalShare})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -463,7 +464,7 @@ func TestBusyGoProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := perfassert.Check(v8, "busy", perfassert.Limit{Quantity: perfassert.SelfShare, Share: 1}, perfassert.Regexp())
+	r, err := limits.Check(v8, "busy", limits.Limit{Quantity: limits.SelfShare, Share: 1}, perfassert.Regexp())
 	if err != nil || r.Missing || r.Share < 0.5 {
 		t.Fatalf("busy in busy.cpuprofile: err %v, %v", err, r)
 	}
@@ -486,14 +487,14 @@ func TestWarningsOfTheLoaderAreShown(t *testing.T) {
 
 func TestSelectorsAreExactByDefault(t *testing.T) {
 	p := load(t, "pkg.F 10\npkg.F.func1 30\npkg.FF 50\n")
-	r, err := perfassert.Check(p, "pkg.F", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second})
+	r, err := limits.Check(p, "pkg.F", limits.Limit{Quantity: limits.SelfTime, Time: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if time.Duration(r.Value) != 10*time.Millisecond || len(r.Matched) != 1 {
 		t.Errorf("exact selector measured %v over %d functions, want 10ms over 1", time.Duration(r.Value), len(r.Matched))
 	}
-	r, err = perfassert.Check(p, regexp.QuoteMeta("pkg.F"), perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}, perfassert.Regexp())
+	r, err = limits.Check(p, regexp.QuoteMeta("pkg.F"), limits.Limit{Quantity: limits.SelfTime, Time: time.Second}, perfassert.Regexp())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -538,11 +539,11 @@ func TestNonTimeProfileIsAnError(t *testing.T) {
 		Location:   []*profile.Location{loc},
 		Function:   []*profile.Function{fn},
 	}
-	_, err := perfassert.Check(p, "alloc", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second})
+	_, err := limits.Check(p, "alloc", limits.Limit{Quantity: limits.SelfTime, Time: time.Second})
 	if !errors.Is(err, analysis.ErrNotTime) {
 		t.Errorf("err = %v, want analysis.ErrNotTime", err)
 	}
-	_, err = perfassert.Check(load(t, handFolded), "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}, perfassert.WithSelection(analysis.Selection{SampleType: "alloc_space"}))
+	_, err = limits.Check(load(t, handFolded), "main.busy", limits.Limit{Quantity: limits.SelfTime, Time: time.Second}, perfassert.WithSelection(analysis.Selection{SampleType: "alloc_space"}))
 	if err == nil || !strings.Contains(err.Error(), `no sample type "alloc_space"`) {
 		t.Errorf("err = %v", err)
 	}
@@ -562,7 +563,7 @@ func BenchmarkCheckLarge(b *testing.B) {
 	name := table.Functions[0].Name
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := perfassert.Check(p, name, perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Hour}); err != nil {
+		if _, err := limits.Check(p, name, limits.Limit{Quantity: limits.TotalTime, Time: time.Hour}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -577,7 +578,7 @@ func BenchmarkMissLarge(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := perfassert.Check(p, "runtime.mallocgcc", perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Hour})
+		r, err := limits.Check(p, "runtime.mallocgcc", limits.Limit{Quantity: limits.TotalTime, Time: time.Hour})
 		if err != nil || !r.Missing {
 			b.Fatal(err, r)
 		}
@@ -611,12 +612,12 @@ func TestPerIteration(t *testing.T) {
 		}
 	}
 	// Shares do not change.
-	r, err := perfassert.Check(p, "main.busy", perfassert.Limit{Quantity: perfassert.SelfShare, Share: 0.6}, perfassert.PerIteration())
+	r, err := limits.Check(p, "main.busy", limits.Limit{Quantity: limits.SelfShare, Share: 0.6}, perfassert.PerIteration())
 	if err != nil || !r.Passed || r.Share != 0.6 || time.Duration(r.Value) != 60*ms {
 		t.Errorf("share check per iteration: %v %v", err, r)
 	}
 	// A profile without an iteration count cannot be divided.
-	if _, err := perfassert.Check(load(t, handFolded), "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime}, perfassert.PerIteration()); err == nil || !strings.Contains(err.Error(), "needs the work a profile records, and the profile records none") {
+	if _, err := limits.Check(load(t, handFolded), "main.busy", limits.Limit{Quantity: limits.SelfTime}, perfassert.PerIteration()); err == nil || !strings.Contains(err.Error(), "needs the work a profile records, and the profile records none") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -636,19 +637,19 @@ func TestLostSamplesAreLoggedOnPass(t *testing.T) {
 	if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], "warning: the samples account for 100ms of CPU time but the process used 400ms while capturing: samples were lost") {
 		t.Errorf("time check on a profile that lost samples: logs %q", ft.logs)
 	}
-	r, err := perfassert.Check(p, "main.busy", perfassert.Limit{Quantity: perfassert.SelfShare, Share: 1})
+	r, err := limits.Check(p, "main.busy", limits.Limit{Quantity: limits.SelfShare, Share: 1})
 	if err != nil || !r.LostSamples || len(r.Warnings) != 0 {
 		t.Errorf("share check: err %v, LostSamples %v, warnings %q; shares are unaffected by lost samples", err, r.LostSamples, r.Warnings)
 	}
 	// Enough samples: nothing to say.
 	meta.Set(p, meta.Record{SampledNanos: 390e6, UsedNanos: 400e6})
-	if r, err := perfassert.Check(p, "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}); err != nil || r.LostSamples || strings.Contains(r.String(), "lost") {
+	if r, err := limits.Check(p, "main.busy", limits.Limit{Quantity: limits.SelfTime, Time: time.Second}); err != nil || r.LostSamples || strings.Contains(r.String(), "lost") {
 		t.Errorf("no samples lost: err %v, %v", err, r)
 	}
 	// Words decide nothing.
 	q := load(t, handFolded)
 	q.Comments = append(q.Comments, "hotbudget warning: the samples account for 100ms of CPU time but the process used 400ms while capturing: samples were lost")
-	if r, err := perfassert.Check(q, "main.busy", perfassert.Limit{Quantity: perfassert.SelfTime, Time: time.Second}); err != nil || r.LostSamples {
+	if r, err := limits.Check(q, "main.busy", limits.Limit{Quantity: limits.SelfTime, Time: time.Second}); err != nil || r.LostSamples {
 		t.Errorf("a warning comment set LostSamples: err %v, %+v", err, r)
 	}
 }
@@ -719,29 +720,29 @@ func TestNewCheckerErrors(t *testing.T) {
 		want string
 	}{
 		{"no profiles", func(t *testing.T) error {
-			ck, err := perfassert.NewChecker()
+			ck, err := limits.NewChecker()
 			if ck != nil {
 				t.Error("NewChecker() returned a Checker")
 			}
 			return err
 		}, "perfassert: no profiles to check"},
 		{"the one profile is nil", func(t *testing.T) error {
-			_, err := perfassert.NewChecker(nil)
+			_, err := limits.NewChecker(nil)
 			return err
 		}, "perfassert: nil profile"},
 		{"one of several profiles is nil", func(t *testing.T) error {
-			ck, err := perfassert.NewChecker(p, nil)
+			ck, err := limits.NewChecker(p, nil)
 			if ck != nil {
 				t.Error("NewChecker(p, nil) returned a Checker")
 			}
 			return err
 		}, "perfassert: profile 2 is nil"},
 		{"empty function selector", func(t *testing.T) error {
-			ck, err := perfassert.NewChecker(p)
+			ck, err := limits.NewChecker(p)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := ck.Check("", perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Second})
+			r, err := ck.Check("", limits.Limit{Quantity: limits.TotalTime, Time: time.Second})
 			if r != nil {
 				t.Errorf("Check(\"\") returned a result: %v", r)
 			}

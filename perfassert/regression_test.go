@@ -15,6 +15,7 @@ import (
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/testutil"
+	"github.com/hotbudget/hotbudget/limits"
 	"github.com/hotbudget/hotbudget/loaders"
 	"github.com/hotbudget/hotbudget/perfassert"
 )
@@ -252,7 +253,7 @@ func TestMatchBaselineUpdateFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := perfassert.Check(got, "main.busy", perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Second})
+	r, err := limits.Check(got, "main.busy", limits.Limit{Quantity: limits.TotalTime, Time: time.Second})
 	if err != nil || time.Duration(r.Value) != 70*time.Millisecond || time.Duration(r.Total) != 100*time.Millisecond {
 		t.Errorf("written baseline: %v %v", err, r)
 	}

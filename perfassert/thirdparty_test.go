@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hotbudget/hotbudget/limits"
 	"github.com/hotbudget/hotbudget/loaders"
-	"github.com/hotbudget/hotbudget/perfassert"
 )
 
 // The third-party golden-baseline measurement (issue 15): a real JSON
@@ -55,7 +55,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hotbudget/hotbudget/perfassert"
 )
 
 var hbSlowSink uint32
@@ -223,7 +222,7 @@ func TestMeasureThirdPartyGolden(t *testing.T) {
 			info = fmt.Sprintf("%s samples in %s runs, %s capture", m[1], m[2], m[3])
 		}
 		if p, lerr := loaders.Load(capture); lerr == nil {
-			if r, cerr := perfassert.Check(p, tpModule+"."+tpFunc, perfassert.Limit{Quantity: perfassert.SelfShare, Share: 1}); cerr == nil {
+			if r, cerr := limits.Check(p, tpModule+"."+tpFunc, limits.Limit{Quantity: limits.SelfShare, Share: 1}); cerr == nil {
 				share = r.Share
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hotbudget/hotbudget/internal/srcdeps"
+	"github.com/hotbudget/hotbudget/limits"
 	"github.com/hotbudget/hotbudget/loaders"
 	"github.com/hotbudget/hotbudget/perfassert"
 )
@@ -331,7 +332,7 @@ func TestMeasureGoldenBaseline(t *testing.T) {
 		perIter = map[string]time.Duration{}
 		if p, lerr := loaders.Load(capture); lerr == nil {
 			for _, fn := range []string{"normalizeKey", "Tokenize"} {
-				if r, cerr := perfassert.Check(p, "example.com/tokenizer."+fn, perfassert.Limit{Quantity: perfassert.TotalTime, Time: time.Hour}, perfassert.PerIteration()); cerr == nil {
+				if r, cerr := limits.Check(p, "example.com/tokenizer."+fn, limits.Limit{Quantity: limits.TotalTime, Time: time.Hour}, perfassert.PerIteration()); cerr == nil {
 					perIter[fn] = time.Duration(r.Value)
 				}
 			}
