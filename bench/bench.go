@@ -9,7 +9,7 @@
 // functions, normalisation modes, sample selections, matching keys,
 // renames and gates. bench judges benchmark results read from text, each
 // on its own runs, and none of those options means anything to it. What
-// the two share is vocabulary (diff.Verdict, diff.Assumption, diff.Test)
+// the two share is vocabulary (diff.Verdict, diff.Assumption, the words of Row.Test)
 // and the tolerance of exact allocation counts (diff.DefaultAllocTolerance),
 // so bench sits one layer above diff: internal <- loaders <- analysis <-
 // limits <- diff <- bench <- perfassert, budget <- cmd. It is a top-level
@@ -35,8 +35,8 @@ import (
 	"golang.org/x/perf/benchmath"
 )
 
-// SchemaVersion names the JSON schema of Report.WriteJSON.
-const SchemaVersion = "hotbudget.bench/v2"
+// schemaVersion names the JSON schema of Report.WriteJSON.
+const schemaVersion = "hotbudget.bench/v2"
 
 // Compare compares `go test -bench` outputs (the benchfmt format; several
 // -count runs per benchmark): for each benchmark and unit, a test over the
@@ -93,7 +93,7 @@ func Compare(base, head io.Reader, opts ...Option) (*Report, error) {
 		keys[k] = true
 	}
 	for k := range keys {
-		row := Row{Name: k.name, Unit: k.unit, Config: br.configMap(k.config), P: 1, Q: 1, Test: diff.TestNone}
+		row := Row{Name: k.name, Unit: k.unit, Config: br.configMap(k.config), P: 1, Q: 1, Test: "none"}
 		b, inB := bv.vals[k]
 		h, inH := hv.vals[k]
 		row.HigherIsBetter = higher(k.unit)
@@ -119,7 +119,7 @@ func Compare(base, head io.Reader, opts ...Option) (*Report, error) {
 			for _, w := range c.Warnings {
 				row.Warnings = append(row.Warnings, w.Error())
 			}
-			if row.Test == diff.TestMannWhitney {
+			if row.Test == "mann-whitney" {
 				row.tooFew = rankTooFew(c)
 			}
 			if row.Base.Median != 0 {
@@ -228,10 +228,10 @@ type Row struct {
 	// exact count); Q its false-discovery-rate adjusted value, 1 below
 	// the minimum change.
 	P, Q float64
-	// Test is the test that gave P: diff.TestMannWhitney,
-	// diff.TestWelchT, diff.TestExact (B/op, allocs/op: no statistics)
-	// or diff.TestNone.
-	Test    diff.Test
+	// Test is the test that gave P: "mann-whitney",
+	// "welch-t", "exact" (B/op, allocs/op: no statistics)
+	// or "none".
+	Test    string
 	Verdict diff.Verdict
 	// Warnings are benchmath's (too few runs) and the exact counts' (runs
 	// that disagree).

@@ -183,7 +183,7 @@ func TestCompareBenchPackages(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Schema != bench.SchemaVersion || got.Regressed != 1 || len(got.Benchmarks) != 6 {
+	if got.Schema != "hotbudget.bench/v2" || got.Regressed != 1 || len(got.Benchmarks) != 6 {
 		t.Fatalf("JSON: %s", js.String())
 	}
 	if b := got.Benchmarks[0]; b.Package != "example.com/parsers/kv" || b.Verdict != "regressed" || b.Unit != "sec/op" ||

@@ -32,7 +32,7 @@ func grew(tol diff.AllocTolerance, unit string, base, head float64) bool {
 // exactVerdict judges an exact metric's row by its medians when the runs
 // of each side agree within the tolerance, as counts of deterministic code
 // do: worse beyond the tolerance regressed, better beyond it improved,
-// else unchanged; the row's Test is diff.TestExact, its P and Q 0 for a
+// else unchanged; the row's Test is "exact", its P and Q 0 for a
 // change and 1 otherwise: no statistics were computed. When the runs of a
 // side disagree beyond the tolerance (a benchmark whose sync.Pool is
 // refilled after garbage collections, which come at different times in
@@ -48,7 +48,7 @@ func exactVerdict(row *Row, base, head []float64, tol diff.AllocTolerance) bool 
 			return false
 		}
 	}
-	row.Test = diff.TestExact
+	row.Test = "exact"
 	if row.Base.Median != 0 {
 		row.Relative = row.Head.Median/row.Base.Median - 1
 	}

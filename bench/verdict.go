@@ -10,14 +10,14 @@ import (
 // ordered.
 
 // compareRuns tests a benchmark's runs under s.Assume and names the test.
-func (s *Settings) compareRuns(base, head []float64) (diff.Test, benchmath.Comparison) {
+func (s *Settings) compareRuns(base, head []float64) (string, benchmath.Comparison) {
 	th := benchmath.DefaultThresholds
 	th.CompareAlpha = s.Alpha
 	b, h := benchmath.NewSample(base, &th), benchmath.NewSample(head, &th)
 	if s.Assume == diff.AssumeNormal {
-		return diff.TestWelchT, benchmath.AssumeNormal.Compare(b, h)
+		return "welch-t", benchmath.AssumeNormal.Compare(b, h)
 	}
-	return diff.TestMannWhitney, benchmath.AssumeNothing.Compare(b, h)
+	return "mann-whitney", benchmath.AssumeNothing.Compare(b, h)
 }
 
 // rankTooFew returns n1 and n2 when the Mann–Whitney test of c could not
@@ -38,7 +38,7 @@ func rankTooFew(c benchmath.Comparison) [2]int {
 func testWarnings(rows []Row, noun string, alpha float64) []string {
 	tooFew := make([][2]int, 0, len(rows))
 	for _, row := range rows {
-		if row.Test == diff.TestMannWhitney {
+		if row.Test == "mann-whitney" {
 			tooFew = append(tooFew, row.tooFew)
 		}
 	}

@@ -321,7 +321,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
-// jsonReport is the JSON schema of a benchmark report (SchemaVersion).
+// jsonReport is the JSON schema of a benchmark report (schemaVersion).
 type jsonReport struct {
 	Schema      string          `json:"schema"`
 	Assume      diff.Assumption `json:"assume"`
@@ -368,7 +368,7 @@ type jsonValue struct {
 }
 
 // WriteJSON writes the report as indented JSON in a stable schema
-// (SchemaVersion); non-finite numbers are written as 0:
+// (schemaVersion); non-finite numbers are written as 0:
 //
 //	{
 //	  "schema": "hotbudget.bench/v2",
@@ -409,7 +409,7 @@ type jsonValue struct {
 func (r *Report) WriteJSON(w io.Writer) error {
 	c := r.Counts()
 	out := jsonReport{
-		Schema: SchemaVersion, Assume: r.Settings.Assume, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
+		Schema: schemaVersion, Assume: r.Settings.Assume, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
 		Ignore: append([]string{}, r.Settings.Ignore...),
 		Base:   jsonSide{r.BaseRuns}, Head: jsonSide{r.HeadRuns},
 		Regressed: c[diff.Regressed], Improved: c[diff.Improved], New: c[diff.New], Gone: c[diff.Gone],
@@ -437,7 +437,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 			Base:  value(row.Base.Median, row.Base.Runs, row.Base.CI, row.Verdict != diff.New),
 			Head:  value(row.Head.Median, row.Head.Runs, row.Head.CI, row.Verdict != diff.Gone),
 			Delta: finite(row.Delta), Relative: finite(row.Relative), P: finite(row.P), Q: finite(row.Q),
-			Test: string(row.Test), Verdict: row.Verdict, Warnings: append([]string{}, row.Warnings...),
+			Test: row.Test, Verdict: row.Verdict, Warnings: append([]string{}, row.Warnings...),
 		})
 	}
 	enc := json.NewEncoder(w)
@@ -505,9 +505,9 @@ func (r *Report) WriteHTML(w io.Writer) error {
 // judged exactly, else the p-value as diff's reports write it.
 func pString(row Row) string {
 	switch row.Test {
-	case diff.TestNone:
+	case "none":
 		return "-"
-	case diff.TestExact:
+	case "exact":
 		return "exact"
 	}
 	if row.P < 1e-15 {

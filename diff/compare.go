@@ -272,8 +272,8 @@ func (s *engine) check() error {
 	case Share, Absolute:
 	case PerOp:
 		if s.Anchor != "" {
-			// Settings from before PerAnchor, or WithOps after WithAnchor:
-			// an anchor has always made per-op mode per anchor.
+			// WithMode(PerOp) or WithOps with WithAnchor: an anchor has
+			// always made per-op mode per anchor.
 			s.Mode = PerAnchor
 			break
 		}

@@ -25,20 +25,20 @@ import (
 // each function's own spread; a function is changed when its count moved
 // beyond that spread and beyond a minimum.
 const (
-	// CountTolerance is the smallest change of a function's count, as a
+	// countTolerance is the smallest change of a function's count, as a
 	// fraction of its baseline count, that is a verdict: 0.5%. Counts of
 	// functions whose work does not depend on the hash seed repeated
 	// across 10 processes to within 0.0022% of themselves (median
 	// 0.0003%), so 0.5% is two hundred times that, and a quarter of the
 	// smallest slowdown a golden baseline is asked to catch (2% of a
 	// function).
-	CountTolerance = 0.005
-	// CountFloor is the smallest change, as a fraction of the whole
+	countTolerance = 0.005
+	// countFloor is the smallest change, as a fraction of the whole
 	// program's count per iteration, that is a verdict: 0.01%, so that a
 	// function of a few instructions that gains one is not a regression
 	// of the program. A function holding 3% of the count made 2% slower
 	// moves 0.06%.
-	CountFloor = 0.0001
+	countFloor = 0.0001
 )
 
 // CountRow is one function's counts per iteration on both sides.
@@ -50,7 +50,7 @@ type CountRow struct {
 	Head []float64 `json:"head"`
 	// Allowed is how far the head's count may move from the baseline's
 	// range without a verdict: the larger of the baseline's own spread,
-	// CountTolerance of its count, and CountFloor of the program's.
+	// countTolerance of its count, and countFloor of the program's.
 	Allowed float64 `json:"allowed"`
 	// Change is the head's median count minus the baseline's median.
 	Change  float64 `json:"change"`
@@ -130,7 +130,7 @@ func CompareCounts(base, head *profile.Profile, judge func(name string) bool) (*
 		lo, hi := slices.Min(row.Base), slices.Max(row.Base)
 		mb, mh := stats.Median(row.Base), stats.Median(row.Head)
 		row.Change = mh - mb
-		row.Allowed = max(hi-lo, CountTolerance*mb, CountFloor*rep.BaseTotal)
+		row.Allowed = max(hi-lo, countTolerance*mb, countFloor*rep.BaseTotal)
 		switch {
 		case mh > hi+row.Allowed && hi == 0:
 			row.Verdict = New

@@ -91,7 +91,9 @@ const (
 	AssumeNormal Assumption = "normal"
 )
 
-// Settings holds every knob of a comparison. Start from DefaultSettings().
+// Settings are the settings of a comparison: those a Report was made with
+// (Report.Settings). Options set them, one option a setting; those no
+// option sets are DefaultSettings'.
 type Settings struct {
 	Metric Metric
 	Mode   Mode
@@ -181,11 +183,6 @@ type optionFunc func(*Settings) error
 
 func (f optionFunc) apply(s *Settings) error { return f(s) }
 
-// WithSettings replaces all settings at once.
-func WithSettings(s Settings) Option {
-	return optionFunc(func(d *Settings) error { *d = s; return nil })
-}
-
 // Side summarises one side of a comparison.
 type Side struct {
 	// Runs is how many runs the side holds, or processes when Processes
@@ -236,9 +233,14 @@ type Row struct {
 	// P is the one-sided p-value in the direction of the change (slower
 	// when Delta > 0), 1 when untested; Q its false-discovery-rate
 	// adjusted value, 1 below the minimum effect.
-	P    float64 `json:"p"`
-	Q    float64 `json:"q"`
-	Test Test    `json:"test"` // the test that gave P
+	P float64 `json:"p"`
+	Q float64 `json:"q"`
+	// Test is the test that gave P: "moderated-t" (several runs a side,
+	// the package's model), "pair-t" (one run a side), "exact" and
+	// "exact-t" (exact counts, one or several runs a side),
+	// "mann-whitney" and "welch-t" (WithAssumption), "presence" (new or
+	// gone), or "none" (not judged).
+	Test string `json:"test"`
 	// Scale is how much the rest of the profile's shares moved, head over
 	// base, factored out of Head.Metric in Share mode (1 otherwise).
 	Scale float64 `json:"scale"`
@@ -276,60 +278,58 @@ type Row struct {
 	idx    int // the function's column in its comparison (comparison.fns)
 }
 
-// Test names the test that gave a Row's P; its value is the word the
-// reports and their JSON show.
-type Test string
-
-// The tests a comparison runs.
+// The tests a comparison runs, the words Row.Test holds.
 const (
-	// TestModeratedT is the moderated t-test of several runs a side, the
+	// testModeratedT is the moderated t-test of several runs a side, the
 	// functions sharing what they say about the noise (see the package
 	// documentation).
-	TestModeratedT Test = "moderated-t"
-	// TestPairT is the t-test of one run a side against the noise the
+	testModeratedT = "moderated-t"
+	// testPairT is the t-test of one run a side against the noise the
 	// functions' changes spread with.
-	TestPairT Test = "pair-t"
-	// TestExact compares exact (measured, not sampled) values of one run
+	testPairT = "pair-t"
+	// testExact compares exact (measured, not sampled) values of one run
 	// a side: any difference is a change.
-	TestExact Test = "exact"
-	// TestExactT is the moderated t-test of exact (measured, not sampled)
+	testExact = "exact"
+	// testExactT is the moderated t-test of exact (measured, not sampled)
 	// values of several runs a side.
-	TestExactT Test = "exact-t"
-	// TestMannWhitney is the Mann–Whitney U test (WithAssumption(AssumeNothing)).
-	TestMannWhitney Test = "mann-whitney"
-	// TestWelchT is Welch's t-test (WithAssumption(AssumeNormal)).
-	TestWelchT Test = "welch-t"
-	// TestPresence judges a function present on one side only (New, Gone).
-	TestPresence Test = "presence"
-	// TestNone is no test: the function was not judged.
-	TestNone Test = "none"
+	testExactT = "exact-t"
+	// testMannWhitney is the Mann–Whitney U test (WithAssumption(AssumeNothing)).
+	testMannWhitney = "mann-whitney"
+	// testWelchT is Welch's t-test (WithAssumption(AssumeNormal)).
+	testWelchT = "welch-t"
+	// testPresence judges a function present on one side only (New, Gone).
+	testPresence = "presence"
+	// testNone is no test: the function was not judged.
+	testNone = "none"
 )
 
-// NoiseSource says where a comparison's run-to-run noise came from.
-type NoiseSource string
-
-// The sources of the noise.
+// The sources of a comparison's run-to-run noise, the words Noise.Source
+// holds.
 const (
-	// NoiseRuns is learned from the residuals of several runs a side.
-	NoiseRuns NoiseSource = "runs"
-	// NoisePair is learned, with one run a side, from the spread of the
+	// noiseRuns is learned from the residuals of several runs a side.
+	noiseRuns = "runs"
+	// noisePair is learned, with one run a side, from the spread of the
 	// functions' changes.
-	NoisePair NoiseSource = "pair"
-	// NoiseWhole is the whole profile's run-to-run dispersion: several
+	noisePair = "pair"
+	// noiseWhole is the whole profile's run-to-run dispersion: several
 	// runs a side, but too few functions to learn from.
-	NoiseWhole NoiseSource = "whole"
-	// NoiseFloor is the least noise assumed: too few functions to learn
+	noiseWhole = "whole"
+	// noiseFloor is the least noise assumed: too few functions to learn
 	// from.
-	NoiseFloor NoiseSource = "floor"
+	noiseFloor = "floor"
 )
 
 // Noise describes the noise model a comparison learned (see the package
 // documentation).
 type Noise struct {
-	// Source says where the dispersion came from. Only NoiseRuns and
-	// NoisePair are learned from the functions; a report's warnings say
-	// when not.
-	Source NoiseSource `json:"source"`
+	// Source says where the dispersion came from: "runs", the residuals
+	// of several runs a side; "pair", with one run a side, the spread of
+	// the functions' changes; "whole", the whole profile's run-to-run
+	// dispersion (several runs a side, too few functions to learn from);
+	// "floor", the least noise assumed (too few functions). Only runs and
+	// pair are learned from the functions; a report's warnings say when
+	// not.
+	Source string `json:"source"`
 	// Whole is the whole profile's run-to-run dispersion (several runs a
 	// side, times compared, not shares; 0 otherwise), the least
 	// Dispersion taken.

@@ -476,21 +476,17 @@ func TestPerOp(t *testing.T) {
 
 // TestPerAnchorMode: an anchor is a mode of its own, PerAnchor, however it
 // is asked for: WithAnchor, WithMode(PerAnchor) with an anchor, or
-// settings of before it existed (PerOp with an anchor, WithOps after
-// WithAnchor), and all of them judge alike. The JSON report names it as
-// its schema always has, "per-op" with an anchor; PerOp with counts stays
+// WithOps after WithAnchor, and all of them judge alike. The JSON report
+// names it as its schema always has, "per-op" with an anchor; PerOp with counts stays
 // PerOp and shows values in time, where PerAnchor shows ratios.
 func TestPerAnchorMode(t *testing.T) {
 	base := folded(t, "main;loop;parse 500\nmain;loop;render 500\n")
 	head := folded(t, "main;loop;parse 1000\nmain;loop;render 1500\n")
-	old := diff.DefaultSettings()
-	old.Mode, old.Anchor = diff.PerOp, "loop"
 	var want string
 	for i, opts := range [][]diff.Option{
 		{diff.WithAnchor("loop")},
 		{diff.WithMode(diff.PerAnchor), diff.WithAnchor("loop")},
 		{diff.WithAnchor("loop"), diff.WithMode(diff.PerAnchor)},
-		{diff.WithSettings(old)},
 		{diff.WithAnchor("loop"), diff.WithOps(100, 200)},
 	} {
 		r := compare(t, one(base), one(head), opts...)
@@ -539,8 +535,6 @@ func TestErrors(t *testing.T) {
 		{"per-op alone", one(p), one(p), []diff.Option{diff.WithMode(diff.PerOp)}, "needs an anchor"},
 		{"negative change", one(p), one(p), []diff.Option{diff.WithMinChange(-1, 0)}, "negative minimum"},
 		{"bad assumption", one(p), one(p), []diff.Option{diff.WithAssumption("lognormal")}, `unknown assumption "lognormal" (want model, nothing or normal)`},
-		{"bad assumption in settings", one(p), one(p), []diff.Option{diff.WithSettings(diff.Settings{
-			Metric: diff.Self, Mode: diff.Share, Key: diff.KeyName, Assume: "x", Alpha: 0.05})}, `unknown assumption "x"`},
 	} {
 		_, err := diff.Compare(c.base, c.head, c.opts...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

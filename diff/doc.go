@@ -11,7 +11,7 @@
 //
 // Base and head come from different checkouts and builds. Functions are
 // matched by Settings.Key: by name alone (KeyName, the default, as pprof
-// does), by name and source file (KeyNameFile: the file reduced by CleanPath
+// does), by name and source file (KeyNameFile: the file reduced
 // to its last two path elements, with URL schemes and "@version" suffixes
 // dropped, so /home/runner/work/app/... and /tmp/app/... agree), or also by
 // start line (KeyNameFileLine: only for identical builds, since unrelated
@@ -178,7 +178,7 @@
 // # Reports
 //
 // WriteText prints a benchstat-like table, regressions first; WriteMarkdown
-// a pull-request comment; WriteJSON a stable schema (SchemaVersion), each
+// a pull-request comment; WriteJSON a stable schema ("schema": "hotbudget.diff/v3"), each
 // function's verdict, p, q and change. Each regressed or improved function
 // is explained (Row.Explain, Explanation): its change split over the call
 // paths it comes through, each path judged with the same test as the

@@ -59,7 +59,7 @@ type PathChange struct {
 	Base float64 `json:"base"`
 	Head float64 `json:"head"`
 	// BaseMean and HeadMean are the path's metric over each side's runs
-	// taken as the function's shown value is (Report.ShownValues): in
+	// taken as the function's shown value is (Report.shownValues): in
 	// Share mode the path's real share of the side's time, which the
 	// reports show beside the function's share.
 	BaseMean float64 `json:"base_mean"`

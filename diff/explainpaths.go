@@ -179,7 +179,7 @@ func pathRelative(bvals, hvals []float64, n norm) float64 {
 }
 
 // pooled is a path's values over runs as the function's shown value is
-// taken (Report.ShownValues): each run's value in its unit, summed, over
+// taken (Report.shownValues): each run's value in its unit, summed, over
 // the runs' units summed; in Share mode the path's time over the side's.
 // units are the runs' units (run.unit), one per value.
 func pooled(v []float64, units []float64) float64 {

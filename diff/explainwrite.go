@@ -163,14 +163,14 @@ func (r *Report) writeExplanations(w io.Writer) error {
 	return nil
 }
 
-// ShownPath formats a call path's base and head as the reports show them
+// shownPath formats a call path's base and head as the reports show them
 // beside the function's Figures: in Share mode the path's real shares
 // (BaseMean, HeadMean), else the fitted values.
-func (r *Report) ShownPath(pc PathChange) (base, head string) {
+func (r *Report) shownPath(pc PathChange) (base, head string) {
 	if r.Settings.Mode == Share {
-		return r.FormatMetric(pc.BaseMean), r.FormatMetric(pc.HeadMean)
+		return r.formatMetric(pc.BaseMean), r.formatMetric(pc.HeadMean)
 	}
-	return r.FormatMetric(pc.Base), r.FormatMetric(pc.Head)
+	return r.formatMetric(pc.Base), r.formatMetric(pc.Head)
 }
 
 // pathHeader names the column of a path's change as ChangeHeader names
@@ -200,7 +200,7 @@ func (r *Report) writeMarkdownExplanations(w io.Writer) {
 		fmt.Fprintf(w, "<details><summary><code>%s</code>: %s</summary>\n\n", textfmt.HTML(textfmt.Shorten(row.Name, textfmt.MaxName)), textfmt.HTML(ex.Summary))
 		fmt.Fprintf(w, "| %s path | base | head | %s | of change | p | verdict |\n|:--|--:|--:|--:|--:|--:|:--|\n", strings.TrimSuffix(ex.By, "s"), r.pathHeader())
 		for _, pc := range ex.Paths {
-			b, h := r.ShownPath(pc)
+			b, h := r.shownPath(pc)
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | p=%.3g | %s |\n", textfmt.MarkdownEscape(ex.describePath(pc)),
 				b, h, r.pathChange(pc), pct(contribution(row, ex, pc)), pc.P, pc.Verdict)
 		}

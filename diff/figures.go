@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -35,19 +36,19 @@ func (sd Side) units() (one, many string) {
 	return "run", "runs"
 }
 
-// FormatMetric renders a value of the compared metric (Row.Base.Metric,
+// formatMetric renders a value of the compared metric (Row.Base.Metric,
 // Row.Head.Metric, a call path's values) as every writer does: a share as a
 // percentage, a ratio to the anchor as "0.400x", bytes and objects as such,
 // else a time. Annotations and budget results use it too, so every output
 // says the same.
-func (r *Report) FormatMetric(v float64) string {
+func (r *Report) formatMetric(v float64) string {
 	s := r.Settings
 	switch {
 	case s.Mode == Share:
 		return textfmt.Percent(v)
 	case s.Mode == PerAnchor:
 		return fmt.Sprintf("%.3fx", v)
-	case unitOf(r.Base) != UnitTime:
+	case unitOf(r.Base) != analysis.UnitTime:
 		return r.fmtValue(v)
 	}
 	return textfmt.Duration(roundNanos(v))
@@ -58,7 +59,7 @@ func (r *Report) FormatMetric(v float64) string {
 // that no writer computes its own.
 type Figures struct {
 	// Base and Head are the sides' measured values. In Share mode each is
-	// the side's real share (ShownValues: the function's mean time over
+	// the side's real share (shownValues: the function's mean time over
 	// the side's, as go tool pprof -top's flat% or cum% of the side's
 	// profiles merged), so that a column sums to what it covers.
 	Base, Head string
@@ -69,18 +70,18 @@ type Figures struct {
 	P      string // "p=0.0012", "-" when untested
 }
 
-// ShownValues returns the numbers Figures formats as Base and Head: in
+// shownValues returns the numbers Figures formats as Base and Head: in
 // Share mode the function's time over the side's, both means over its
 // runs (Value.Self / Side.Total), which is go tool pprof -top's flat% (cum%
 // for total time) of the side's profiles merged.
-func (r *Report) ShownValues(row Row) (base, head float64) {
+func (r *Report) shownValues(row Row) (base, head float64) {
 	if r.Settings.Mode != Share {
 		return row.Base.Metric, row.Head.Metric
 	}
 	return r.shownShare(row.Base, r.Base), r.shownShare(row.Head, r.Head)
 }
 
-// shownShare is a side's share of v (see ShownValues).
+// shownShare is a side's share of v (see shownValues).
 func (r *Report) shownShare(v Value, sd Side) float64 {
 	if sd.Total <= 0 {
 		return 0
@@ -93,8 +94,8 @@ func (r *Report) shownShare(v Value, sd Side) float64 {
 
 // Figures formats row's figures (see Figures).
 func (r *Report) Figures(row Row) Figures {
-	b, h := r.ShownValues(row)
-	return Figures{Base: r.FormatMetric(b), Head: r.FormatMetric(h), Change: r.change(row), P: pString(row)}
+	b, h := r.shownValues(row)
+	return Figures{Base: r.formatMetric(b), Head: r.formatMetric(h), Change: r.change(row), P: pString(row)}
 }
 
 // ChangeHeader names the change column: in Share mode the change is not
@@ -182,19 +183,19 @@ func (r *Report) minimum() minimum {
 // warning then says what was assumed).
 func (r *Report) showNoise() bool {
 	n := r.Noise
-	return n.Source == NoiseRuns || (n.ResidualDF > 0 && n.present < minRunsFunctions && (n.Source == NoiseFloor || n.Source == NoiseWhole))
+	return n.Source == noiseRuns || (n.ResidualDF > 0 && n.present < minRunsFunctions && (n.Source == noiseFloor || n.Source == noiseWhole))
 }
 
 // noiseLine says what noise the comparison learned from its runs
-// (Noise.Source NoiseRuns; the writers say nothing else: with one run a
+// (Noise.Source noiseRuns; the writers say nothing else: with one run a
 // side, or too few functions, a warning says what was assumed).
 func (r *Report) noiseLine() string {
 	n := r.Noise
 	cv := 100 * math.Sqrt(n.Dispersion)
 	u, _ := r.Base.units()
-	if n.Source != NoiseRuns {
+	if n.Source != noiseRuns {
 		how := "the least assumed"
-		if n.Source == NoiseWhole {
+		if n.Source == noiseWhole {
 			how = "the whole profile's own spread"
 		}
 		return fmt.Sprintf("functions taken to vary %.1f%% from %s to %s beyond sampling noise (%s): %d functions have samples in every run, too few to learn it from (%d needed)", cv, u, u, how, n.present, minRunsFunctions)

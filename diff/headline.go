@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/stats"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
@@ -180,7 +181,7 @@ func (s *engine) headline(b, h *side) Headline {
 func (hl Headline) text() string {
 	unit := hl.unit
 	if unit == "" {
-		unit = UnitTime
+		unit = analysis.UnitTime
 	}
 	// Base and Head are geometric means over runs, without idle time:
 	// said, so that they are not read as the sides' mean total per run
@@ -191,7 +192,7 @@ func (hl Headline) text() string {
 	}
 	what := quantity(unit) + " per " + textfmt.Name(hl.Per) + " (" + how + ")"
 	base, head := hl.Base, hl.Head
-	if unit == UnitTime {
+	if unit == analysis.UnitTime {
 		base, head = float64(roundNanos(base)), float64(roundNanos(head))
 	}
 	if !hl.Judged {

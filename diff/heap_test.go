@@ -48,7 +48,7 @@ func TestHeapAAandAB(t *testing.T) {
 	if !reflect.DeepEqual(names, []string{"main.encode"}) {
 		t.Errorf("A/B: regressions %v, want [main.encode]", names)
 	}
-	if ab.Base.Unit != UnitBytes || ab.Base.Samples > 1000 || ab.Base.Samples < 300 {
+	if ab.Base.Unit != analysis.UnitBytes || ab.Base.Samples > 1000 || ab.Base.Samples < 300 {
 		t.Errorf("A/B: base unit %q, %d samples in 5 runs: want bytes and the ~130 sampled allocations a run", ab.Base.Unit, ab.Base.Samples)
 	}
 	for _, pair := range [][2][]*profile.Profile{{base, same}, {same, base}} {

@@ -67,7 +67,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			he := &htmlreport.Explain{Summary: ex.Summary,
 				Columns: []string{ex.By[:len(ex.By)-1] + " path", "base", "head", r.pathHeader(), "of change", "p", "verdict"}}
 			for _, pc := range ex.Paths {
-				pb, ph := r.ShownPath(pc)
+				pb, ph := r.shownPath(pc)
 				he.Paths = append(he.Paths, htmlreport.ExplainPath{
 					Cells: []string{ex.describePath(pc), pb, ph,
 						r.pathChange(pc), pct(contribution(&row, ex, pc)), fmt.Sprintf("p=%.3g", pc.P), string(pc.Verdict)},

@@ -153,7 +153,7 @@ type noise struct {
 	used     int     // functions the noise was learned from
 	present  int     // functions with samples in every run
 	outliers int
-	source   NoiseSource
+	source   string
 	whole    float64 // the whole profile's run-to-run dispersion (0: unknown)
 }
 
@@ -383,7 +383,7 @@ func fitRuns(fs []*feature, head []bool, ys, cs [][]float64, elig []bool, df flo
 		pois = append(pois, mean(cs[i]))
 		mult = append(mult, 1)
 	}
-	nz := noise{resDF: df, used: len(r2), source: NoiseRuns}
+	nz := noise{resDF: df, used: len(r2), source: noiseRuns}
 	for _, f := range fs {
 		if slices.IndexFunc(f.k, func(k float64) bool { return k <= 0 }) < 0 {
 			nz.present++
@@ -398,12 +398,12 @@ func fitRuns(fs []*feature, head []bool, ys, cs [][]float64, elig []bool, df flo
 		// Too few functions with the samples to show their run-to-run
 		// noise: the median of one or two residuals is no estimate (it
 		// moved from 1% to 34% between records of the same code).
-		nz.phi, nz.source = floorRuns, NoiseFloor
+		nz.phi, nz.source = floorRuns, noiseFloor
 	}
 	if nz.whole > nz.phi {
 		nz.phi = nz.whole
-		if nz.source == NoiseFloor {
-			nz.source = NoiseWhole
+		if nz.source == noiseFloor {
+			nz.source = noiseWhole
 		}
 	}
 	m := &model{head: head, phi: nz.phi, df: df, used: nz.used}
@@ -515,7 +515,7 @@ func fitPair(ys, cs [][]float64, elig []bool, out []fit, other *pairCalib, head 
 			pois = append(pois, cc[i][0]+cc[i][1])
 		}
 	}
-	nz := noise{used: len(idx), source: NoisePair, priorDF: math.Inf(1)}
+	nz := noise{used: len(idx), source: noisePair, priorDF: math.Inf(1)}
 	// The noise: a dispersion and how heavy its tails are (a few functions
 	// move far more than the rest between runs), fitted to the eligible
 	// functions' log ratios, the tested function's among them: one run a
@@ -530,7 +530,7 @@ func fitPair(ys, cs [][]float64, elig []bool, out []fit, other *pairCalib, head 
 		}
 		phi, nu = stats.FitScaledT(dd, pois, 2, floorPair)
 	} else {
-		nz.source = NoiseFloor
+		nz.source = noiseFloor
 	}
 	nz.phi, nz.priorDF = phi, nu
 	for i := range ys {

@@ -22,9 +22,9 @@ func (s *engine) key(f *analysis.Function) string {
 	name := s.name(f.Name)
 	switch s.Key {
 	case KeyNameFile:
-		return name + "\x00" + CleanPath(f.File)
+		return name + "\x00" + cleanPath(f.File)
 	case KeyNameFileLine:
-		return name + "\x00" + CleanPath(f.File) + "\x00" + strconv.FormatInt(f.Line, 10)
+		return name + "\x00" + cleanPath(f.File) + "\x00" + strconv.FormatInt(f.Line, 10)
 	}
 	return name
 }
@@ -70,7 +70,7 @@ func (s *engine) renames(rep *Report) {
 		if row.File == "" || (row.Verdict != New && row.Verdict != Gone) {
 			continue
 		}
-		f := CleanPath(row.File)
+		f := cleanPath(row.File)
 		p := files[f]
 		if p == nil {
 			p = &pair{}
@@ -90,13 +90,13 @@ func (s *engine) renames(rep *Report) {
 	}
 }
 
-// CleanPath reduces a source file path to the part that survives a change of
+// cleanPath reduces a source file path to the part that survives a change of
 // machine, checkout directory or module version: a URL scheme
 // ("file:///...") and "@version" suffixes of path elements are dropped, and
 // only the last two elements are kept ("/home/runner/work/app/app/internal/
 // parse/lex.go" and "/tmp/app/internal/parse/lex.go" both become
 // "parse/lex.go"; ".../pkg/mod/example.com/m@v1.2.0/x/y.go" becomes "x/y.go").
-func CleanPath(file string) string {
+func cleanPath(file string) string {
 	if file == "" {
 		return ""
 	}

@@ -44,7 +44,7 @@ func TestOneRunKeepsTheRunsDegreesOfFreedom(t *testing.T) {
 	} {
 		fs := features(30, c.head)
 		fits, nz, _ := fitModel(fs, c.head, nil, nil)
-		if nz.source != NoiseRuns {
+		if nz.source != noiseRuns {
 			t.Fatalf("%s: noise from %s, want runs", c.name, nz.source)
 		}
 		most := 0.0

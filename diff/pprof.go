@@ -7,10 +7,10 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// BaseLabel is the label pprof puts on the negated base samples of a
+// baseLabel is the label pprof puts on the negated base samples of a
 // -diff_base profile; pprof hides samples with it from most views and uses
 // them to subtract.
-const BaseLabel = "pprof::base"
+const baseLabel = "pprof::base"
 
 // ToPprof returns a profile in pprof's -diff_base convention: head's samples
 // as they are, base's with every value negated and labelled pprof::base, so
@@ -29,7 +29,7 @@ func ToPprof(base, head *profile.Profile) (*profile.Profile, error) {
 		if s.Label == nil {
 			s.Label = map[string][]string{}
 		}
-		s.Label[BaseLabel] = []string{"true"}
+		s.Label[baseLabel] = []string{"true"}
 	}
 	h := head.Copy()
 	// Merge insists on equal periods; the head's wins, as in pprof.

@@ -101,7 +101,7 @@ func TestNoiseInProcesses(t *testing.T) {
 		noise diff.Noise
 		want  string
 	}{
-		{diff.Noise{Source: diff.NoiseRuns, Dispersion: 0.01, Functions: 22, ResidualDF: 15, PriorDF: 33}, "noise: functions vary 10.0% from process to process beyond sampling noise (learned from 22 functions, 15 residual df;"},
+		{diff.Noise{Source: "runs", Dispersion: 0.01, Functions: 22, ResidualDF: 15, PriorDF: 33}, "noise: functions vary 10.0% from process to process beyond sampling noise (learned from 22 functions, 15 residual df;"},
 	} {
 		r := &diff.Report{Settings: diff.DefaultSettings(), Noise: tc.noise,
 			Base: diff.Side{Runs: 16, Processes: true, Unit: "ns"}, Head: diff.Side{Runs: 1, Processes: true, Unit: "ns"}}

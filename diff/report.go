@@ -11,9 +11,9 @@ import (
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
-// SchemaVersion names the JSON report's schema. It changes only when a field
+// schemaVersion names the JSON report's schema. It changes only when a field
 // changes meaning or goes away; new fields may be added.
-const SchemaVersion = "hotbudget.diff/v3"
+const schemaVersion = "hotbudget.diff/v3"
 
 // jsonReport is what WriteJSON writes; its doc comment has the schema.
 type jsonReport struct {
@@ -55,7 +55,7 @@ func (r *Report) Counts() map[Verdict]int {
 }
 
 // WriteJSON writes the report as indented JSON in a stable schema
-// (SchemaVersion; fields may be added, none changes meaning or goes away
+// (schemaVersion; fields may be added, none changes meaning or goes away
 // without a new version). Rows come in the order of Rows: regressions
 // first, largest change first. Non-finite numbers are written as 0.
 //
@@ -149,7 +149,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	for i, row := range r.Rows {
 		row.Delta, row.Relative, row.P, row.Q = finite(row.Delta), finite(row.Relative), finite(row.P), finite(row.Q)
 		row.Base.Metric, row.Head.Metric = finite(row.Base.Metric), finite(row.Head.Metric)
-		// The shares every writer shows (ShownValues).
+		// The shares every writer shows (shownValues).
 		row.Base.SelfShare, row.Base.TotalShare = r.shownShare(Value{Self: row.Base.Self}, r.Base), r.shownShare(Value{Total: row.Base.Total}, r.Base)
 		row.Head.SelfShare, row.Head.TotalShare = r.shownShare(Value{Self: row.Head.Self}, r.Head), r.shownShare(Value{Total: row.Head.Total}, r.Head)
 		row.MinDetectable = finite(row.MinDetectable)
@@ -166,7 +166,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(jsonReport{
-		Schema: SchemaVersion, Name: r.Name, Metric: r.Settings.Metric, Mode: jsonMode(r.Settings.Mode), Key: r.Settings.Key,
+		Schema: schemaVersion, Name: r.Name, Metric: r.Settings.Metric, Mode: jsonMode(r.Settings.Mode), Key: r.Settings.Key,
 		Assume: r.Settings.Assume, Anchor: r.Settings.Anchor, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
 		MinAbsolute: int64(r.Settings.MinAbsolute), MinShare: r.Settings.MinShare,
 		SameWork: r.Settings.SameWork, Rename: r.Settings.Rename, Base: r.Base, Head: r.Head,

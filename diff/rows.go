@@ -34,7 +34,7 @@ func (c *comparison) row(i int) Row {
 	s, runs, head, exact, multi := c.eng, c.runs, c.head, c.exact, c.multi
 	fn := &c.fns[i]
 	m, display, f, e := &fn.measured, fn.display, fn.fit, fn.e
-	row := Row{Name: m.name, File: m.file, P: 1, Q: 1, Test: TestNone, Scale: fn.scale}
+	row := Row{Name: m.name, File: m.file, P: 1, Q: 1, Test: testNone, Scale: fn.scale}
 	row.Base, row.Head = s.values(m, runs, head)
 	pooled := func(g int) float64 {
 		var sk, se float64
@@ -95,7 +95,7 @@ func (c *comparison) row(i int) Row {
 		row.Delta = row.Head.Metric
 		row.Verdict = Unchanged
 		if c.min.sizeable(row.Head.Metric) {
-			row.presence, row.P, row.Test = New, distinct(1), TestPresence
+			row.presence, row.P, row.Test = New, distinct(1), testPresence
 		}
 		return row
 	case !m.inHead:
@@ -103,7 +103,7 @@ func (c *comparison) row(i int) Row {
 		row.Delta = -row.Base.Metric
 		row.Verdict = Unchanged
 		if c.min.sizeable(row.Base.Metric) {
-			row.presence, row.P, row.Test = Gone, distinct(0), TestPresence
+			row.presence, row.P, row.Test = Gone, distinct(0), testPresence
 		}
 		return row
 	}
@@ -123,7 +123,7 @@ func (c *comparison) row(i int) Row {
 	row.Delta = row.Head.Metric - row.Base.Metric
 	switch {
 	case exact && !multi:
-		row.Test = TestExact
+		row.Test = testExact
 		row.pUp, row.pDown = 1, 1
 		if row.Delta > 0 {
 			row.pUp = 0
@@ -137,7 +137,7 @@ func (c *comparison) row(i int) Row {
 		for _, w := range c.Warnings {
 			row.Warnings = append(row.Warnings, w.Error())
 		}
-		if row.Test == TestMannWhitney {
+		if row.Test == testMannWhitney {
 			row.tooFew = rankTooFew(c)
 		}
 		row.pUp, row.pDown = c.P/2, 1-c.P/2
@@ -145,13 +145,13 @@ func (c *comparison) row(i int) Row {
 			row.pUp, row.pDown = row.pDown, row.pUp
 		}
 	default:
-		row.Test = TestModeratedT
+		row.Test = testModeratedT
 		if !multi {
-			row.Test = TestPairT
+			row.Test = testPairT
 		}
 		row.pUp, row.pDown = f.pUp, f.pDwn
 		if exact {
-			row.Test = TestExactT
+			row.Test = testExactT
 		}
 	}
 	row.P = row.pUp

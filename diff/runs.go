@@ -278,7 +278,7 @@ func (s *engine) run(ix *analysis.Index) (*run, error) {
 // were taken.
 func (s *engine) begin(b, h *side) (*comparison, error) {
 	minAbsNote := ""
-	if b.sum.Unit != UnitTime && b.sum.Unit != "" && s.MinAbsolute != 0 && (s.Mode == Absolute || s.Mode == PerOp) {
+	if b.sum.Unit != analysis.UnitTime && b.sum.Unit != "" && s.MinAbsolute != 0 && (s.Mode == Absolute || s.Mode == PerOp) {
 		// MinAbsolute is a time: it says nothing of bytes or objects.
 		minAbsNote = fmt.Sprintf("the values are %s: the minimum absolute change, a time (%s), does not apply; changes are judged by the minimum relative change alone",
 			quantity(b.sum.Unit), textfmt.Duration(s.MinAbsolute))

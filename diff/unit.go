@@ -5,17 +5,10 @@ import (
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
-// Units of Side.Unit: what the compared values count, as analysis.Table.Unit.
-const (
-	UnitTime  = analysis.UnitTime  // nanoseconds
-	UnitBytes = analysis.UnitBytes // bytes (heap and allocation profiles)
-	UnitCount = analysis.UnitCount // objects or other counted events
-)
-
 // unitOf is the unit of a report's values: the base side's, time when unset.
 func unitOf(sd Side) string {
 	if sd.Unit == "" {
-		return UnitTime
+		return analysis.UnitTime
 	}
 	return sd.Unit
 }
@@ -28,9 +21,9 @@ func (r *Report) fmtValue(v float64) string { return textfmt.Value(unitOf(r.Base
 // "objects", for "self time as share of the profile" and the headline.
 func quantity(unit string) string {
 	switch unit {
-	case UnitBytes:
+	case analysis.UnitBytes:
 		return "bytes"
-	case UnitCount:
+	case analysis.UnitCount:
 		return "objects"
 	}
 	return "time"

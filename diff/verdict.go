@@ -172,7 +172,7 @@ func (s *engine) verdict(row *Row, big bool) {
 // pairWarning says what one run a side can and cannot tell.
 func pairWarning(nb, nh int, nz noise) string {
 	how := fmt.Sprintf("run-to-run noise is taken as a coefficient of variation of %.0f%% per function", 100*math.Sqrt(nz.phi))
-	if nz.source == NoisePair {
+	if nz.source == noisePair {
 		how += fmt.Sprintf(", learned from how %d functions' shares spread between the two profiles", nz.used)
 	} else {
 		how += " (too few functions to learn it from the profiles)"
@@ -190,7 +190,7 @@ func noiseWarning(nz noise) string {
 		return ""
 	}
 	how := fmt.Sprintf("the least assumed, %.1f%%", 100*math.Sqrt(nz.phi))
-	if nz.source == NoiseWhole {
+	if nz.source == noiseWhole {
 		how = fmt.Sprintf("the whole profile's own run-to-run spread, %.1f%%", 100*math.Sqrt(nz.phi))
 	}
 	return fmt.Sprintf("run-to-run noise not learned: only %d function(s) have %d samples a run in every run (%d needed), so functions are taken to vary as %s; longer runs (hotbudget record --benchtime, perfassert.MinSamples) learn it",
@@ -208,14 +208,14 @@ func noiseReport(nz noise) Noise {
 }
 
 // compareRuns tests several runs a side under s.Assume and names the test.
-func (s *engine) compareRuns(base, head []float64) (Test, benchmath.Comparison) {
+func (s *engine) compareRuns(base, head []float64) (string, benchmath.Comparison) {
 	th := benchmath.DefaultThresholds
 	th.CompareAlpha = s.Alpha
 	b, h := benchmath.NewSample(base, &th), benchmath.NewSample(head, &th)
 	if s.Assume == AssumeNormal {
-		return TestWelchT, benchmath.AssumeNormal.Compare(b, h)
+		return testWelchT, benchmath.AssumeNormal.Compare(b, h)
 	}
-	return TestMannWhitney, benchmath.AssumeNothing.Compare(b, h)
+	return testMannWhitney, benchmath.AssumeNothing.Compare(b, h)
 }
 
 // rankLimit warns when the Mann–Whitney test cannot flag a function that
@@ -255,7 +255,7 @@ func rankTooFew(c benchmath.Comparison) [2]int {
 func testWarnings(rows []Row, noun string, alpha float64) []string {
 	tooFew := make([][2]int, 0, len(rows))
 	for _, row := range rows {
-		if row.Test == TestMannWhitney {
+		if row.Test == testMannWhitney {
 			tooFew = append(tooFew, row.tooFew)
 		}
 	}

@@ -133,8 +133,8 @@ func NoRegressionRuns(t TestingT, base, current []*profile.Profile, opts ...diff
 // collector and the race detector, and a gate on your code should not fail
 // on it; runtime functions still count in every total. The default applies
 // only when some function of the profiles belongs to the module. To judge
-// something else, pass your own diff.WithOnly(re) (or diff.WithSettings),
-// which replaces the default; diff.WithOnly(nil) judges every function.
+// something else, pass your own diff.WithOnly(re), which replaces the
+// default; diff.WithOnly(nil) judges every function.
 func CheckRegression(base, current []*profile.Profile, opts ...diff.Option) (*diff.Report, error) {
 	if len(base) == 0 || len(current) == 0 {
 		return nil, fmt.Errorf("no profiles to compare (%d base, %d current)", len(base), len(current))
@@ -178,7 +178,7 @@ func checkIndexes(base, current []*analysis.Index, opts ...diff.Option) (*diff.R
 		return nil, err
 	}
 	if re := moduleFuncs(); re != nil && (anyFunc(base, re) || anyFunc(current, re)) {
-		// First, so that a caller's WithOnly or WithSettings replaces it.
+		// First, so that a caller's WithOnly replaces it.
 		opts = append([]diff.Option{diff.WithOnly(re)}, opts...)
 	}
 	return diff.CompareIndex(base, current, opts...)
@@ -295,7 +295,7 @@ func passSummary(rep *diff.Report, noun string) string {
 	var closest *diff.Row
 	for i := range rep.Rows {
 		r := &rep.Rows[i]
-		if r.Verdict == diff.New || r.Verdict == diff.Gone || r.Ungated || r.Relative <= 0 || r.Test == diff.TestNone {
+		if r.Verdict == diff.New || r.Verdict == diff.Gone || r.Ungated || r.Relative <= 0 || r.Test == "none" {
 			continue
 		}
 		if closest == nil || (r.NearMiss != "") != (closest.NearMiss != "") && r.NearMiss != "" ||
@@ -345,7 +345,7 @@ func NoBenchRegression(t TestingT, base, head io.Reader, opts ...bench.Option) b
 		for i := range rep.Rows {
 			r := &rep.Rows[i]
 			worse := r.Relative > 0 != r.HigherIsBetter
-			if r.Verdict != diff.New && r.Verdict != diff.Gone && r.Relative != 0 && worse && r.Test != diff.TestNone && (closest == nil || r.Q < closest.Q) {
+			if r.Verdict != diff.New && r.Verdict != diff.Gone && r.Relative != 0 && worse && r.Test != "none" && (closest == nil || r.Q < closest.Q) {
 				closest = r
 			}
 		}

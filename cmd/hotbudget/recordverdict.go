@@ -289,7 +289,7 @@ func writeRecordMarkdownShort(w io.Writer, res *recordResult, verdict string, fu
 		fmt.Fprintf(w, "| benchmark | unit | change | p | verdict |\n|:--|:--|--:|--:|:--|\n")
 		for _, r := range changed {
 			p := fmt.Sprintf("%.2g", r.P)
-			if r.Test == diff.TestExact {
+			if r.Test == "exact" {
 				p = "exact"
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", textfmt.MarkdownCode(r.Name), textfmt.MarkdownEscape(r.Unit), relText(r), p, r.Verdict)
@@ -315,7 +315,7 @@ func writeBenchesShort(w io.Writer, benches *bench.Report) {
 			continue
 		}
 		p := fmt.Sprintf("p=%.2g", r.P)
-		if r.Test == diff.TestExact {
+		if r.Test == "exact" {
 			p = "exact"
 		}
 		fmt.Fprintf(w, "  %-9s %s %s: %s (%s)\n", r.Verdict, textfmt.Name(r.Name), textfmt.Name(r.Unit), relText(r), p)
