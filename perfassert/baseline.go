@@ -32,7 +32,7 @@ const BaselineAlpha = 0.01
 // are judged unless opts say otherwise (see CheckRegression).
 //
 // A baseline of a capture is recorded in several processes
-// (DefaultProcesses; ProcessesEnv sets how many): while baselines are
+// (defaultProcesses; ProcessesEnv sets how many): while baselines are
 // written, MatchBaseline runs the calling test again in more processes of
 // the test binary, one after the other, and the baseline holds every run
 // of each process's capture. The comparison is then process against

@@ -50,11 +50,11 @@ func (f captureFunc) applyCapture(c *captureConfig) { f(c) }
 
 // Default capture settings.
 const (
-	DefaultMinSamples  = 200
-	DefaultMaxDuration = 4500 * time.Millisecond
-	DefaultRate        = 100 // Hz, as runtime/pprof
-	DefaultMinRuns     = 10
-	DefaultPrecision   = 0.10
+	defaultMinSamples  = 200
+	defaultMaxDuration = 4500 * time.Millisecond
+	defaultRate        = 100 // Hz, as runtime/pprof
+	defaultMinRuns     = 10
+	defaultPrecision   = 0.10
 )
 
 // childPeriods is how many of runtime/pprof's sample periods a capture with
@@ -73,14 +73,14 @@ const recordScale = 3
 // samples the capturing thread 2,000 times a second: more samples and
 // tighter shares, in less time.
 const (
-	PerfMinSamples  = 2000
-	PerfPrecision   = 0.05
-	PerfMaxDuration = 1500 * time.Millisecond
+	perfMinSamples  = 2000
+	perfPrecision   = 0.05
+	perfMaxDuration = 1500 * time.Millisecond
 )
 
 // MinSamples sets how many CPU samples Capture collects at least before it
 // stops (default 200 with runtime/pprof: a function with 10% of them has a
-// relative error near 22%; PerfMinSamples, 2000, with the perf sampler;
+// relative error near 22%; perfMinSamples, 2000, with the perf sampler;
 // three times as many while baselines are written in one process, see
 // recordScale; a baseline recorded in several, the default, is made of
 // captures of the ordinary size, see ProcessesEnv). With
@@ -97,7 +97,7 @@ func MinSamples(n int) CaptureOption {
 
 // MaxDuration bounds the wall time Capture spends running fn (default 4.5s
 // with runtime/pprof, so that a test that captures and compares with a
-// baseline stays under 5s on a busy machine; PerfMaxDuration, 1.5s, with
+// baseline stays under 5s on a busy machine; perfMaxDuration, 1.5s, with
 // the perf sampler; three times as long while baselines are written in one
 // process). Capture stops there even with fewer samples than
 // MinSamples; fn always runs at least once. The allocation phase that
@@ -253,8 +253,8 @@ type captureStats struct {
 }
 
 func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *captureStats, error) {
-	c := captureConfig{minSamples: DefaultMinSamples, maxDuration: DefaultMaxDuration, hz: DefaultRate,
-		minRuns: DefaultMinRuns, precision: DefaultPrecision, name: "capture"}
+	c := captureConfig{minSamples: defaultMinSamples, maxDuration: defaultMaxDuration, hz: defaultRate,
+		minRuns: defaultMinRuns, precision: defaultPrecision, name: "capture"}
 	for _, o := range opts {
 		if o != nil {
 			o.applyCapture(&c)
@@ -286,13 +286,13 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 		// Thousands of samples a second: precise shares within the time
 		// a test can spend.
 		if !c.minSamplesSet {
-			c.minSamples = PerfMinSamples
+			c.minSamples = perfMinSamples
 		}
 		if !c.precisionSet {
-			c.precision = PerfPrecision
+			c.precision = perfPrecision
 		}
 		if !c.maxDurationSet {
-			c.maxDuration = PerfMaxDuration
+			c.maxDuration = perfMaxDuration
 		}
 	}
 	if !c.minSamplesSet {
@@ -348,7 +348,7 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 		// Said, since it costs the comparison power: judged at
 		// runtime/pprof's period, a function's count of samples is a
 		// twentieth of the perf sampler's.
-		st.period = fmt.Sprintf("judged at a sample period of %s, not %s: runtime/pprof's samples of goroutines the function started (%s among them) stand for that much time each", textfmt.Duration(time.Duration(p.Period)), textfmt.Duration(PerfPeriod), suggest.ShortName(s.periodBy))
+		st.period = fmt.Sprintf("judged at a sample period of %s, not %s: runtime/pprof's samples of goroutines the function started (%s among them) stand for that much time each", textfmt.Duration(time.Duration(p.Period)), textfmt.Duration(perfPeriod), suggest.ShortName(s.periodBy))
 	}
 	delivered := 0.0
 	if s.perf != nil {

@@ -47,7 +47,7 @@ import (
 const confirmProcesses = 2
 
 // confirmScreen is the false-discovery rate at which the first process's
-// comparison counts as suspicious: with baselines of DefaultProcesses,
+// comparison counts as suspicious: with baselines of defaultProcesses,
 // 0.1 sends fewer unchanged tests to the extra processes than 0.25 did
 // with 8, and catches more (see above).
 const confirmScreen = 0.1

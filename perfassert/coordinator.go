@@ -121,7 +121,7 @@ func (c *coordinator) leave(s *session) {
 
 func (c *coordinator) startLocked(hz int) error {
 	buf := new(bytes.Buffer)
-	if hz != DefaultRate {
+	if hz != defaultRate {
 		// StartCPUProfile sets 100 Hz; a rate already set wins (and the
 		// runtime complains on stderr). If the profiler is busy this is a
 		// no-op for the running profile.

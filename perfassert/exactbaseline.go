@@ -20,18 +20,18 @@ import (
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
-// DefaultExactProcesses is how many processes a baseline of exact counts
+// defaultExactProcesses is how many processes a baseline of exact counts
 // (Instructions) is recorded in by default: the test's own capture and four
 // more child processes under callgrind. Counts repeat across processes
 // except where work depends on the per-process hash seed (map lookups,
 // hashing), whose spread five processes show; ProcessesEnv sets another
 // number.
-const DefaultExactProcesses = 5
+const defaultExactProcesses = 5
 
 // exactProcesses is how many processes an exact baseline is recorded in.
 func exactProcesses() (int, error) {
 	if strings.TrimSpace(os.Getenv(ProcessesEnv)) == "" {
-		return DefaultExactProcesses, nil
+		return defaultExactProcesses, nil
 	}
 	return baselineProcesses()
 }

@@ -228,7 +228,7 @@ func testCaptureDropsUnlabelledSamples(t *testing.T, sampler string) {
 	opts := []CaptureOption{MinSamples(60), MinRuns(10), Precision(0.01), MaxDuration(2 * time.Second), Sampler(sampler)}
 	if sampler == "pprof" {
 		// 100 Hz: no runtime warning on stderr.
-		opts = []CaptureOption{MinSamples(60), MaxDuration(2500 * time.Millisecond), Sampler(sampler), Rate(DefaultRate)}
+		opts = []CaptureOption{MinSamples(60), MaxDuration(2500 * time.Millisecond), Sampler(sampler), Rate(defaultRate)}
 	}
 	p, err := CaptureProfile(func() { ownWork(40_000) }, opts...)
 	close(stop)
@@ -588,7 +588,7 @@ func TestEffectivePeriodSaysWho(t *testing.T) {
 	fn := func(name string) []*profile.Location {
 		return []*profile.Location{{Line: []profile.Line{{Function: &profile.Function{Name: name}}}}}
 	}
-	perf := PerfPeriod.Nanoseconds()
+	perf := perfPeriod.Nanoseconds()
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
 		Sample: []*profile.Sample{
@@ -601,6 +601,6 @@ func TestEffectivePeriodSaysWho(t *testing.T) {
 	}
 	p.Sample = p.Sample[:1]
 	if got, by := effectivePeriod(p); got != perf || by != "" {
-		t.Errorf("perf samples alone: effectivePeriod = %v, %q; want %v, \"\"", time.Duration(got), by, PerfPeriod)
+		t.Errorf("perf samples alone: effectivePeriod = %v, %q; want %v, \"\"", time.Duration(got), by, perfPeriod)
 	}
 }

@@ -53,7 +53,7 @@ func overheadStep(a, b uint64) uint64 { return a*6364136223846793005 + b ^ a>>7 
 //	go test ./perfassert -run '^$' -bench SamplerOverhead -count 6 > overhead.txt
 //	benchstat -col /period overhead.txt
 func BenchmarkSamplerOverhead(b *testing.B) {
-	for _, period := range []time.Duration{PerfPeriod / 2, PerfPeriod, 2 * PerfPeriod} {
+	for _, period := range []time.Duration{perfPeriod / 2, perfPeriod, 2 * perfPeriod} {
 		b.Run(fmt.Sprintf("period=%v", period), func(b *testing.B) { benchPerf(b, period) })
 	}
 }

@@ -40,11 +40,11 @@ import (
 // such a baseline take one process as the unit that varies, on both sides.
 
 // ProcessesEnv is the environment variable that sets how many processes
-// MatchBaseline records a baseline in (default DefaultProcesses; 1 records
+// MatchBaseline records a baseline in (default defaultProcesses; 1 records
 // the calling process's capture alone, as baselines were before).
 const ProcessesEnv = "HOTBUDGET_BASELINE_PROCESSES"
 
-// DefaultProcesses is how many processes a baseline is recorded in by
+// defaultProcesses is how many processes a baseline is recorded in by
 // default: the test's own and fifteen more runs of its test binary.
 //
 // Measured offline on five recordings of a third-party parser
@@ -57,7 +57,7 @@ const ProcessesEnv = "HOTBUDGET_BASELINE_PROCESSES"
 // unchanged code failed 0-1.3% either way. The cost is in recording: an
 // update runs each test 16 times, about 20s a test (the extra processes
 // skip the allocation phase).
-const DefaultProcesses = 16
+const defaultProcesses = 16
 
 // maxProcesses bounds ProcessesEnv.
 const maxProcesses = 50
@@ -68,12 +68,12 @@ const maxProcesses = 50
 const childDirEnv = "HOTBUDGET_BASELINE_CHILD_DIR"
 
 // baselineProcesses is how many processes a baseline is recorded in: the
-// ProcessesEnv setting, DefaultProcesses without one, and an error naming
+// ProcessesEnv setting, defaultProcesses without one, and an error naming
 // the variable for a value that is not a count.
 func baselineProcesses() (int, error) {
 	v := strings.TrimSpace(os.Getenv(ProcessesEnv))
 	if v == "" {
-		return DefaultProcesses, nil
+		return defaultProcesses, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > maxProcesses {

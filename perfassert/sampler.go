@@ -38,12 +38,12 @@ const (
 // unset the perf event where allowed. The Sampler option wins over it.
 const SamplerEnv = "HOTBUDGET_SAMPLER"
 
-// PerfPeriod is the perf event's sample period: 2,000 samples a second of
+// perfPeriod is the perf event's sample period: 2,000 samples a second of
 // the capturing thread's CPU time, eight times what runtime/pprof delivers
 // on a 250 Hz kernel (perfevent.DefaultPeriod says why not more: on the
 // virtual machine it was measured on, the sampled code used 15% more CPU
 // time at this period and 36% more at half of it).
-const PerfPeriod = perfevent.DefaultPeriod
+const perfPeriod = perfevent.DefaultPeriod
 
 // Sampler picks the capture's sampler: "perf" (the Linux cpu-clock perf
 // event; the capture fails where perf events are refused), "pprof"
@@ -83,14 +83,14 @@ var perfState = sync.OnceValue(func() error {
 var checkHost = samplercheck.Cached
 
 // checkedHost is what the check of this machine's perf events found at
-// PerfPeriod (measured once a boot, kept in the user's cache directory),
+// perfPeriod (measured once a boot, kept in the user's cache directory),
 // nil when it was not made (samplercheck.Env=off, or it failed: the perf
 // sampler is then trusted as it was before the check).
 func checkedHost() *samplercheck.Result {
 	if os.Getenv(samplercheck.Env) == "off" {
 		return nil
 	}
-	r, err := checkHost(PerfPeriod)
+	r, err := checkHost(perfPeriod)
 	if err != nil {
 		return nil
 	}
@@ -114,13 +114,13 @@ var pprofRate = sync.OnceValues(measurePprofRate)
 // for 100ms of its thread's CPU time, and counts the samples: the kernel's
 // timer frequency caps them (250 Hz on many kernels). It returns 80% of the
 // delivered rate, rounded down to 10 Hz (so that the asked rate is met on
-// a busy machine, where fewer signals arrive), at least DefaultRate.
+// a busy machine, where fewer signals arrive), at least defaultRate.
 func measurePprofRate() (hz int, measured float64) {
 	var buf bytes.Buffer
 	runtime.SetCPUProfileRate(1000)
 	if err := pprof.StartCPUProfile(&buf); err != nil {
 		runtime.SetCPUProfileRate(0)
-		return DefaultRate, 0
+		return defaultRate, 0
 	}
 	done := make(chan time.Duration)
 	go func() {
@@ -141,7 +141,7 @@ func measurePprofRate() (hz int, measured float64) {
 	pprof.StopCPUProfile()
 	p, err := profile.Parse(&buf)
 	if err != nil || cpu <= 0 {
-		return DefaultRate, 0
+		return defaultRate, 0
 	}
 	var n int64
 	for _, s := range p.Sample {
@@ -154,7 +154,7 @@ func measurePprofRate() (hz int, measured float64) {
 	}
 	measured = float64(n) / cpu.Seconds()
 	hz = int(measured*0.8) / 10 * 10
-	return min(max(hz, DefaultRate), 1000), measured
+	return min(max(hz, defaultRate), 1000), measured
 }
 
 var calibrationSink atomic.Uint64
@@ -199,7 +199,7 @@ func resolveSampler(c *captureConfig) error {
 		c.hz, _ = pprofRate()
 	}
 	if want == samplerPerf && !c.hzSet {
-		c.hz = DefaultRate // goroutines the function starts: no runtime warning at 100 Hz
+		c.hz = defaultRate // goroutines the function starts: no runtime warning at 100 Hz
 	}
 	return nil
 }
@@ -207,7 +207,7 @@ func resolveSampler(c *captureConfig) error {
 // samplerText says which sampler took a capture's samples, at what rate.
 func samplerText(c captureConfig, delivered float64) string {
 	if c.sampler == samplerPerf {
-		s := fmt.Sprintf("sampler: Linux perf cpu-clock event on the capturing thread, every %s of its CPU time (%.0f Hz asked", PerfPeriod, 1/PerfPeriod.Seconds())
+		s := fmt.Sprintf("sampler: Linux perf cpu-clock event on the capturing thread, every %s of its CPU time (%.0f Hz asked", perfPeriod, 1/perfPeriod.Seconds())
 		if delivered > 0 {
 			s += fmt.Sprintf(", %.0f Hz delivered", delivered)
 		}

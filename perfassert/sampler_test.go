@@ -72,7 +72,7 @@ func TestSamplersAgree(t *testing.T) {
 	if _, err := perfevent.Open(perfevent.Config{CPU: -1, Disabled: true, Pages: 1}); errors.Is(err, perfevent.ErrUnavailable) {
 		t.Skipf("perf events refused here: %v", err)
 	}
-	if r, err := samplercheck.Cached(perfassert.PerfPeriod); err == nil && r.Misattributes() {
+	if r, err := samplercheck.Cached(perfevent.DefaultPeriod); err == nil && r.Misattributes() {
 		t.Logf("this machine's perf events fail the check, and Capture does not use them here: %s", r)
 		return
 	}
@@ -101,10 +101,10 @@ func TestSamplersAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("perf: %d samples (period %v); runtime/pprof: %d samples (period %v)", ft.TotalSamples, time.Duration(fast.Period), st.TotalSamples, time.Duration(slow.Period))
-	if fast.Period != perfassert.PerfPeriod.Nanoseconds() {
-		t.Errorf("perf capture's period %v, want %v: no goroutine was started", time.Duration(fast.Period), perfassert.PerfPeriod)
+	if fast.Period != perfevent.DefaultPeriod.Nanoseconds() {
+		t.Errorf("perf capture's period %v, want %v: no goroutine was started", time.Duration(fast.Period), perfevent.DefaultPeriod)
 		for _, smp := range fast.Sample {
-			if n := len(smp.Value); n > 1 && smp.Value[0] > 0 && smp.Value[n-1]/smp.Value[0] > perfassert.PerfPeriod.Nanoseconds() {
+			if n := len(smp.Value); n > 1 && smp.Value[0] > 0 && smp.Value[n-1]/smp.Value[0] > perfevent.DefaultPeriod.Nanoseconds() {
 				var names []string
 				for _, l := range smp.Location {
 					for _, ln := range l.Line {

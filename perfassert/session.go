@@ -139,7 +139,7 @@ func (s *session) run(ctx context.Context) {
 		}
 	}()
 	if s.cfg.sampler == samplerPerf {
-		pc, err := openPerf(PerfPeriod)
+		pc, err := openPerf(perfPeriod)
 		if err == nil {
 			pc.cpu, _ = threadCPU()
 			err = pc.ev.Enable()
@@ -568,7 +568,7 @@ func (s *session) perfProfile() *profile.Profile {
 		q.SampleType = []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}
 		q.PeriodType = &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
 	}
-	q.Period = PerfPeriod.Nanoseconds()
+	q.Period = perfPeriod.Nanoseconds()
 	for _, l := range s.perf.sym.locs {
 		q.Location = append(q.Location, l)
 	}
@@ -604,7 +604,7 @@ func effectivePeriod(p *profile.Profile) (period int64, by string) {
 		sw[f] += w * float64(smp.Value[0])
 		sw2[f] += w * w * float64(smp.Value[0])
 	}
-	longest := float64(PerfPeriod.Nanoseconds())
+	longest := float64(perfPeriod.Nanoseconds())
 	for f, a := range sw {
 		if a > 0 && sw2[f]/a > longest {
 			longest, by = sw2[f]/a, f
@@ -616,7 +616,7 @@ func effectivePeriod(p *profile.Profile) (period int64, by string) {
 // sampleHz is the rate the capturing goroutine is sampled at.
 func (c captureConfig) sampleHz() float64 {
 	if c.sampler == samplerPerf {
-		return 1 / PerfPeriod.Seconds()
+		return 1 / perfPeriod.Seconds()
 	}
 	return float64(c.hz)
 }

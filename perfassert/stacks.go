@@ -104,7 +104,7 @@ func splitRound(p *profile.Profile, active []*session) (sampled time.Duration, o
 			w := smp.Value[0]
 			if s.cfg.sampler == samplerPerf && ok && len(smp.Value) > ti {
 				// In perf samples: the time this sample stands for.
-				w = int64(math.Round(float64(smp.Value[ti]) * float64(toNanos) / float64(PerfPeriod)))
+				w = int64(math.Round(float64(smp.Value[ti]) * float64(toNanos) / float64(perfPeriod)))
 			}
 			r.samples += w
 			r.leaves[ownLeaf(locs)] += w
