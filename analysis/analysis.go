@@ -83,14 +83,14 @@ type Function struct {
 	SelfShare  float64 // Self / Table.Total, 0..1
 	TotalShare float64 // Total / Table.Total, 0..1
 
-	// Key identifies the function inside this table (name, system name,
+	// key identifies the function inside this table (name, system name,
 	// file, start line). It is not stable across builds; diff matches with
-	// its own configurable key.
-	Key Key
+	// its own configurable key (diff.Key).
+	key funcKey
 }
 
-// Key identifies a function inside one profile.
-type Key struct {
+// funcKey identifies a function inside one profile.
+type funcKey struct {
 	Name, SystemName, File string
 	StartLine              int64
 }
@@ -153,15 +153,18 @@ func Synthetic() []string { return slices.Clone(synthetic[:]) }
 // isSynthetic reports whether name is one of Synthetic's.
 func isSynthetic(name string) bool { return slices.Contains(synthetic[:], name) }
 
-// An Option changes how Functions, Stacks and an Index's tables select
+// An Option changes how Functions and an Index's tables and stacks select
 // and count samples. A Selection is the one Option: pass none for every
 // sample by the profile's default value, or one Selection (of several,
 // the last counts). It is an interface so that the common call passes
 // nothing: x.Table(), x.Table(analysis.Selection{DropSynthetic: true}).
 type Option interface{ apply(*Selection) }
 
-// ErrNotTime is returned when the selected value is not a time.
-var ErrNotTime = pbuild.ErrNotTime
+// ErrWrongUnit is wrapped by the error of a computation that needs times
+// when the selected sample value is not one (bytes or a count): a time
+// limit on a heap profile, say. (ErrNoTime is another refusal: no time at
+// all to measure.)
+var ErrWrongUnit = pbuild.ErrNotTime
 
 // Functions computes self and total time per function of p. p is not
 // modified. To compute several tables of one profile, build its Index once.

@@ -286,8 +286,8 @@ func TestSampleTypeErrors(t *testing.T) {
 		t.Errorf("index out of range: err = %v", err)
 	}
 	p.SampleType[1] = &profile.ValueType{Type: "temperature", Unit: "kelvin"}
-	if _, err := analysis.Functions(p); !errors.Is(err, analysis.ErrNotTime) || !strings.Contains(err.Error(), "temperature/kelvin is neither a time, bytes nor a count") {
-		t.Errorf("kelvin profile: err = %v, want ErrNotTime", err)
+	if _, err := analysis.Functions(p); !errors.Is(err, analysis.ErrWrongUnit) || !strings.Contains(err.Error(), "temperature/kelvin is neither a time, bytes nor a count") {
+		t.Errorf("kelvin profile: err = %v, want ErrWrongUnit", err)
 	}
 	p.SampleType[1] = &profile.ValueType{Type: "alloc_space", Unit: "bytes"}
 	tab, err := analysis.Functions(p)

@@ -174,7 +174,7 @@ func TestThroughSumsToRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sum := func(stacks []analysis.Stack) (v int64, n int64) {
+		sum := func(stacks []analysis.RowStack) (v int64, n int64) {
 			for _, s := range stacks {
 				v += int64(s.Value)
 				n += s.Samples

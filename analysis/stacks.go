@@ -3,12 +3,12 @@ package analysis
 import (
 	"errors"
 
-	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/internal/index"
 )
 
-// Stack is one sample of a profile as Functions counts it.
-type Stack struct {
+// RowStack is one sample of a profile as Functions counts it, its frames
+// rows of the Table (limits.Stack, a check's stack, names its frames).
+type RowStack struct {
 	// Frames are indices into Table.Functions, leaf first; every inlined
 	// frame is a frame, as in Functions. A recursive function appears as
 	// often as it is on the stack.
@@ -19,23 +19,15 @@ type Stack struct {
 	Samples int64
 }
 
-// Stacks returns the Table Functions returns for p and opts, and the
-// stacks of the samples behind its rows: the samples that opts select and
-// keep (the Selection's Threads, Processes, DropSynthetic, Focus, Ignore
-// and ToCaller) and that have a frame, in the profile's order. Each function's Self is the sum of
-// the values of the stacks whose first frame is that function, and its
-// Total the sum over the stacks that contain it. Samples that Focus or
-// Ignore drop count in Table.Total but have no stack. p is not modified.
-func Stacks(p *profile.Profile, opts ...Option) (*Table, []Stack, error) {
-	x, err := NewIndex(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	return x.Stacks(opts...)
-}
-
-// Stacks is the package-level Stacks for the indexed profile.
-func (x *Index) Stacks(opts ...Option) (*Table, []Stack, error) {
+// Stacks returns the Table x.Table returns for opts, and the stacks of
+// the samples behind its rows: the samples that opts select and keep (the
+// Selection's Threads, Processes, DropSynthetic, Focus, Ignore and
+// ToCaller) and that have a frame, in the profile's order. Each
+// function's Self is the sum of the values of the stacks whose first
+// frame is that function, and its Total the sum over the stacks that
+// contain it. Samples that Focus or Ignore drop count in Table.Total but
+// have no stack.
+func (x *Index) Stacks(opts ...Option) (*Table, []RowStack, error) {
 	sel, err := selectionOf(opts)
 	if err != nil {
 		return nil, nil, err
@@ -51,7 +43,7 @@ func (x *Index) Stacks(opts ...Option) (*Table, []Stack, error) {
 // Through returns the distinct stacks of the samples opts select (as
 // Stacks counts them) that pass through a function whose name match
 // accepts, or whose leaf is one when leaf is set: the samples of one stack
-// are merged into one Stack holding their summed value and samples, in
+// are merged into one RowStack holding their summed value and samples, in
 // the order the stacks first appear. The values add up to the pooled self
 // (leaf) or total time of the matching functions, each sample counted once
 // however many matching frames it has; a function's own row holds the
@@ -61,7 +53,7 @@ func (x *Index) Stacks(opts ...Option) (*Table, []Stack, error) {
 // returned, unmodified: build it once, and ask Through for as many sets
 // of functions as needed. A frame without a row in t (t is another
 // index's, or of another selection) makes it an error.
-func (x *Index) Through(t *Table, match func(name string) bool, leaf bool, opts ...Option) ([]Stack, error) {
+func (x *Index) Through(t *Table, match func(name string) bool, leaf bool, opts ...Option) ([]RowStack, error) {
 	if t == nil || match == nil {
 		return nil, errors.New("analysis: Through needs a table and a match function")
 	}
@@ -78,13 +70,13 @@ func (x *Index) rows(t *Table) []int32 {
 	if l := x.data().Last(); l != nil && l.Table == any(t) {
 		return l.RowOf
 	}
-	at := make(map[Key]int32, len(t.Functions))
+	at := make(map[funcKey]int32, len(t.Functions))
 	for i := range t.Functions {
-		at[t.Functions[i].Key] = int32(i)
+		at[t.Functions[i].key] = int32(i)
 	}
 	rowOf := make([]int32, len(x.ix().Funcs))
 	for id, f := range x.ix().Funcs {
-		r, ok := at[Key(f)]
+		r, ok := at[funcKey(f)]
 		if !ok {
 			r = -1
 		}
@@ -95,12 +87,12 @@ func (x *Index) rows(t *Table) []int32 {
 
 // stacks is Stacks, or Through when match is not nil. Frames of functions
 // without a row make it an error.
-func (x *Index) stacks(sel Selection, rowOf []int32, match func(string) bool, leaf bool) ([]Stack, error) {
+func (x *Index) stacks(sel Selection, rowOf []int32, match func(string) bool, leaf bool) ([]RowStack, error) {
 	ix := x.ix()
 	ff := ix.FrameFunc
 	var (
 		hit   []bool  // per function id: match accepts its name
-		merge []int32 // per stack id: its Stack + 1, 0 before it is seen
+		merge []int32 // per stack id: its RowStack + 1, 0 before it is seen
 	)
 	if match != nil {
 		hit = make([]bool, len(ix.Funcs))
@@ -110,7 +102,7 @@ func (x *Index) stacks(sel Selection, rowOf []int32, match func(string) bool, le
 		merge = make([]int32, ix.NumStacks())
 	}
 	var (
-		stacks  []Stack
+		stacks  []RowStack
 		depth   []int
 		buf     []int32
 		missing bool
@@ -150,7 +142,7 @@ func (x *Index) stacks(sel Selection, rowOf []int32, match func(string) bool, le
 				buf = append(buf, r)
 			}
 		}
-		stacks = append(stacks, Stack{Value: k.Value, Samples: k.Count})
+		stacks = append(stacks, RowStack{Value: k.Value, Samples: k.Count})
 		depth = append(depth, len(buf)-start)
 	})
 	if err != nil {

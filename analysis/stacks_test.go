@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/loaders"
 )
@@ -27,7 +28,7 @@ func TestStacksHandWorked(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tab, stacks, err := analysis.Stacks(handProfile(), tc.opts...)
+			tab, stacks, err := stacksOf(handProfile(), tc.opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -38,7 +39,7 @@ func TestStacksHandWorked(t *testing.T) {
 
 // checkStacks compares stacks with want, each "frames leaf first: value"
 // and, with samples, " (samples)".
-func checkStacks(t *testing.T, tab *analysis.Table, stacks []analysis.Stack, samples bool, want []string) {
+func checkStacks(t *testing.T, tab *analysis.Table, stacks []analysis.RowStack, samples bool, want []string) {
 	t.Helper()
 	var got []string
 	for _, s := range stacks {
@@ -67,7 +68,7 @@ func TestStacksSumToFunctions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tab, stacks, err := analysis.Stacks(p)
+		tab, stacks, err := stacksOf(p)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -95,12 +96,12 @@ func TestStacksSumToFunctions(t *testing.T) {
 }
 
 // Stacks gives each sample's frames as rows of the table, leaf first.
-func ExampleStacks() {
-	p, err := loaders.Load("../testdata/cli/base.folded")
+func ExampleIndex_Stacks() {
+	x, err := loaders.LoadIndex("../testdata/cli/base.folded")
 	if err != nil {
 		panic(err)
 	}
-	tab, stacks, err := analysis.Stacks(p)
+	tab, stacks, err := x.Stacks()
 	if err != nil {
 		panic(err)
 	}
@@ -115,4 +116,13 @@ func ExampleStacks() {
 	// main → handler → parse 400ms
 	// main → handler → render 300ms
 	// main → gc 300ms
+}
+
+// stacksOf is x.Stacks of p's index.
+func stacksOf(p *profile.Profile, opts ...analysis.Option) (*analysis.Table, []analysis.RowStack, error) {
+	x, err := analysis.NewIndex(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return x.Stacks(opts...)
 }

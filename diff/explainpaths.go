@@ -81,10 +81,10 @@ func (c *comparison) normOf(pj *pathJudge, i int) norm {
 	return pj.normFor(f.e, f.ev, f.scale)
 }
 
-// runStacks are one run's samples as analysis.Stacks gives them.
+// runStacks are one run's samples as analysis.Index.Stacks gives them.
 type runStacks struct {
 	table  *analysis.Table
-	stacks []analysis.Stack
+	stacks []analysis.RowStack
 	keys   []int32 // matching key id of each table row
 }
 

@@ -33,7 +33,7 @@ type flameData struct {
 // run's functions (analysis.Table.Functions) as the report shows them.
 type flameRun struct {
 	names  []string
-	stacks []analysis.Stack
+	stacks []analysis.RowStack
 }
 
 // flameData keeps what the flame graph needs of the comparison's stacks.

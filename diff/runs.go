@@ -19,7 +19,7 @@ import (
 // run is one run reduced to per-key measurements.
 type run struct {
 	table  *analysis.Table
-	stacks []analysis.Stack // the samples behind table's rows (analysis.Index.Stacks)
+	stacks []analysis.RowStack // the samples behind table's rows (analysis.Index.Stacks)
 	rowKey []int32          // key id of each row of table
 	fn     []runFunc        // by key id; ids past its end are absent
 	period float64          // nanoseconds one effective sample stands for

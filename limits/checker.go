@@ -192,9 +192,9 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 	case instr && t.Unit != analysis.UnitCount:
 		return nil, fmt.Errorf("perfassert: a limit on %s needs counted instructions; %s is %s", limit.Quantity, t.SampleType, t.Unit)
 	case !alloc && !instr && !instrShare && t.Unit != analysis.UnitTime && countsInstructions(ck.pooled):
-		return nil, fmt.Errorf("perfassert: %w: the profile counts instructions (%s); bound them with MaxSelfInstructions or MaxTotalInstructions, or their shares", analysis.ErrNotTime, t.SampleType)
+		return nil, fmt.Errorf("perfassert: %w: the profile counts instructions (%s); bound them with MaxSelfInstructions or MaxTotalInstructions, or their shares", analysis.ErrWrongUnit, t.SampleType)
 	case !alloc && !instr && !instrShare && t.Unit != analysis.UnitTime:
-		return nil, fmt.Errorf("perfassert: %w: %s (%s); bound allocations with MaxAllocs or MaxAllocBytes", analysis.ErrNotTime, t.SampleType, t.Unit)
+		return nil, fmt.Errorf("perfassert: %w: %s (%s); bound allocations with MaxAllocs or MaxAllocBytes", analysis.ErrWrongUnit, t.SampleType, t.Unit)
 	}
 	// No time, no verdict: an empty profile, or a selection that leaves
 	// nothing, is an error even with AllowMissing (analysis.CheckTime).
@@ -430,7 +430,7 @@ func perProfile(rows []analysis.Function, n int) []analysis.Function {
 
 // worstName returns the name match accepts with the most time in the
 // stacks (as the leaf when self), ties to the first name in sorted order.
-func worstName(t *analysis.Table, stacks []analysis.Stack, match func(string) bool, self bool) string {
+func worstName(t *analysis.Table, stacks []analysis.RowStack, match func(string) bool, self bool) string {
 	sum := map[string]int64{}
 	var seen []string
 	fs := t.Functions
@@ -462,7 +462,7 @@ func worstName(t *analysis.Table, stacks []analysis.Stack, match func(string) bo
 // when self): their time and samples, each stack counted once, and the
 // heaviest of them merged by function names, harness frames at the root
 // end left out.
-func measure(t *analysis.Table, stacks []analysis.Stack, judged func(string) bool, self bool) (int64, int64, []Stack) {
+func measure(t *analysis.Table, stacks []analysis.RowStack, judged func(string) bool, self bool) (int64, int64, []Stack) {
 	var (
 		pooled  int64
 		samples int64

@@ -69,7 +69,7 @@ func TestInstructionLimits(t *testing.T) {
 	if r.Passed || r.Share != 0.3 || !strings.Contains(r.String(), "self count 300 instructions (30.00% of 1000 instructions total, exact), share 30.00%") {
 		t.Errorf("share of scan: passed %v share %v:\n%s", r.Passed, r.Share, r)
 	}
-	if _, err := Check(p, "main.scan", Limit{Quantity: SelfTime, Time: 1}); !errors.Is(err, analysis.ErrNotTime) || !strings.Contains(err.Error(), "MaxSelfInstructions") {
+	if _, err := Check(p, "main.scan", Limit{Quantity: SelfTime, Time: 1}); !errors.Is(err, analysis.ErrWrongUnit) || !strings.Contains(err.Error(), "MaxSelfInstructions") {
 		t.Errorf("a time limit on counted instructions: %v", err)
 	}
 	cpu := &profile.Profile{SampleType: []*profile.ValueType{{Type: "cpu", Unit: "nanoseconds"}}}

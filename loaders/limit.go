@@ -15,14 +15,14 @@ import (
 	"github.com/hotbudget/hotbudget/internal/membudget"
 )
 
-// DefaultMaxBytes is how much input, after decompression, Read takes in
+// defaultMaxBytes is how much input, after decompression, Read takes in
 // unless HOTBUDGET_MAX_BYTES or WithMaxBytes says otherwise: 1 GiB.
-const DefaultMaxBytes int64 = 1 << 30
+const defaultMaxBytes int64 = 1 << 30
 
-// MaxBytesEnv names the environment variable that sets the default limit
+// maxBytesEnv names the environment variable that sets the default limit
 // on decompressed input: a number of bytes, optionally with a suffix KiB,
 // MiB, GiB or TiB, or 0 for no limit.
-const MaxBytesEnv = "HOTBUDGET_MAX_BYTES"
+const maxBytesEnv = "HOTBUDGET_MAX_BYTES"
 
 // ErrTooLarge is wrapped by the error for input larger than the limit,
 // and for input whose parsed form would take more memory than the limit,
@@ -31,7 +31,7 @@ const MaxBytesEnv = "HOTBUDGET_MAX_BYTES"
 var ErrTooLarge = membudget.ErrTooLarge
 
 // MaxBytes returns the limit on decompressed input that Read applies with
-// opts: WithMaxBytes, else HOTBUDGET_MAX_BYTES, else DefaultMaxBytes;
+// opts: WithMaxBytes, else HOTBUDGET_MAX_BYTES, else 1 GiB;
 // math.MaxInt64 when there is none. The error names a malformed
 // HOTBUDGET_MAX_BYTES.
 func MaxBytes(opts ...Option) (int64, error) {
@@ -46,11 +46,11 @@ func MaxBytes(opts ...Option) (int64, error) {
 func (c *config) limit() (int64, error) {
 	n := c.maxBytes
 	if n == 0 {
-		n = DefaultMaxBytes
-		if v := os.Getenv(MaxBytesEnv); v != "" {
+		n = defaultMaxBytes
+		if v := os.Getenv(maxBytesEnv); v != "" {
 			var err error
 			if n, err = parseSize(v); err != nil {
-				return 0, fmt.Errorf("%s=%q: %v", MaxBytesEnv, v, err)
+				return 0, fmt.Errorf("%s=%q: %v", maxBytesEnv, v, err)
 			}
 			if n == 0 {
 				n = -1
@@ -94,7 +94,7 @@ type limitReader struct {
 
 func (l *limitReader) err() error {
 	return fmt.Errorf("%w: more than %s after decompression; raise the limit with %s or loaders.WithMaxBytes",
-		ErrTooLarge, sizeString(l.limit), MaxBytesEnv)
+		ErrTooLarge, sizeString(l.limit), maxBytesEnv)
 }
 
 func (l *limitReader) Read(p []byte) (int, error) {

@@ -186,15 +186,15 @@ func TestMaxBytes(t *testing.T) {
 		}
 	})
 	t.Run("environment", func(t *testing.T) {
-		t.Setenv(MaxBytesEnv, "1000")
+		t.Setenv(maxBytesEnv, "1000")
 		tooLarge(t, folded)
 		loads(t, folded, WithMaxBytes(2000))
-		t.Setenv(MaxBytesEnv, "2KiB")
+		t.Setenv(maxBytesEnv, "2KiB")
 		loads(t, folded)
 		tooLarge(t, folded, WithMaxBytes(1000))
-		t.Setenv(MaxBytesEnv, "0")
+		t.Setenv(maxBytesEnv, "0")
 		loads(t, folded)
-		t.Setenv(MaxBytesEnv, "2 GB")
+		t.Setenv(maxBytesEnv, "2 GB")
 		_, err := Read(bytes.NewReader(folded), WithName("in"))
 		if want := `in: HOTBUDGET_MAX_BYTES="2 GB": want a number of bytes, such as 2147483648 or 2GiB (0: no limit)`; err == nil || err.Error() != want {
 			t.Errorf("err = %v, want %q", err, want)
@@ -262,24 +262,24 @@ func FuzzReadGzip(f *testing.F) {
 // MaxBytes resolves the limit as Read applies it: the option first, then
 // the environment, then the default.
 func TestMaxBytesResolves(t *testing.T) {
-	t.Setenv(MaxBytesEnv, "")
+	t.Setenv(maxBytesEnv, "")
 	for _, c := range []struct {
 		env  string
 		opts []Option
 		want int64
 	}{
-		{"", nil, DefaultMaxBytes},
+		{"", nil, defaultMaxBytes},
 		{"2KiB", nil, 2048},
 		{"0", nil, math.MaxInt64},
 		{"2KiB", []Option{WithMaxBytes(100)}, 100},
 		{"", []Option{WithMaxBytes(0)}, math.MaxInt64},
 	} {
-		t.Setenv(MaxBytesEnv, c.env)
+		t.Setenv(maxBytesEnv, c.env)
 		if got, err := MaxBytes(c.opts...); got != c.want || err != nil {
-			t.Errorf("%s=%q, %d options: %d, %v; want %d", MaxBytesEnv, c.env, len(c.opts), got, err, c.want)
+			t.Errorf("%s=%q, %d options: %d, %v; want %d", maxBytesEnv, c.env, len(c.opts), got, err, c.want)
 		}
 	}
-	t.Setenv(MaxBytesEnv, "2 GB")
+	t.Setenv(maxBytesEnv, "2 GB")
 	if _, err := MaxBytes(); err == nil || !strings.Contains(err.Error(), `HOTBUDGET_MAX_BYTES="2 GB"`) {
 		t.Errorf("malformed environment: %v", err)
 	}

@@ -49,7 +49,7 @@
 //
 // # Memory
 //
-// Read takes in at most DefaultMaxBytes (1 GiB) of input after
+// Read takes in at most 1 GiB of input after
 // decompression and refuses larger input with an error wrapping
 // ErrTooLarge. What a loader builds is charged, as the input arrives, for
 // the memory it takes (strings, locations, lines and samples of a pprof
@@ -133,15 +133,6 @@ const (
 	ViewDurations View = pbuild.ViewDurations
 )
 
-// Label keys that loaders set on samples.
-const (
-	LabelPID     = pbuild.LabelPID
-	LabelTID     = pbuild.LabelTID
-	LabelProcess = pbuild.LabelProcess
-	LabelThread  = pbuild.LabelThread
-	LabelProfile = pbuild.LabelProfile
-)
-
 // An Option changes how a profile is read.
 type Option interface{ apply(*config) }
 
@@ -168,7 +159,7 @@ func WithName(name string) Option { return optionFunc(func(c *config) { c.name =
 
 // WithMaxBytes sets how many bytes of input, after decompression, Read takes
 // in before it refuses the input with an error wrapping ErrTooLarge. n <= 0
-// removes the limit. Without this option the limit is DefaultMaxBytes, or
+// removes the limit. Without this option the limit is 1 GiB, or
 // HOTBUDGET_MAX_BYTES when that is set.
 func WithMaxBytes(n int64) Option {
 	return optionFunc(func(c *config) {
@@ -310,7 +301,7 @@ func read(r io.Reader, c *config, asIndex bool) (*profile.Profile, *index.Index,
 	}
 	if lr.meter != nil && lr.meter.Err() != nil {
 		// The parse would take too much memory: the read was stopped.
-		return nil, nil, fmt.Errorf("%s: %w; raise the limit with %s or loaders.WithMaxBytes (0: none)", f, lr.meter.Err(), MaxBytesEnv)
+		return nil, nil, fmt.Errorf("%s: %w; raise the limit with %s or loaders.WithMaxBytes (0: none)", f, lr.meter.Err(), maxBytesEnv)
 	}
 	if err == nil {
 		// Every format is held to the one rule on sample values: none
@@ -450,7 +441,7 @@ func readPprof(r *limitReader, head []byte, asIndex bool) (*profile.Profile, *in
 		data, err = readAll(r)
 	}
 	if errors.Is(err, ErrTooLarge) && !r.over {
-		return nil, nil, fmt.Errorf("%w; raise the limit with %s or loaders.WithMaxBytes (0: none)", err, MaxBytesEnv)
+		return nil, nil, fmt.Errorf("%w; raise the limit with %s or loaders.WithMaxBytes (0: none)", err, maxBytesEnv)
 	}
 	if err != nil {
 		return nil, nil, err

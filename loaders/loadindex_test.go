@@ -63,10 +63,10 @@ func TestLoadIndexEqualsLoad(t *testing.T) {
 // file over the limit is refused as every other format is.
 func TestLoadIndexKeepsTheLimit(t *testing.T) {
 	const f = "../testdata/pprof/busy.pb.gz"
-	t.Setenv(loaders.MaxBytesEnv, "1KiB")
+	t.Setenv("HOTBUDGET_MAX_BYTES", "1KiB")
 	_, err := loaders.LoadIndex(f)
 	if !errors.Is(err, loaders.ErrTooLarge) {
-		t.Errorf("%s=1KiB: %v, want the loaders' too-large error", loaders.MaxBytesEnv, err)
+		t.Errorf("%s=1KiB: %v, want the loaders' too-large error", "HOTBUDGET_MAX_BYTES", err)
 	}
 	if _, err := loaders.LoadIndex(f, loaders.WithMaxBytes(64<<20)); err != nil {
 		t.Errorf("WithMaxBytes(64MiB) overrides the environment: %v", err)

@@ -71,8 +71,8 @@ func TestAllocLimits(t *testing.T) {
 		!strings.Contains(err.Error(), "needs an allocation profile with sample type alloc_objects") || !strings.Contains(err.Error(), "cpu/nanoseconds") {
 		t.Errorf("allocs on a CPU profile: err = %v", err)
 	}
-	if _, err := limits.Check(p, "main.encode", limits.Limit{Quantity: limits.SelfTime, Time: 1}); !errors.Is(err, analysis.ErrNotTime) {
-		t.Errorf("time on a heap profile: err = %v, want ErrNotTime", err)
+	if _, err := limits.Check(p, "main.encode", limits.Limit{Quantity: limits.SelfTime, Time: 1}); !errors.Is(err, analysis.ErrWrongUnit) {
+		t.Errorf("time on a heap profile: err = %v, want ErrWrongUnit", err)
 	}
 	if _, err := limits.Check(p, "main.encode", limits.Limit{Quantity: limits.SelfAllocs, Count: 1}, perfassert.WithSelection(analysis.Selection{SampleType: "alloc_space"})); err == nil || !strings.Contains(err.Error(), "alloc_space/bytes is bytes") {
 		t.Errorf("objects limit on bytes: err = %v", err)

@@ -540,8 +540,8 @@ func TestNonTimeProfileIsAnError(t *testing.T) {
 		Function:   []*profile.Function{fn},
 	}
 	_, err := limits.Check(p, "alloc", limits.Limit{Quantity: limits.SelfTime, Time: time.Second})
-	if !errors.Is(err, analysis.ErrNotTime) {
-		t.Errorf("err = %v, want analysis.ErrNotTime", err)
+	if !errors.Is(err, analysis.ErrWrongUnit) {
+		t.Errorf("err = %v, want analysis.ErrWrongUnit", err)
 	}
 	_, err = limits.Check(load(t, handFolded), "main.busy", limits.Limit{Quantity: limits.SelfTime, Time: time.Second}, perfassert.WithSelection(analysis.Selection{SampleType: "alloc_space"}))
 	if err == nil || !strings.Contains(err.Error(), `no sample type "alloc_space"`) {
