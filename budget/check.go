@@ -197,7 +197,7 @@ func (c *checker) regression(r *Rule, l Limit) (RuleResult, error) {
 	if !ok {
 		opts := []diff.Option{
 			diff.WithMetric(r.Metric), diff.WithMode(r.Mode),
-			diff.WithMinChange(l.Regression, diff.DefaultSettings().MinAbsolute),
+			diff.WithMinChange(l.Regression),
 			diff.WithSelection(sel),
 		}
 		if r.Assume != "" { // empty in a Rule built in Go: diff's default

@@ -287,6 +287,9 @@ func (s *engine) check() error {
 	default:
 		return fmt.Errorf("diff: unknown mode %q", s.Mode)
 	}
+	if s.minAbsoluteSet && (s.Mode == Share || s.Mode == PerAnchor) {
+		return fmt.Errorf("diff: a minimum time change (WithMinAbsolute) applies in absolute and per-op modes; %s mode measures changes in share points", s.Mode)
+	}
 	if !(s.Alpha > 0 && s.Alpha < 1) {
 		return fmt.Errorf("diff: alpha must be in (0,1), got %v", s.Alpha)
 	}

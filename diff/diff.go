@@ -123,6 +123,9 @@ type Settings struct {
 	MinRelative float64
 	MinAbsolute time.Duration
 	MinShare    float64
+	// minAbsoluteSet: WithMinAbsolute set MinAbsolute, which Compare
+	// refuses in the modes that do not use it.
+	minAbsoluteSet bool
 
 	// Selection says which samples of both sides count: threads,
 	// processes, synthetic frames, focus and ignore patterns, the
@@ -515,14 +518,31 @@ func WithAlpha(alpha float64) Option {
 	})
 }
 
-// WithMinChange sets the smallest relative change (0.10 = 10%) and the
-// smallest absolute time change that can be judged regressed or improved.
-func WithMinChange(relative float64, absolute time.Duration) Option {
+// WithMinChange sets the smallest relative change (0.10 = 10%) that can
+// be judged regressed or improved, in every mode (Settings.MinRelative;
+// bench.WithMinChange is the same setting for benchmarks).
+func WithMinChange(relative float64) Option {
 	return optionFunc(func(s *Settings) error {
-		if relative < 0 || absolute < 0 {
-			return fmt.Errorf("diff: negative minimum change %v, %v", relative, absolute)
+		if relative < 0 {
+			return fmt.Errorf("diff: negative minimum change %v", relative)
 		}
-		s.MinRelative, s.MinAbsolute = relative, absolute
+		s.MinRelative = relative
+		return nil
+	})
+}
+
+// WithMinAbsolute sets the smallest change of time per run (per operation's
+// run in PerOp mode) that can be judged regressed or improved in Absolute
+// and PerOp modes (Settings.MinAbsolute, 1ms by default); the relative
+// minimum must be reached too. Share and PerAnchor modes measure changes
+// in share points (Settings.MinShare), where a time means nothing:
+// Compare refuses the option there rather than ignore it.
+func WithMinAbsolute(d time.Duration) Option {
+	return optionFunc(func(s *Settings) error {
+		if d < 0 {
+			return fmt.Errorf("diff: negative minimum change %v", d)
+		}
+		s.MinAbsolute, s.minAbsoluteSet = d, true
 		return nil
 	})
 }

@@ -533,7 +533,9 @@ func TestErrors(t *testing.T) {
 		{"bad mode", one(p), one(p), []diff.Option{diff.WithMode("fast")}, `unknown mode "fast"`},
 		{"bad ops", one(p), one(p), []diff.Option{diff.WithOps(0, 1)}, "operation counts must be positive"},
 		{"per-op alone", one(p), one(p), []diff.Option{diff.WithMode(diff.PerOp)}, "needs an anchor"},
-		{"negative change", one(p), one(p), []diff.Option{diff.WithMinChange(-1, 0)}, "negative minimum"},
+		{"negative change", one(p), one(p), []diff.Option{diff.WithMinChange(-1)}, "negative minimum"},
+		{"negative time change", one(p), one(p), []diff.Option{diff.WithMode(diff.Absolute), diff.WithMinAbsolute(-1)}, "negative minimum"},
+		{"time change in share mode", one(p), one(p), []diff.Option{diff.WithMinAbsolute(time.Millisecond)}, "applies in absolute and per-op modes; share mode"},
 		{"bad assumption", one(p), one(p), []diff.Option{diff.WithAssumption("lognormal")}, `unknown assumption "lognormal" (want model, nothing or normal)`},
 	} {
 		_, err := diff.Compare(c.base, c.head, c.opts...)

@@ -308,15 +308,23 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 		}
 		opts = append(opts, diff.WithAlpha(d.alpha))
 	}
-	if set["min-change"] || set["min-time"] {
+	if set["min-change"] {
 		rel, err := parsePercent(d.minChange)
 		if err != nil {
 			return nil, fmt.Errorf("--min-change: %w", err)
 		}
+		opts = append(opts, diff.WithMinChange(rel))
+	}
+	if set["min-time"] {
 		if d.minTime < 0 {
 			return nil, fmt.Errorf("--min-time must not be negative, got %v", d.minTime)
 		}
-		opts = append(opts, diff.WithMinChange(rel, d.minTime))
+		if d.mode.value != string(diff.Absolute) {
+			// Shares (and per-op with an anchor, ratios) change by share
+			// points: a time there would be ignored, so it is refused.
+			return nil, fmt.Errorf("--min-time applies with --mode absolute; --mode %s measures changes in share points", d.mode.value)
+		}
+		opts = append(opts, diff.WithMinAbsolute(d.minTime))
 	}
 	for _, r := range d.renames {
 		old, new, ok := strings.Cut(r, "=")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -173,5 +174,30 @@ func TestDiffHeadArgsAreFiles(t *testing.T) {
 	// Flags before "--" still apply, among the base profiles too.
 	if code, _, stderr := diffRun(base, "--only", "^render$", "--", "head.folded"); code != exitOK {
 		t.Errorf("--only among the base profiles: exit %d, want 0\n%s", code, stderr)
+	}
+}
+
+// --min-time is a time: the modes that compare shares would ignore it, so
+// they refuse it; with --mode absolute it is diff's minimum time change.
+func TestMinTimeOnlyInAbsoluteMode(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"--min-time", "2ms"}, false},
+		{[]string{"--mode", "share", "--min-time", "2ms"}, false},
+		{[]string{"--mode", "per-op", "--anchor", "main", "--min-time", "2ms"}, false},
+		{[]string{"--mode", "absolute", "--min-time", "2ms"}, true},
+		{[]string{"--min-change", "5%"}, true},
+	} {
+		fs := flag.NewFlagSet("diff", flag.ContinueOnError)
+		d := addDiffFlags(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		_, err := d.options(fs, nil)
+		if (err == nil) != c.ok || err != nil && !strings.Contains(err.Error(), "--min-time applies with --mode absolute") {
+			t.Errorf("%q: err = %v, want ok %v", c.args, err, c.ok)
+		}
 	}
 }
