@@ -5,3 +5,6 @@ package analysis
 // loaders imports analysis, so a test of package analysis cannot import
 // loaders).
 var ReferenceFunctions = referenceFunctions
+
+// LabelSets is labelSets, for the external tests.
+func (x *Index) LabelSets() []map[string][]string { return x.labelSets() }

@@ -111,10 +111,10 @@ func (x *Index) Warnings() []string {
 // NumSamples is the number of samples in the profile.
 func (x *Index) NumSamples() int { return x.ix().NumSamples() }
 
-// LabelSets returns the distinct string label sets of the samples, each as
+// labelSets returns the distinct string label sets of the samples, each as
 // a map from key to values (an empty map for samples without labels). Use
 // it to say which threads or processes a profile has.
-func (x *Index) LabelSets() []map[string][]string {
+func (x *Index) labelSets() []map[string][]string {
 	used := make([]bool, len(x.ix().LabelSets))
 	for _, id := range x.ix().SampleLabels {
 		used[id] = true

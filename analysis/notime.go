@@ -145,7 +145,7 @@ func CheckTime(side string, sel Selection, xs []*Index, ts []*Table) error {
 	for _, x := range xs {
 		e.Samples += x.NumSamples()
 		if len(sel.Threads) > 0 || len(sel.Processes) > 0 {
-			sets = append(sets, x.LabelSets()...)
+			sets = append(sets, x.labelSets()...)
 		}
 	}
 	if e.Samples > 0 && sets != nil {

@@ -98,10 +98,10 @@ func Compare(base, head io.Reader, opts ...Option) (*Report, error) {
 		h, inH := hv.vals[k]
 		row.HigherIsBetter = higher(k.unit)
 		if inB {
-			row.Base = Value{Median: stats.Median(b), Runs: len(b), CI: s.interval(b), Min: slices.Min(b), Max: slices.Max(b)}
+			row.Base = Stats{Median: stats.Median(b), Runs: len(b), CI: s.interval(b), Min: slices.Min(b), Max: slices.Max(b)}
 		}
 		if inH {
-			row.Head = Value{Median: stats.Median(h), Runs: len(h), CI: s.interval(h), Min: slices.Min(h), Max: slices.Max(h)}
+			row.Head = Stats{Median: stats.Median(h), Runs: len(h), CI: s.interval(h), Min: slices.Min(h), Max: slices.Max(h)}
 		}
 		row.Delta = row.Head.Median - row.Base.Median
 		switch {
@@ -219,7 +219,7 @@ type Row struct {
 	HigherIsBetter bool
 	// Base and Head are each side's runs; zero on the side a New or Gone
 	// result is missing from.
-	Base, Head Value
+	Base, Head Stats
 	// Delta is Head.Median − Base.Median; Relative is Head.Median /
 	// Base.Median − 1, as benchstat shows it (+103% when throughput
 	// doubled); 0 for new and gone results and from a base of 0.
@@ -242,8 +242,9 @@ type Row struct {
 	tooFew [2]int
 }
 
-// Value is one side of a result.
-type Value struct {
+// Stats is one side of a result: the statistics of its runs (a
+// comparison of profiles has diff.Value instead).
+type Stats struct {
 	// Median is the median of the runs.
 	Median float64
 	// Runs is how many runs measured it.

@@ -98,7 +98,7 @@ func runsText(n int) string {
 // smaller. With too few runs for a confidence interval (benchstat's
 // "± ∞") it gives their range instead, "49.58µ sec/op (41.20µ to 60.01µ)",
 // or the median alone when the runs agree to the digits shown.
-func cell(row Row, v Value, present bool) string {
+func cell(row Row, v Stats, present bool) string {
 	if !present {
 		return "-"
 	}

@@ -10,7 +10,7 @@ import (
 
 // Instruction quantities: bounded by Limit.Count, measured on profiles of
 // counted instructions (perfassert.Instructions, callgrind files), whose
-// sample type is InstructionsType. Self is what the function executes
+// sample type is "instructions". Self is what the function executes
 // itself (its inlined callees are functions of their own, as in a
 // sampled profile), total what it and everything it calls execute.
 const (
@@ -18,8 +18,8 @@ const (
 	TotalInstructions Quantity = "total instructions" // instructions executed anywhere below the function
 )
 
-// InstructionsType is the sample type of counted instructions.
-const InstructionsType = "instructions"
+// instructionsType is the sample type of counted instructions.
+const instructionsType = "instructions"
 
 // isInstr reports whether q bounds instructions (Limit.Count).
 func (q Quantity) isInstr() bool { return q == SelfInstructions || q == TotalInstructions }
@@ -31,7 +31,7 @@ func (q Quantity) isCount() bool { return q.isAlloc() || q.isInstr() }
 func instrSampleType(p *profile.Profile, q Quantity) (string, error) {
 	var have []string
 	for _, st := range p.SampleType {
-		if st.Type == InstructionsType {
+		if st.Type == instructionsType {
 			return st.Type, nil
 		}
 		have = append(have, st.Type+"/"+st.Unit)
@@ -43,7 +43,7 @@ func instrSampleType(p *profile.Profile, q Quantity) (string, error) {
 // instructions, on which share limits are shares of instructions.
 func countsInstructions(p *profile.Profile) bool {
 	if p.DefaultSampleType != "" {
-		return p.DefaultSampleType == InstructionsType
+		return p.DefaultSampleType == instructionsType
 	}
-	return len(p.SampleType) > 0 && slices.ContainsFunc(p.SampleType[:1], func(st *profile.ValueType) bool { return st.Type == InstructionsType })
+	return len(p.SampleType) > 0 && slices.ContainsFunc(p.SampleType[:1], func(st *profile.ValueType) bool { return st.Type == instructionsType })
 }

@@ -26,7 +26,8 @@
 // pprof -diff_base profile) or whose sums would overflow is refused, naming
 // the sample. Sampled data has the sample types
 // samples/count and cpu/nanoseconds; exact data (duration events, trace
-// regions) has events/count and wall/nanoseconds and IsExact reports true.
+// regions) has events/count and wall/nanoseconds, and its analysis.Table is
+// Exact.
 // Heap profiles keep their own types: a Go heap or allocation profile its
 // alloc_objects, alloc_space, inuse_objects and inuse_space, a V8 sampling
 // heap profile samples/count and space/bytes (the default); package
@@ -629,8 +630,8 @@ func isText(b []byte) bool {
 // Warnings returns what the loader repaired or dropped while reading p.
 func Warnings(p *profile.Profile) []string { return pbuild.Warnings(p) }
 
-// IsExact reports whether p holds measured durations rather than samples.
-func IsExact(p *profile.Profile) bool { return pbuild.IsExact(p) }
+// isExact reports whether p holds measured durations rather than samples.
+func isExact(p *profile.Profile) bool { return pbuild.IsExact(p) }
 
 // SourceFormat returns the format p was loaded from, or FormatPprof when p
 // carries no record of it (a profile read from a pprof file that we did not write).

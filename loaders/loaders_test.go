@@ -131,8 +131,8 @@ func TestLoadPprofVariants(t *testing.T) {
 	if p1.String() != p2.String() || p1.String() != p3.String() {
 		t.Error("the same profile read three ways differs")
 	}
-	if SourceFormat(p1) != FormatPprof || IsExact(p1) || len(Warnings(p1)) != 0 {
-		t.Errorf("pprof metadata: format %q exact %v warnings %v", SourceFormat(p1), IsExact(p1), Warnings(p1))
+	if SourceFormat(p1) != FormatPprof || isExact(p1) || len(Warnings(p1)) != 0 {
+		t.Errorf("pprof metadata: format %q exact %v warnings %v", SourceFormat(p1), isExact(p1), Warnings(p1))
 	}
 	// The legacy binary CPU format is read through pprof's parser too.
 	if _, err := Load(corpus + "pprof/go.crc32.cpu"); err != nil {

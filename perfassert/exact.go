@@ -201,8 +201,8 @@ const exactCountedHere = "counted"
 // notCounted is what a capture returns in a child process that counts
 // another capture of the test: a profile of no instructions.
 func notCounted(name string) *profile.Profile {
-	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: limits.InstructionsType, Unit: "count"}},
-		PeriodType: &profile.ValueType{Type: limits.InstructionsType, Unit: "count"}, Period: 1}
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "instructions", Unit: "count"}},
+		PeriodType: &profile.ValueType{Type: "instructions", Unit: "count"}, Period: 1}
 	p.Comments = meta.MarkExact(nil)
 	meta.Set(p, meta.Record{Name: name + " (not counted in this child process)", WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Work: 1}}})
 	return p
