@@ -105,7 +105,7 @@ type Settings struct {
 	// that the time per run is judged (the headline).
 	SameWork bool
 	// NoHeadline shows the whole program's time per unit of work without
-	// judging it (WithoutHeadline).
+	// judging it (WithHeadline(false)).
 	NoHeadline bool
 
 	// Anchor is the function (pprof name) whose total time is one unit of
@@ -484,19 +484,16 @@ func WithAssumption(a Assumption) Option {
 	})
 }
 
-// WithoutHeadline shows the whole program's time per unit of work but does
-// not judge it: for baselines recorded on another machine, where time per
-// iteration measures the hardware as much as the code. Functions are still
-// judged, as shares.
-func WithoutHeadline() Option {
-	return optionFunc(func(s *Settings) error { s.NoHeadline = true; return nil })
-}
-
-// WithHeadline judges the whole program's time per unit of work when the
-// work is known, undoing an earlier WithoutHeadline (perfassert's
-// MatchBaseline starts with one).
-func WithHeadline() Option {
-	return optionFunc(func(s *Settings) error { s.NoHeadline = false; return nil })
+// WithHeadline says whether the whole program's time per unit of work is
+// judged (the headline; Settings.NoHeadline is its opposite). By default
+// it is, when the work is known (WithSameWork, WithOps, or recorded by
+// perfassert.Capture and hotbudget record). WithHeadline(false) shows it
+// without judging it: for baselines recorded on another machine, where
+// time per iteration measures the hardware as much as the code; functions
+// are still judged, as shares. perfassert's MatchBaseline starts with
+// WithHeadline(false), which a later WithHeadline(true) undoes.
+func WithHeadline(judge bool) Option {
+	return optionFunc(func(s *Settings) error { s.NoHeadline = !judge; return nil })
 }
 
 // WithSameWork declares that every run of both sides did the same work

@@ -767,12 +767,12 @@ func TestNewNeedsSamplesThatCouldNotBeChance(t *testing.T) {
 	}{{4, diff.Unchanged}, {5, diff.New}, {40, diff.New}} {
 		base := folded(t, fmt.Sprintf("main;work %d\n", 400))
 		head := folded(t, fmt.Sprintf("main;work %d\nmain;gcAssist %d\n", 400-c.k, c.k))
-		r := compare(t, one(base), one(head), diff.WithoutHeadline())
+		r := compare(t, one(base), one(head), diff.WithHeadline(false))
 		if got := rowOf(t, r, "gcAssist").Verdict; got != c.want {
 			t.Errorf("%d samples in head only: %s, want %s", c.k, got, c.want)
 		}
 		// The same function gone from head reads the other way round.
-		r = compare(t, one(head), one(base), diff.WithoutHeadline())
+		r = compare(t, one(head), one(base), diff.WithHeadline(false))
 		want := c.want
 		if want == diff.New {
 			want = diff.Gone

@@ -65,7 +65,7 @@ func TestCompareEachFlagsOneBenchmarksFunction(t *testing.T) {
 				base, head := benchRuns(t, r, name, 1500, 5, shares, s, 0.03)
 				pairs = append(pairs, diff.Pair{Name: name, Base: base, Head: head})
 			}
-			reps, err := diff.CompareEach(pairs, diff.WithMode(diff.Absolute), diff.WithGate(gateModule), diff.WithoutHeadline())
+			reps, err := diff.CompareEach(pairs, diff.WithMode(diff.Absolute), diff.WithGate(gateModule), diff.WithHeadline(false))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,11 +116,11 @@ func TestGateShowsWithoutJudging(t *testing.T) {
 		slow[3] *= 1.6
 		head = append(head, drawStacks(t, r, 2060, []string{"main;example.com/m.a", "main;example.com/m.b", "main;example.com/m.c", "main;runtime.mallocgc", "main;runtime.memmove"}, slow))
 	}
-	all := compare(t, base, head, diff.WithMode(diff.Absolute), diff.WithoutHeadline())
+	all := compare(t, base, head, diff.WithMode(diff.Absolute), diff.WithHeadline(false))
 	if row := rowOf(t, all, "runtime.mallocgc"); row.Verdict != diff.Regressed || row.Ungated {
 		t.Fatalf("ungated comparison: mallocgc %s (ungated %v), want regressed", row.Verdict, row.Ungated)
 	}
-	gated := compare(t, base, head, diff.WithMode(diff.Absolute), diff.WithoutHeadline(), diff.WithGate(gateModule))
+	gated := compare(t, base, head, diff.WithMode(diff.Absolute), diff.WithHeadline(false), diff.WithGate(gateModule))
 	row := rowOf(t, gated, "runtime.mallocgc")
 	if row.Verdict != diff.Unchanged || !row.Ungated || !strings.Contains(row.NearMiss, "not gated") {
 		t.Errorf("gated to the module: mallocgc %s, ungated %v, near miss %q; want unchanged, ungated, a near miss", row.Verdict, row.Ungated, row.NearMiss)
@@ -148,12 +148,12 @@ func TestNearMiss(t *testing.T) {
 		slow[0] *= 1.3
 		head = append(head, drawStacks(t, r, 1030, stacks, slow))
 	}
-	rep := compare(t, base, head, diff.WithMode(diff.Absolute), diff.WithoutHeadline())
+	rep := compare(t, base, head, diff.WithMode(diff.Absolute), diff.WithHeadline(false))
 	q := rowOf(t, rep, "example.com/m.a").Q
 	if !(q < 0.05) {
 		t.Fatalf("m.a q=%v at alpha 0.05: the fixture should flag it", q)
 	}
-	rep = compare(t, base, head, diff.WithMode(diff.Absolute), diff.WithoutHeadline(), diff.WithAlpha(q/2))
+	rep = compare(t, base, head, diff.WithMode(diff.Absolute), diff.WithHeadline(false), diff.WithAlpha(q/2))
 	row := rowOf(t, rep, "example.com/m.a")
 	if row.Verdict != diff.Unchanged || row.NearMiss == "" || rep.Failed() {
 		t.Fatalf("alpha %.3g, q %.3g: %s, near miss %q, failed %v; want a near miss, unchanged", q/2, row.Q, row.Verdict, row.NearMiss, rep.Failed())
@@ -205,7 +205,7 @@ func TestNoiseFromWholeProfile(t *testing.T) {
 					*side = append(*side, drawStacks(t, r, n, c.funcs, c.weights))
 				}
 			}
-			rep := compare(t, base, head, diff.WithMode(diff.Absolute), diff.WithoutHeadline())
+			rep := compare(t, base, head, diff.WithMode(diff.Absolute), diff.WithHeadline(false))
 			if rep.Noise.Source != "whole" {
 				t.Fatalf("noise source %q, want whole", rep.Noise.Source)
 			}
@@ -265,7 +265,7 @@ func TestBurstyTinyRunsNoFalseAlarms(t *testing.T) {
 			base = append(base, draw())
 			head = append(head, draw())
 		}
-		rep := compare(t, base, head, diff.WithMode(diff.Absolute), diff.WithoutHeadline())
+		rep := compare(t, base, head, diff.WithMode(diff.Absolute), diff.WithHeadline(false))
 		c := rep.Counts()
 		if c[diff.Regressed]+c[diff.New]+c[diff.Gone] > 0 {
 			bad++

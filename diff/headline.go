@@ -82,7 +82,7 @@ func (s *engine) headline(b, h *side) Headline {
 	}
 	switch {
 	case s.NoHeadline:
-		hl.Reason = "not asked for (WithoutHeadline: a golden baseline's time was measured in another process, where the machine's speed alone moves it; its functions' shares are judged)"
+		hl.Reason = "not asked for (WithHeadline(false): a golden baseline's time was measured in another process, where the machine's speed alone moves it; its functions' shares are judged)"
 	case s.SameWork:
 		hl.Judged, hl.Per = true, "run"
 		for j := range work {

@@ -107,7 +107,7 @@ const BaselineAlpha = 0.01
 // but not judged: a baseline was recorded on another day, often on another
 // machine, and its time per iteration measures the hardware and its load
 // as much as the code. Functions are judged as shares of the profile,
-// which do not depend on them. Pass diff.WithHeadline() to judge it too
+// which do not depend on them. Pass diff.WithHeadline(true) to judge it too
 // when baselines are recorded on the machine that checks them.
 func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...diff.Option) bool {
 	if h, ok := t.(helper); ok {
@@ -146,7 +146,7 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		return false
 	}
 	c := baselineSides(t, path, base, curIndex)
-	opts = append([]diff.Option{diff.WithoutHeadline(), diff.WithAlpha(BaselineAlpha)}, opts...)
+	opts = append([]diff.Option{diff.WithHeadline(false), diff.WithAlpha(BaselineAlpha)}, opts...)
 	cpu := func() bool {
 		if h, ok := t.(helper); ok {
 			h.Helper()

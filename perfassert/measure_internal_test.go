@@ -114,7 +114,7 @@ func TestMeasureProcessBaselines(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := baselineSides(t, "measured", bx, hx)
-		opts := []diff.Option{diff.WithoutHeadline(), diff.WithOnly(only)}
+		opts := []diff.Option{diff.WithHeadline(false), diff.WithOnly(only)}
 		if a > 0 {
 			opts = append(opts, diff.WithAlpha(a))
 		}
