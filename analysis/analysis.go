@@ -44,7 +44,6 @@
 package analysis
 
 import (
-	"regexp"
 	"slices"
 	"time"
 
@@ -182,17 +181,6 @@ func (t *Table) Find(name string) []Function {
 	var out []Function
 	for _, f := range t.Functions {
 		if f.Name == name {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// Match returns the rows whose Name matches re.
-func (t *Table) Match(re *regexp.Regexp) []Function {
-	var out []Function
-	for _, f := range t.Functions {
-		if re.MatchString(f.Name) {
 			out = append(out, f)
 		}
 	}
