@@ -270,10 +270,15 @@ func (s *engine) check() error {
 	}
 	switch s.Mode {
 	case Share, Absolute:
+		if s.Anchor != "" || s.BaseOps > 0 {
+			// WithMode after WithAnchor or WithOps: the unit of work would
+			// be ignored.
+			return fmt.Errorf("diff: %s mode contradicts the unit of work WithAnchor or WithOps set", s.Mode)
+		}
 	case PerOp:
 		if s.Anchor != "" {
-			// WithMode(PerOp) or WithOps with WithAnchor: an anchor has
-			// always made per-op mode per anchor.
+			// WithOps with WithAnchor: an anchor has always made per-op
+			// mode per anchor.
 			s.Mode = PerAnchor
 			break
 		}

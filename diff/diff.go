@@ -419,15 +419,20 @@ func WithMetric(m Metric) Option {
 	})
 }
 
-// WithMode sets the normalisation mode (Share by default).
+// WithMode sets the normalisation mode: Share (the default) or Absolute.
+// The per-unit-of-work modes are set by the unit itself, one option each:
+// WithOps (PerOp, operation counts) and WithAnchor (PerAnchor, an anchor
+// function's time); WithSameWork declares a run the unit of the headline.
 func WithMode(m Mode) Option {
 	return optionFunc(func(s *Settings) error {
 		switch m {
-		case Share, Absolute, PerOp, PerAnchor:
+		case Share, Absolute:
 			s.Mode = m
 			return nil
+		case PerOp, PerAnchor:
+			return fmt.Errorf("diff: mode %q is set by its unit of work: WithOps(base, head) or WithAnchor(function)", m)
 		}
-		return fmt.Errorf("diff: unknown mode %q (want share, absolute, per-op or per-anchor)", m)
+		return fmt.Errorf("diff: unknown mode %q (want share or absolute)", m)
 	})
 }
 

@@ -475,8 +475,8 @@ func TestPerOp(t *testing.T) {
 }
 
 // TestPerAnchorMode: an anchor is a mode of its own, PerAnchor, however it
-// is asked for: WithAnchor, WithMode(PerAnchor) with an anchor, or
-// WithOps after WithAnchor, and all of them judge alike. The JSON report
+// is asked for: WithAnchor, or WithOps after WithAnchor, and both judge
+// alike. The JSON report
 // names it as its schema always has, "per-op" with an anchor; PerOp with counts stays
 // PerOp and shows values in time, where PerAnchor shows ratios.
 func TestPerAnchorMode(t *testing.T) {
@@ -485,8 +485,6 @@ func TestPerAnchorMode(t *testing.T) {
 	var want string
 	for i, opts := range [][]diff.Option{
 		{diff.WithAnchor("loop")},
-		{diff.WithMode(diff.PerAnchor), diff.WithAnchor("loop")},
-		{diff.WithAnchor("loop"), diff.WithMode(diff.PerAnchor)},
 		{diff.WithAnchor("loop"), diff.WithOps(100, 200)},
 	} {
 		r := compare(t, one(base), one(head), opts...)
@@ -513,8 +511,11 @@ func TestPerAnchorMode(t *testing.T) {
 	if r.Settings.Mode != diff.PerOp || r.Settings.Anchor != "" || strings.HasSuffix(r.FormatMetric(0.4), "x") {
 		t.Errorf("WithOps: mode %q, anchor %q, value %q: want per-op, in time", r.Settings.Mode, r.Settings.Anchor, r.FormatMetric(0.4))
 	}
-	if _, err := diff.Compare(one(base), one(head), diff.WithMode(diff.PerAnchor)); err == nil || !strings.Contains(err.Error(), "per-anchor mode needs an anchor function") {
-		t.Errorf("per-anchor without an anchor: err = %v", err)
+	if _, err := diff.Compare(one(base), one(head), diff.WithMode(diff.PerAnchor)); err == nil || !strings.Contains(err.Error(), "is set by its unit of work") {
+		t.Errorf("WithMode(PerAnchor): err = %v", err)
+	}
+	if _, err := diff.Compare(one(base), one(head), diff.WithAnchor("loop"), diff.WithMode(diff.Share)); err == nil || !strings.Contains(err.Error(), "contradicts the unit of work") {
+		t.Errorf("WithMode(Share) after WithAnchor: err = %v", err)
 	}
 }
 
@@ -532,7 +533,7 @@ func TestErrors(t *testing.T) {
 		{"bad alpha", one(p), one(p), []diff.Option{diff.WithAlpha(1.5)}, "alpha must be in (0,1)"},
 		{"bad mode", one(p), one(p), []diff.Option{diff.WithMode("fast")}, `unknown mode "fast"`},
 		{"bad ops", one(p), one(p), []diff.Option{diff.WithOps(0, 1)}, "operation counts must be positive"},
-		{"per-op alone", one(p), one(p), []diff.Option{diff.WithMode(diff.PerOp)}, "needs an anchor"},
+		{"per-op alone", one(p), one(p), []diff.Option{diff.WithMode(diff.PerOp)}, "WithOps(base, head) or WithAnchor(function)"},
 		{"negative change", one(p), one(p), []diff.Option{diff.WithMinChange(-1)}, "negative minimum"},
 		{"negative time change", one(p), one(p), []diff.Option{diff.WithMode(diff.Absolute), diff.WithMinAbsolute(-1)}, "negative minimum"},
 		{"time change in share mode", one(p), one(p), []diff.Option{diff.WithMinAbsolute(time.Millisecond)}, "applies in absolute and per-op modes; share mode"},

@@ -269,7 +269,9 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 		if d.mode.value == string(diff.PerOp) && d.anchor == "" {
 			return nil, errors.New("--mode per-op needs --anchor FUNCTION")
 		}
-		opts = append(opts, diff.WithMode(diff.Mode(d.mode.value)))
+		if d.mode.value != string(diff.PerOp) { // --anchor sets it
+			opts = append(opts, diff.WithMode(diff.Mode(d.mode.value)))
+		}
 	}
 	if set["key"] {
 		opts = append(opts, diff.WithKey(diff.Key(d.key.value)))
