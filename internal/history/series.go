@@ -35,7 +35,7 @@ var (
 
 // Tolerance is how far an exact measure may move between two commits
 // without a step: the thresholds of hotbudget record's exact verdicts.
-// Instructions: 0.5% (diff.CountTolerance; hash-seeded work varies
+// Instructions: 0.5% (diff's count tolerance; hash-seeded work varies
 // between processes). Bytes: 8 bytes and 1%. Allocations: half an object
 // and 1%.
 func (m Measure) Tolerance(prev float64) float64 {
