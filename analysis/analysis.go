@@ -82,14 +82,14 @@ type Function struct {
 	SelfShare  float64 // Self / Table.Total, 0..1
 	TotalShare float64 // Total / Table.Total, 0..1
 
-	// key identifies the function inside this table (name, system name,
+	// Key identifies the function inside this table (name, system name,
 	// file, start line). It is not stable across builds; diff matches with
 	// its own configurable key (diff.Key).
-	key funcKey
+	Key FuncKey
 }
 
-// funcKey identifies a function inside one profile.
-type funcKey struct {
+// FuncKey identifies a function inside one profile (Function.Key).
+type FuncKey struct {
 	Name, SystemName, File string
 	StartLine              int64
 }

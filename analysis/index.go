@@ -212,7 +212,7 @@ func (x *Index) table(sel Selection) (*Table, []int32, error) {
 			Self: s.Self[id], Total: s.Tot[id],
 			SelfSamples: s.SelfN[id], TotalSamples: s.TotN[id],
 			Local: s.Local[id], LocalSamples: s.LocalN[id],
-			key: funcKey{Name: f.Name, SystemName: f.SystemName, File: f.File, StartLine: f.StartLine},
+			Key: FuncKey{Name: f.Name, SystemName: f.SystemName, File: f.File, StartLine: f.StartLine},
 		}
 		if r.Line == 0 {
 			r.Line = s.Line[id]

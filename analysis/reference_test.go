@@ -50,7 +50,7 @@ func referenceFunctions(p *profile.Profile, opts ...Option) (*Table, error) {
 		row       *Function
 		lastCount int // index of the last sample that added to Total
 	}
-	rows := make(map[funcKey]*acc)
+	rows := make(map[FuncKey]*acc)
 	var order []*acc
 	var frames []refFrame
 	for si, s := range p.Sample {
@@ -85,7 +85,7 @@ func referenceFunctions(p *profile.Profile, opts ...Option) (*Table, error) {
 		for fi, f := range frames {
 			a, ok := rows[f.key]
 			if !ok {
-				a = &acc{row: &Function{Name: f.key.Name, File: f.key.File, Line: f.key.StartLine, Column: f.column, key: f.key}, lastCount: -1}
+				a = &acc{row: &Function{Name: f.key.Name, File: f.key.File, Line: f.key.StartLine, Column: f.column, Key: f.key}, lastCount: -1}
 				if a.row.Line == 0 {
 					a.row.Line = f.line
 				}
@@ -133,7 +133,7 @@ func referenceFunctions(p *profile.Profile, opts ...Option) (*Table, error) {
 }
 
 type refFrame struct {
-	key          funcKey
+	key          FuncKey
 	line, column int64
 }
 
@@ -141,13 +141,13 @@ type refFrame struct {
 func refAppendFrames(dst []refFrame, s *profile.Sample) []refFrame {
 	for _, l := range s.Location {
 		if len(l.Line) == 0 {
-			dst = append(dst, refFrame{key: funcKey{Name: pbuild.UnsymbolizedName(l)}})
+			dst = append(dst, refFrame{key: FuncKey{Name: pbuild.UnsymbolizedName(l)}})
 			continue
 		}
 		for _, ln := range l.Line {
 			f := refFrame{line: ln.Line, column: ln.Column}
 			if fn := ln.Function; fn != nil {
-				f.key = funcKey{Name: fn.Name, SystemName: fn.SystemName, File: fn.Filename, StartLine: fn.StartLine}
+				f.key = FuncKey{Name: fn.Name, SystemName: fn.SystemName, File: fn.Filename, StartLine: fn.StartLine}
 			}
 			if f.key.Name == "" {
 				f.key.Name = pbuild.UnsymbolizedName(l)

@@ -70,13 +70,13 @@ func (x *Index) rows(t *Table) []int32 {
 	if l := x.data().Last(); l != nil && l.Table == any(t) {
 		return l.RowOf
 	}
-	at := make(map[funcKey]int32, len(t.Functions))
+	at := make(map[FuncKey]int32, len(t.Functions))
 	for i := range t.Functions {
-		at[t.Functions[i].key] = int32(i)
+		at[t.Functions[i].Key] = int32(i)
 	}
 	rowOf := make([]int32, len(x.ix().Funcs))
 	for id, f := range x.ix().Funcs {
-		r, ok := at[funcKey(f)]
+		r, ok := at[FuncKey(f)]
 		if !ok {
 			r = -1
 		}

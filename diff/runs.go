@@ -20,12 +20,12 @@ import (
 type run struct {
 	table  *analysis.Table
 	stacks []analysis.RowStack // the samples behind table's rows (analysis.Index.Stacks)
-	rowKey []int32          // key id of each row of table
-	fn     []runFunc        // by key id; ids past its end are absent
-	period float64          // nanoseconds one effective sample stands for
-	unit   float64          // Absolute: 1; PerOp: operations; PerAnchor: the anchor's total (ns)
-	cpu    float64          // the run's time without (idle), ns: the headline's numerator
-	work   float64          // units of work the run did (0: unknown)
+	rowKey []int32             // key id of each row of table
+	fn     []runFunc           // by key id; ids past its end are absent
+	period float64             // nanoseconds one effective sample stands for
+	unit   float64             // Absolute: 1; PerOp: operations; PerAnchor: the anchor's total (ns)
+	cpu    float64             // the run's time without (idle), ns: the headline's numerator
+	work   float64             // units of work the run did (0: unknown)
 	// workUnit names what work counts ("iteration", "op", ...).
 	workUnit string
 	// unitErr says the run lacks the time its unit needs (Absolute and

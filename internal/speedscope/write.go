@@ -23,7 +23,7 @@ type frameKey struct {
 	line, col  int64
 }
 
-// funcKey is a function's identity, as analysis keys a function in a table.
+// funcKey is a function's identity, as analysis.FuncKey.
 type funcKey struct {
 	name, system, file string
 	start              int64
