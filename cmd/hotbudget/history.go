@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/history"
 	"github.com/hotbudget/hotbudget/internal/meta"
@@ -335,7 +337,13 @@ func readRecordOut(dir string) (*history.Record, string, error) {
 		if !instr && (strings.HasSuffix(base, ".allocs.pb.gz") || !runProfile.MatchString(base)) {
 			return nil
 		}
-		p, err := loaders.Load(path)
+		// A counted difference holds negative counts where the two
+		// processes' runtimes differed, which loaders refuse.
+		load := func(path string) (*profile.Profile, error) { return loaders.Load(path) }
+		if strings.HasSuffix(base, ".instructions-diff.pb.gz") {
+			load = readProfile
+		}
+		p, err := load(path)
 		if err != nil {
 			return err
 		}
@@ -354,11 +362,32 @@ func readRecordOut(dir string) (*history.Record, string, error) {
 			recorded = sm[1]
 		}
 		key := pkg + " " + name
+		ops := m.Runs[0].Work
+		if strings.HasSuffix(base, ".instructions-diff.pb.gz") {
+			// Every function's exact count of the N ops judged,
+			// attributed as diff.CompareCounts attributes it: what
+			// record --base-from-history compares a head against.
+			rec.Instrument = history.InstrumentInstructions
+			b := bench(key)
+			b.Runs, b.Ops, b.Counts = 1, int64(ops), exactCounts(p)
+			var total int64
+			for _, c := range b.Counts {
+				total += c.N
+			}
+			perOp := float64(total) / ops
+			b.InstrPerOp = &perOp
+			for _, c := range b.Counts {
+				if c.N > 0 && total > 0 {
+					b.Functions = append(b.Functions, history.Function{Name: c.Name, Share: float64(c.N) / float64(total), PerOp: float64(c.N) / ops})
+				}
+			}
+			counted = append(counted, key)
+			return nil
+		}
 		t, err := analysis.Functions(p)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		ops := m.Runs[0].Work
 		if instr {
 			// The counted difference of N and 2N ops (a shard's) beats the
 			// whole process of 2N ops.
@@ -483,6 +512,26 @@ func historyBenchName(n benchfmt.Name) string {
 		name += string(p)
 	}
 	return name
+}
+
+// exactCounts is each function's self count in p, the leaf frame's
+// function of every sample (diff.CompareCounts's attribution), nonzero
+// ones only, sorted by name.
+func exactCounts(p *profile.Profile) []history.Count {
+	by := map[string]int64{}
+	for _, s := range p.Sample {
+		if len(s.Value) == 0 || len(s.Location) == 0 || len(s.Location[0].Line) == 0 || s.Location[0].Line[0].Function == nil {
+			continue
+		}
+		by[s.Location[0].Line[0].Function.Name] += s.Value[0]
+	}
+	var out []history.Count
+	for _, name := range sortedKeys(by) {
+		if by[name] != 0 {
+			out = append(out, history.Count{Name: name, N: by[name]})
+		}
+	}
+	return out
 }
 
 func fileExists(path string) bool {

@@ -152,6 +152,12 @@ type recordOpts struct {
 	instructions bool
 	full         bool      // --full: every table in the text report
 	shard        shardSpec // --shard K/N: record the K-th of N parts, unjudged (zero: all, judged)
+
+	// baseFromHistory takes the base's counts from its record in the
+	// history instead of measuring it (--base-from-history), read from
+	// the notes ref historyRef.
+	baseFromHistory bool
+	historyRef      string
 }
 
 // recordCmd is record's command line: its flags, parsed by record, and by
@@ -176,6 +182,8 @@ func (c *cli) recordFlags() *recordCmd {
 	fs.BoolVar(&o.keep, "keep", false, "keep the worktrees and test binaries (their directory is printed)")
 	fs.BoolVar(&o.full, "full", false, "print every function's and every benchmark result's table in the text report and the Markdown comment (default: what was judged and flagged, near misses, one line for the other benchmarks)")
 	fs.BoolVar(&o.instructions, "instructions", false, "count every function's instructions under valgrind's callgrind instead of sampling CPU time: each benchmark at N and 2N iterations a side (N calibrated to --benchtime, 5ms unless given with this flag), judged exactly")
+	fs.BoolVar(&o.baseFromHistory, "base-from-history", false, "with --instructions: take the base's counts from its record in the history (hotbudget history append, git notes) instead of counting it again, when it was counted by the same Go on the same kind of machine; the head is counted alone")
+	fs.StringVar(&o.historyRef, "history-ref", "refs/notes/hotbudget", "the notes `ref` --base-from-history reads")
 	fs.BoolVar(&o.noAllocs, "no-allocs", false, "skip the allocation runs (two a side per benchmark at -test.memprofilerate=1) and their exact verdicts")
 	fs.StringVar(&o.allocsHTML, "allocs-html", "", "also write the allocations' HTML report (table, differential flame graph of bytes per op) of the first benchmark whose allocations regressed, else the first, to `file`")
 	fs.StringVar(&o.html, "html", "", "also write the functions' HTML report (flame graph, explanations) to `file`")
@@ -221,6 +229,14 @@ func (rc *recordCmd) finish(pos []string) error {
 			if flagSet(fs, name) {
 				return fmt.Errorf("--%s is hotbudget merge's with --shard: a shard records, the merge of every shard judges and reports", name)
 			}
+		}
+	}
+	if o.baseFromHistory {
+		if !o.instructions {
+			return errors.New(errTimeFromHistory)
+		}
+		if o.shard.n > 0 {
+			return errors.New("--base-from-history does not take --shard: a shard's base must be measured for hotbudget merge")
 		}
 	}
 	if o.instructions && !flagSet(fs, "benchtime") {

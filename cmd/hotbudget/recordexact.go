@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,6 +71,16 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 		ops := max(l.iters, 1)
 		var ps [2]*profile.Profile
 		for j, s := range sides {
+			if j == 0 && r.hist != nil {
+				// The base's counts as its record stored them.
+				if ps[j], err = historyProfile(r.hist, l.key()); err != nil {
+					return err
+				}
+				if err := writeProfile(countsProfile(s.out, l.pkg, l.name), ps[j]); err != nil {
+					return err
+				}
+				continue
+			}
 			p, whole, err := r.countLeaf(ctx, vg, s, l, ops)
 			if err != nil {
 				return err
@@ -81,6 +92,10 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 			if err := writeProfile(filepath.Join(s.out, filepath.FromSlash(l.pkg), benchFile(l.name)+".instructions.pb.gz"), whole); err != nil {
 				return err
 			}
+			// The difference judged: what history append stores.
+			if err := writeProfile(countsProfile(s.out, l.pkg, l.name), p); err != nil {
+				return err
+			}
 		}
 		rep, err := diff.CompareCounts(ps[0], ps[1], judge)
 		if err != nil {
@@ -88,6 +103,19 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 		}
 		res.exact = append(res.exact, exactResult{name: l.key(), ops: ops, base: ps[0], head: ps[1], report: rep})
 		r.progress("counted %s (%d of %d, %s ops a side): %s; %s so far", l.name, i+1, len(leaves), textfmt.Count(float64(ops)), exactLine(rep), since(t0))
+	}
+	// What go test printed in the runs of 2N ops: the machine's
+	// description (cpu:) for history append.
+	for _, s := range sides {
+		if s.bench.Len() == 0 {
+			continue
+		}
+		if err := writeFileAtomic(filepath.Join(s.out, "bench.txt"), func(f *os.File) error { _, err := f.Write(s.bench.Bytes()); return err }); err != nil {
+			return err
+		}
+	}
+	if r.hist != nil {
+		return checkHistoryMachine(r.hist, sides[1])
 	}
 	return nil
 }
@@ -107,11 +135,17 @@ func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf,
 	}
 	var runs [2]*profile.Profile
 	for i, n := range []int64{ops, 2 * ops} {
-		p, err := r.countRun(ctx, vg, s, b, l, n)
+		p, stdout, err := r.countRun(ctx, vg, s, b, l, n)
 		if err != nil {
 			return nil, nil, err
 		}
 		runs[i] = p
+		if i == 1 {
+			s.bench.Write(stdout)
+			if m := cpuLine.FindSubmatch(stdout); m != nil {
+				s.cpu = strings.TrimSpace(string(m[1]))
+			}
+		}
 	}
 	whole = runs[1].Copy()
 	meta.Set(whole, meta.Record{Name: l.name + " at " + s.name + " (the whole process)", Build: s.build, Race: s.race, WorkUnit: meta.WorkOp,
@@ -135,10 +169,10 @@ func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf,
 // the runtime's preemption requests switch stacks, which callgrind takes for
 // returns, toggling collection off until the next call. The difference of
 // two processes is exact.)
-func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testBinary, l leaf, n int64) (*profile.Profile, error) {
+func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testBinary, l leaf, n int64) (*profile.Profile, []byte, error) {
 	dir, err := os.MkdirTemp(s.tmp, "callgrind-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "callgrind.out")
@@ -152,24 +186,27 @@ func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testB
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, benchFailed(ctx, s, b, err, &stdout, &stderr)
+		return nil, nil, benchFailed(ctx, s, b, err, &stdout, &stderr)
 	}
 	dump := out
 	sym, err := r.dumpSymbolizer(b.path, dump)
 	if err != nil {
-		return nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
+		return nil, nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
 	}
 	f, err := os.Open(dump)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	p, err := callgrind.ParseByAddress(f, pbuild.Options{Name: dump}, sym)
 	if err != nil {
-		return nil, fmt.Errorf("%s at %s: callgrind's output: %w", l.name, s.name, err)
+		return nil, nil, fmt.Errorf("%s at %s: callgrind's output: %w", l.name, s.name, err)
 	}
-	return p, nil
+	return p, stdout.Bytes(), nil
 }
+
+// cpuLine is the line go test names the CPU in.
+var cpuLine = regexp.MustCompile(`(?m)^cpu: (.*)$`)
 
 // dumpSymbolizer symbolises the addresses of a callgrind dump of binary
 // at once, from its DWARF (inlined frames included), and names them as
@@ -334,6 +371,7 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 		exit = 1
 	}
 	verdict := exactSummary(res.exact)
+	baseLine := historyBaseLine(res.baseHistory)
 	switch format {
 	case "json":
 		type row struct {
@@ -346,9 +384,16 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 			Verdict string   `json:"verdict"`
 			Exit    int      `json:"exit"`
 			Base    revision `json:"base"`
-			Head    revision `json:"head"`
-			Rows    []row    `json:"benchmarks"`
-		}{Verdict: verdict, Exit: exit, Base: res.baseRev, Head: res.headRev}
+			// BaseFrom is "measured", or "history" when the base's
+			// counts came from its record (BaseRecorded: when).
+			BaseFrom     string   `json:"base_from"`
+			BaseRecorded string   `json:"base_recorded,omitempty"`
+			Head         revision `json:"head"`
+			Rows         []row    `json:"benchmarks"`
+		}{Verdict: verdict, Exit: exit, Base: res.baseRev, BaseFrom: "measured", Head: res.headRev}
+		if h := res.baseHistory; h != nil {
+			out.BaseFrom, out.BaseRecorded = "history", h.Recorded
+		}
 		for _, e := range res.exact {
 			out.Rows = append(out.Rows, row{e.name, e.ops, e.report.Failed(), e.report})
 		}
@@ -373,9 +418,9 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 			b.WriteString(strings.ReplaceAll(t.String(), "```", "'''"))
 			b.WriteString("```\n\n")
 		}
-		fmt.Fprintf(&b, "base %s, head %s; profiles under %s\n", textfmt.MarkdownEscape(res.baseRev.String()), textfmt.MarkdownEscape(res.headRev.String()), textfmt.MarkdownCode(res.out))
+		fmt.Fprintf(&b, "base %s, head %s; profiles under %s\n\n%s\n", textfmt.MarkdownEscape(res.baseRev.String()), textfmt.MarkdownEscape(res.headRev.String()), textfmt.MarkdownCode(res.out), textfmt.MarkdownEscape(baseLine))
 	default:
-		fmt.Fprintf(&b, "%s\n\n", textfmt.Line(verdict))
+		fmt.Fprintf(&b, "%s\n%s\n\n", textfmt.Line(verdict), textfmt.Line(baseLine))
 		for _, e := range res.exact {
 			fmt.Fprintf(&b, "%s (%s ops a side): ", textfmt.Line(e.name), textfmt.Count(float64(e.ops)))
 			var t bytes.Buffer

@@ -2,11 +2,15 @@ package main
 
 import (
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hotbudget/hotbudget/internal/history"
 	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
@@ -67,5 +71,114 @@ func TestShortName(t *testing.T) {
 		if got := shortName(in); got != want {
 			t.Errorf("shortName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestRecordBaseFromHistory records HEAD~1 of gitRepo with --instructions
+// as a push to main would and appends it to the history, then gates the
+// slower checksum (HEAD) twice: measuring the base again, and taking its
+// counts from the history (--base-from-history). The two reports agree
+// line for line but for the line saying where the base came from; the
+// stored counts judged against HEAD~1 counted again change nothing. A base
+// without a record, a time record, another Go version and another
+// iteration count are refused before any counting, exit 2.
+func TestRecordBaseFromHistory(t *testing.T) {
+	testutil.Slow(t, "builds revisions five times and counts a benchmark under valgrind twelve times")
+	for _, tool := range []string{"git", "valgrind"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	repo := gitRepo(t)
+	const n = "400x" // both ways count the same N ops, as the history's
+	pushed := filepath.Join(t.TempDir(), "pushed")
+	if r := recordIn(t, repo, "--instructions", "--benchtime", n, "--out", pushed, "HEAD~2", "HEAD~1"); r.code != 0 {
+		t.Fatalf("recording HEAD~1: exit %d\n%s", r.code, r.stdout)
+	}
+	appended := runOK(t, 0, "history", "append", "--out", pushed, "--commit", "HEAD~1")
+	t.Logf("%s", appended)
+	note, err := exec.Command("git", "notes", "--ref=hotbudget", "show", "HEAD~1").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := history.Unmarshal(note)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Benchmarks) != 1 || rec.Benchmarks[0].Ops != 400 || len(rec.Benchmarks[0].Counts) == 0 || !strings.Contains(rec.Machine, "; ") {
+		t.Fatalf("the record of HEAD~1 lacks what --base-from-history needs (ops 400, counts, the CPU):\n%s", note)
+	}
+	t.Logf("the record of HEAD~1: %d bytes, %d functions counted", len(note), len(rec.Benchmarks[0].Counts))
+
+	t0 := time.Now()
+	measured := recordIn(t, repo, "--instructions", "--benchtime", n, "HEAD~1", "HEAD")
+	tMeasured := time.Since(t0)
+	t0 = time.Now()
+	stored := recordIn(t, repo, "--instructions", "--benchtime", n, "--base-from-history", "HEAD~1", "HEAD")
+	tStored := time.Since(t0)
+	t.Logf("wall time: base measured %v, base from the history %v", tMeasured.Round(time.Millisecond), tStored.Round(time.Millisecond))
+	if measured.code != 1 || stored.code != 1 {
+		t.Fatalf("checksum with 12 rounds: exit %d measured, %d from the history, want 1 and 1\n%s\n%s", measured.code, stored.code, measured.stdout, stored.stdout)
+	}
+	wholeCount := regexp.MustCompile(`: \d+ -> \d+ \([-+]\d+\.\d+%\) in all`)
+	short := regexp.MustCompile(`^base: from history \(commit ` + rec.Commit[:12] + `, recorded \d{4}-\d\d-\d\dT\d\d:\d\dZ, instructions\)$`)
+	judged := func(out, base string, wantBase *regexp.Regexp) []string {
+		var lines []string
+		saw := false
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			switch {
+			case strings.HasPrefix(l, "base: "):
+				saw = true
+				if (wantBase == nil && l != base) || (wantBase != nil && !wantBase.MatchString(l)) {
+					t.Errorf("the report says %q", l)
+				}
+			case strings.HasPrefix(l, "profiles "):
+			default:
+				// The whole counts hold the runtime's varying work (not
+				// judged): they differ from run to run, either side's.
+				lines = append(lines, wholeCount.ReplaceAllString(l, ": (whole counts) in all"))
+			}
+		}
+		if !saw {
+			t.Errorf("the report does not say where the base came from:\n%s", out)
+		}
+		return lines
+	}
+	m, s := judged(measured.stdout, "base: measured", nil), judged(stored.stdout, "", short)
+	if !slices.Equal(m, s) {
+		t.Errorf("the verdicts differ:\nmeasured:\n%s\nfrom the history:\n%s", measured.stdout, stored.stdout)
+	}
+	if !strings.Contains(stored.stdout, "regressed example.com/rec.checksum") {
+		t.Errorf("from the history, checksum is not regressed:\n%s", stored.stdout)
+	}
+	// The stored counts against the same commit counted again.
+	same := recordIn(t, repo, "--instructions", "--benchtime", n, "--base-from-history", "HEAD~1", "HEAD~1")
+	if same.code != 0 || !strings.Contains(same.stdout, "no function's count changed") {
+		t.Errorf("HEAD~1 against its own record: exit %d\n%s", same.code, same.stdout)
+	}
+
+	for _, c := range []struct {
+		why  string
+		args []string
+		want string
+	}{
+		{"no record", []string{"--instructions", "--base-from-history", "HEAD~2", "HEAD"}, "has no record under refs/notes/hotbudget"},
+		{"time", []string{"--base-from-history", "HEAD~1", "HEAD"}, "time verdicts need the base's runs"},
+		{"another N", []string{"--instructions", "--benchtime", "100x", "--base-from-history", "HEAD~1", "HEAD"}, "counted example.com/rec BenchmarkProcess at 400x"},
+	} {
+		r := recordIn(t, repo, c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: exit %d, want 2 saying %q:\n%s", c.why, r.code, c.want, r.stderr)
+		}
+	}
+	// Another Go version's record.
+	other := strings.Replace(string(note), `"go":"`+rec.Go+`"`, `"go":"go1.20"`, 1)
+	cmd := exec.Command("git", "notes", "--ref=hotbudget", "add", "-f", "-F", "-", "HEAD~1")
+	cmd.Stdin = strings.NewReader(other)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if r := recordIn(t, repo, "--instructions", "--base-from-history", "HEAD~1", "HEAD"); r.code != 2 || !strings.Contains(r.stderr, "was counted with go1.20") {
+		t.Errorf("another Go: exit %d\n%s", r.code, r.stderr)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/hotbudget/hotbudget/internal/history"
 	"io"
 	"slices"
 	"strings"
@@ -25,6 +26,9 @@ type recordResult struct {
 	baseBench, headBench []byte
 	allocs               []allocResult // per benchmark both sides have: allocations per op, exact
 	exact                []exactResult // --instructions: per benchmark both sides have
+	// baseHistory is the record the base's counts came from
+	// (--base-from-history); nil when the base was measured.
+	baseHistory *history.Record
 }
 
 type revision struct {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/hotbudget/hotbudget/internal/binsym"
+	"github.com/hotbudget/hotbudget/internal/history"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +41,9 @@ type recorder struct {
 	bins map[string]*binsym.Binary
 	// shard is what a shard (--shard) writes for merge; nil otherwise.
 	shard *shardLog
+	// hist is the base's record when --base-from-history takes its
+	// counts from the history: the base is neither checked out nor run.
+	hist *history.Record
 }
 
 // recSide is one revision being recorded.
@@ -55,6 +59,7 @@ type recSide struct {
 	bins   map[string]*testBinary // by import path
 	bench  bytes.Buffer           // the benchmark output of every run
 	leaves map[string]bool        // benchmark keys (pkg + name) found here
+	cpu    string                 // the CPU go test named (--instructions: under callgrind)
 }
 
 type testBinary struct {
@@ -149,6 +154,17 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 		}
 		s.rev.Commit = commit
 	}
+	if r.o.baseFromHistory {
+		if r.hist, err = r.historyBase(ctx, top, sides[0]); err != nil {
+			return nil, err
+		}
+	}
+	// The sides checked out, built and run: the head alone when the
+	// base's counts come from the history.
+	active := sides
+	if r.hist != nil {
+		active = sides[1:]
+	}
 
 	out := r.o.out
 	if out == "" {
@@ -195,6 +211,9 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 		if err := os.MkdirAll(s.tmp, 0o755); err != nil {
 			return nil, err
 		}
+		if !slices.Contains(active, s) {
+			continue
+		}
 		s.root = top
 		if s.rev.Commit != "" {
 			s.root = filepath.Join(r.tmp, s.name+"-src")
@@ -206,12 +225,12 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 	}
 	// The two sides build at once: most of a build is waiting on the
 	// compiler of one package, and the machine has other cores.
-	errs := make(chan error, len(sides))
-	for _, s := range sides {
+	errs := make(chan error, len(active))
+	for _, s := range active {
 		go func() { errs <- r.build(ctx, s) }()
 	}
 	var buildErr error
-	for range sides {
+	for range active {
 		if err := <-errs; err != nil && buildErr == nil {
 			buildErr = err
 		}
@@ -219,11 +238,19 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 	if buildErr != nil {
 		return nil, buildErr
 	}
-	leaves, err := r.calibrate(ctx, sides[0], sides[1])
+	var leaves []leaf
+	if r.hist != nil {
+		if err := checkHistoryBuild(r.hist, sides[1]); err != nil {
+			return nil, err
+		}
+		leaves, err = r.calibrateFromHistory(ctx, sides[0], sides[1], r.hist)
+	} else {
+		leaves, err = r.calibrate(ctx, sides[0], sides[1])
+	}
 	if err != nil {
 		return nil, err
 	}
-	res = &recordResult{out: out, baseRev: sides[0].rev, headRev: sides[1].rev}
+	res = &recordResult{out: out, baseRev: sides[0].rev, headRev: sides[1].rev, baseHistory: r.hist}
 	// The gate judges the module's own functions (go list -m: the main
 	// module, or a workspace's modules).
 	if mods, err := goOut(ctx, sides[1].dir, "list", "-m"); err == nil {

@@ -85,6 +85,30 @@ func (n Notes) Put(ctx context.Context, r *Record) error {
 	return err
 }
 
+// Get returns the record of commit (a full hash), nil when it has none.
+func (n Notes) Get(ctx context.Context, commit string) (*Record, error) {
+	notes, err := n.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	blob, ok := notes[commit]
+	if !ok {
+		return nil, nil
+	}
+	data, err := n.cat(ctx, []string{blob})
+	if err != nil {
+		return nil, err
+	}
+	r, err := Unmarshal(data[0])
+	if err != nil {
+		return nil, fmt.Errorf("the note of %s under %s: %w", commit, n.ref(), err)
+	}
+	if r.Commit != commit {
+		return nil, fmt.Errorf("the note of %s under %s holds the record of %s", commit, n.ref(), r.Commit)
+	}
+	return r, nil
+}
+
 // Load returns the records of the first-parent history of rev (the main
 // branch's commits, not those of the branches merged into it), oldest
 // first, and the hashes of that history, newest first. Commits without

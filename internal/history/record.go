@@ -71,6 +71,22 @@ type Benchmark struct {
 	// Functions are the functions holding the most self time (or
 	// instructions), compacted (Compact); pruned from old records (Prune).
 	Functions []Function `json:"functions,omitempty"`
+	// Ops is N, the iterations whose instructions Counts and InstrPerOp
+	// hold: the difference of callgrind's runs of 2N and N ops
+	// (instructions).
+	Ops int64 `json:"ops,omitempty"`
+	// Counts are every function's self instructions in those Ops
+	// iterations, exact and uncompacted (a function absent executed
+	// none), sorted by name: what record --base-from-history judges a
+	// pull request's counts against, as it would the base's measured
+	// again. Pruned with Functions.
+	Counts []Count `json:"counts,omitempty"`
+}
+
+// Count is one function's self count in a benchmark's Ops iterations.
+type Count struct {
+	Name string `json:"name"`
+	N    int64  `json:"n"`
 }
 
 // Spread is a value measured in several runs: the median and the range.
@@ -185,13 +201,13 @@ func Round(v float64, digits int) float64 {
 	return r
 }
 
-// Prune drops the per-function detail of a benchmark from a record; it
-// reports whether there was any.
+// Prune drops the per-function detail (functions and counts) of every
+// benchmark of a record; it reports whether there was any.
 func (r *Record) Prune() bool {
 	pruned := false
 	for i := range r.Benchmarks {
-		if r.Benchmarks[i].Functions != nil {
-			r.Benchmarks[i].Functions = nil
+		if r.Benchmarks[i].Functions != nil || r.Benchmarks[i].Counts != nil {
+			r.Benchmarks[i].Functions, r.Benchmarks[i].Counts = nil, nil
 			pruned = true
 		}
 	}
@@ -201,7 +217,7 @@ func (r *Record) Prune() bool {
 // HasFunctions reports whether any benchmark of r keeps its functions.
 func (r *Record) HasFunctions() bool {
 	for _, b := range r.Benchmarks {
-		if len(b.Functions) > 0 {
+		if len(b.Functions) > 0 || len(b.Counts) > 0 {
 			return true
 		}
 	}

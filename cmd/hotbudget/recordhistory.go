@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/internal/history"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
+)
+
+// record --base-from-history (issue 34): a pull request's base is a commit
+// of the main branch, whose record 'hotbudget history append' stored when it
+// was pushed. Counted instructions are exact, so the stored counts of the
+// base are what measuring it again would give: record builds and counts the
+// head alone and judges it against them (diff.CompareCounts, as always).
+// Time is not taken from the history: its verdicts compare the two sides'
+// runs, and the history keeps each benchmark's median and range
+// (docs/history.md).
+
+// errTimeFromHistory is why time verdicts cannot take their base from the
+// history.
+const errTimeFromHistory = "--base-from-history needs --instructions: time verdicts need the base's runs, measured beside the head's on the same machine at the same time; the history keeps medians (docs/history.md)"
+
+// historyBase reads the record of base's commit and checks that it can stand
+// for the base: a record of counted instructions with every function's
+// exact counts.
+func (r *recorder) historyBase(ctx context.Context, top string, base *recSide) (*history.Record, error) {
+	if base.rev.Commit == "" {
+		return nil, errors.New("--base-from-history: the base is the working tree, which has no record: give a commit of the main branch")
+	}
+	store := history.Notes{Dir: top, Ref: r.o.historyRef}
+	ref := r.o.historyRef
+	if ref == "" {
+		ref = history.DefaultRef
+	}
+	rec, err := store.Get(ctx, base.rev.Commit)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil {
+		return nil, fmt.Errorf("--base-from-history: base %s has no record under %s (on a push to main, hotbudget history append --out DIR stores it; in a clone, git fetch origin %s:%s fetches the records): drop --base-from-history to measure the base",
+			base.rev, textfmt.Line(ref), textfmt.Line(ref), textfmt.Line(ref))
+	}
+	if rec.Instrument != history.InstrumentInstructions {
+		return nil, fmt.Errorf("--base-from-history: the record of base %s measured %s, not instructions: record --instructions compares counted instructions only", base.rev, textfmt.Line(rec.Instrument))
+	}
+	for _, b := range rec.Benchmarks {
+		if b.Ops > 0 && len(b.Counts) > 0 {
+			return rec, nil
+		}
+	}
+	return nil, fmt.Errorf("--base-from-history: the record of base %s keeps no exact counts (its functions were pruned: history append --keep-functions; or it was appended by a hotbudget before 0.x that did not store them): drop --base-from-history to measure the base", base.rev)
+}
+
+// checkHistoryBuild refuses a stored base counted by another Go or on
+// another platform than the head's binaries: the compiler's code, and the
+// runtime's, differ.
+func checkHistoryBuild(rec *history.Record, head *recSide) error {
+	goVersion, platform, _ := strings.Cut(head.build, " ")
+	recPlatform, _, _ := strings.Cut(rec.Machine, "; ")
+	if rec.Go != goVersion {
+		return fmt.Errorf("--base-from-history: the record of base %.12s was counted with %s, the head's binaries are built by %s: a Go release compiles the code into other instructions; measure the base (drop --base-from-history)",
+			rec.Commit, textfmt.Line(rec.Go), textfmt.Line(goVersion))
+	}
+	if recPlatform != platform {
+		return fmt.Errorf("--base-from-history: the record of base %.12s was counted on %s, the head is on %s; measure the base (drop --base-from-history)",
+			rec.Commit, textfmt.Line(recPlatform), textfmt.Line(platform))
+	}
+	return nil
+}
+
+// checkHistoryMachine refuses a stored base counted on another kind of
+// CPU than the head (as go test under callgrind names it): the runtime
+// picks its assembly (memmove, IndexByte, hashing) by the CPU's features.
+func checkHistoryMachine(rec *history.Record, head *recSide) error {
+	if head.cpu == "" || !strings.Contains(rec.Machine, "; ") {
+		return nil // a record that names no CPU: the platform was checked
+	}
+	_, cpu, _ := strings.Cut(rec.Machine, "; ")
+	if cpu != head.cpu {
+		return fmt.Errorf("--base-from-history: the record of base %.12s was counted on %s, the head on %s: the runtime chooses its code by the CPU's features; measure the base (drop --base-from-history)",
+			rec.Commit, textfmt.Line(cpu), textfmt.Line(head.cpu))
+	}
+	return nil
+}
+
+// calibrateFromHistory lists the head's benchmarks (one iteration each)
+// and counts each at the iterations the stored base was counted at, so
+// that both sides' counts are of the same N ops as measuring the base
+// again would give. A benchmark of the head the record lacks is refused.
+func (r *recorder) calibrateFromHistory(ctx context.Context, base, head *recSide, rec *history.Record) ([]leaf, error) {
+	t0 := time.Now()
+	stored := map[string]history.Benchmark{}
+	for _, b := range rec.Benchmarks {
+		stored[b.Name] = b
+	}
+	head.leaves, base.leaves = map[string]bool{}, map[string]bool{}
+	var leaves []leaf
+	var missing []string
+	for _, pkg := range sortedKeys(head.bins) {
+		out, err := r.runBinary(ctx, head, head.bins[pkg], "-test.bench", r.o.bench, "-test.benchtime", "1x")
+		if err != nil {
+			return nil, err
+		}
+		for _, res := range r.parseBench(out) {
+			l := leaf{pkg: pkg, name: res.name}
+			head.leaves[l.key()] = true
+			b, ok := stored[l.key()]
+			if !ok || b.Ops <= 0 || len(b.Counts) == 0 {
+				missing = append(missing, l.key())
+				continue
+			}
+			if r.o.fixedIters > 0 && r.o.fixedIters != b.Ops {
+				return nil, fmt.Errorf("--base-from-history: --benchtime %dx, but the record of base %.12s counted %s at %dx: the head is counted at the base's iterations (drop --benchtime)",
+					r.o.fixedIters, rec.Commit, textfmt.Name(l.key()), b.Ops)
+			}
+			l.iters = b.Ops
+			base.leaves[l.key()] = true
+			leaves = append(leaves, l)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("--base-from-history: the record of base %.12s lacks the counts of %s (new at head, recorded with another --bench or packages, or pruned): measure the base (drop --base-from-history)",
+			rec.Commit, textfmt.Line(strings.Join(missing, ", ")))
+	}
+	if len(leaves) == 0 {
+		return nil, fmt.Errorf("no benchmark matches --bench %q in %s at head %s", r.o.bench, strings.Join(r.o.pkgs, " "), head.rev)
+	}
+	sort.Slice(leaves, func(i, j int) bool { return leaves[i].key() < leaves[j].key() })
+	for _, l := range leaves {
+		r.progress("%s %s: counted at %d and %d iterations, the base's from the history", textfmt.Name(l.pkg), textfmt.Name(l.name), l.iters, 2*l.iters)
+	}
+	r.progress("listed %s at head in %s; each is counted in two runs under callgrind (N and 2N iterations), about 3s a benchmark", plural(len(leaves), "benchmark", "benchmarks"), since(t0))
+	return leaves, nil
+}
+
+// historyProfile is the stored counts of benchmark key as the profile of
+// the counted difference record would have measured: one sample per
+// function, its N ops recorded, exact.
+func historyProfile(rec *history.Record, key string) (*profile.Profile, error) {
+	var b *history.Benchmark
+	for i := range rec.Benchmarks {
+		if rec.Benchmarks[i].Name == key {
+			b = &rec.Benchmarks[i]
+		}
+	}
+	if b == nil || b.Ops <= 0 || len(b.Counts) == 0 {
+		return nil, fmt.Errorf("the record of base %.12s lacks the counts of %s", rec.Commit, key)
+	}
+	p := &profile.Profile{
+		SampleType:        []*profile.ValueType{{Type: "instructions", Unit: "count"}},
+		PeriodType:        &profile.ValueType{Type: "instructions", Unit: "count"},
+		Period:            1,
+		DefaultSampleType: "instructions",
+	}
+	for i, c := range b.Counts {
+		id := uint64(i + 1)
+		fn := &profile.Function{ID: id, Name: c.Name, SystemName: c.Name}
+		loc := &profile.Location{ID: id, Line: []profile.Line{{Function: fn}}}
+		p.Function = append(p.Function, fn)
+		p.Location = append(p.Location, loc)
+		p.Sample = append(p.Sample, &profile.Sample{Location: []*profile.Location{loc}, Value: []int64{c.N}})
+	}
+	p.Comments = meta.MarkExact(nil)
+	_, name, _ := strings.Cut(key, " ")
+	meta.Set(p, meta.Record{Name: fmt.Sprintf("%s at base %.12s (from the history, recorded %s)", name, rec.Commit, rec.Recorded),
+		Build: strings.TrimSpace(rec.Go + " " + strings.SplitN(rec.Machine, "; ", 2)[0]), WorkUnit: meta.WorkOp,
+		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(b.Ops)}}})
+	return p, nil
+}
+
+// historyBaseLine says where the base's counts came from, for the report.
+func historyBaseLine(rec *history.Record) string {
+	if rec == nil {
+		return "base: measured"
+	}
+	when := rec.Recorded
+	if t, err := time.Parse(time.RFC3339, when); err == nil {
+		when = t.UTC().Format("2006-01-02T15:04Z")
+	}
+	return fmt.Sprintf("base: from history (commit %.12s, recorded %s, %s)", rec.Commit, when, rec.Instrument)
+}
