@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -93,6 +94,8 @@ func (c *cli) historyAppend(args []string) int {
 	keep := fs.Int("keep-functions", history.DefaultRetention.KeepFunctions, "keep functions in the newest `K` records of the first-parent history (negative: in all)")
 	minShare := fs.String("min-share", "1%", "keep the functions holding at least this `share` of a benchmark")
 	maxFuncs := fs.Int("max-functions", history.DefaultCompaction.MaxFunctions, "keep at most `n` functions a benchmark")
+	counts := newChoice("module", "module", "all")
+	fs.Var(counts, "counts", "with --instructions, keep the exact counts of the functions of the `module|all` (go list -m here; what record --base-from-history judges against: record's gate judges the module's functions)")
 	pos, code := c.parse(fs, args)
 	if code >= 0 {
 		return code
@@ -110,7 +113,15 @@ func (c *cli) historyAppend(args []string) int {
 	if err != nil {
 		return c.inputErr("history append", err)
 	}
-	rec, recorded, err := readRecordOut(*out)
+	var countsOf []string
+	if counts.value == "module" {
+		mods, err := goOut(ctx, ".", "list", "-m")
+		if err != nil {
+			return c.inputErr("history append", fmt.Errorf("--counts module: go list -m: %w (--counts all keeps every function's)", err))
+		}
+		countsOf = strings.Fields(mods)
+	}
+	rec, recorded, err := readRecordOut(*out, countsOf)
 	if err != nil {
 		return c.inputErr("history append", err)
 	}
@@ -305,7 +316,7 @@ var recordedHead = regexp.MustCompile(` at head (?:[^,]* \()?([0-9a-f]{7,40})\)?
 // readRecordOut reads the head side of a record's --out directory into a
 // history record (without its commit), and the head commit the profiles
 // name ("" when they do not).
-func readRecordOut(dir string) (*history.Record, string, error) {
+func readRecordOut(dir string, countsOf []string) (*history.Record, string, error) {
 	head := filepath.Join(dir, "head")
 	if _, err := os.Stat(head); err != nil {
 		return nil, "", fmt.Errorf("%s: no head/ directory: give the --out directory of hotbudget record: %w", dir, err)
@@ -369,17 +380,24 @@ func readRecordOut(dir string) (*history.Record, string, error) {
 			// record --base-from-history compares a head against.
 			rec.Instrument = history.InstrumentInstructions
 			b := bench(key)
-			b.Runs, b.Ops, b.Counts = 1, int64(ops), exactCounts(p)
+			all := exactCounts(p)
 			var total int64
-			for _, c := range b.Counts {
+			for _, c := range all {
 				total += c.N
 			}
-			perOp := float64(total) / ops
-			b.InstrPerOp = &perOp
-			for _, c := range b.Counts {
+			for _, c := range all {
 				if c.N > 0 && total > 0 {
 					b.Functions = append(b.Functions, history.Function{Name: c.Name, Share: float64(c.N) / float64(total), PerOp: float64(c.N) / ops})
 				}
+			}
+			b.Runs, b.Ops, b.CountTotal = 1, int64(ops), total
+			perOp := float64(total) / ops
+			b.InstrPerOp = &perOp
+			b.Counts = all
+			if countsOf != nil {
+				rec.CountsOf = countsOf
+				judged := modulePattern(countsOf)
+				b.Counts = slices.DeleteFunc(slices.Clone(all), func(c history.Count) bool { return !judged.MatchString(c.Name) })
 			}
 			counted = append(counted, key)
 			return nil

@@ -89,6 +89,16 @@ runs; about 6 s a benchmark. The report names what regressed in its first
 and last lines, and base/ and head/ hold each benchmark's instructions
 (PKG/NAME.instructions.pb.gz, N ops).
 
+--base-from-history (with --instructions) takes the base's counts from its
+record in the history (the git note 'hotbudget history append' stored when
+the base was pushed to main) instead of counting the base again: counts are
+exact, so the verdicts are those of counting it again, and only the head is
+built and counted, at the base's N. It refuses, exit 2, a base without a
+record, one counted by another Go, platform or CPU, and benchmarks or
+functions of the gate the record lacks; the report says where the base came
+from. Time is always measured: its verdicts need the base's runs, and the
+history keeps their medians (docs/history.md).
+
 Time: each benchmark runs about --benchtime per run and side, plus the
 start of its test binary and its setup (about 1.3 s a run on a module of
 46 benchmarks), and is calibrated once (about two --benchtime). record

@@ -81,7 +81,8 @@ func TestShortName(t *testing.T) {
 // line for line but for the line saying where the base came from; the
 // stored counts judged against HEAD~1 counted again change nothing. A base
 // without a record, a time record, another Go version and another
-// iteration count are refused before any counting, exit 2.
+// iteration count, or a gate beyond the module's functions the record
+// keeps are refused before any counting, exit 2.
 func TestRecordBaseFromHistory(t *testing.T) {
 	testutil.Slow(t, "builds revisions five times and counts a benchmark under valgrind twelve times")
 	for _, tool := range []string{"git", "valgrind"} {
@@ -105,8 +106,14 @@ func TestRecordBaseFromHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.Benchmarks) != 1 || rec.Benchmarks[0].Ops != 400 || len(rec.Benchmarks[0].Counts) == 0 || !strings.Contains(rec.Machine, "; ") {
-		t.Fatalf("the record of HEAD~1 lacks what --base-from-history needs (ops 400, counts, the CPU):\n%s", note)
+	if len(rec.Benchmarks) != 1 || rec.Benchmarks[0].Ops != 400 || len(rec.Benchmarks[0].Counts) == 0 || rec.Benchmarks[0].CountTotal == 0 ||
+		!slices.Equal(rec.CountsOf, []string{"example.com/rec"}) || !strings.Contains(rec.Machine, "; ") {
+		t.Fatalf("the record of HEAD~1 lacks what --base-from-history needs (ops 400, the module's counts, the whole count, the CPU):\n%s", note)
+	}
+	for _, c := range rec.Benchmarks[0].Counts {
+		if !strings.HasPrefix(c.Name, "example.com/rec.") {
+			t.Errorf("the record keeps the count of %s, not the module's", c.Name)
+		}
 	}
 	t.Logf("the record of HEAD~1: %d bytes, %d functions counted", len(note), len(rec.Benchmarks[0].Counts))
 
@@ -164,6 +171,7 @@ func TestRecordBaseFromHistory(t *testing.T) {
 	}{
 		{"no record", []string{"--instructions", "--base-from-history", "HEAD~2", "HEAD"}, "has no record under refs/notes/hotbudget"},
 		{"time", []string{"--base-from-history", "HEAD~1", "HEAD"}, "time verdicts need the base's runs"},
+		{"another gate", []string{"--instructions", "--gate", ".", "--base-from-history", "HEAD~1", "HEAD"}, "keeps the counts of the functions of example.com/rec only"},
 		{"another N", []string{"--instructions", "--benchtime", "100x", "--base-from-history", "HEAD~1", "HEAD"}, "counted example.com/rec BenchmarkProcess at 400x"},
 	} {
 		r := recordIn(t, repo, c.args...)

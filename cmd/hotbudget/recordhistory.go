@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -52,7 +54,7 @@ func (r *recorder) historyBase(ctx context.Context, top string, base *recSide) (
 		return nil, fmt.Errorf("--base-from-history: the record of base %s measured %s, not instructions: record --instructions compares counted instructions only", base.rev, textfmt.Line(rec.Instrument))
 	}
 	for _, b := range rec.Benchmarks {
-		if b.Ops > 0 && len(b.Counts) > 0 {
+		if b.Ops > 0 && b.CountTotal != 0 {
 			return rec, nil
 		}
 	}
@@ -113,7 +115,7 @@ func (r *recorder) calibrateFromHistory(ctx context.Context, base, head *recSide
 			l := leaf{pkg: pkg, name: res.name}
 			head.leaves[l.key()] = true
 			b, ok := stored[l.key()]
-			if !ok || b.Ops <= 0 || len(b.Counts) == 0 {
+			if !ok || b.Ops <= 0 || b.CountTotal == 0 {
 				missing = append(missing, l.key())
 				continue
 			}
@@ -151,7 +153,7 @@ func historyProfile(rec *history.Record, key string) (*profile.Profile, error) {
 			b = &rec.Benchmarks[i]
 		}
 	}
-	if b == nil || b.Ops <= 0 || len(b.Counts) == 0 {
+	if b == nil || b.Ops <= 0 || b.CountTotal == 0 {
 		return nil, fmt.Errorf("the record of base %.12s lacks the counts of %s", rec.Commit, key)
 	}
 	p := &profile.Profile{
@@ -160,7 +162,17 @@ func historyProfile(rec *history.Record, key string) (*profile.Profile, error) {
 		Period:            1,
 		DefaultSampleType: "instructions",
 	}
-	for i, c := range b.Counts {
+	counts := slices.Clone(b.Counts)
+	// The functions the record did not keep (not of CountsOf's modules:
+	// not judged) count in the whole, as one.
+	rest := b.CountTotal
+	for _, c := range counts {
+		rest -= c.N
+	}
+	if rest != 0 {
+		counts = append(counts, history.Count{Name: historyRest, N: rest})
+	}
+	for i, c := range counts {
 		id := uint64(i + 1)
 		fn := &profile.Function{ID: id, Name: c.Name, SystemName: c.Name}
 		loc := &profile.Location{ID: id, Line: []profile.Line{{Function: fn}}}
@@ -174,6 +186,29 @@ func historyProfile(rec *history.Record, key string) (*profile.Profile, error) {
 		Build: strings.TrimSpace(rec.Go + " " + strings.SplitN(rec.Machine, "; ", 2)[0]), WorkUnit: meta.WorkOp,
 		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(b.Ops)}}})
 	return p, nil
+}
+
+// historyRest names the functions a record's counts leave out, together.
+const historyRest = "(the functions the history did not keep: the runtime's, the standard library's)"
+
+// checkHistoryGate refuses a stored base whose counts leave out functions
+// the gate judges: a record keeps the functions of the modules it names
+// (CountsOf), what the gate judges by default; --gate or --module judge
+// others.
+func checkHistoryGate(rec *history.Record, gate *regexp.Regexp, modules []string) error {
+	if rec.CountsOf == nil {
+		return nil // every function's
+	}
+	if gate != nil {
+		return fmt.Errorf("--base-from-history: the record of base %.12s keeps the counts of the functions of %s only, and --gate or --module judges others: measure the base (drop --base-from-history), or append records with history append --counts all",
+			rec.Commit, textfmt.Line(strings.Join(rec.CountsOf, " ")))
+	}
+	a, b := slices.Sorted(slices.Values(rec.CountsOf)), slices.Sorted(slices.Values(modules))
+	if !slices.Equal(a, b) {
+		return fmt.Errorf("--base-from-history: the record of base %.12s keeps the counts of the functions of %s, the gate judges those of %s: measure the base (drop --base-from-history)",
+			rec.Commit, textfmt.Line(strings.Join(a, " ")), textfmt.Line(strings.Join(b, " ")))
+	}
+	return nil
 }
 
 // historyBaseLine says where the base's counts came from, for the report.

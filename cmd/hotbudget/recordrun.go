@@ -263,6 +263,11 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 		return res, nil // a shard with no benchmark (calibrate fails when there are none at all)
 	}
 	if r.o.instructions {
+		if r.hist != nil {
+			if err := checkHistoryGate(r.hist, r.o.gate, res.modules); err != nil {
+				return nil, err
+			}
+		}
 		return res, r.runExact(ctx, sides, leaves, res)
 	}
 	if err := r.runAll(ctx, sides, leaves, res); err != nil {

@@ -49,6 +49,10 @@ type Record struct {
 	// Machine is the kind of machine: platform, CPU model as go test
 	// printed it, and processors ("linux/amd64; Intel(R) Xeon(R) ...; 2 CPUs").
 	Machine string `json:"machine,omitempty"`
+	// CountsOf are the modules whose functions the benchmarks' Counts
+	// hold (instructions; go list -m where history append ran): what
+	// record's gate judges by default. Absent: every function's.
+	CountsOf []string `json:"counts_of,omitempty"`
 	// Benchmarks are sorted by name.
 	Benchmarks []Benchmark `json:"benchmarks"`
 }
@@ -75,12 +79,16 @@ type Benchmark struct {
 	// hold: the difference of callgrind's runs of 2N and N ops
 	// (instructions).
 	Ops int64 `json:"ops,omitempty"`
-	// Counts are every function's self instructions in those Ops
-	// iterations, exact and uncompacted (a function absent executed
-	// none), sorted by name: what record --base-from-history judges a
-	// pull request's counts against, as it would the base's measured
-	// again. Pruned with Functions.
+	// Counts are the self instructions in those Ops iterations of every
+	// function of the modules CountsOf names (of every function when it is
+	// absent), exact and uncompacted (a function absent executed none),
+	// sorted by name: what record --base-from-history judges a pull
+	// request's counts against, as it would the base's measured again.
+	// Pruned with Functions.
 	Counts []Count `json:"counts,omitempty"`
+	// CountTotal is the whole count of the Ops iterations, every
+	// function's.
+	CountTotal int64 `json:"count_total,omitempty"`
 }
 
 // Count is one function's self count in a benchmark's Ops iterations.
@@ -207,7 +215,7 @@ func (r *Record) Prune() bool {
 	pruned := false
 	for i := range r.Benchmarks {
 		if r.Benchmarks[i].Functions != nil || r.Benchmarks[i].Counts != nil {
-			r.Benchmarks[i].Functions, r.Benchmarks[i].Counts = nil, nil
+			r.Benchmarks[i].Functions, r.Benchmarks[i].Counts, r.Benchmarks[i].CountTotal = nil, nil, 0
 			pruned = true
 		}
 	}
