@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -89,7 +90,8 @@ func historyStore(fs *cmdFlags) *string {
 func (c *cli) historyAppend(args []string) int {
 	fs := c.flagSet("history append", historyUsage)
 	ref := historyStore(fs)
-	out := fs.String("out", "", "the `directory` hotbudget record --out wrote (its head/ is read)")
+	var outs listFlag
+	fs.Var(&outs, "out", "the `directory` hotbudget record --out wrote (its head/ is read); repeated, the shards of one record (record --shard K/N --out DIR)")
 	rev := fs.String("commit", "HEAD", "the commit the record belongs to: the record's HEAD `revision`")
 	keep := fs.Int("keep-functions", history.DefaultRetention.KeepFunctions, "keep functions in the newest `K` records of the first-parent history (negative: in all)")
 	minShare := fs.String("min-share", "1%", "keep the functions holding at least this `share` of a benchmark")
@@ -100,8 +102,8 @@ func (c *cli) historyAppend(args []string) int {
 	if code >= 0 {
 		return code
 	}
-	if len(pos) > 0 || *out == "" {
-		return c.usageErr("history append", "want --out DIR, the directory of a hotbudget record, and no arguments")
+	if len(pos) > 0 || len(outs) == 0 {
+		return c.usageErr("history append", "want --out DIR, the directory of a hotbudget record (or --out once per shard), and no arguments")
 	}
 	share, err := parsePercent(*minShare)
 	if err != nil {
@@ -113,20 +115,44 @@ func (c *cli) historyAppend(args []string) int {
 	if err != nil {
 		return c.inputErr("history append", err)
 	}
-	var countsOf []string
+	// The module's functions, asked of go list -m when a record counted
+	// instructions.
+	var countsOf func() ([]string, error)
 	if counts.value == "module" {
-		mods, err := goOut(ctx, ".", "list", "-m")
-		if err != nil {
-			return c.inputErr("history append", fmt.Errorf("--counts module: go list -m: %w (--counts all keeps every function's)", err))
+		var mods []string
+		var err error
+		countsOf = func() ([]string, error) {
+			if mods == nil && err == nil {
+				var out string
+				if out, err = goOut(ctx, ".", "list", "-m"); err == nil && (out == "" || out == "command-line-arguments") {
+					err = errors.New("not in a module")
+				}
+				if err != nil {
+					err = fmt.Errorf("--counts module: go list -m: %w: run history append in the module record ran in, or keep every function's counts with --counts all", err)
+				}
+				mods = strings.Fields(out)
+			}
+			return mods, err
 		}
-		countsOf = strings.Fields(mods)
 	}
-	rec, recorded, err := readRecordOut(*out, countsOf)
-	if err != nil {
-		return c.inputErr("history append", err)
+	var rec *history.Record
+	for _, out := range outs {
+		if len(outs) > 1 && emptyShard(out) {
+			continue // a shard whose part held no benchmark
+		}
+		part, recorded, err := readRecordOut(out, countsOf)
+		if err != nil {
+			return c.inputErr("history append", err)
+		}
+		if recorded != "" && !strings.HasPrefix(commit, recorded) {
+			return c.inputErr("history append", fmt.Errorf("%s records HEAD %s, not --commit %s (%.12s)", out, recorded, textfmt.Line(*rev), commit))
+		}
+		if rec, err = joinRecords(rec, part, out); err != nil {
+			return c.inputErr("history append", err)
+		}
 	}
-	if recorded != "" && !strings.HasPrefix(commit, recorded) {
-		return c.inputErr("history append", fmt.Errorf("%s records HEAD %s, not --commit %s (%.12s)", *out, recorded, textfmt.Line(*rev), commit))
+	if rec == nil {
+		return c.inputErr("history append", fmt.Errorf("the shards under %s recorded no benchmark", strings.Join(outs, " ")))
 	}
 	rec.Commit, rec.Date, rec.Recorded = commit, date, time.Now().UTC().Format(time.RFC3339)
 	rec.Compact(history.Compaction{MinShare: share, MaxFunctions: *maxFuncs})
@@ -306,6 +332,42 @@ func (c *cli) historyPrune(args []string) int {
 	return exitOK
 }
 
+// emptyShard reports whether out is the --out of a shard that recorded no
+// benchmark (record --shard K/N with more shards than benchmarks).
+func emptyShard(out string) bool {
+	data, err := os.ReadFile(filepath.Join(out, shardManifest))
+	if err != nil {
+		return false
+	}
+	var f shardFile
+	return json.Unmarshal(data, &f) == nil && len(f.Recorded) == 0
+}
+
+// joinRecords adds the benchmarks of part, read from the shard out, to
+// rec: shards of one record measured with one Go and instrument, on one
+// kind of machine, and hold each benchmark once.
+func joinRecords(rec, part *history.Record, out string) (*history.Record, error) {
+	if rec == nil {
+		return part, nil
+	}
+	for _, f := range []struct{ what, a, b string }{{"instrument", rec.Instrument, part.Instrument}, {"Go", rec.Go, part.Go}, {"machine", rec.Machine, part.Machine}} {
+		if f.a != f.b && f.b != "" {
+			return nil, fmt.Errorf("%s: %s %s, another --out's %s: give the shards of one record", out, f.what, textfmt.Line(f.b), textfmt.Line(f.a))
+		}
+	}
+	have := map[string]bool{}
+	for _, b := range rec.Benchmarks {
+		have[b.Name] = true
+	}
+	for _, b := range part.Benchmarks {
+		if have[b.Name] {
+			return nil, fmt.Errorf("%s: %s again: give each shard's --out once", out, textfmt.Line(b.Name))
+		}
+		rec.Benchmarks = append(rec.Benchmarks, b)
+	}
+	return rec, nil
+}
+
 // runProfile matches a benchmark's CPU profile of one run: NAME.N.pb.gz.
 var runProfile = regexp.MustCompile(`^(.+)\.[0-9]+\.pb\.gz$`)
 
@@ -315,8 +377,9 @@ var recordedHead = regexp.MustCompile(` at head (?:[^,]* \()?([0-9a-f]{7,40})\)?
 
 // readRecordOut reads the head side of a record's --out directory into a
 // history record (without its commit), and the head commit the profiles
-// name ("" when they do not).
-func readRecordOut(dir string, countsOf []string) (*history.Record, string, error) {
+// name ("" when they do not). countsOf names the modules whose functions'
+// exact counts the record keeps (nil: every function's).
+func readRecordOut(dir string, countsOf func() ([]string, error)) (*history.Record, string, error) {
 	head := filepath.Join(dir, "head")
 	if _, err := os.Stat(head); err != nil {
 		return nil, "", fmt.Errorf("%s: no head/ directory: give the --out directory of hotbudget record: %w", dir, err)
@@ -395,8 +458,12 @@ func readRecordOut(dir string, countsOf []string) (*history.Record, string, erro
 			b.InstrPerOp = &perOp
 			b.Counts = all
 			if countsOf != nil {
-				rec.CountsOf = countsOf
-				judged := modulePattern(countsOf)
+				mods, err := countsOf()
+				if err != nil {
+					return err
+				}
+				rec.CountsOf = mods
+				judged := modulePattern(mods)
 				b.Counts = slices.DeleteFunc(slices.Clone(all), func(c history.Count) bool { return !judged.MatchString(c.Name) })
 			}
 			counted = append(counted, key)

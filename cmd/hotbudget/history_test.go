@@ -198,3 +198,28 @@ func TestHistoryHTMLInBrowser(t *testing.T) {
 	p.screenshot("testdata/html/history.png")
 	p.noErrors()
 }
+
+// TestHistoryAppendShards appends the record of a commit from the --out of
+// each shard of a sharded record: their benchmarks together, a shard that
+// recorded none skipped; a shard given twice is refused.
+func TestHistoryAppendShards(t *testing.T) {
+	commits := historyRepo(t, 1)
+	dir := t.TempDir()
+	a, b, empty := filepath.Join(dir, "perf-1"), filepath.Join(dir, "perf-2"), filepath.Join(dir, "perf-3")
+	fakeRecordOut(t, a, commits[0], "BenchmarkParse", 3, 800, 2)
+	fakeRecordOut(t, b, commits[0], "BenchmarkRender", 3, 500, 1)
+	if err := os.MkdirAll(filepath.Join(empty, "head"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(empty, shardManifest), []byte(`{"recorded":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := runOK(t, 0, "history", "append", "--out", a, "--out", empty, "--out", b); !strings.Contains(got, ": 2 benchmarks (time,") {
+		t.Errorf("append of three shards: %s", got)
+	}
+	note, err := exec.Command("git", "notes", "--ref=hotbudget", "show", commits[0]).Output()
+	if err != nil || !strings.Contains(string(note), "BenchmarkParse") || !strings.Contains(string(note), "BenchmarkRender") {
+		t.Errorf("the record lacks a shard's benchmark (%v):\n%s", err, note)
+	}
+	runOK(t, 2, "history", "append", "--out", a, "--out", a)
+}
