@@ -115,6 +115,7 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 		}
 	}
 	if r.hist != nil {
+		// As valgrindCPU read it before counting; the counted runs say.
 		return checkHistoryMachine(r.hist, sides[1])
 	}
 	return nil

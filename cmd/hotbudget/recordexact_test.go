@@ -81,8 +81,8 @@ func TestShortName(t *testing.T) {
 // line for line but for the line saying where the base came from; the
 // stored counts judged against HEAD~1 counted again change nothing. A base
 // without a record, a time record, another Go version and another
-// iteration count, or a gate beyond the module's functions the record
-// keeps are refused before any counting, exit 2.
+// iteration count, a gate beyond the module's functions the record keeps,
+// or another CPU are refused before any counting, exit 2.
 func TestRecordBaseFromHistory(t *testing.T) {
 	testutil.Slow(t, "builds revisions five times and counts a benchmark under valgrind twelve times")
 	for _, tool := range []string{"git", "valgrind"} {
@@ -188,5 +188,17 @@ func TestRecordBaseFromHistory(t *testing.T) {
 	}
 	if r := recordIn(t, repo, "--instructions", "--base-from-history", "HEAD~1", "HEAD"); r.code != 2 || !strings.Contains(r.stderr, "was counted with go1.20") {
 		t.Errorf("another Go: exit %d\n%s", r.code, r.stderr)
+	}
+	// Another CPU's, refused before counting.
+	_, cpu, _ := strings.Cut(rec.Machine, "; ")
+	other = strings.Replace(string(note), cpu, "Another CPU @ 1.00GHz", 1)
+	cmd = exec.Command("git", "notes", "--ref=hotbudget", "add", "-f", "-F", "-", "HEAD~1")
+	cmd.Stdin = strings.NewReader(other)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if r := recordIn(t, repo, "--instructions", "--base-from-history", "HEAD~1", "HEAD"); r.code != 2 || !strings.Contains(r.stderr, "was counted on Another CPU @ 1.00GHz") ||
+		strings.Contains(r.stderr, "counted BenchmarkProcess") {
+		t.Errorf("another CPU: exit %d, want 2 before counting\n%s", r.code, r.stderr)
 	}
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"sort"
@@ -136,11 +139,42 @@ func (r *recorder) calibrateFromHistory(ctx context.Context, base, head *recSide
 		return nil, fmt.Errorf("no benchmark matches --bench %q in %s at head %s", r.o.bench, strings.Join(r.o.pkgs, " "), head.rev)
 	}
 	sort.Slice(leaves, func(i, j int) bool { return leaves[i].key() < leaves[j].key() })
+	if err := r.valgrindCPU(ctx, head, leaves[0]); err != nil {
+		return nil, err
+	}
+	if err := checkHistoryMachine(rec, head); err != nil {
+		return nil, err
+	}
 	for _, l := range leaves {
 		r.progress("%s %s: counted at %d and %d iterations, the base's from the history", textfmt.Name(l.pkg), textfmt.Name(l.name), l.iters, 2*l.iters)
 	}
 	r.progress("listed %s at head in %s; each is counted in two runs under callgrind (N and 2N iterations), about 3s a benchmark", plural(len(leaves), "benchmark", "benchmarks"), since(t0))
 	return leaves, nil
+}
+
+// valgrindCPU runs benchmark l of s once under valgrind without a tool
+// (about a second) and keeps the CPU go test names there in s.cpu: the
+// CPU valgrind emulates, whose features the runtime chooses its code by,
+// and the one a record's counted runs name (countLeaf).
+func (r *recorder) valgrindCPU(ctx context.Context, s *recSide, l leaf) error {
+	vg, err := exec.LookPath("valgrind")
+	if err != nil {
+		return errors.New("--instructions counts instructions under valgrind, which is not installed: sudo apt-get install valgrind (Debian, Ubuntu)")
+	}
+	b := s.bins[l.pkg]
+	cmd := exec.CommandContext(ctx, vg, "--tool=none", "-q", b.path, "-test.run", "^$", "-test.cpu", "1", "-test.bench", l.pattern(), "-test.benchtime", "1x")
+	stopGroupOnCancel(cmd)
+	cmd.Dir = b.dir
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return benchFailed(ctx, s, b, err, &stdout, &stderr)
+	}
+	if m := cpuLine.FindSubmatch(stdout.Bytes()); m != nil {
+		s.cpu = strings.TrimSpace(string(m[1]))
+	}
+	return nil
 }
 
 // historyProfile is the stored counts of benchmark key as the profile of
