@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -158,10 +159,21 @@ func TestRecordBaseFromHistory(t *testing.T) {
 	if !strings.Contains(stored.stdout, "regressed example.com/rec.checksum") {
 		t.Errorf("from the history, checksum is not regressed:\n%s", stored.stdout)
 	}
-	// The stored counts against the same commit counted again.
-	same := recordIn(t, repo, "--instructions", "--benchtime", n, "--base-from-history", "HEAD~1", "HEAD~1")
-	if same.code != 0 || !strings.Contains(same.stdout, "no function's count changed") {
-		t.Errorf("HEAD~1 against its own record: exit %d\n%s", same.code, same.stdout)
+	// The stored counts against the same commit counted again, in JSON.
+	same := recordIn(t, repo, "--instructions", "--benchtime", n, "--base-from-history", "--format", "json", "HEAD~1", "HEAD~1")
+	var js struct {
+		Exit         int
+		BaseFrom     string `json:"base_from"`
+		BaseRecorded string `json:"base_recorded"`
+		Benchmarks   []struct {
+			Report struct{ Rows []any }
+		}
+	}
+	if err := json.Unmarshal([]byte(same.stdout), &js); err != nil {
+		t.Fatalf("%v:\n%s", err, same.stdout)
+	}
+	if same.code != 0 || js.Exit != 0 || js.BaseFrom != "history" || js.BaseRecorded != rec.Recorded || len(js.Benchmarks) != 1 || len(js.Benchmarks[0].Report.Rows) != 0 {
+		t.Errorf("HEAD~1 against its own record: exit %d, want 0, base from the history, no function changed:\n%s", same.code, same.stdout)
 	}
 
 	for _, c := range []struct {
