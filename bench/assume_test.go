@@ -21,7 +21,7 @@ func TestBenchAssumptionUsedOrSaid(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := rep.WriteText(&b); err != nil {
+		if err := rep.Write(&b, "text"); err != nil {
 			t.Fatal(err)
 		}
 		return rep, b.String()

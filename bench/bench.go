@@ -35,7 +35,7 @@ import (
 	"golang.org/x/perf/benchmath"
 )
 
-// schemaVersion names the JSON schema of Report.WriteJSON.
+// schemaVersion names the JSON schema of Report.Write(w, "json").
 const schemaVersion = "hotbudget.bench/v2"
 
 // Compare compares `go test -bench` outputs (the benchfmt format; several

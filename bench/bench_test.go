@@ -142,7 +142,7 @@ func TestCompareBenchPackages(t *testing.T) {
 	}
 
 	var text bytes.Buffer
-	if err := rep.WriteText(&text); err != nil {
+	if err := rep.Write(&text, "text"); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"goos: linux\n", "pkg  ", "example.com/parsers/ini  Parse-2",
@@ -155,7 +155,7 @@ func TestCompareBenchPackages(t *testing.T) {
 		t.Errorf("text report speaks of functions:\n%s", text.String())
 	}
 	var md bytes.Buffer
-	if err := rep.WriteMarkdown(&md); err != nil {
+	if err := rep.Write(&md, "markdown"); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"### ❌ hotbudget bench: 1 of 6 benchmark results regressed: Parse-2 sec/op (example.com/parsers/kv)",
@@ -168,7 +168,7 @@ func TestCompareBenchPackages(t *testing.T) {
 		t.Errorf("Markdown report words benchmarks as functions:\n%s", md.String())
 	}
 	var js bytes.Buffer
-	if err := rep.WriteJSON(&js); err != nil {
+	if err := rep.Write(&js, "json"); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {

@@ -37,13 +37,13 @@ func TestBenchAgreesWithBenchstat(t *testing.T) {
 			}
 			want, geo := readBenchstat(t, "../testdata/"+c.benchstat)
 			var text, md, js bytes.Buffer
-			if err := rep.WriteText(&text); err != nil {
+			if err := rep.Write(&text, "text"); err != nil {
 				t.Fatal(err)
 			}
-			if err := rep.WriteMarkdown(&md); err != nil {
+			if err := rep.Write(&md, "markdown"); err != nil {
 				t.Fatal(err)
 			}
-			if err := rep.WriteJSON(&js); err != nil {
+			if err := rep.Write(&js, "json"); err != nil {
 				t.Fatal(err)
 			}
 			var doc struct {

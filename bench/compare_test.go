@@ -44,7 +44,7 @@ func TestCompareBench(t *testing.T) {
 		t.Errorf("Render unchanged: %v", got)
 	}
 	var b bytes.Buffer
-	if err := r.WriteText(&b); err != nil {
+	if err := r.Write(&b, "text"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "regressed") || !strings.Contains(b.String(), "Parse-2") {
@@ -71,7 +71,7 @@ func TestCompareBench(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := r.WriteText(&b); err != nil || !strings.Contains(b.String(), "Welch's t-test") {
+	if err := r.Write(&b, "text"); err != nil || !strings.Contains(b.String(), "Welch's t-test") {
 		t.Errorf("AssumeNormal text report (%v):\n%s", err, b.String())
 	}
 }
@@ -151,7 +151,7 @@ func TestHTMLBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := r.WriteHTML(&b); err != nil {
+	if err := r.Write(&b, "html"); err != nil {
 		t.Fatal(err)
 	}
 	page := b.String()
@@ -165,7 +165,7 @@ func TestHTMLBench(t *testing.T) {
 	// units, every row shown (the function report's helpers said "1 of 6
 	// functions regressed", showed 0.00% and hid five rows).
 	var text bytes.Buffer
-	if err := r.WriteText(&text); err != nil {
+	if err := r.Write(&text, "text"); err != nil {
 		t.Fatal(err)
 	}
 	summary := strings.TrimSpace(text.String()[strings.LastIndex(strings.TrimSpace(text.String()), "\n")+1:])

@@ -35,7 +35,7 @@ func ExampleCompare() {
 	for _, row := range rep.Regressions() {
 		fmt.Printf("%s in %s: %+.0f%% %s\n", row.Name, row.Config["pkg"], 100*row.Relative, row.Unit)
 	}
-	rep.WriteText(os.Stdout)
+	rep.Write(os.Stdout, "text")
 	// Output:
 	// Parse-2 in example.com/b: +50% sec/op
 	// base: 6 runs

@@ -40,15 +40,13 @@ func FuzzCompare(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for name, write := range map[string]func(io.Writer) error{
-			"text": r.WriteText, "markdown": r.WriteMarkdown, "html": r.WriteHTML,
-		} {
-			if err := write(io.Discard); err != nil {
+		for _, name := range []string{"text", "markdown", "html"} {
+			if err := r.Write(io.Discard, name); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 		}
 		var js bytes.Buffer
-		if err := r.WriteJSON(&js); err != nil {
+		if err := r.Write(&js, "json"); err != nil {
 			t.Fatalf("json: %v", err)
 		}
 		if !json.Valid(js.Bytes()) {

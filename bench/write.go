@@ -177,12 +177,12 @@ func (r *Report) summary(vary []string) string {
 	return fmt.Sprintf("%d of %d benchmark results regressed: %s", c[diff.Regressed], len(r.Rows), strings.Join(names, ", "))
 }
 
-// WriteText writes a benchstat-like table: the sides' runs, what was
+// writeText writes a benchstat-like table: the sides' runs, what was
 // compared, the warnings, the configuration every benchmark shares printed
 // once, as benchstat does, then a row per result with a column for each
 // configuration key that varies (pkg, with several packages), the geomean
 // rows, and a summary line.
-func (r *Report) WriteText(w io.Writer) error {
+func (r *Report) writeText(w io.Writer) error {
 	common, vary := layout(r.Rows)
 	var b strings.Builder
 	fmt.Fprintf(&b, "base: %s\nhead: %s\n", runsText(r.BaseRuns), runsText(r.HeadRuns))
@@ -251,12 +251,12 @@ func (r *Report) WriteText(w io.Writer) error {
 	return err
 }
 
-// WriteMarkdown writes the report for a pull-request comment: a headline,
+// writeMarkdown writes the report for a pull-request comment: a headline,
 // the table of the results that changed and the unchanged ones folded
 // away, and the geomeans. Names appear only in code spans, at most
 // textfmt.MaxName characters each, and the report is cut to
 // textfmt.MaxMarkdown bytes.
-func (r *Report) WriteMarkdown(w io.Writer) error {
+func (r *Report) writeMarkdown(w io.Writer) error {
 	common, vary := layout(r.Rows)
 	var b strings.Builder
 	icon := "✅"
@@ -367,7 +367,7 @@ type jsonValue struct {
 	Spread string   `json:"spread"`
 }
 
-// WriteJSON writes the report as indented JSON in a stable schema
+// writeJSON writes the report as indented JSON in a stable schema
 // (schemaVersion); non-finite numbers are written as 0:
 //
 //	{
@@ -406,7 +406,7 @@ type jsonValue struct {
 // Version 2 changed "relative" and "delta" of higher-is-better units from
 // worse-positive to the change of the values, as benchstat shows it, and
 // added "better", "ci", "spread" and "geomeans".
-func (r *Report) WriteJSON(w io.Writer) error {
+func (r *Report) writeJSON(w io.Writer) error {
 	c := r.Counts()
 	out := jsonReport{
 		Schema: schemaVersion, Assume: r.Settings.Assume, Alpha: r.Settings.Alpha, MinRelative: r.Settings.MinRelative,
@@ -445,10 +445,10 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(out)
 }
 
-// WriteHTML writes the report as one self-contained HTML page that works
-// offline: the words, values and configuration of WriteText, every result
+// writeHTML writes the report as one self-contained HTML page that works
+// offline: the words, values and configuration of the text report, every result
 // listed. A benchmark comparison has no flame graph.
-func (r *Report) WriteHTML(w io.Writer) error {
+func (r *Report) writeHTML(w io.Writer) error {
 	common, vary := layout(r.Rows)
 	page := &htmlreport.Report{
 		Title:     "hotbudget bench",
@@ -535,4 +535,17 @@ func finite(x float64) float64 {
 		return 0
 	}
 	return x
+}
+
+// Write writes the report to w in format: "text" (a benchstat-like table),
+// "markdown" (a pull-request comment), "json" (indented JSON in a stable
+// schema) or "html" (one self-contained page). Any other format is an
+// error naming these.
+func (r *Report) Write(w io.Writer, format string) error {
+	return textfmt.Writers{
+		{"text", r.writeText},
+		{"markdown", r.writeMarkdown},
+		{"json", r.writeJSON},
+		{"html", r.writeHTML},
+	}.Write(w, "bench.Report", format)
 }

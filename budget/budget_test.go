@@ -306,20 +306,20 @@ func TestWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	var text, md, js bytes.Buffer
-	if err := res.WriteText(&text); err != nil {
+	if err := res.writeText(&text); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "FAIL  budget/busy-fail.yaml:7   max_self") ||
 		!strings.HasSuffix(text.String(), "budget budget/busy-fail.yaml: 3 of 4 checks failed (1 profile)\n") {
 		t.Errorf("text:\n%s", text.String())
 	}
-	if err := res.WriteMarkdown(&md); err != nil {
+	if err := res.writeMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(md.String(), "| :x: | main.parseRecords (line 7) | max_self | `main.parseRecords` | 150ms | 100ms |") {
 		t.Errorf("markdown:\n%s", md.String())
 	}
-	if err := res.WriteJSON(&js); err != nil {
+	if err := res.writeJSON(&js); err != nil {
 		t.Fatal(err)
 	}
 	var back struct {

@@ -34,7 +34,7 @@ rules:
 		fmt.Println(err)
 		return
 	}
-	res.WriteText(os.Stdout)
+	res.Write(os.Stdout, "text")
 	fmt.Println("passed:", res.Passed())
 	// Output:
 	// FAIL  perf-budget.yaml:5  max_self         main.parseRecords self time 150ms (10.14% of 1.48s total, 15 samples), want at most 100ms

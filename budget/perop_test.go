@@ -45,7 +45,7 @@ rules:
 		t.Errorf("message %q\nwant    %q", total.Message, want)
 	}
 	var text bytes.Buffer
-	if err := res.WriteText(&text); err != nil {
+	if err := res.writeText(&text); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(text.String(), "max_total_per_op") || !strings.Contains(text.String(), "990us per op") {

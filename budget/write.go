@@ -33,9 +33,9 @@ func status(c RuleResult) string {
 	return "FAIL"
 }
 
-// WriteText writes one line per check (status, budget line, check, message)
+// writeText writes one line per check (status, budget line, check, message)
 // and a summary line. The text is for people and may change.
-func (r *Result) WriteText(w io.Writer) error {
+func (r *Result) writeText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, c := range r.Checks {
 		fmt.Fprintf(tw, "%s\t%s:%d\t%s\t%s\n", status(c), textfmt.Line(r.Budget), c.Line, c.Check, textfmt.Line(c.Message))
@@ -50,11 +50,11 @@ func (r *Result) WriteText(w io.Writer) error {
 	return err
 }
 
-// WriteMarkdown writes a table for a pull-request comment or a GitHub job
+// writeMarkdown writes a table for a pull-request comment or a GitHub job
 // summary. Function names are in code spans, other text from the profiles
 // is escaped (textfmt.MarkdownEscape), and the table is cut to
 // textfmt.MaxMarkdown bytes, saying what was left out.
-func (r *Result) WriteMarkdown(out io.Writer) error {
+func (r *Result) writeMarkdown(out io.Writer) error {
 	var w strings.Builder
 	icon := ":white_check_mark:"
 	if !r.Passed() {
@@ -109,7 +109,7 @@ type jsonResult struct {
 	*Result
 }
 
-// WriteJSON writes the result in a stable schema:
+// writeJSON writes the result in a stable schema:
 //
 //	{"passed":bool,"budget":file,"profiles":n,"baseline_profiles":n,
 //	 "checks":[{"line","rule","selector","check","pass","missing","matched",
@@ -117,7 +117,7 @@ type jsonResult struct {
 //
 // unit is "ns", "ns/op" (per unit of work), "share" (0..1) or "relative"
 // (0.1 = +10%); got and limit are in it.
-func (r *Result) WriteJSON(w io.Writer) error {
+func (r *Result) writeJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if r.Checks == nil {
@@ -126,4 +126,16 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		r = &r2
 	}
 	return enc.Encode(jsonResult{r.Passed(), r})
+}
+
+// Write writes the result to w in format: "text" (one line per check and
+// a summary line, for people; it may change), "markdown" (a table for a
+// pull-request comment or a job summary) or "json" (a stable schema). Any
+// other format is an error naming these.
+func (r *Result) Write(w io.Writer, format string) error {
+	return textfmt.Writers{
+		{"text", r.writeText},
+		{"markdown", r.writeMarkdown},
+		{"json", r.writeJSON},
+	}.Write(w, "budget.Result", format)
 }

@@ -59,10 +59,10 @@ func TestWritersAgree(t *testing.T) {
 				buf   *bytes.Buffer
 				write func(*bytes.Buffer) error
 			}{
-				{&text, func(b *bytes.Buffer) error { return rep.WriteText(b) }},
-				{&md, func(b *bytes.Buffer) error { return rep.WriteMarkdown(b) }},
-				{&js, func(b *bytes.Buffer) error { return rep.WriteJSON(b) }},
-				{&page, func(b *bytes.Buffer) error { return rep.WriteHTML(b) }},
+				{&text, func(b *bytes.Buffer) error { return rep.Write(b, "text") }},
+				{&md, func(b *bytes.Buffer) error { return rep.Write(b, "markdown") }},
+				{&js, func(b *bytes.Buffer) error { return rep.Write(b, "json") }},
+				{&page, func(b *bytes.Buffer) error { return rep.Write(b, "html") }},
 			} {
 				if err := w.write(w.buf); err != nil {
 					t.Fatal(err)

@@ -69,7 +69,7 @@ func TestCompareAllocsTinyBlocks(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	rep.WriteText(&b)
+	rep.Write(&b, "text")
 	if !strings.Contains(b.String(), "note: 16-byte blocks per iteration changed in m.f -1, m.g +1, not judged") {
 		t.Errorf("no note on m.g's blocks:\n%s", b.String())
 	}
@@ -136,7 +136,7 @@ func TestCompareAllocsExact(t *testing.T) {
 	}
 
 	var txt, md, js, html bytes.Buffer
-	if err := rep.WriteText(&txt); err != nil {
+	if err := rep.Write(&txt, "text"); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"allocations per iteration (exact): 1 function allocates more: m.parse (3 objects, 72B -> 4 objects, 96B)",
@@ -148,10 +148,10 @@ func TestCompareAllocsExact(t *testing.T) {
 	if strings.Contains(txt.String(), "ms") || strings.Contains(txt.String(), "µs") {
 		t.Errorf("text shows a time:\n%s", txt.String())
 	}
-	if err := rep.WriteMarkdown(&md); err != nil || !strings.Contains(md.String(), "| `m.parse` | 3 objects, 72B | 4 objects, 96B | +1 object, +24B |") {
+	if err := rep.Write(&md, "markdown"); err != nil || !strings.Contains(md.String(), "| `m.parse` | 3 objects, 72B | 4 objects, 96B | +1 object, +24B |") {
 		t.Errorf("markdown (%v):\n%s", err, md.String())
 	}
-	if err := rep.WriteJSON(&js); err != nil {
+	if err := rep.Write(&js, "json"); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -165,7 +165,7 @@ func TestCompareAllocsExact(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &doc); err != nil || !doc.Exact || doc.Functions[0].Name != "m.parse" || doc.Functions[0].Head.Self.Objects != 4 {
 		t.Errorf("JSON (%v): %s", err, js.String())
 	}
-	if err := rep.WriteHTML(&html); err != nil || !strings.Contains(html.String(), "m.parse") || !strings.Contains(html.String(), "exact") {
+	if err := rep.Write(&html, "html"); err != nil || !strings.Contains(html.String(), "m.parse") || !strings.Contains(html.String(), "exact") {
 		t.Errorf("HTML (%v) lacks the function or the word exact", err)
 	}
 	// Its flame graph is of bytes, m.parse marked regressed.

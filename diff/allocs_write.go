@@ -128,10 +128,10 @@ func (r *AllocReport) tolText() string {
 	return s
 }
 
-// WriteText writes the report as plain text: the verdict, the tolerance,
+// writeText writes the report as plain text: the verdict, the tolerance,
 // and per function its self allocations per unit of work on both sides,
 // with the lines whose allocations changed.
-func (r *AllocReport) WriteText(w io.Writer) error {
+func (r *AllocReport) writeText(w io.Writer) error {
 	var b bytes.Buffer
 	g := textfmt.NewGuard(&b)
 	fmt.Fprintln(g, r.Summary())
@@ -161,9 +161,9 @@ func (r *AllocReport) WriteText(w io.Writer) error {
 	return err
 }
 
-// WriteMarkdown writes the report as GitHub-flavoured Markdown: names in
+// writeMarkdown writes the report as GitHub-flavoured Markdown: names in
 // code spans, a table of the functions shown.
-func (r *AllocReport) WriteMarkdown(w io.Writer) error {
+func (r *AllocReport) writeMarkdown(w io.Writer) error {
 	var b bytes.Buffer
 	g := textfmt.NewGuard(&b)
 	status := "✅"
@@ -200,19 +200,19 @@ func (r *AllocReport) WriteMarkdown(w io.Writer) error {
 	return err
 }
 
-// WriteJSON writes the report as one JSON object (AllocReport's fields;
+// writeJSON writes the report as one JSON object (AllocReport's fields;
 // "exact": true).
-func (r *AllocReport) WriteJSON(w io.Writer) error {
+func (r *AllocReport) writeJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
 }
 
-// WriteHTML writes the report as one self-contained HTML page: the
+// writeHTML writes the report as one self-contained HTML page: the
 // verdict, the tolerance, the table of functions with their changed lines
 // and, when the report was made by CompareAllocs, a differential flame
 // graph of the bytes allocated per unit of work by call path.
-func (r *AllocReport) WriteHTML(w io.Writer) error {
+func (r *AllocReport) writeHTML(w io.Writer) error {
 	page := &htmlreport.Report{
 		Title:     "hotbudget allocations",
 		Headline:  r.Summary(),

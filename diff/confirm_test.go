@@ -163,7 +163,7 @@ func TestConfirmOneRunMove(t *testing.T) {
 	// The warnings reach the written report (the JSON one lists every
 	// function's warnings).
 	var js bytes.Buffer
-	if err := rep.WriteJSON(&js); err != nil {
+	if err := rep.Write(&js, "json"); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(js.String(), "time moved between them"); n != 2 {

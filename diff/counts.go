@@ -212,9 +212,9 @@ func totals(ps []countProcess) []float64 {
 	return t
 }
 
-// WriteText writes the report: a line with the whole count, then a line
+// writeText writes the report: a line with the whole count, then a line
 // per changed function with the counts of both sides and the verdict.
-func (r *CountReport) WriteText(w io.Writer) error {
+func (r *CountReport) writeText(w io.Writer) error {
 	var b strings.Builder
 	verdict := "no function's count changed"
 	if n := len(r.Rows); n > 0 {

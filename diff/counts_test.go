@@ -114,7 +114,7 @@ func TestCompareCountsText(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := rep.WriteText(&b); err != nil {
+	if err := rep.writeText(&b); err != nil {
 		t.Fatal(err)
 	}
 	want := "instructions per iteration: 10000 -> 10050 (+0.50%) in all, the runtime's varying work included, not judged; 1 of 2 functions changed, each counted exactly\n" +

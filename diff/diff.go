@@ -375,7 +375,7 @@ type Report struct {
 	// none), plain data like the rest of the Report.
 	flame *flameData
 	// judged is Judged's answer kept for a copy whose Rows were cut
-	// (WriteRegressions), when judgedSet.
+	// (Write "regressions"), when judgedSet.
 	judged    int
 	judgedSet bool
 }

@@ -348,7 +348,7 @@ func TestRegressFixtures(t *testing.T) {
 	reg := r.Regressions()
 	if len(reg) != 1 || reg[0].Name != "main.renderReport" {
 		var b bytes.Buffer
-		r.WriteText(&b)
+		r.Write(&b, "text")
 		t.Fatalf("regressions %v, want exactly main.renderReport\n%s", reg, b.String())
 	}
 	if reg[0].Test != "moderated-t" || reg[0].Relative < 0.1 {
@@ -495,7 +495,7 @@ func TestPerAnchorMode(t *testing.T) {
 			t.Errorf("case %d: a value reads %q, want a ratio to the anchor", i, got)
 		}
 		var js bytes.Buffer
-		if err := r.WriteJSON(&js); err != nil {
+		if err := r.Write(&js, "json"); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(js.String(), `"mode": "per-op",`) || !strings.Contains(js.String(), `"anchor": "loop",`) {
@@ -586,9 +586,9 @@ func TestReportsGolden(t *testing.T) {
 		file  string
 		write func(*bytes.Buffer) error
 	}{
-		{"regress.txt", func(b *bytes.Buffer) error { return r.WriteText(b) }},
-		{"regress.md", func(b *bytes.Buffer) error { return r.WriteMarkdown(b) }},
-		{"regress.json", func(b *bytes.Buffer) error { return r.WriteJSON(b) }},
+		{"regress.txt", func(b *bytes.Buffer) error { return r.Write(b, "text") }},
+		{"regress.md", func(b *bytes.Buffer) error { return r.Write(b, "markdown") }},
+		{"regress.json", func(b *bytes.Buffer) error { return r.Write(b, "json") }},
 	} {
 		var b bytes.Buffer
 		if err := c.write(&b); err != nil {

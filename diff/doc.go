@@ -177,12 +177,13 @@
 //
 // # Reports
 //
-// WriteText prints a benchstat-like table, regressions first; WriteMarkdown
-// a pull-request comment; WriteJSON a stable schema ("schema": "hotbudget.diff/v3"), each
+// Report.Write writes a report in a format: "text", a benchstat-like
+// table, regressions first; "markdown", a pull-request comment; "json", a
+// stable schema ("schema": "hotbudget.diff/v3"), each
 // function's verdict, p, q and change. Each regressed or improved function
 // is explained (Row.Explain, Explanation): its change split over the call
 // paths it comes through, each path judged with the same test as the
-// function. WriteHTML writes one self-contained page with the verdicts, the
+// function. "html" is one self-contained page with the verdicts, the
 // explanations and a differential flame graph. ToPprof exports the difference in
 // pprof's -diff_base convention. `go test -bench` outputs are judged by
 // package bench, with the same verdicts, telling benchmarks apart by

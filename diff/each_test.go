@@ -159,13 +159,13 @@ func TestNearMiss(t *testing.T) {
 		t.Fatalf("alpha %.3g, q %.3g: %s, near miss %q, failed %v; want a near miss, unchanged", q/2, row.Q, row.Verdict, row.NearMiss, rep.Failed())
 	}
 	var txt, md, js bytes.Buffer
-	if err := rep.WriteText(&txt); err != nil {
+	if err := rep.Write(&txt, "text"); err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.WriteMarkdown(&md); err != nil {
+	if err := rep.Write(&md, "markdown"); err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.WriteJSON(&js); err != nil {
+	if err := rep.Write(&js, "json"); err != nil {
 		t.Fatal(err)
 	}
 	for name, out := range map[string]string{"text": txt.String(), "markdown": md.String()} {
@@ -220,7 +220,7 @@ func TestNoiseFromWholeProfile(t *testing.T) {
 				t.Errorf("warning that the noise was not learned: %v, want %v: %q", found, c.warn, rep.Warnings)
 			}
 			var txt strings.Builder
-			if err := rep.WriteText(&txt); err != nil {
+			if err := rep.Write(&txt, "text"); err != nil {
 				t.Fatal(err)
 			}
 			if line := "noise: functions taken to vary"; strings.Contains(txt.String(), line) == c.warn {

@@ -28,7 +28,7 @@ func ExampleCompareAllocs() {
 		return
 	}
 	rep := diff.CompareAllocs(base, head, "iteration", diff.DefaultAllocTolerance)
-	rep.WriteText(os.Stdout)
+	rep.Write(os.Stdout, "text")
 	// Output:
 	// allocations per iteration (exact): 1 function allocates more: m.parse (2 objects, 48B -> 3 objects, 72B); all judged functions: 3 objects, 56B -> 4 objects, 80B
 	// exact counts (runtime.MemProfileRate = 1), no statistics: a function regressed when its own allocations per iteration grew by more than 0.5 objects or more than 8 bytes (or 1% of them), plus what a run may allocate once (16 objects, 16KiB) over its 100 iterations

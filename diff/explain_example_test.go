@@ -37,9 +37,9 @@ func ExampleExplanation() {
 	//   unchanged +0%  main → load → parse
 }
 
-// WriteHTML writes one page that opens offline: the verdicts, the
+// Write(w, "html") writes one page that opens offline: the verdicts, the
 // explanations and a differential flame graph.
-func ExampleReport_WriteHTML() {
+func ExampleReport_Write_html() {
 	base, err := loaders.Load("../testdata/cli/explain-base.folded")
 	if err != nil {
 		panic(err)
@@ -57,7 +57,7 @@ func ExampleReport_WriteHTML() {
 		panic(err)
 	}
 	defer os.Remove(f.Name())
-	if err := r.WriteHTML(f); err != nil {
+	if err := r.Write(f, "html"); err != nil {
 		panic(err)
 	}
 	if err := f.Close(); err != nil {

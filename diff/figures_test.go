@@ -34,7 +34,7 @@ func TestHeadlineFewSamplesOneRunNotJudged(t *testing.T) {
 	}
 	// The headline's figures say what they are, beside the sides' means.
 	var b bytes.Buffer
-	if err := many.WriteText(&b); err != nil {
+	if err := many.Write(&b, "text"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "total per run (mean)") || !strings.Contains(b.String(), "time per run (geometric mean over runs)") {
@@ -53,7 +53,7 @@ func TestPowerAdviceAgreesWithVerdicts(t *testing.T) {
 	} {
 		rep := compare(t, loadGlob(t, "../testdata/"+c.base), loadGlob(t, "../testdata/"+c.head))
 		var b bytes.Buffer
-		if err := rep.WriteText(&b); err != nil {
+		if err := rep.Write(&b, "text"); err != nil {
 			t.Fatal(err)
 		}
 		text := b.String()
@@ -111,7 +111,7 @@ func TestPathPartsAgreeWithPathChanges(t *testing.T) {
 	} {
 		rep := compare(t, loadGlob(t, "../testdata/"+c.base), loadGlob(t, "../testdata/"+c.head))
 		var js bytes.Buffer
-		if err := rep.WriteJSON(&js); err != nil {
+		if err := rep.Write(&js, "json"); err != nil {
 			t.Fatal(err)
 		}
 		var doc struct {
@@ -178,7 +178,7 @@ func TestFlameFollowsOnly(t *testing.T) {
 	rep := compare(t, loadGlob(t, "../testdata/regress/base-*.pb.gz"), loadGlob(t, "../testdata/regress/head-*.pb.gz"),
 		diff.WithOnly(regexp.MustCompile(`^main\.(renderReport|writeLog)$`)))
 	var page bytes.Buffer
-	if err := rep.WriteHTML(&page); err != nil {
+	if err := rep.Write(&page, "html"); err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`(?s)<script type="application/json" id="hb-data">(.*?)</script>`).FindStringSubmatch(page.String())

@@ -62,7 +62,7 @@ func TestHeapAAandAB(t *testing.T) {
 	}
 
 	var text, js bytes.Buffer
-	if err := ab.WriteText(&text); err != nil {
+	if err := ab.writeText(&text); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"MiB total per run", "compared: self bytes as share of the profile", "headline: bytes per run "} {
@@ -70,7 +70,7 @@ func TestHeapAAandAB(t *testing.T) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}
 	}
-	if err := ab.WriteJSON(&js); err != nil {
+	if err := ab.writeJSON(&js); err != nil {
 		t.Fatal(err)
 	}
 	// Values carry their unit: the sides say bytes, the values sit under

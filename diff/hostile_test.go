@@ -48,7 +48,7 @@ func TestHostileNamesInReports(t *testing.T) {
 	twin := hostileReport(t, benign)
 
 	var text bytes.Buffer
-	if err := rep.WriteText(&text); err != nil {
+	if err := rep.Write(&text, "text"); err != nil {
 		t.Fatal(err)
 	}
 	if bad := testutil.Forged(text.String()); len(bad) > 0 {
@@ -62,7 +62,7 @@ func TestHostileNamesInReports(t *testing.T) {
 	}
 
 	var js bytes.Buffer
-	if err := rep.WriteJSON(&js); err != nil {
+	if err := rep.Write(&js, "json"); err != nil {
 		t.Fatal(err)
 	}
 	var out struct{ Functions []struct{ Name string } }
@@ -79,7 +79,7 @@ func TestHostileNamesInReports(t *testing.T) {
 
 	md := func(r *diff.Report) string {
 		var b bytes.Buffer
-		if err := r.WriteMarkdown(&b); err != nil {
+		if err := r.Write(&b, "markdown"); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()
@@ -112,10 +112,10 @@ func TestHostileMarkdownLimit(t *testing.T) {
 	}
 	rep := hostileReport(t, names, diff.WithMode(diff.Absolute))
 	var md, text bytes.Buffer
-	if err := rep.WriteMarkdown(&md); err != nil {
+	if err := rep.Write(&md, "markdown"); err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.WriteText(&text); err != nil {
+	if err := rep.Write(&text, "text"); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("Markdown %d bytes, text %d bytes, for %d functions of 10 KB names", md.Len(), text.Len(), len(names))

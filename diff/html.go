@@ -11,14 +11,14 @@ import (
 // htmlMaxUnchanged bounds the unchanged functions the HTML table lists.
 const htmlMaxUnchanged = 200
 
-// WriteHTML writes the report as one self-contained HTML page that works
+// writeHTML writes the report as one self-contained HTML page that works
 // offline: the headline verdict, the table of verdicts with each changed
 // function's explanation, and, for a Compare report, a differential flame
 // graph of the two sides (width = time, colour = change of the compared
 // metric, judged functions marked; click to zoom, search by name, hover for
 // self, total, change and p). Every asset is embedded; the page fetches
 // nothing.
-func (r *Report) WriteHTML(w io.Writer) error {
+func (r *Report) writeHTML(w io.Writer) error {
 	page := &htmlreport.Report{
 		Title:     "hotbudget diff",
 		Headline:  r.htmlHeadline(),

@@ -69,7 +69,7 @@ func TestHTMLFlameHandWorked(t *testing.T) {
 	head := one(loadGlob(t, "../testdata/cli/explain-head.folded")[0])
 	r := compare(t, base, head)
 	var b bytes.Buffer
-	if err := r.WriteHTML(&b); err != nil {
+	if err := r.Write(&b, "html"); err != nil {
 		t.Fatal(err)
 	}
 	d, v := readFlame(t, b.String())
@@ -145,7 +145,7 @@ func BenchmarkWriteHTML50k(b *testing.B) {
 	stop := cpuTimer(b)
 	for b.Loop() {
 		var buf bytes.Buffer
-		if err := r.WriteHTML(&buf); err != nil {
+		if err := r.Write(&buf, "html"); err != nil {
 			b.Fatal(err)
 		}
 		size = buf.Len()
@@ -193,7 +193,7 @@ func TestHTMLFlameModes(t *testing.T) {
 	} {
 		r := compare(t, base, head, c.opts...)
 		var b bytes.Buffer
-		if err := r.WriteHTML(&b); err != nil {
+		if err := r.Write(&b, "html"); err != nil {
 			t.Fatal(err)
 		}
 		page := b.String()
@@ -213,7 +213,7 @@ func TestHTMLFlameModes(t *testing.T) {
 	// once judged by an engine without them, and none was tested).
 	r := compare(t, base, head, diff.WithOps(1000, 1000))
 	var b bytes.Buffer
-	if err := r.WriteHTML(&b); err != nil {
+	if err := r.Write(&b, "html"); err != nil {
 		t.Fatal(err)
 	}
 	if d, _ := readFlame(t, b.String()); len(d.Tested.I) == 0 || !slices.Contains(d.Tested.Sig, 1) {

@@ -17,7 +17,7 @@ import (
 func reportJSON(t *testing.T, r *diff.Report) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := r.WriteJSON(&b); err != nil {
+	if err := r.Write(&b, "json"); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

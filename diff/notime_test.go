@@ -60,7 +60,7 @@ func TestNoGreenByAbsence(t *testing.T) {
 				t.Helper()
 				if err == nil {
 					var b bytes.Buffer
-					rep.WriteText(&b)
+					rep.Write(&b, "text")
 					t.Fatalf("%s judged it:\n%s", how, b.String())
 				}
 				var e *analysis.NoTimeError

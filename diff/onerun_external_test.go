@@ -27,7 +27,7 @@ func TestOneRunAgainstSeveralWords(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := rep.WriteText(&b); err != nil {
+	if err := rep.Write(&b, "text"); err != nil {
 		t.Fatal(err)
 	}
 	text := b.String()
@@ -38,7 +38,7 @@ func TestOneRunAgainstSeveralWords(t *testing.T) {
 	// Three against five (a confirmed MatchBaseline): not "3 runs a side".
 	head := []*profile.Profile{multinomial(t, r, 2000, slow), multinomial(t, r, 2000, slow), multinomial(t, r, 2000, slow)}
 	b.Reset()
-	if err := compare(t, base, head).WriteText(&b); err != nil {
+	if err := compare(t, base, head).Write(&b, "text"); err != nil {
 		t.Fatal(err)
 	}
 	if text := b.String(); !strings.Contains(text, "5 base and 3 head runs catch") || strings.Contains(text, "3 runs a side catch") {

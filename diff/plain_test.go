@@ -81,8 +81,8 @@ func TestReportIsPlainData(t *testing.T) {
 	write := func(r *diff.Report) map[string]string {
 		out := map[string]string{}
 		for name, w := range map[string]func(*bytes.Buffer) error{
-			"text": func(b *bytes.Buffer) error { return r.WriteText(b) }, "markdown": func(b *bytes.Buffer) error { return r.WriteMarkdown(b) },
-			"json": func(b *bytes.Buffer) error { return r.WriteJSON(b) }, "html": func(b *bytes.Buffer) error { return r.WriteHTML(b) },
+			"text": func(b *bytes.Buffer) error { return r.Write(b, "text") }, "markdown": func(b *bytes.Buffer) error { return r.Write(b, "markdown") },
+			"json": func(b *bytes.Buffer) error { return r.Write(b, "json") }, "html": func(b *bytes.Buffer) error { return r.Write(b, "html") },
 		} {
 			var b bytes.Buffer
 			if err := w(&b); err != nil {

@@ -39,7 +39,7 @@ func TestCompareByProcess(t *testing.T) {
 		t.Errorf("sides %+v and %+v, want 3 processes against %d", r.Base, r.Head, len(head))
 	}
 	var text strings.Builder
-	if err := r.WriteText(&text); err != nil {
+	if err := r.Write(&text, "text"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(text.String(), "base: 3 processes, ") || !strings.Contains(text.String(), "3 base and 5 head processes catch") {
@@ -106,7 +106,7 @@ func TestNoiseInProcesses(t *testing.T) {
 		r := &diff.Report{Settings: diff.DefaultSettings(), Noise: tc.noise,
 			Base: diff.Side{Runs: 16, Processes: true, Unit: "ns"}, Head: diff.Side{Runs: 1, Processes: true, Unit: "ns"}}
 		var b strings.Builder
-		if err := r.WriteText(&b); err != nil {
+		if err := r.Write(&b, "text"); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(b.String(), tc.want) || !strings.HasPrefix(b.String(), "base: 16 processes, ") {

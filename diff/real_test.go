@@ -161,7 +161,7 @@ func goExperiment(t *testing.T) []string {
 	}
 	report := func(r *diff.Report) string {
 		var buf bytes.Buffer
-		r.WriteText(&buf)
+		r.Write(&buf, "text")
 		return buf.String()
 	}
 	// runtime.asyncPreempt is where the scheduler's preemption signal
@@ -285,7 +285,7 @@ func nodeExperiment(t *testing.T, dir string) []string {
 		r := compare(t, a, c.head, diff.WithSelection(analysis.Selection{DropSynthetic: true}))
 		if reg := r.Regressions(); len(reg) != 0 {
 			var buf bytes.Buffer
-			r.WriteText(&buf)
+			r.Write(&buf, "text")
 			problems = append(problems, fmt.Sprintf("%s: reported regressed:\n%s", c.name, buf.String()))
 		}
 		for _, fn := range []string{"parse", "render", "checksum"} {

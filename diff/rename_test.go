@@ -91,13 +91,13 @@ func TestRename(t *testing.T) {
 		}
 	}
 	var text, md, js, html bytes.Buffer
-	if err := r.WriteText(&text); err != nil || !strings.Contains(text.String(), "regressed  main.renderTable (was main.renderReport)") {
+	if err := r.Write(&text, "text"); err != nil || !strings.Contains(text.String(), "regressed  main.renderTable (was main.renderReport)") {
 		t.Errorf("text (%v):\n%s", err, text.String())
 	}
-	if err := r.WriteMarkdown(&md); err != nil || !strings.Contains(md.String(), "`main.renderTable` (was `main.renderReport`)") {
+	if err := r.Write(&md, "markdown"); err != nil || !strings.Contains(md.String(), "`main.renderTable` (was `main.renderReport`)") {
 		t.Errorf("markdown (%v):\n%s", err, md.String())
 	}
-	if err := r.WriteJSON(&js); err != nil {
+	if err := r.Write(&js, "json"); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -120,7 +120,7 @@ func TestRename(t *testing.T) {
 	}
 	// The flame graph merges the two names into the new one, so that the
 	// base's frames and head's share one box.
-	if err := r.WriteHTML(&html); err != nil {
+	if err := r.Write(&html, "html"); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(html.String(), "main.renderReport") || !strings.Contains(html.String(), "main.renderTable") {

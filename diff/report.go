@@ -15,7 +15,7 @@ import (
 // changes meaning or goes away; new fields may be added.
 const schemaVersion = "hotbudget.diff/v3"
 
-// jsonReport is what WriteJSON writes; its doc comment has the schema.
+// jsonReport is what Write(w, "json") writes; its doc comment has the schema.
 type jsonReport struct {
 	Schema      string            `json:"schema"`
 	Name        string            `json:"name,omitempty"`
@@ -54,7 +54,7 @@ func (r *Report) Counts() map[Verdict]int {
 	return c
 }
 
-// WriteJSON writes the report as indented JSON in a stable schema
+// writeJSON writes the report as indented JSON in a stable schema
 // (schemaVersion; fields may be added, none changes meaning or goes away
 // without a new version). Rows come in the order of Rows: regressions
 // first, largest change first. Non-finite numbers are written as 0.
@@ -143,7 +143,7 @@ func (r *Report) Counts() map[Verdict]int {
 // the fitted values whose ratio is relative; headline, noise, failed,
 // same_work, min_detectable and runs_needed are new. Example:
 // testdata/diff/regress.json.
-func (r *Report) WriteJSON(w io.Writer) error {
+func (r *Report) writeJSON(w io.Writer) error {
 	c := r.Counts()
 	rows := make([]Row, len(r.Rows))
 	for i, row := range r.Rows {
@@ -230,13 +230,13 @@ func (r *Report) describe() string {
 		what, s.Key, s.Alpha, s.MinRelative*100, minAbs)
 }
 
-// WriteRegressions writes the text report with its regressed rows only,
+// writeRegressions writes the text report with its regressed rows only,
 // the counts still those of the whole report (perfassert's failure text).
-func (r *Report) WriteRegressions(w io.Writer) error {
+func (r *Report) writeRegressions(w io.Writer) error {
 	only := *r
 	only.judged, only.judgedSet = r.Judged(), true
 	only.Rows = r.Regressions()
-	return only.WriteText(w)
+	return only.writeText(w)
 }
 
 // Summary is the report's last line: what needs attention, names made
@@ -272,11 +272,11 @@ func (r *Report) summary(name func(string) string) string {
 	return line
 }
 
-// WriteText writes a benchstat-like table: a header saying which side is
+// writeText writes a benchstat-like table: a header saying which side is
 // which and what was compared, then one line per function, regressions
 // first. Functions unchanged below 0.1% of the profile (in Share mode) are
 // summarised in one line.
-func (r *Report) WriteText(w io.Writer) error {
+func (r *Report) writeText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintln(&b, r.sideLine("base", r.Base))
 	fmt.Fprintln(&b, r.sideLine("head", r.Head))
@@ -347,13 +347,13 @@ func (r *Report) hide(row Row) bool {
 	return r.shownShare(row.Base, r.Base) < 0.001 && r.shownShare(row.Head, r.Head) < 0.001
 }
 
-// WriteMarkdown writes a report for a pull-request comment: a headline, a
+// writeMarkdown writes a report for a pull-request comment: a headline, a
 // table of the functions that changed, and the unchanged ones folded away.
 // Names from the profiles appear only in code spans, at most
 // textfmt.MaxName characters each, and the report is cut to
 // textfmt.MaxMarkdown bytes (under GitHub's limit on a comment), saying
 // what was left out.
-func (r *Report) WriteMarkdown(w io.Writer) error {
+func (r *Report) writeMarkdown(w io.Writer) error {
 	var b strings.Builder
 	c := r.Counts()
 	icon := "✅"

@@ -494,7 +494,7 @@ func judgeAllocs(t TestingT, check, sides string, base, current []string) bool {
 		return true
 	}
 	var b strings.Builder
-	if err := rep.WriteText(&b); err != nil {
+	if err := rep.Write(&b, "text"); err != nil {
 		t.Errorf("perfassert.%s: allocations: %v", check, err)
 		return false
 	}

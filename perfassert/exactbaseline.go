@@ -116,7 +116,7 @@ func judgeCounts(t TestingT, check, sides string, base, current *profile.Profile
 		return false
 	}
 	var b strings.Builder
-	if err := rep.WriteText(&b); err != nil {
+	if err := rep.Write(&b, "text"); err != nil {
 		t.Errorf("perfassert.%s: %v", check, err)
 		return false
 	}

@@ -263,7 +263,7 @@ func reportReport(t TestingT, check, sides, noun string, rep *diff.Report) bool 
 		return true
 	}
 	var b bytes.Buffer
-	if err := rep.WriteRegressions(&b); err != nil {
+	if err := rep.Write(&b, "regressions"); err != nil {
 		b.Reset()
 		for _, r := range regs {
 			fmt.Fprintf(&b, "%s: %+.1f%% (p=%.3g)\n", r.Name, r.Relative*100, r.P)
@@ -362,7 +362,7 @@ func NoBenchRegression(t TestingT, base, head io.Reader, opts ...bench.Option) b
 	only := *rep
 	only.Rows = regs
 	var b bytes.Buffer
-	if err := only.WriteText(&b); err != nil {
+	if err := only.Write(&b, "text"); err != nil {
 		b.Reset()
 		for _, r := range regs {
 			fmt.Fprintf(&b, "%s: %+.1f%% (p=%.3g)\n", r.Name, r.Relative*100, r.P)

@@ -106,7 +106,7 @@ func TestTinyAllocatorNeighbours(t *testing.T) {
 			t.Fatalf("compareAllocs: ok %v, %v", ok, err)
 		}
 		var b strings.Builder
-		rep.WriteText(&b)
+		rep.Write(&b, "text")
 		if rep.Failed() {
 			t.Errorf("%s, unchanged, judged regressed:\n%s", name, b.String())
 		}

@@ -107,16 +107,16 @@ func (c *cli) bench(args []string) int {
 	benchWords(rep)
 	switch format.value {
 	case "json":
-		err = rep.WriteJSON(c.stdout)
+		err = rep.Write(c.stdout, "json")
 	case "markdown":
-		err = rep.WriteMarkdown(c.stdout)
+		err = rep.Write(c.stdout, "markdown")
 	default:
-		err = rep.WriteText(c.stdout)
+		err = rep.Write(c.stdout, "text")
 	}
 	if err != nil {
 		return c.inputErr("bench", err)
 	}
-	if err := c.reportGitHub(func(w *bytes.Buffer) error { return rep.WriteMarkdown(w) }, benchAnnotations("bench", rep)); err != nil {
+	if err := c.reportGitHub(func(w *bytes.Buffer) error { return rep.Write(w, "markdown") }, benchAnnotations("bench", rep)); err != nil {
 		return c.inputErr("bench", err)
 	}
 	if rep.Failed() {

@@ -88,11 +88,11 @@ func (c *cli) check(args []string) int {
 	}
 	switch format.value {
 	case "json":
-		err = res.WriteJSON(c.stdout)
+		err = res.Write(c.stdout, "json")
 	case "markdown":
-		err = res.WriteMarkdown(c.stdout)
+		err = res.Write(c.stdout, "markdown")
 	default:
-		err = res.WriteText(c.stdout)
+		err = res.Write(c.stdout, "text")
 	}
 	if err != nil {
 		return c.inputErr("check", err)
@@ -106,7 +106,7 @@ func (c *cli) check(args []string) int {
 		anns = append(anns, annotation{title: title, file: f.File, line: f.FuncLine,
 			msg: fmt.Sprintf("%s:%d: %s", res.Budget, f.Line, f.Message)})
 	}
-	if err := c.reportGitHub(func(w *bytes.Buffer) error { return res.WriteMarkdown(w) }, anns); err != nil {
+	if err := c.reportGitHub(func(w *bytes.Buffer) error { return res.Write(w, "markdown") }, anns); err != nil {
 		return c.inputErr("check", err)
 	}
 	if !res.Passed() {

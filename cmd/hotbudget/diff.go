@@ -144,13 +144,13 @@ type outputs struct {
 func writeReport(w io.Writer, rep *diff.Report, format string) error {
 	switch format {
 	case "json":
-		return rep.WriteJSON(w)
+		return rep.Write(w, "json")
 	case "markdown":
-		return rep.WriteMarkdown(w)
+		return rep.Write(w, "markdown")
 	case "html":
-		return rep.WriteHTML(w)
+		return rep.Write(w, "html")
 	}
-	return rep.WriteText(w)
+	return rep.Write(w, "text")
 }
 
 // report prints a diff report, writes the files out names, and returns
@@ -175,7 +175,7 @@ func (c *cli) report(cmd string, rep *diff.Report, format string, out outputs) i
 		return c.inputErr(cmd, err)
 	}
 	anns := reportAnnotations(cmd, rep)
-	if err := c.reportGitHub(func(w *bytes.Buffer) error { return rep.WriteMarkdown(w) }, anns); err != nil {
+	if err := c.reportGitHub(func(w *bytes.Buffer) error { return rep.Write(w, "markdown") }, anns); err != nil {
 		return c.inputErr(cmd, err)
 	}
 	if rep.Failed() {

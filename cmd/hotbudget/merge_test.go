@@ -277,7 +277,7 @@ func TestMergeOneFamily(t *testing.T) {
 	}
 	var b bytes.Buffer
 	for _, r := range alone {
-		if err := r.WriteJSON(&b); err != nil {
+		if err := r.Write(&b, "json"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -360,7 +360,7 @@ func (c *cli) judgeRecord(cmd string, res *recordResult, rc *recordCmd, progress
 	if o.html != "" {
 		// One benchmark's report: the first that needs attention.
 		top := ordered(funcs)[0]
-		if err := writeFileAtomic(o.html, func(f *os.File) error { return top.WriteHTML(f) }); err != nil {
+		if err := writeFileAtomic(o.html, func(f *os.File) error { return top.Write(f, "html") }); err != nil {
 			return c.inputErr(cmd, err)
 		}
 		progress("wrote the HTML report of %s to %s", top.Name, o.html)
@@ -368,7 +368,7 @@ func (c *cli) judgeRecord(cmd string, res *recordResult, rc *recordCmd, progress
 	allocs := compareAllocs(res.allocs)
 	if o.allocsHTML != "" && len(allocs) > 0 {
 		top := orderedAllocs(allocs)[0]
-		if err := writeFileAtomic(o.allocsHTML, func(f *os.File) error { return top.WriteHTML(f) }); err != nil {
+		if err := writeFileAtomic(o.allocsHTML, func(f *os.File) error { return top.Write(f, "html") }); err != nil {
 			return c.inputErr(cmd, err)
 		}
 		progress("wrote the allocations' HTML report of %s to %s", top.Name, o.allocsHTML)

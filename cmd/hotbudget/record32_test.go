@@ -262,10 +262,10 @@ func TestRecord32BenchRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	var text, md bytes.Buffer
-	if err := rep.WriteText(&text); err != nil {
+	if err := rep.Write(&text, "text"); err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.WriteMarkdown(&md); err != nil {
+	if err := rep.Write(&md, "markdown"); err != nil {
 		t.Fatal(err)
 	}
 	for name, s := range map[string]string{"text": text.String(), "markdown": md.String()} {

@@ -249,7 +249,7 @@ func writeAllocsText(w io.Writer, reps []*diff.AllocReport) error {
 			continue
 		}
 		fmt.Fprintf(w, "\n== %s ==\n", textfmt.Name(r.Name))
-		if err := r.WriteText(w); err != nil {
+		if err := r.Write(w, "text"); err != nil {
 			return err
 		}
 	}
@@ -270,7 +270,7 @@ func writeAllocsMarkdown(w io.Writer, reps []*diff.AllocReport) error {
 			continue
 		}
 		fmt.Fprintf(w, "#### %s\n\n", textfmt.MarkdownCode(r.Name))
-		if err := r.WriteMarkdown(w); err != nil {
+		if err := r.Write(w, "markdown"); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)

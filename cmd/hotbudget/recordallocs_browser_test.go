@@ -32,7 +32,7 @@ func TestHTMLAllocsInBrowser(t *testing.T) {
 	}
 	reps := compareAllocs([]allocResult{{name: "example.com/m BenchmarkA", base: table(0), head: table(100)}})
 	out := filepath.Join(t.TempDir(), "allocs.html")
-	if err := writeFileAtomic(out, func(f *os.File) error { return reps[0].WriteHTML(f) }); err != nil {
+	if err := writeFileAtomic(out, func(f *os.File) error { return reps[0].Write(f, "html") }); err != nil {
 		t.Fatal(err)
 	}
 	p := newPage(t)

@@ -415,7 +415,7 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 			}
 			fmt.Fprintf(&b, "#### %s\n\n```text\n", textfmt.MarkdownCode(e.name))
 			var t bytes.Buffer
-			e.report.WriteText(&t)
+			e.report.Write(&t, "text")
 			b.WriteString(strings.ReplaceAll(t.String(), "```", "'''"))
 			b.WriteString("```\n\n")
 		}
@@ -425,7 +425,7 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 		for _, e := range res.exact {
 			fmt.Fprintf(&b, "%s (%s ops a side): ", textfmt.Line(e.name), textfmt.Count(float64(e.ops)))
 			var t bytes.Buffer
-			e.report.WriteText(&t)
+			e.report.Write(&t, "text")
 			b.Write(t.Bytes())
 		}
 		fmt.Fprintf(&b, "\nprofiles (each benchmark's run of 2N ops, base and head): %s\n%s; exit status %d\n", textfmt.Line(res.out), textfmt.Line(verdict), exit)

@@ -122,7 +122,7 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 				continue
 			}
 			fmt.Fprintf(w, "#### %s\n\n", textfmt.MarkdownCode(r.Name))
-			if err := r.WriteMarkdown(w); err != nil {
+			if err := r.Write(w, "markdown"); err != nil {
 				return err
 			}
 			w.WriteString("\n")
@@ -134,7 +134,7 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 			}
 			w.WriteString("\n</details>\n\n")
 		}
-		return recordBenchWords(benches).WriteMarkdown(w)
+		return recordBenchWords(benches).Write(w, "markdown")
 	}
 	switch format {
 	case "json":
@@ -150,7 +150,7 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 		if full {
 			for _, r := range shown {
 				fmt.Fprintf(c.stdout, "\n== %s ==\n", textfmt.Name(r.Name))
-				if err = r.WriteText(c.stdout); err != nil {
+				if err = r.Write(c.stdout, "text"); err != nil {
 					break
 				}
 			}
@@ -171,7 +171,7 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 			}
 			fmt.Fprintf(c.stdout, "\nbenchmark results (the whole benchmark's time, bytes and allocations per op, as benchstat judges them; a measure of its own beside its functions' shares):\n")
 			if full {
-				err = recordBenchWords(benches).WriteText(c.stdout)
+				err = recordBenchWords(benches).Write(c.stdout, "text")
 			} else {
 				writeBenchesShort(c.stdout, benches)
 			}
@@ -239,13 +239,13 @@ func writeRecordJSON(w io.Writer, res *recordResult, verdict string, exit int, f
 	fs := make([]json.RawMessage, 0, len(funcs))
 	for _, r := range ordered(funcs) {
 		var f bytes.Buffer
-		if err := r.WriteJSON(&f); err != nil {
+		if err := r.Write(&f, "json"); err != nil {
 			return err
 		}
 		fs = append(fs, f.Bytes())
 	}
 	var b bytes.Buffer
-	if err := benches.WriteJSON(&b); err != nil {
+	if err := benches.Write(&b, "json"); err != nil {
 		return err
 	}
 	enc := json.NewEncoder(w)

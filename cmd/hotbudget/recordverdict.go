@@ -268,7 +268,7 @@ func writeRecordMarkdownShort(w io.Writer, res *recordResult, verdict string, fu
 				continue
 			}
 			fmt.Fprintf(w, "#### %s\n\n", textfmt.MarkdownCode(r.Name))
-			if err := r.WriteMarkdown(w); err != nil {
+			if err := r.Write(w, "markdown"); err != nil {
 				return err
 			}
 			fmt.Fprintln(w)

@@ -36,7 +36,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	res.WriteText(os.Stdout)
+	res.Write(os.Stdout, "text")
 	fmt.Println("passed:", res.Passed())
 	// Output:
 	// PASS  budget.yaml:9   max_self         busyLoop self time 299.04ms (94.87% of 315.22ms total, 257 samples), within 400ms (74.76% of the limit)
