@@ -44,7 +44,6 @@
 package analysis
 
 import (
-	"slices"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -139,18 +138,6 @@ const (
 // as pprof does ("299.04ms"), bytes in binary units ("1.50MiB", "512B"), a
 // count as a whole number.
 func (t *Table) Format(v int64) string { return textfmt.Value(t.Unit, float64(v)) }
-
-// synthetic are the frame names Synthetic lists.
-var synthetic = [...]string{"(idle)", "(program)", "(garbage collector)", "(root)"}
-
-// Synthetic returns the frame names that stand for no code of the program:
-// V8's and speedscope's markers for idle time, the engine itself, garbage
-// collection and the tree root. Selection.DropSynthetic removes samples
-// whose leaf is one of them. The slice is new on every call.
-func Synthetic() []string { return slices.Clone(synthetic[:]) }
-
-// isSynthetic reports whether name is one of Synthetic's.
-func isSynthetic(name string) bool { return slices.Contains(synthetic[:], name) }
 
 // An Option changes how Functions and an Index's tables and stacks select
 // and count samples. A Selection is the one Option: pass none for every

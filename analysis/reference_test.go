@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/index"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -59,7 +60,7 @@ func referenceFunctions(p *profile.Profile, opts ...Option) (*Table, error) {
 		}
 		frames = refAppendFrames(frames[:0], s)
 		if c.DropSynthetic {
-			if len(frames) > 0 && isSynthetic(frames[0].key.Name) {
+			if len(frames) > 0 && index.IsSynthetic(frames[0].key.Name) {
 				continue
 			}
 		}

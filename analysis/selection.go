@@ -30,9 +30,10 @@ type Selection struct {
 	// Processes is Threads for processes, matched by process name or pid.
 	Processes []string
 	// DropSynthetic removes the samples whose leaf frame stands for no code
-	// of the program (see Synthetic: idle time, the engine, the garbage
-	// collector, the root), from the rows and from the total: shares become
-	// shares of the time the program itself ran.
+	// of the program: V8's and speedscope's markers "(idle)", "(program)"
+	// (the engine itself), "(garbage collector)" and "(root)". They go from
+	// the rows and from the total: shares become shares of the time the
+	// program itself ran.
 	DropSynthetic bool
 	// Focus keeps only the samples with a frame whose function name
 	// matches it (pprof's -focus); Ignore drops the samples with one
@@ -72,12 +73,6 @@ func (s Selection) Validate() error {
 		return errors.New("empty process name or pid in the selection")
 	}
 	return nil
-}
-
-// IsZero reports whether s keeps every sample by the default value.
-func (s Selection) IsZero() bool {
-	return len(s.Threads) == 0 && len(s.Processes) == 0 && !s.DropSynthetic &&
-		s.Focus == nil && s.Ignore == nil && s.ToCaller == nil && s.SampleType == ""
 }
 
 // String says in words what s selects, for messages: `thread "main",
@@ -139,7 +134,7 @@ func (s Selection) index() index.Selection {
 		Ignore:     s.Ignore,
 	}
 	if s.DropSynthetic {
-		sel.Synthetic = isSynthetic
+		sel.Synthetic = index.IsSynthetic
 	}
 	if s.ToCaller != nil {
 		sel.ToCaller = s.ToCaller.MatchString

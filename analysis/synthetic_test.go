@@ -1,7 +1,6 @@
 package analysis_test
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -9,18 +8,9 @@ import (
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
-// Synthetic is a function: what a caller does to the slice it returns
-// changes neither the next call nor what Selection.DropSynthetic drops.
-func TestSyntheticIsNotShared(t *testing.T) {
-	s := analysis.Synthetic()
-	want := []string{"(idle)", "(program)", "(garbage collector)", "(root)"}
-	if !slices.Equal(s, want) {
-		t.Fatalf("Synthetic() = %q, want %q", s, want)
-	}
-	s[0] = "main.main"
-	if !slices.Equal(analysis.Synthetic(), want) {
-		t.Errorf("changing the returned slice changed the synthetic names: %q", analysis.Synthetic())
-	}
+// DropSynthetic drops the samples whose leaf is a synthetic frame, from
+// the rows and the total.
+func TestDropSynthetic(t *testing.T) {
 	p, err := loaders.Read(strings.NewReader("(idle) 5\nmain.main 3\n"), loaders.WithFormat(loaders.FormatFolded))
 	if err != nil {
 		t.Fatal(err)

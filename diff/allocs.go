@@ -48,12 +48,15 @@ type AllocFunc struct {
 	Total AllocCount            `json:"total"`
 	Lines map[string]AllocCount `json:"lines,omitempty"`
 	// Blocks16 is the part of Self in 16-byte blocks, which the runtime's
-	// tiny allocator shares among objects under 16 bytes without pointers
-	// (see TinyBlock): counted in Self, not judged.
+	// tiny allocator shares among objects under 16 bytes without pointers.
+	// The heap profile records a block under the allocation that opened
+	// it, so these counts move between functions as their neighbours
+	// change: counted in Self, judged only when the judged functions'
+	// 16-byte blocks grew as a whole.
 	Blocks16 AllocCount `json:"blocks16,omitempty"`
 }
 
-// TinyBlock is the size of the blocks the Go runtime's tiny allocator
+// tinyBlock is the size of the blocks the Go runtime's tiny allocator
 // packs objects under 16 bytes without pointers into. Its heap profile
 // records one allocation of a block, with the stack of the allocation
 // that opened it, and none for the objects that fit into a block already
@@ -63,7 +66,7 @@ type AllocFunc struct {
 // function's allocations without its 16-byte blocks when the judged
 // functions' 16-byte blocks did not grow as a whole (they moved); when
 // they grew, they are allocations and count.
-const TinyBlock = 16
+const tinyBlock = 16
 
 // AllocTable is an exact allocation profile summed by function, with the
 // work it did (iterations of a captured function, benchmark ops).
@@ -163,7 +166,7 @@ func AllocTableOf(p *profile.Profile, work float64, only *regexp.Regexp) (*Alloc
 		t.Judged = t.Judged.add(c, 1)
 		fn := t.fn(frames[self].name)
 		fn.Self = fn.Self.add(c, 1)
-		if c.Bytes == TinyBlock*c.Objects {
+		if c.Bytes == tinyBlock*c.Objects {
 			fn.Blocks16 = fn.Blocks16.add(c, 1)
 		}
 		fn.Lines[frames[self].line] = fn.Lines[frames[self].line].add(c, 1)
@@ -260,16 +263,6 @@ func (tol AllocTolerance) grew(base, head AllocCount, work float64) bool {
 		head.Bytes-base.Bytes > max(tol.Bytes, tol.Relative*base.Bytes)+once.Bytes
 }
 
-// String says the tolerance in words.
-func (tol AllocTolerance) String() string {
-	s := fmt.Sprintf("more than %s objects or more than %s bytes (or %.3g%% of them) per unit of work",
-		strconv.FormatFloat(tol.Objects, 'g', -1, 64), strconv.FormatFloat(tol.Bytes, 'g', -1, 64), 100*tol.Relative)
-	if tol.Once != (AllocCount{}) {
-		s += fmt.Sprintf(", plus %s objects and %s bytes a run over the run's units of work", strconv.FormatFloat(tol.Once.Objects, 'g', -1, 64), strconv.FormatFloat(tol.Once.Bytes, 'g', -1, 64))
-	}
-	return s
-}
-
 // AllocRow is one function's allocations per unit of work on both sides.
 type AllocRow struct {
 	Name    string   `json:"name"`
@@ -285,8 +278,9 @@ type AllocRow struct {
 type AllocPer struct {
 	Self  AllocCount `json:"self"`
 	Total AllocCount `json:"total"`
-	// Blocks16 is the part of Self in 16-byte blocks (TinyBlock), not
-	// judged.
+	// Blocks16 is the part of Self in 16-byte blocks, which the runtime's
+	// tiny allocator shares among objects under 16 bytes without pointers
+	// (AllocFunc.Blocks16 says when they are judged).
 	Blocks16 AllocCount `json:"blocks16,omitempty"`
 }
 

@@ -18,8 +18,8 @@ import (
 // allocRowsShown bounds the unchanged rows the writers list.
 const allocRowsShown = 10
 
-// Summary is the report's verdict in one line.
-func (r *AllocReport) Summary() string {
+// summaryLine is the report's verdict in one line.
+func (r *AllocReport) summaryLine() string {
 	return r.summary(textfmt.Name)
 }
 
@@ -134,7 +134,7 @@ func (r *AllocReport) tolText() string {
 func (r *AllocReport) writeText(w io.Writer) error {
 	var b bytes.Buffer
 	g := textfmt.NewGuard(&b)
-	fmt.Fprintln(g, r.Summary())
+	fmt.Fprintln(g, r.summaryLine())
 	fmt.Fprintln(g, r.tolText())
 	rows, hidden := r.shown()
 	for _, row := range rows {
@@ -215,7 +215,7 @@ func (r *AllocReport) writeJSON(w io.Writer) error {
 func (r *AllocReport) writeHTML(w io.Writer) error {
 	page := &htmlreport.Report{
 		Title:     "hotbudget allocations",
-		Headline:  r.Summary(),
+		Headline:  r.summaryLine(),
 		Status:    "pass",
 		Details:   []string{r.tolText()},
 		Warnings:  r.Notes,

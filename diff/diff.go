@@ -386,8 +386,8 @@ func (r *Report) Failed() bool {
 	return len(r.Regressions()) > 0 || r.Headline.Verdict == Regressed
 }
 
-// NearMisses returns the rows with a NearMiss: suspicious, not failing.
-func (r *Report) NearMisses() []Row {
+// nearMisses returns the rows with a NearMiss: suspicious, not failing.
+func (r *Report) nearMisses() []Row {
 	var out []Row
 	for _, row := range r.Rows {
 		if row.NearMiss != "" {

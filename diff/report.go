@@ -171,7 +171,7 @@ func (r *Report) writeJSON(w io.Writer) error {
 		MinAbsolute: int64(r.Settings.MinAbsolute), MinShare: r.Settings.MinShare,
 		SameWork: r.Settings.SameWork, Rename: r.Settings.Rename, Base: r.Base, Head: r.Head,
 		Headline: finiteHeadline(r.Headline), Noise: r.Noise, Failed: r.Failed(),
-		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone], NearMisses: len(r.NearMisses()), Judged: r.Judged(),
+		Regressed: c[Regressed], Improved: c[Improved], New: c[New], Gone: c[Gone], NearMisses: len(r.nearMisses()), Judged: r.Judged(),
 		Functions: rows, Warnings: warn,
 	})
 }
@@ -239,9 +239,9 @@ func (r *Report) writeRegressions(w io.Writer) error {
 	return only.writeText(w)
 }
 
-// Summary is the report's last line: what needs attention, names made
+// summaryLine is the report's last line: what needs attention, names made
 // safe for a terminal (textfmt.Name).
-func (r *Report) Summary() string { return r.summary(textfmt.Name) }
+func (r *Report) summaryLine() string { return r.summary(textfmt.Name) }
 
 // summary is one line: what needs attention, each name written by name
 // (textfmt.Name for text, textfmt.MarkdownCode for Markdown).
@@ -291,7 +291,7 @@ func (r *Report) writeText(w io.Writer) error {
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(&b, "warning:", textfmt.Line(warn))
 	}
-	for _, row := range r.NearMisses() {
+	for _, row := range r.nearMisses() {
 		fmt.Fprintf(&b, "near miss (does not fail the gate): %s: %s\n", textfmt.Name(row.Name), textfmt.Line(row.NearMiss))
 	}
 	fmt.Fprintln(&b)
@@ -371,7 +371,7 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "  \n**Whole program:** %s", textfmt.MarkdownEscape(r.Headline.text()))
 	fmt.Fprint(&b, "\n\n")
 	textfmt.MarkdownWarnings(&b, r.Warnings)
-	if nm := r.NearMisses(); len(nm) > 0 {
+	if nm := r.nearMisses(); len(nm) > 0 {
 		for _, row := range nm {
 			fmt.Fprintf(&b, "> 🔶 **Near miss** (does not fail the gate): %s: %s\n", textfmt.MarkdownCode(row.Name), textfmt.MarkdownEscape(row.NearMiss))
 		}

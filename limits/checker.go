@@ -212,7 +212,7 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 	n := len(ck.records)
 	rows := perProfile(t.Functions, n)
 	r := &Result{
-		Check:           limit.Quantity.CheckName(),
+		Check:           limit.Quantity.checkName(),
 		Profile:         c.profileName(ck),
 		Selector:        fn,
 		Regexp:          c.regexp,

@@ -31,6 +31,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/checkname"
 	"github.com/hotbudget/hotbudget/internal/harness"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
@@ -51,33 +52,9 @@ func (q Quantity) isSelf() bool {
 	return q == SelfTime || q == SelfShare || q == SelfAllocs || q == SelfAllocBytes || q == SelfInstructions
 }
 
-// CheckName is the perfassert assertion that bounds q ("MaxSelfTime"), as
+// checkName is the perfassert assertion that bounds q ("MaxSelfTime"), as
 // a Result names its check (Result.Check) in failure text.
-func (q Quantity) CheckName() string {
-	switch q {
-	case SelfTime:
-		return "MaxSelfTime"
-	case TotalTime:
-		return "MaxTotalTime"
-	case SelfShare:
-		return "MaxSelfShare"
-	case TotalShare:
-		return "MaxTotalShare"
-	case SelfAllocs:
-		return "MaxAllocs"
-	case TotalAllocs:
-		return "MaxTotalAllocs"
-	case SelfAllocBytes:
-		return "MaxAllocBytes"
-	case TotalAllocBytes:
-		return "MaxTotalAllocBytes"
-	case SelfInstructions:
-		return "MaxSelfInstructions"
-	case TotalInstructions:
-		return "MaxTotalInstructions"
-	}
-	return "Check"
-}
+func (q Quantity) checkName() string { return checkname.Of(string(q)) }
 
 // Limit is an upper bound on one quantity: Time for SelfTime and TotalTime,
 // Share (0..1) for SelfShare and TotalShare, Count for the allocation

@@ -26,8 +26,8 @@ func TestCallgrind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if SourceFormat(p) != FormatCallgrind || !isExact(p) || p.DefaultSampleType != "instructions" {
-			t.Errorf("%s: format %q, exact %v, default type %q", path, SourceFormat(p), isExact(p), p.DefaultSampleType)
+		if sourceFormat(p) != FormatCallgrind || !isExact(p) || p.DefaultSampleType != "instructions" {
+			t.Errorf("%s: format %q, exact %v, default type %q", path, sourceFormat(p), isExact(p), p.DefaultSampleType)
 		}
 		x, err := LoadIndex(path)
 		if err != nil {

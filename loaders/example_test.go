@@ -11,11 +11,12 @@ import (
 // Read detects the format from the content: here folded stacks, whose
 // counts become 1 ms samples, leaf first as in pprof.
 func ExampleRead() {
-	p, err := loaders.Read(strings.NewReader("main;parse;lex 3\nmain;render 2\n"), loaders.WithName("stacks.folded"))
+	const in = "main;parse;lex 3\nmain;render 2\n"
+	p, err := loaders.Read(strings.NewReader(in), loaders.WithName("stacks.folded"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(loaders.SourceFormat(p), len(p.Sample), "samples")
+	fmt.Println(loaders.Detect([]byte(in)), len(p.Sample), "samples")
 	for _, st := range p.SampleType {
 		fmt.Println(st.Type + "/" + st.Unit)
 	}

@@ -30,8 +30,8 @@ func TestHeapProfiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := loaders.SourceFormat(p); f != loaders.FormatHeapProfile {
-		t.Errorf("format %q", f)
+	if f, err := loaders.DetectFile("../internal/v8/testdata/alloc.heapprofile"); f != loaders.FormatHeapProfile || err != nil {
+		t.Errorf("format %q, %v", f, err)
 	}
 	tab, err := analysis.Functions(p)
 	if err != nil || tab.Unit != analysis.UnitBytes {

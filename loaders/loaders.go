@@ -86,8 +86,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/google/pprof/profile"
 
@@ -633,32 +631,13 @@ func Warnings(p *profile.Profile) []string { return pbuild.Warnings(p) }
 // isExact reports whether p holds measured durations rather than samples.
 func isExact(p *profile.Profile) bool { return pbuild.IsExact(p) }
 
-// SourceFormat returns the format p was loaded from, or FormatPprof when p
+// sourceFormat returns the format p was loaded from, or FormatPprof when p
 // carries no record of it (a profile read from a pprof file that we did not write).
-func SourceFormat(p *profile.Profile) Format {
+func sourceFormat(p *profile.Profile) Format {
 	if f := meta.Format(p.Comments); f != "" {
 		return Format(f)
 	}
 	return FormatPprof
-}
-
-// FormatFromPath picks an output format from a file name's extension:
-// .pb, .pb.gz, .prof, .pprof → pprof; .speedscope.json, .json → speedscope;
-// .folded, .txt, .collapsed → folded.
-func FormatFromPath(path string) (Format, error) {
-	base := strings.ToLower(filepath.Base(path))
-	switch {
-	case strings.HasSuffix(base, ".pb.gz"), strings.HasSuffix(base, ".pb"),
-		strings.HasSuffix(base, ".prof"), strings.HasSuffix(base, ".pprof"),
-		strings.HasSuffix(base, ".pprof.gz"):
-		return FormatPprof, nil
-	case strings.HasSuffix(base, ".json"):
-		return FormatSpeedscope, nil
-	case strings.HasSuffix(base, ".folded"), strings.HasSuffix(base, ".collapsed"),
-		strings.HasSuffix(base, ".txt"):
-		return FormatFolded, nil
-	}
-	return FormatUnknown, fmt.Errorf("cannot tell the output format from %q: use .pb.gz, .speedscope.json or .folded, or name it explicitly", path)
 }
 
 // Write writes p to w in format f (FormatPprof, FormatSpeedscope or FormatFolded).

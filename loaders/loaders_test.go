@@ -131,8 +131,8 @@ func TestLoadPprofVariants(t *testing.T) {
 	if p1.String() != p2.String() || p1.String() != p3.String() {
 		t.Error("the same profile read three ways differs")
 	}
-	if SourceFormat(p1) != FormatPprof || isExact(p1) || len(Warnings(p1)) != 0 {
-		t.Errorf("pprof metadata: format %q exact %v warnings %v", SourceFormat(p1), isExact(p1), Warnings(p1))
+	if sourceFormat(p1) != FormatPprof || isExact(p1) || len(Warnings(p1)) != 0 {
+		t.Errorf("pprof metadata: format %q exact %v warnings %v", sourceFormat(p1), isExact(p1), Warnings(p1))
 	}
 	// The legacy binary CPU format is read through pprof's parser too.
 	if _, err := Load(corpus + "pprof/go.crc32.cpu"); err != nil {
@@ -174,20 +174,6 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := Load("does/not/exist.pb.gz"); err == nil || !strings.Contains(err.Error(), "does/not/exist.pb.gz") {
 		t.Errorf("missing file: %v", err)
-	}
-}
-
-func TestFormatFromPath(t *testing.T) {
-	for in, want := range map[string]Format{
-		"a.pb.gz": FormatPprof, "x/y.prof": FormatPprof, "a.speedscope.json": FormatSpeedscope,
-		"a.folded": FormatFolded, "a.collapsed": FormatFolded,
-	} {
-		if got, err := FormatFromPath(in); got != want || err != nil {
-			t.Errorf("FormatFromPath(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	if _, err := FormatFromPath("a.cpuprofile"); err == nil {
-		t.Error("cpuprofile output should be refused")
 	}
 }
 

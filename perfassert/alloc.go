@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/checkname"
 	"github.com/hotbudget/hotbudget/internal/harness"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/limits"
@@ -73,7 +74,7 @@ func allocReport(t TestingT, p *profile.Profile, fn string, limit limits.Limit, 
 	}
 	ap, ok, err := AllocProfile(p)
 	if err != nil {
-		t.Errorf("perfassert.%s(%q): %v", limit.Quantity.CheckName(), fn, err)
+		t.Errorf("perfassert.%s(%q): %v", checkname.Of(string(limit.Quantity)), fn, err)
 		return false
 	}
 	if !ok {
@@ -82,7 +83,7 @@ func allocReport(t TestingT, p *profile.Profile, fn string, limit limits.Limit, 
 	opts = append(slices.Clone(opts), PerIteration())
 	r, err := limits.Check(ap, fn, limit, opts...)
 	if err != nil {
-		t.Errorf("perfassert.%s(%q): %v", limit.Quantity.CheckName(), fn, err)
+		t.Errorf("perfassert.%s(%q): %v", checkname.Of(string(limit.Quantity)), fn, err)
 		return false
 	}
 	match := func(name string) bool { return name == fn }

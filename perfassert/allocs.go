@@ -517,6 +517,11 @@ func judgeAllocs(t TestingT, check, sides string, base, current []string) bool {
 		t.Errorf("perfassert.%s: allocations regressed (%s):\n%s", check, sides, strings.TrimRight(b.String(), "\n"))
 		return false
 	}
-	logf(t, "perfassert.%s: %s (%s)", check, rep.Summary(), sides)
+	var sum strings.Builder
+	if err := rep.Write(&sum, "summary"); err != nil {
+		t.Errorf("perfassert.%s: %v", check, err)
+		return false
+	}
+	logf(t, "perfassert.%s: %s (%s)", check, strings.TrimSuffix(sum.String(), "\n"), sides)
 	return true
 }

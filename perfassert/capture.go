@@ -232,7 +232,7 @@ func Precision(relErr float64) CaptureOption {
 // the 16-byte blocks they share, as its heap profiles do, under the
 // allocation that opened each block: those move between functions as
 // their neighbours change, and are shown but not judged per function
-// (diff.TinyBlock).
+// (diff.AllocFunc.Blocks16).
 func CaptureProfile(fn func(), opts ...CaptureOption) (*profile.Profile, error) {
 	p, _, err := captureProfile(fn, opts)
 	return p, err

@@ -106,8 +106,8 @@ main;render 200
 		if err != nil {
 			panic(err)
 		}
-		what := sel.String()
-		if sel.IsZero() {
+		what := sel.String() // "" for the zero Selection
+		if what == "" {
 			what = "every sample"
 		}
 		fmt.Printf("%s: parse %.0f%%, passed %v\n", what, r.Share*100, r.Passed)

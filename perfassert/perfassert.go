@@ -93,6 +93,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/checkname"
 	"github.com/hotbudget/hotbudget/limits"
 )
 
@@ -137,7 +138,7 @@ func report(t TestingT, p *profile.Profile, fn string, limit limits.Limit, opts 
 	}
 	r, err := limits.Check(p, fn, limit, opts...)
 	if err != nil {
-		t.Errorf("perfassert.%s(%q): %v", limit.Quantity.CheckName(), fn, err)
+		t.Errorf("perfassert.%s(%q): %v", checkname.Of(string(limit.Quantity)), fn, err)
 		return false
 	}
 	if !r.Passed {

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/hotbudget/hotbudget/internal/atomicfile"
 	"github.com/hotbudget/hotbudget/loaders"
@@ -45,7 +47,7 @@ func (c *cli) convert(args []string) int {
 		if out == "-" {
 			return c.usageErr("convert", "writing to standard output needs --to")
 		}
-		f, err := loaders.FormatFromPath(out)
+		f, err := formatFromPath(out)
 		if err != nil {
 			return c.usageErr("convert", "%v", err)
 		}
@@ -80,4 +82,23 @@ func (c *cli) convert(args []string) int {
 // keeps its permissions, a new one gets 0666 less the umask).
 func writeFileAtomic(path string, write func(*os.File) error) error {
 	return atomicfile.Write(path, write)
+}
+
+// formatFromPath picks an output format from a file name's extension:
+// .pb, .pb.gz, .prof, .pprof → pprof; .speedscope.json, .json → speedscope;
+// .folded, .txt, .collapsed → folded.
+func formatFromPath(path string) (loaders.Format, error) {
+	base := strings.ToLower(filepath.Base(path))
+	switch {
+	case strings.HasSuffix(base, ".pb.gz"), strings.HasSuffix(base, ".pb"),
+		strings.HasSuffix(base, ".prof"), strings.HasSuffix(base, ".pprof"),
+		strings.HasSuffix(base, ".pprof.gz"):
+		return loaders.FormatPprof, nil
+	case strings.HasSuffix(base, ".json"):
+		return loaders.FormatSpeedscope, nil
+	case strings.HasSuffix(base, ".folded"), strings.HasSuffix(base, ".collapsed"),
+		strings.HasSuffix(base, ".txt"):
+		return loaders.FormatFolded, nil
+	}
+	return loaders.FormatUnknown, fmt.Errorf("cannot tell the output format from %q: use .pb.gz, .speedscope.json or .folded, or name it explicitly", path)
 }

@@ -245,7 +245,7 @@ func writeAllocsText(w io.Writer, reps []*diff.AllocReport) error {
 	fmt.Fprintf(w, "\nallocations (exact, per op: runs of N and 2N ops a side at -test.memprofilerate=1):\n")
 	for _, r := range orderedAllocs(reps) {
 		if !r.Failed() {
-			fmt.Fprintf(w, "  %s\n", textfmt.Line(r.Summary()))
+			fmt.Fprintf(w, "  %s\n", textfmt.Line(summaryOf(r)))
 			continue
 		}
 		fmt.Fprintf(w, "\n== %s ==\n", textfmt.Name(r.Name))
@@ -278,7 +278,7 @@ func writeAllocsMarkdown(w io.Writer, reps []*diff.AllocReport) error {
 	if len(quiet) > 0 {
 		fmt.Fprintf(w, "<details><summary>%d benchmarks whose functions allocate no more</summary>\n\n", len(quiet))
 		for _, r := range quiet {
-			fmt.Fprintf(w, "- %s\n", textfmt.MarkdownEscape(r.Summary()))
+			fmt.Fprintf(w, "- %s\n", textfmt.MarkdownEscape(summaryOf(r)))
 		}
 		fmt.Fprintf(w, "\n</details>\n\n")
 	}

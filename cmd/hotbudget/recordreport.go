@@ -56,7 +56,7 @@ func ordered(funcs []*diff.Report) []*diff.Report {
 		switch {
 		case r.Failed():
 			return 0
-		case len(r.NearMisses()) > 0:
+		case hasNearMiss(r):
 			return 1
 		}
 		return 2
@@ -117,7 +117,7 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 		}
 		var quiet []*diff.Report
 		for _, r := range shown {
-			if !r.Failed() && len(r.NearMisses()) == 0 && len(funcs) > 1 {
+			if !r.Failed() && !hasNearMiss(r) && len(funcs) > 1 {
 				quiet = append(quiet, r)
 				continue
 			}
@@ -130,7 +130,7 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 		if len(quiet) > 0 {
 			fmt.Fprintf(w, "<details><summary>%d benchmarks with no regression and no near miss</summary>\n\n", len(quiet))
 			for _, r := range quiet {
-				fmt.Fprintf(w, "- %s: %s\n", textfmt.MarkdownCode(r.Name), textfmt.MarkdownEscape(r.Summary()))
+				fmt.Fprintf(w, "- %s: %s\n", textfmt.MarkdownCode(r.Name), textfmt.MarkdownEscape(summaryOf(r)))
 			}
 			w.WriteString("\n</details>\n\n")
 		}
@@ -261,4 +261,19 @@ func writeRecordJSON(w io.Writer, res *recordResult, verdict string, exit int, f
 		Benchmarks  json.RawMessage     `json:"benchmarks"`
 		Allocations []*diff.AllocReport `json:"allocations,omitempty"`
 	}{"hotbudget.record/v4", verdict, exit, res.baseRev, res.headRev, res.out, fs, b.Bytes(), orderedAllocs(allocs)})
+}
+
+// hasNearMiss reports whether a row of r has a near miss: suspicious, not
+// failing.
+func hasNearMiss(r *diff.Report) bool {
+	return slices.ContainsFunc(r.Rows, func(row diff.Row) bool { return row.NearMiss != "" })
+}
+
+// summaryOf is a report's verdict in one line (its "summary" format).
+func summaryOf(r interface{ Write(io.Writer, string) error }) string {
+	var b strings.Builder
+	if err := r.Write(&b, "summary"); err != nil {
+		return err.Error()
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -164,7 +164,7 @@ func writeFunctionsShort(w io.Writer, funcs []*diff.Report) {
 			quiet = append(quiet, textfmt.Name(benchName(r.Name, funcs)))
 			continue
 		}
-		fmt.Fprintf(w, "  %s: %s\n", textfmt.Name(r.Name), textfmt.Line(r.Summary()))
+		fmt.Fprintf(w, "  %s: %s\n", textfmt.Name(r.Name), textfmt.Line(summaryOf(r)))
 		for _, row := range flaggedRows(r) {
 			what, q := string(row.Verdict), fmt.Sprintf("q=%.2g", row.Q)
 			if row.NearMiss != "" {

@@ -265,3 +265,12 @@ func lookup(ls []Label, key string) []string {
 	}
 	return nil
 }
+
+// synthetic are the frame names that stand for no code of the program:
+// V8's and speedscope's markers for idle time, the engine itself, garbage
+// collection and the tree root (analysis.Selection.DropSynthetic).
+var synthetic = [...]string{"(idle)", "(program)", "(garbage collector)", "(root)"}
+
+// IsSynthetic reports whether name is a frame that stands for no code of
+// the program: "(idle)", "(program)", "(garbage collector)", "(root)".
+func IsSynthetic(name string) bool { return slices.Contains(synthetic[:], name) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/index"
 	"github.com/hotbudget/hotbudget/internal/verdictbench"
 )
 
@@ -62,7 +63,6 @@ func (d *data) pool(is injectSet, wantShares []float64) (pool []*profile.Profile
 func meanShares(ps []*profile.Profile) (map[string]float64, error) {
 	sum := map[string]float64{}
 	bad := map[string]bool{}
-	synthetic := analysis.Synthetic()
 	for _, p := range ps {
 		t, err := analysis.Functions(p)
 		if err != nil {
@@ -70,7 +70,7 @@ func meanShares(ps []*profile.Profile) (map[string]float64, error) {
 		}
 		seen := map[string]bool{}
 		for _, f := range t.Functions {
-			if seen[f.Name] || slices.Contains(synthetic, f.Name) {
+			if seen[f.Name] || index.IsSynthetic(f.Name) {
 				bad[f.Name] = true
 			}
 			seen[f.Name] = true
