@@ -108,8 +108,8 @@ func (x *Index) Warnings() []string {
 	return w
 }
 
-// NumSamples is the number of samples in the profile.
-func (x *Index) NumSamples() int { return x.ix().NumSamples() }
+// numSamples is the number of samples in the profile.
+func (x *Index) numSamples() int { return x.ix().NumSamples() }
 
 // labelSets returns the distinct string label sets of the samples, each as
 // a map from key to values (an empty map for samples without labels). Use

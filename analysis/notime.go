@@ -143,7 +143,7 @@ func CheckTime(side string, sel Selection, xs []*Index, ts []*Table) error {
 	e := &NoTimeError{Side: side, Profiles: len(xs), Selection: sel}
 	var sets []map[string][]string
 	for _, x := range xs {
-		e.Samples += x.NumSamples()
+		e.Samples += x.numSamples()
 		if len(sel.Threads) > 0 || len(sel.Processes) > 0 {
 			sets = append(sets, x.labelSets()...)
 		}

@@ -192,36 +192,6 @@ func (t *AllocTable) fn(name string) *AllocFunc {
 	return f
 }
 
-// Minus returns t less u, function by function and line by line, with
-// t.Work - u.Work units of work: the allocations of the work one run did
-// beyond another's. `hotbudget record` takes a benchmark's allocations per
-// op as the difference of two runs of N and 2N ops, which cancels what the
-// benchmark allocates outside its loop (setup, the first run at b.N = 1).
-// A difference below zero (what the garbage collector's timing changes,
-// such as a sync.Pool emptied once more in the shorter run) is kept: it is
-// what the runs measured.
-func (t *AllocTable) Minus(u *AllocTable) *AllocTable {
-	out := &AllocTable{Work: t.Work - u.Work, Funcs: map[string]*AllocFunc{}, Stacks: map[string]AllocCount{},
-		Judged: t.Judged.add(u.Judged, -1), All: t.All.add(u.All, -1)}
-	for _, side := range []struct {
-		t *AllocTable
-		k float64
-	}{{t, 1}, {u, -1}} {
-		for k, c := range side.t.Stacks {
-			out.Stacks[k] = out.Stacks[k].add(c, side.k)
-		}
-		for name, f := range side.t.Funcs {
-			g := out.fn(name)
-			g.Self = g.Self.add(f.Self, side.k)
-			g.Total = g.Total.add(f.Total, side.k)
-			for l, c := range f.Lines {
-				g.Lines[l] = g.Lines[l].add(c, side.k)
-			}
-		}
-	}
-	return out
-}
-
 // AllocTolerance is how much a function's allocations per unit of work may
 // grow before CompareAllocs calls it regressed. Exact counts still move a
 // little in unchanged code: a sync.Pool is emptied by every other garbage

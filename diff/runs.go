@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/indexload"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
@@ -170,7 +171,7 @@ func (s *engine) checkTime(name string, xs []*analysis.Index, runs []*run) error
 	}
 	e := &analysis.NoTimeError{Side: name, Profiles: len(xs), Selection: s.Selection, Only: s.Only.String()}
 	for _, x := range xs {
-		e.Samples += x.NumSamples()
+		e.Samples += (*indexload.Index)(x).Index().NumSamples()
 	}
 	return e
 }

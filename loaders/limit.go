@@ -3,12 +3,9 @@ package loaders
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -17,12 +14,12 @@ import (
 
 // defaultMaxBytes is how much input, after decompression, Read takes in
 // unless HOTBUDGET_MAX_BYTES or WithMaxBytes says otherwise: 1 GiB.
-const defaultMaxBytes int64 = 1 << 30
+const defaultMaxBytes = membudget.DefaultInput
 
 // maxBytesEnv names the environment variable that sets the default limit
 // on decompressed input: a number of bytes, optionally with a suffix KiB,
 // MiB, GiB or TiB, or 0 for no limit.
-const maxBytesEnv = "HOTBUDGET_MAX_BYTES"
+const maxBytesEnv = membudget.InputEnv
 
 // ErrTooLarge is wrapped by the error for input larger than the limit,
 // and for input whose parsed form would take more memory than the limit,
@@ -30,11 +27,11 @@ const maxBytesEnv = "HOTBUDGET_MAX_BYTES"
 // documentation).
 var ErrTooLarge = membudget.ErrTooLarge
 
-// MaxBytes returns the limit on decompressed input that Read applies with
+// maxBytes returns the limit on decompressed input that Read applies with
 // opts: WithMaxBytes, else HOTBUDGET_MAX_BYTES, else 1 GiB;
 // math.MaxInt64 when there is none. The error names a malformed
 // HOTBUDGET_MAX_BYTES.
-func MaxBytes(opts ...Option) (int64, error) {
+func maxBytes(opts ...Option) (int64, error) {
 	var c config
 	for _, o := range opts {
 		o.apply(&c)
@@ -43,41 +40,10 @@ func MaxBytes(opts ...Option) (int64, error) {
 }
 
 // limit returns the limit on decompressed input; math.MaxInt64 for none.
-func (c *config) limit() (int64, error) {
-	n := c.maxBytes
-	if n == 0 {
-		n = defaultMaxBytes
-		if v := os.Getenv(maxBytesEnv); v != "" {
-			var err error
-			if n, err = parseSize(v); err != nil {
-				return 0, fmt.Errorf("%s=%q: %v", maxBytesEnv, v, err)
-			}
-			if n == 0 {
-				n = -1
-			}
-		}
-	}
-	if n < 0 {
-		return math.MaxInt64, nil
-	}
-	return n, nil
-}
+func (c *config) limit() (int64, error) { return membudget.InputLimit(c.maxBytes) }
 
 // parseSize reads "1073741824", "512MiB" or "2GiB".
-func parseSize(s string) (int64, error) {
-	num, mult := s, int64(1)
-	for i, suf := range []string{"KiB", "MiB", "GiB", "TiB"} {
-		if v, ok := strings.CutSuffix(s, suf); ok {
-			num, mult = v, int64(1)<<(10*(i+1))
-			break
-		}
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 || n > math.MaxInt64/mult {
-		return 0, errors.New("want a number of bytes, such as 2147483648 or 2GiB (0: no limit)")
-	}
-	return n * mult, nil
-}
+func parseSize(s string) (int64, error) { return membudget.ParseSize(s) }
 
 // sizeString writes n bytes for people: "1 GiB (1073741824 bytes)".
 func sizeString(n int64) string { return membudget.SizeString(n) }

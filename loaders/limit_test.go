@@ -275,12 +275,12 @@ func TestMaxBytesResolves(t *testing.T) {
 		{"", []Option{WithMaxBytes(0)}, math.MaxInt64},
 	} {
 		t.Setenv(maxBytesEnv, c.env)
-		if got, err := MaxBytes(c.opts...); got != c.want || err != nil {
+		if got, err := maxBytes(c.opts...); got != c.want || err != nil {
 			t.Errorf("%s=%q, %d options: %d, %v; want %d", maxBytesEnv, c.env, len(c.opts), got, err, c.want)
 		}
 	}
 	t.Setenv(maxBytesEnv, "2 GB")
-	if _, err := MaxBytes(); err == nil || !strings.Contains(err.Error(), `HOTBUDGET_MAX_BYTES="2 GB"`) {
+	if _, err := maxBytes(); err == nil || !strings.Contains(err.Error(), `HOTBUDGET_MAX_BYTES="2 GB"`) {
 		t.Errorf("malformed environment: %v", err)
 	}
 }

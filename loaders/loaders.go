@@ -123,11 +123,10 @@ const (
 // View selects what a Chrome trace with both CPU samples and duration events contributes.
 type View string
 
-// Views. The default, ViewAuto, takes the CPU samples when the trace has any
-// (they cover all JavaScript, and mixing both would count time twice) and the
-// duration events otherwise.
+// Views. Without WithView (or with View("")) a trace's CPU samples are
+// taken when it has any (they cover all JavaScript, and mixing both would
+// count time twice) and its duration events otherwise.
 const (
-	ViewAuto      View = ""
 	ViewSamples   View = pbuild.ViewSamples
 	ViewDurations View = pbuild.ViewDurations
 )

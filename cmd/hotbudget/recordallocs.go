@@ -160,7 +160,7 @@ func (r *recorder) allocsPerOp(ctx context.Context, s *recSide, l leaf, n int64,
 	if err := writeProfile(path, long); err != nil {
 		return nil, err
 	}
-	return tables[1].Minus(tables[0]), nil
+	return allocsMinus(tables[1], tables[0]), nil
 }
 
 // allocCmd is the command of an allocation run of leaf l's benchmark with
@@ -283,4 +283,41 @@ func writeAllocsMarkdown(w io.Writer, reps []*diff.AllocReport) error {
 		fmt.Fprintf(w, "\n</details>\n\n")
 	}
 	return nil
+}
+
+// allocsMinus returns t less u, function by function and line by line,
+// with t.Work - u.Work units of work: the allocations of the work one run
+// did beyond another's. record takes a benchmark's allocations per op as
+// the difference of two runs of N and 2N ops, which cancels what the
+// benchmark allocates outside its loop (setup, the first run at b.N = 1).
+// A difference below zero (what the garbage collector's timing changes,
+// such as a sync.Pool emptied once more in the shorter run) is kept: it is
+// what the runs measured.
+func allocsMinus(t, u *diff.AllocTable) *diff.AllocTable {
+	add := func(a, b diff.AllocCount, k float64) diff.AllocCount {
+		return diff.AllocCount{Objects: a.Objects + k*b.Objects, Bytes: a.Bytes + k*b.Bytes}
+	}
+	out := &diff.AllocTable{Work: t.Work - u.Work, Funcs: map[string]*diff.AllocFunc{}, Stacks: map[string]diff.AllocCount{},
+		Judged: add(t.Judged, u.Judged, -1), All: add(t.All, u.All, -1)}
+	for _, side := range []struct {
+		t *diff.AllocTable
+		k float64
+	}{{t, 1}, {u, -1}} {
+		for k, c := range side.t.Stacks {
+			out.Stacks[k] = add(out.Stacks[k], c, side.k)
+		}
+		for name, f := range side.t.Funcs {
+			g := out.Funcs[name]
+			if g == nil {
+				g = &diff.AllocFunc{Lines: map[string]diff.AllocCount{}}
+				out.Funcs[name] = g
+			}
+			g.Self = add(g.Self, f.Self, side.k)
+			g.Total = add(g.Total, f.Total, side.k)
+			for l, c := range f.Lines {
+				g.Lines[l] = add(g.Lines[l], c, side.k)
+			}
+		}
+	}
+	return out
 }

@@ -399,9 +399,10 @@ func loadFilesWithin[T any](files []string, workers int, budget int64, cost func
 
 // loadBudget is how much memory the loads that run at once may take
 // together, as loadCost estimates it: what one load may take
-// (membudget.ForLimit of the loaders' limit); 0 when there is no limit.
+// (membudget.ForLimit of the loaders' limit, membudget.InputLimit); 0 when
+// there is no limit.
 func loadBudget() int64 {
-	limit, err := loaders.MaxBytes()
+	limit, err := membudget.InputLimit(0)
 	if err != nil {
 		return 0
 	}

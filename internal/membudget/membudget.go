@@ -19,6 +19,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"strconv"
 	"strings"
 )
 
@@ -194,4 +196,51 @@ func SizeString(n int64) string {
 		}
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// DefaultInput is how much input, after decompression, the loaders take
+// in unless InputEnv or loaders.WithMaxBytes says otherwise: 1 GiB.
+const DefaultInput int64 = 1 << 30
+
+// InputEnv names the environment variable that sets the default limit on
+// decompressed input: a number of bytes, optionally with a suffix KiB,
+// MiB, GiB or TiB, or 0 for no limit.
+const InputEnv = "HOTBUDGET_MAX_BYTES"
+
+// InputLimit is the limit on decompressed input in effect: n when not 0
+// (negative: none), else InputEnv's, else DefaultInput; math.MaxInt64 when
+// there is none. The error names a malformed InputEnv.
+func InputLimit(n int64) (int64, error) {
+	if n == 0 {
+		n = DefaultInput
+		if v := os.Getenv(InputEnv); v != "" {
+			var err error
+			if n, err = ParseSize(v); err != nil {
+				return 0, fmt.Errorf("%s=%q: %v", InputEnv, v, err)
+			}
+			if n == 0 {
+				n = -1
+			}
+		}
+	}
+	if n < 0 {
+		return math.MaxInt64, nil
+	}
+	return n, nil
+}
+
+// ParseSize reads "1073741824", "512MiB" or "2GiB".
+func ParseSize(s string) (int64, error) {
+	num, mult := s, int64(1)
+	for i, suf := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		if v, ok := strings.CutSuffix(s, suf); ok {
+			num, mult = v, int64(1)<<(10*(i+1))
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
+		return 0, errors.New("want a number of bytes, such as 2147483648 or 2GiB (0: no limit)")
+	}
+	return n * mult, nil
 }
