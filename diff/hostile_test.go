@@ -52,13 +52,13 @@ func TestHostileNamesInReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	if bad := testutil.Forged(text.String()); len(bad) > 0 {
-		t.Errorf("WriteText: forged workflow commands %q", bad)
+		t.Errorf("Write text: forged workflow commands %q", bad)
 	}
 	if c := testutil.RawControl(text.String()); c != "" {
-		t.Errorf("WriteText: raw control character %s", c)
+		t.Errorf("Write text: raw control character %s", c)
 	}
 	if !strings.Contains(text.String(), `main.f\n::error title=X::pwned`) {
-		t.Errorf("WriteText does not show the name escaped:\n%s", text.String())
+		t.Errorf("Write text does not show the name escaped:\n%s", text.String())
 	}
 
 	var js bytes.Buffer
@@ -67,7 +67,7 @@ func TestHostileNamesInReports(t *testing.T) {
 	}
 	var out struct{ Functions []struct{ Name string } }
 	if err := json.Unmarshal(js.Bytes(), &out); err != nil {
-		t.Fatalf("WriteJSON: %v", err)
+		t.Fatalf("Write json: %v", err)
 	}
 	found := false
 	for _, f := range out.Functions {
@@ -86,17 +86,17 @@ func TestHostileNamesInReports(t *testing.T) {
 	}
 	got, want := md(rep), md(twin)
 	if bad := testutil.Forged(got); len(bad) > 0 {
-		t.Errorf("WriteMarkdown: forged workflow commands %q", bad)
+		t.Errorf("Write markdown: forged workflow commands %q", bad)
 	}
 	if c := testutil.RawControl(got); c != "" {
-		t.Errorf("WriteMarkdown: raw control character %s", c)
+		t.Errorf("Write markdown: raw control character %s", c)
 	}
 	html, twinHTML := testutil.RenderGFM(t, got), testutil.RenderGFM(t, want)
 	if g, w := strings.Join(testutil.Skeleton(html), " "), strings.Join(testutil.Skeleton(twinHTML), " "); g != w {
-		t.Errorf("WriteMarkdown: the hostile names changed the rendered structure:\n got %s\nwant %s\n%s", g, w, html)
+		t.Errorf("Write markdown: the hostile names changed the rendered structure:\n got %s\nwant %s\n%s", g, w, html)
 	}
 	if m := testutil.Mention(html); m != "" {
-		t.Errorf("WriteMarkdown: a mention outside code (%q):\n%s", m, html)
+		t.Errorf("Write markdown: a mention outside code (%q):\n%s", m, html)
 	}
 }
 

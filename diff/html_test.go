@@ -129,7 +129,7 @@ func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 // functions, 200,000 stacks of 8 to 24 frames, one hot leaf 50% slower.
 var large = synth.PairSpec{Seed: 1, Functions: 50000, Stacks: 200000, MinDepth: 8, MaxDepth: 24, Slower: 4242, Factor: 1.5}
 
-// BenchmarkWriteHTML50k writes the HTML report of the large comparison
+// BenchmarkWriteHTML50k writes the "html" report of the large comparison
 // (Compare not included: the report holds the stacks it read).
 func BenchmarkWriteHTML50k(b *testing.B) {
 	base, head, err := synth.Profiles(large)
