@@ -10,38 +10,12 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // allocProfile builds an exact allocation profile from stacks (leaf first,
 // "func@line") with their objects and bytes.
-func allocProfile(stacks map[string][2]int64) *profile.Profile {
-	p := &profile.Profile{
-		SampleType: []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}},
-		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"}, Period: 1,
-	}
-	funcs := map[string]*profile.Function{}
-	for stack, v := range stacks {
-		var locs []*profile.Location
-		for _, fr := range strings.Split(stack, ";") {
-			name, line, _ := strings.Cut(fr, "@")
-			f := funcs[name]
-			if f == nil {
-				f = &profile.Function{ID: uint64(len(funcs) + 1), Name: name, Filename: name + ".go"}
-				funcs[name] = f
-				p.Function = append(p.Function, f)
-			}
-			n := int64(0)
-			for _, c := range line {
-				n = 10*n + int64(c-'0')
-			}
-			l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: f, Line: n}}}
-			p.Location = append(p.Location, l)
-			locs = append(locs, l)
-		}
-		p.Sample = append(p.Sample, &profile.Sample{Location: locs, Value: []int64{v[0], v[1]}})
-	}
-	return p
-}
+func allocProfile(stacks map[string][2]int64) *profile.Profile { return testutil.AllocProfile(stacks) }
 
 // TestCompareAllocsTinyBlocks checks that 16-byte blocks, which the tiny
 // allocator shares among the small objects of several functions, move

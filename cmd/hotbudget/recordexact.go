@@ -180,14 +180,9 @@ func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testB
 	args := []string{"--tool=callgrind", "--dump-instr=yes", "--compress-pos=no", "--compress-strings=no",
 		"--callgrind-out-file=" + out, b.path,
 		"-test.run", "^$", "-test.cpu", "1", "-test.bench", l.pattern(), "-test.benchtime", strconv.FormatInt(n, 10) + "x", "-test.count", "1"}
-	cmd := exec.CommandContext(ctx, vg, args...)
-	stopGroupOnCancel(cmd)
-	cmd.Dir = b.dir
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, nil, benchFailed(ctx, s, b, err, &stdout, &stderr)
+	stdout, stderr, err := underValgrind(ctx, vg, b, args)
+	if err != nil {
+		return nil, nil, benchFailed(ctx, s, b, err, stdout, stderr)
 	}
 	dump := out
 	sym, err := r.dumpSymbolizer(b.path, dump)
@@ -441,4 +436,17 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// underValgrind runs valgrind with args (its tool's options, then the test
+// binary b and its flags) in b's directory, as record counts: one P, no
+// garbage collection, no asynchronous preemption.
+func underValgrind(ctx context.Context, vg string, b *testBinary, args []string) (stdout, stderr *bytes.Buffer, err error) {
+	cmd := exec.CommandContext(ctx, vg, args...)
+	stopGroupOnCancel(cmd)
+	cmd.Dir = b.dir
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1")
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	return stdout, stderr, cmd.Run()
 }

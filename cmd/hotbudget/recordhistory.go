@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -162,14 +160,9 @@ func (r *recorder) valgrindCPU(ctx context.Context, s *recSide, l leaf) error {
 		return errors.New("--instructions counts instructions under valgrind, which is not installed: sudo apt-get install valgrind (Debian, Ubuntu)")
 	}
 	b := s.bins[l.pkg]
-	cmd := exec.CommandContext(ctx, vg, "--tool=none", "-q", b.path, "-test.run", "^$", "-test.cpu", "1", "-test.bench", l.pattern(), "-test.benchtime", "1x")
-	stopGroupOnCancel(cmd)
-	cmd.Dir = b.dir
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return benchFailed(ctx, s, b, err, &stdout, &stderr)
+	stdout, stderr, err := underValgrind(ctx, vg, b, []string{"--tool=none", "-q", b.path, "-test.run", "^$", "-test.cpu", "1", "-test.bench", l.pattern(), "-test.benchtime", "1x"})
+	if err != nil {
+		return benchFailed(ctx, s, b, err, stdout, stderr)
 	}
 	if m := cpuLine.FindSubmatch(stdout.Bytes()); m != nil {
 		s.cpu = strings.TrimSpace(string(m[1]))
