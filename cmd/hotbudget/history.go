@@ -136,14 +136,16 @@ func (c *cli) historyAppend(args []string) int {
 		}
 	}
 	var rec *history.Record
+	var whole []string
 	for _, out := range outs {
 		if len(outs) > 1 && emptyShard(out) {
 			continue // a shard whose part held no benchmark
 		}
-		part, recorded, err := readRecordOut(out, countsOf)
+		part, recorded, wholeOf, err := readRecordOut(out, countsOf)
 		if err != nil {
 			return c.inputErr("history append", err)
 		}
+		whole = append(whole, wholeOf...)
 		if recorded != "" && !strings.HasPrefix(commit, recorded) {
 			return c.inputErr("history append", fmt.Errorf("%s records HEAD %s, not --commit %s (%.12s)", out, recorded, textfmt.Line(*rev), commit))
 		}
@@ -153,6 +155,14 @@ func (c *cli) historyAppend(args []string) int {
 	}
 	if rec == nil {
 		return c.inputErr("history append", fmt.Errorf("the shards under %s recorded no benchmark", strings.Join(outs, " ")))
+	}
+	if len(whole) > 0 {
+		// Only the run of 2N ops, no counted difference beside it (a record
+		// --instructions of a hotbudget before the difference was written):
+		// its start-up, divided by 2N, moves with the N record calibrated,
+		// so the same code gives another value at the next commit.
+		fmt.Fprintf(c.stderr, "hotbudget history: warning: %s of %s counted as whole processes of 2N ops (start-up included; %s), without the counted difference of N ops (PKG/NAME.instructions-diff.pb.gz): their instructions per op move with the N record calibrated, and every such move is a step in the history; record again with this hotbudget's record --instructions, which writes the difference\n",
+			plural(len(whole), "benchmark", "benchmarks"), strings.Join(outs, " "), textfmt.Line(whole[0]))
 	}
 	rec.Commit, rec.Date, rec.Recorded = commit, date, time.Now().UTC().Format(time.RFC3339)
 	rec.Compact(history.Compaction{MinShare: share, MaxFunctions: *maxFuncs})
@@ -376,13 +386,31 @@ var runProfile = regexp.MustCompile(`^(.+)\.[0-9]+\.pb\.gz$`)
 var recordedHead = regexp.MustCompile(` at head (?:[^,]* \()?([0-9a-f]{7,40})\)?, run [0-9]+$`)
 
 // readRecordOut reads the head side of a record's --out directory into a
-// history record (without its commit), and the head commit the profiles
-// name ("" when they do not). countsOf names the modules whose functions'
+// history record (without its commit), the head commit the profiles or
+// shard.json name ("" when they do not), and the benchmarks whose
+// instructions were read from the whole process of 2N ops (no counted
+// difference beside it). countsOf names the modules whose functions'
 // exact counts the record keeps (nil: every function's).
-func readRecordOut(dir string, countsOf func() ([]string, error)) (*history.Record, string, error) {
+func readRecordOut(dir string, countsOf func() ([]string, error)) (*history.Record, string, []string, error) {
+	rec, recorded, whole, err := readRecordHead(dir, countsOf)
+	if err != nil || recorded != "" {
+		return rec, recorded, whole, err
+	}
+	// The profiles of record --instructions name no commit; a shard's
+	// shard.json does.
+	if data, err := os.ReadFile(filepath.Join(dir, shardManifest)); err == nil {
+		var sf shardFile
+		if json.Unmarshal(data, &sf) == nil {
+			recorded = sf.Head.Commit
+		}
+	}
+	return rec, recorded, whole, nil
+}
+
+func readRecordHead(dir string, countsOf func() ([]string, error)) (*history.Record, string, []string, error) {
 	head := filepath.Join(dir, "head")
 	if _, err := os.Stat(head); err != nil {
-		return nil, "", fmt.Errorf("%s: no head/ directory: give the --out directory of hotbudget record: %w", dir, err)
+		return nil, "", nil, fmt.Errorf("%s: no head/ directory: give the --out directory of hotbudget record: %w", dir, err)
 	}
 	rec := &history.Record{Schema: history.Schema, Instrument: history.InstrumentTime}
 	byName := map[string]*history.Benchmark{}
@@ -401,7 +429,7 @@ func readRecordOut(dir string, countsOf func() ([]string, error)) (*history.Reco
 		n      int
 	}
 	cpuRuns := map[string]*runs{}
-	var counted []string
+	var counted, whole []string
 	err := filepath.WalkDir(head, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".pb.gz") || filepath.Dir(path) == head {
 			return err
@@ -474,12 +502,16 @@ func readRecordOut(dir string, countsOf func() ([]string, error)) (*history.Reco
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if instr {
-			// The counted difference of N and 2N ops (a shard's) beats the
-			// whole process of 2N ops.
+			// The counted difference of N and 2N ops, which record
+			// --instructions writes beside it, beats the whole process of
+			// 2N ops.
 			if strings.HasSuffix(base, ".instructions.pb.gz") && fileExists(strings.TrimSuffix(path, ".instructions.pb.gz")+".instructions-diff.pb.gz") {
 				return nil
 			}
 			rec.Instrument = history.InstrumentInstructions
+			if strings.HasSuffix(base, ".instructions.pb.gz") {
+				whole = append(whole, key)
+			}
 			b := bench(key)
 			b.Runs = 1
 			total := float64(t.Total) / ops
@@ -507,7 +539,7 @@ func readRecordOut(dir string, countsOf func() ([]string, error)) (*history.Reco
 		return nil
 	})
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	for key, r := range cpuRuns {
 		b := bench(key)
@@ -568,10 +600,10 @@ func readRecordOut(dir string, countsOf func() ([]string, error)) (*history.Reco
 			}
 		}
 	} else if !os.IsNotExist(err) {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	if len(byName) == 0 {
-		return nil, "", fmt.Errorf("%s: no benchmark results or profiles under head/", dir)
+		return nil, "", nil, fmt.Errorf("%s: no benchmark results or profiles under head/", dir)
 	}
 	names := make([]string, 0, len(byName))
 	for n := range byName {
@@ -582,7 +614,8 @@ func readRecordOut(dir string, countsOf func() ([]string, error)) (*history.Reco
 		rec.Benchmarks = append(rec.Benchmarks, *byName[n])
 	}
 	rec.Machine = strings.Trim(platform+"; "+cpu, "; ")
-	return rec, recorded, nil
+	sort.Strings(whole)
+	return rec, recorded, whole, nil
 }
 
 // historyBenchName is a benchmark's name as go test prints it without the

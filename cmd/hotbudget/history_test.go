@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -222,4 +223,93 @@ func TestHistoryAppendShards(t *testing.T) {
 		t.Errorf("the record lacks a shard's benchmark (%v):\n%s", err, note)
 	}
 	runOK(t, 2, "history", "append", "--out", a, "--out", a)
+}
+
+// fakeCountsOut writes what record --instructions writes for its head: the
+// whole process of 2N ops of one benchmark (start-up included) and, with
+// diffToo, the counted difference of N ops beside it, as a shard (with
+// shard.json naming the head commit); without, the output of a record of
+// before the difference was written.
+func fakeCountsOut(t *testing.T, dir, commit string, ops int64, diffToo bool) {
+	t.Helper()
+	prof := func(name string, work int64, parse, other int64) *profile.Profile {
+		fn := []*profile.Function{{ID: 1, Name: "example.com/m.parse"}, {ID: 2, Name: "runtime.schedinit"}}
+		locs := []*profile.Location{{ID: 1, Line: []profile.Line{{Function: fn[0]}}}, {ID: 2, Line: []profile.Line{{Function: fn[1]}}}}
+		p := &profile.Profile{
+			SampleType: []*profile.ValueType{{Type: "instructions", Unit: "count"}},
+			PeriodType: &profile.ValueType{Type: "instructions", Unit: "count"}, Period: 1,
+			Function: fn, Location: locs,
+			Sample: []*profile.Sample{{Location: locs[:1], Value: []int64{parse}}, {Location: locs[1:], Value: []int64{other}}},
+		}
+		p.Comments = meta.MarkExact(nil)
+		meta.Set(p, meta.Record{Name: name, Build: "go1.26.8 linux/amd64", WorkUnit: meta.WorkOp, Instrument: "callgrind", Runs: []meta.Run{{Work: float64(work)}}})
+		return p
+	}
+	pkg := filepath.Join(dir, "head", "example.com", "m")
+	// 1000 instructions an op in parse, a start-up of 1e6.
+	if err := writeProfile(filepath.Join(pkg, "BenchmarkParse.instructions.pb.gz"), prof("BenchmarkParse at head (the whole process)", 2*ops, 2000*ops, 1e6)); err != nil {
+		t.Fatal(err)
+	}
+	if !diffToo {
+		return
+	}
+	if err := writeProfile(filepath.Join(pkg, "BenchmarkParse.instructions-diff.pb.gz"), prof("BenchmarkParse at head", ops, 1000*ops, 0)); err != nil {
+		t.Fatal(err)
+	}
+	sf, _ := json.Marshal(shardFile{Schema: shardSchema, Shard: 1, Of: 1, Head: revision{Name: "HEAD", Commit: commit}})
+	if err := os.WriteFile(filepath.Join(dir, shardManifest), sf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHistoryAppendInstructions: a record --instructions output holding
+// only the whole processes of 2N ops (a record of before the counted
+// difference was written) is stored with a warning that its
+// values move with N (1000 instructions an op read as 1100 at N = 5000 and
+// 1050 at N = 10000); a shard's counted difference is stored as it is,
+// 1000 at any N, and its shard.json's head commit is checked against
+// --commit.
+func TestHistoryAppendInstructions(t *testing.T) {
+	commits := historyRepo(t, 3)
+	appendOut := func(commit string, ops int64, diffToo bool, want int) (string, string) {
+		out := filepath.Join(t.TempDir(), "perf")
+		fakeCountsOut(t, out, commit, ops, diffToo)
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"history", "append", "--out", out, "--commit", commits[0], "--counts", "all"}, strings.NewReader(""), &stdout, &stderr, func(string) string { return "" }); code != want {
+			t.Fatalf("append: exit %d, want %d\n%s%s", code, want, stdout.String(), stderr.String())
+		}
+		return stdout.String(), stderr.String()
+	}
+	instr := func() float64 {
+		out, err := exec.Command("git", "notes", "--ref=hotbudget", "show", commits[0]).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r struct {
+			Benchmarks []struct {
+				InstrOp float64 `json:"instr_op"`
+			}
+		}
+		if err := json.Unmarshal(out, &r); err != nil || len(r.Benchmarks) != 1 {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return r.Benchmarks[0].InstrOp
+	}
+	_, stderr := appendOut(commits[0], 5000, false, 0)
+	if !strings.Contains(stderr, "warning: 1 benchmark of") || !strings.Contains(stderr, "instructions-diff.pb.gz") {
+		t.Errorf("no warning for whole processes: %q", stderr)
+	}
+	if got := instr(); got != 1100 {
+		t.Errorf("whole process at N = 5000: %v an op, want 1100", got)
+	}
+	for _, ops := range []int64{5000, 10000} {
+		if _, stderr := appendOut(commits[0], ops, true, 0); stderr != "" {
+			t.Errorf("a warning with the counted difference: %s", stderr)
+		}
+		if got := instr(); got != 1000 {
+			t.Errorf("counted difference at N = %d: %v an op, want 1000", ops, got)
+		}
+	}
+	// A shard of another HEAD is refused.
+	appendOut(commits[1], 5000, true, 2)
 }
