@@ -227,9 +227,9 @@ func TestHistoryAppendShards(t *testing.T) {
 
 // fakeCountsOut writes what record --instructions writes for its head: the
 // whole process of 2N ops of one benchmark (start-up included) and, with
-// diffToo, the counted difference of N ops beside it, as a shard (with
-// shard.json naming the head commit); without, the output of a record of
-// before the difference was written.
+// diffToo, the counted difference of N ops beside it, with a negative value
+// as real ones have, as a shard (with shard.json naming the head commit);
+// without, the output of a record of before the difference was written.
 func fakeCountsOut(t *testing.T, dir, commit string, ops int64, diffToo bool) {
 	t.Helper()
 	prof := func(name string, work int64, parse, other int64) *profile.Profile {
@@ -253,7 +253,14 @@ func fakeCountsOut(t *testing.T, dir, commit string, ops int64, diffToo bool) {
 	if !diffToo {
 		return
 	}
-	if err := writeProfile(filepath.Join(pkg, "BenchmarkParse.instructions-diff.pb.gz"), prof("BenchmarkParse at head", ops, 1000*ops, 0)); err != nil {
+	// The difference of two processes: the runtime did less in the second
+	// (a negative value, which the loaders refuse), parse's caller more.
+	d := prof("BenchmarkParse at head", ops, 1000*ops, -2*ops)
+	caller := &profile.Function{ID: 3, Name: "example.com/m.BenchmarkParse"}
+	loc := &profile.Location{ID: 3, Line: []profile.Line{{Function: caller}}}
+	d.Function, d.Location = append(d.Function, caller), append(d.Location, loc)
+	d.Sample = append(d.Sample, &profile.Sample{Location: []*profile.Location{loc}, Value: []int64{2 * ops}})
+	if err := writeProfile(filepath.Join(pkg, "BenchmarkParse.instructions-diff.pb.gz"), d); err != nil {
 		t.Fatal(err)
 	}
 	sf, _ := json.Marshal(shardFile{Schema: shardSchema, Shard: 1, Of: 1, Head: revision{Name: "HEAD", Commit: commit}})
@@ -267,8 +274,8 @@ func fakeCountsOut(t *testing.T, dir, commit string, ops int64, diffToo bool) {
 // difference was written) is stored with a warning that its
 // values move with N (1000 instructions an op read as 1100 at N = 5000 and
 // 1050 at N = 10000); a shard's counted difference is stored as it is,
-// 1000 at any N, and its shard.json's head commit is checked against
-// --commit.
+// 1000 at any N, its negative values read (pprof's parser refuses them),
+// and its shard.json's head commit is checked against --commit.
 func TestHistoryAppendInstructions(t *testing.T) {
 	commits := historyRepo(t, 3)
 	appendOut := func(commit string, ops int64, diffToo bool, want int) (string, string) {
