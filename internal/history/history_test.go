@@ -165,3 +165,39 @@ func TestReportFindsAndEscapes(t *testing.T) {
 		t.Errorf("changes since record 15: %d, want 2", got)
 	}
 }
+
+// TestExactWobbleDrawnFlat: fastjson's ObjectGet counted 4256, 4257 and
+// 4256 instructions an op at unchanged commits (the runtime's varying work,
+// within the 0.5% tolerance: no change point), then 4300 (+1%, a change).
+// The sparkline and the chart draw the wobble flat, not from the bottom to
+// the top, and the step as a step; time, which is noisy, keeps its full
+// range.
+func TestExactWobbleDrawnFlat(t *testing.T) {
+	var recs []*Record
+	for i := range 4 {
+		recs = append(recs, record(strings.Repeat(fmt.Sprintf("%02x", i+1), 20), 1000, 3))
+	}
+	s := &Series{Measure: MeasureInstr}
+	for i, v := range []float64{4256, 4257, 4256, 4300} {
+		s.Points = append(s.Points, Point{Record: i, Value: v, Lo: v, Hi: v})
+	}
+	s.Changes = []Change{{ChangePoint: ChangePoint{Index: 3, Before: 4256, After: 4300}}}
+	if got := []rune(s.spark()); got[0] != got[1] || got[1] != got[2] || got[3] == got[2] {
+		t.Errorf("sparkline %q: want the first three alike, the fourth higher", string(got))
+	}
+	s.Points, s.Changes = s.Points[:3], nil
+	if got := []rune(s.spark()); got[0] != got[2] || got[1]-got[0] > 1 {
+		t.Errorf("sparkline of the wobble alone %q: want it flat, within a block", string(got))
+	}
+	rep := &Report{Records: recs}
+	c := rep.chart(s, 200)
+	var y0, y1 float64
+	fmt.Sscan(c.Points[0].Y, &y0)
+	fmt.Sscan(c.Points[1].Y, &y1)
+	if d := y0 - y1; d < 0 || d > 0.1*200 {
+		t.Errorf("chart: 4256 at y %v, 4257 at y %v: want them within a tenth of the height", y0, y1)
+	}
+	if got := Sparkline([]float64{1, 2}); got != "▁█" {
+		t.Errorf("Sparkline (no measure) %q: want the full range", got)
+	}
+}

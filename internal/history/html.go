@@ -133,6 +133,7 @@ func (r *Report) chart(s *Series, height float64) chart {
 	if hi-lo < 1e-9*math.Max(1, math.Abs(hi)) {
 		lo, hi = lo-math.Max(0.01*math.Abs(lo), 1e-9), hi+math.Max(0.01*math.Abs(hi), 1e-9)
 	}
+	lo, hi = s.Measure.widen(lo, hi)
 	span := hi - lo
 	lo, hi = lo-0.05*span, hi+0.05*span
 	n := max(len(r.Records)-1, 1)
