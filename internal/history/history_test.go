@@ -201,3 +201,43 @@ func TestExactWobbleDrawnFlat(t *testing.T) {
 		t.Errorf("Sparkline (no measure) %q: want the full range", got)
 	}
 }
+
+// TestInstructionsJudgedByFunctions: fastjson's Validate/medium at commits
+// that did not change it counted the same functions to the instruction
+// (validateValue 7371, skipWS 2365, ...) while its total moved -1.1% and
+// +2.0% (the runtime's varying work, divided by N): no change point. Where
+// parseRawNumber really changed (868 -> 990 of 30000, +0.4% of the total)
+// the function and the benchmark change at that commit; a function that
+// loses 5 instructions of 55 is a change too (above 0.01% of the
+// benchmark, 3), one that moves by less than that is not (record's rule).
+// Where a record lost its functions, the total steps at 0.5%.
+func TestInstructionsJudgedByFunctions(t *testing.T) {
+	totals := []float64{30000, 29670, 30600, 30130, 30133, 30133, 30300, 30310}
+	raw := []float64{868, 868, 868, 990, 990, 990, 990, 990}
+	parse := []float64{55, 55, 55, 55, 50, 50, 50, 50}
+	var recs []*Record
+	for i := range totals {
+		r := &Record{Schema: Schema, Commit: strings.Repeat(fmt.Sprintf("%02x", i+1), 20), Instrument: InstrumentInstructions,
+			Benchmarks: []Benchmark{{Name: "m BenchmarkParse", Runs: 1, InstrPerOp: float(totals[i]), Functions: []Function{
+				{Name: "m.validateValue", Share: 0.2, PerOp: 7371}, {Name: "m.parseRawNumber", Share: 0.03, PerOp: raw[i]},
+				{Name: "m.Parse", Share: 0.012, PerOp: parse[i]}}}}}
+		if i >= 6 {
+			r.Benchmarks[0].Functions = nil // pruned
+		}
+		recs = append(recs, r)
+	}
+	series := Build(recs, true)
+	Analyze(recs, series, DefaultEDivisive)
+	got := map[string][]int{}
+	for _, s := range series {
+		for _, c := range s.Changes {
+			got[s.Function+" "+s.Measure.Key] = append(got[s.Function+" "+s.Measure.Key], c.Index)
+		}
+	}
+	// The benchmark: at 3 (parseRawNumber) and 4 (Parse); 5 -> 6 (no
+	// functions at 6) is +0.6%, a step; 6 -> 7 +0.03%, none.
+	want := map[string][]int{" instr_op": {3, 4, 6}, "m.parseRawNumber self_instr": {3}, "m.Parse self_instr": {4}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("changes %v, want %v", got, want)
+	}
+}
