@@ -292,6 +292,7 @@ func writeHistoryJSON(c *cli, rep *history.Report) error {
 		Change    float64 `json:"change"`
 		P         float64 `json:"p,omitempty"`
 		Context   string  `json:"context,omitempty"`
+		By        string  `json:"by,omitempty"`
 	}
 	out := struct {
 		Schema  string   `json:"schema"`
@@ -306,7 +307,7 @@ func writeHistoryJSON(c *cli, rep *history.Report) error {
 	for _, sc := range rep.Changes() {
 		ch := sc.Change
 		out.Changes = append(out.Changes, change{Benchmark: sc.Series.Benchmark, Function: sc.Series.Function, Measure: sc.Series.Measure.Key,
-			Commit: ch.Commit, Prev: ch.Prev, Before: ch.Before, After: ch.After, Change: ch.ChangePoint.Change(), P: ch.P, Context: ch.Context})
+			Commit: ch.Commit, Prev: ch.Prev, Before: ch.Before, After: ch.After, Change: ch.ChangePoint.Change(), P: ch.P, Context: ch.Context, By: ch.By})
 	}
 	enc := json.NewEncoder(c.rawStdout)
 	enc.SetIndent("", "  ")

@@ -240,4 +240,12 @@ func TestInstructionsJudgedByFunctions(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("changes %v, want %v", got, want)
 	}
+	// The benchmark's change names the function's.
+	var text bytes.Buffer
+	if err := (&Report{Records: recs, Series: series, Method: DefaultEDivisive}).WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "; by m.parseRawNumber +14.1% (868 -> 990)") {
+		t.Errorf("the benchmark's change does not name parseRawNumber's:\n%s", text.String())
+	}
 }

@@ -90,8 +90,12 @@ type htmlPage struct {
 func (r *Report) WriteHTML(w io.Writer) error {
 	p := htmlPage{Title: "hotbudget history", Span: r.span(), Method: r.MethodLine(), Since: r.sinceWords()}
 	for _, c := range r.Changes() {
+		what := describe(c.Series.Measure, c.Change.ChangePoint)
+		if c.Change.By != "" {
+			what += "; by " + textfmt.Shorten(textfmt.Line(c.Change.By), maxHTMLName)
+		}
 		p.Changes = append(p.Changes, htmlChange{Commit: short(c.Change.Commit), Date: r.date(c.At), Benchmark: htmlName(c.Series.Benchmark),
-			Function: htmlName(c.Series.Function), Measure: c.Series.Measure.Label, What: describe(c.Series.Measure, c.Change.ChangePoint),
+			Function: htmlName(c.Series.Function), Measure: c.Series.Measure.Label, What: what,
 			Context: textfmt.Line(c.Change.Context)})
 	}
 	var cur *benchSection
@@ -179,6 +183,9 @@ func (r *Report) chart(s *Series, height float64) chart {
 		// Between the point before and the first point of the new level.
 		cx := (x(s.Points[ch.Index-1].Record) + x(s.Points[ch.Index].Record)) / 2
 		title := fmt.Sprintf("%s changed at %s: %s", s.Measure.Label, short(ch.Commit), describe(s.Measure, ch.ChangePoint))
+		if ch.By != "" {
+			title += "; by " + textfmt.Line(ch.By)
+		}
 		if ch.Context != "" {
 			title += "; also changed: " + textfmt.Line(ch.Context)
 		}

@@ -184,6 +184,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, c := range changes {
 		fmt.Fprintf(&b, "  %s %s (%s): %s %s", short(c.Change.Commit), r.date(c.At), c.Series.Measure.Label,
 			textfmt.Name(c.Series.name()), describe(c.Series.Measure, c.Change.ChangePoint))
+		if c.Change.By != "" {
+			fmt.Fprintf(&b, "; by %s", textfmt.Line(c.Change.By))
+		}
 		if c.Change.Context != "" {
 			fmt.Fprintf(&b, "; also changed: %s", textfmt.Line(c.Change.Context))
 		}
@@ -214,6 +217,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				fn = textfmt.MarkdownCode(c.Series.Function)
 			}
 			what := textfmt.MarkdownEscape(describe(c.Series.Measure, c.Change.ChangePoint))
+			if c.Change.By != "" {
+				what += "; by " + textfmt.MarkdownEscape(c.Change.By)
+			}
 			if c.Change.Context != "" {
 				what += "; also changed: " + textfmt.MarkdownEscape(c.Change.Context)
 			}

@@ -3,6 +3,7 @@ package history
 import (
 	"math"
 	"sort"
+	"strings"
 )
 
 // countTolerance and countFloor are record's rule for a function's
@@ -78,6 +79,9 @@ type Change struct {
 	// Context says what else changed between the two commits (the Go
 	// version, the machine, the instrument), which may explain the change.
 	Context string
+	// By names the functions whose change is the benchmark's (its
+	// instructions), with theirs.
+	By string
 }
 
 // Series is one benchmark's (or one function's) measure across commits.
@@ -184,7 +188,13 @@ func Analyze(records []*Record, series []*Series, e EDivisive) {
 		s.Changes = s.Changes[:0]
 		for _, cp := range cps {
 			at, prev := records[s.Points[cp.Index].Record], records[s.Points[cp.Index-1].Record]
-			s.Changes = append(s.Changes, Change{ChangePoint: cp, Commit: at.Commit, Prev: prev.Commit, Context: differences(prev, at)})
+			ch := Change{ChangePoint: cp, Commit: at.Commit, Prev: prev.Commit, Context: differences(prev, at)}
+			if s.Measure.Key == MeasureInstr.Key && s.Function == "" {
+				by := moved[s.Benchmark][s.Points[cp.Index].Record]
+				sort.Strings(by)
+				ch.By = strings.Join(by, "; ")
+			}
+			s.Changes = append(s.Changes, ch)
 		}
 	}
 }
@@ -219,17 +229,18 @@ func selfInstrSteps(records []*Record, s *Series) []ChangePoint {
 
 // functionSteps is, by benchmark, the records at which one of its
 // functions' self instructions stepped.
-func functionSteps(records []*Record) map[string]map[int]bool {
-	out := map[string]map[int]bool{}
+func functionSteps(records []*Record) map[string]map[int][]string {
+	out := map[string]map[int][]string{}
 	for _, f := range Build(records, true) {
 		if f.Measure.Key != MeasureSelfInstr.Key {
 			continue
 		}
 		for _, cp := range selfInstrSteps(records, f) {
 			if out[f.Benchmark] == nil {
-				out[f.Benchmark] = map[int]bool{}
+				out[f.Benchmark] = map[int][]string{}
 			}
-			out[f.Benchmark][f.Points[cp.Index].Record] = true
+			at := f.Points[cp.Index].Record
+			out[f.Benchmark][at] = append(out[f.Benchmark][at], f.Function+" "+describe(f.Measure, cp))
 		}
 	}
 	return out
@@ -238,13 +249,13 @@ func functionSteps(records []*Record) map[string]map[int]bool {
 // instrSteps are the changes of a benchmark's instructions: where one of
 // its functions stepped, when both records kept functions; at
 // MeasureInstr's tolerance of the total otherwise.
-func instrSteps(records []*Record, s *Series, moved map[int]bool) []ChangePoint {
+func instrSteps(records []*Record, s *Series, moved map[int][]string) []ChangePoint {
 	var out []ChangePoint
 	for i := 1; i < len(s.Points); i++ {
 		a, b := s.Points[i-1], s.Points[i]
 		_, fa := benchInstr(records[a.Record], s.Benchmark)
 		_, fb := benchInstr(records[b.Record], s.Benchmark)
-		step := moved[b.Record]
+		step := len(moved[b.Record]) > 0
 		if !fa || !fb {
 			step = math.Abs(b.Value-a.Value) > s.Measure.Tolerance(a.Value)
 		}
