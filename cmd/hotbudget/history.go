@@ -45,7 +45,10 @@ least --min-share of the benchmark (at most --max-functions), with the
 Go version, the machine and the date. Records beyond the newest
 --keep-functions of the first-parent history lose their functions; the
 benchmarks' values stay. --commit (default HEAD) is the commit the record
-belongs to: the record's HEAD.
+belongs to: the record's HEAD. Counting instructions, append stores what
+N ops execute, the difference record --instructions writes beside the
+process of 2N ops; given only that whole process (start-up included, a
+record of before the difference was written), it warns.
 
 show prints each benchmark's series along the first-parent history of
 --rev (default HEAD; the main branch's commits) and the change points since
