@@ -412,9 +412,17 @@ func readRecordOut(dir string, countsOf func() ([]string, error)) (*history.Reco
 }
 
 func readRecordHead(dir string, countsOf func() ([]string, error)) (*history.Record, string, []string, error) {
+	rec, recorded, whole, single, err := readRecordHeadN(dir, countsOf)
+	if err == nil && len(single) > 0 {
+		err = fmt.Errorf("%s: %s counted at N = 1 (%s): go test runs one op before the N of -test.benchtime=Nx except at 1x, so the difference of the 1x and 2x processes holds two ops, not one; record again with a longer --benchtime", dir, plural(len(single), "benchmark was", "benchmarks were"), textfmt.Line(single[0]))
+	}
+	return rec, recorded, whole, err
+}
+
+func readRecordHeadN(dir string, countsOf func() ([]string, error)) (*history.Record, string, []string, []string, error) {
 	head := filepath.Join(dir, "head")
 	if _, err := os.Stat(head); err != nil {
-		return nil, "", nil, fmt.Errorf("%s: no head/ directory: give the --out directory of hotbudget record: %w", dir, err)
+		return nil, "", nil, nil, fmt.Errorf("%s: no head/ directory: give the --out directory of hotbudget record: %w", dir, err)
 	}
 	rec := &history.Record{Schema: history.Schema, Instrument: history.InstrumentTime}
 	byName := map[string]*history.Benchmark{}
@@ -433,7 +441,7 @@ func readRecordHead(dir string, countsOf func() ([]string, error)) (*history.Rec
 		n      int
 	}
 	cpuRuns := map[string]*runs{}
-	var counted, whole []string
+	var counted, whole, single []string
 	err := filepath.WalkDir(head, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".pb.gz") || filepath.Dir(path) == head {
 			return err
@@ -469,7 +477,16 @@ func readRecordHead(dir string, countsOf func() ([]string, error)) (*history.Rec
 		}
 		key := pkg + " " + name
 		ops := m.Runs[0].Work
-		if strings.HasSuffix(base, ".instructions-diff.pb.gz") {
+		diffed := strings.HasSuffix(base, ".instructions-diff.pb.gz")
+		if diffed && ops < 2 {
+			// go test runs one op (run1) before -test.benchtime=Nx's N,
+			// except at 1x: the difference of the 1x and 2x processes is
+			// three ops less one, two, not one.
+			rec.Instrument = history.InstrumentInstructions
+			single = append(single, key)
+			return nil
+		}
+		if diffed {
 			// Every function's exact count of the N ops judged,
 			// attributed as diff.CompareCounts attributes it: what
 			// record --base-from-history compares a head against.
@@ -543,7 +560,7 @@ func readRecordHead(dir string, countsOf func() ([]string, error)) (*history.Rec
 		return nil
 	})
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
 	for key, r := range cpuRuns {
 		b := bench(key)
@@ -604,10 +621,10 @@ func readRecordHead(dir string, countsOf func() ([]string, error)) (*history.Rec
 			}
 		}
 	} else if !os.IsNotExist(err) {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
-	if len(byName) == 0 {
-		return nil, "", nil, fmt.Errorf("%s: no benchmark results or profiles under head/", dir)
+	if len(byName) == 0 && len(single) == 0 {
+		return nil, "", nil, nil, fmt.Errorf("%s: no benchmark results or profiles under head/", dir)
 	}
 	names := make([]string, 0, len(byName))
 	for n := range byName {
@@ -619,7 +636,8 @@ func readRecordHead(dir string, countsOf func() ([]string, error)) (*history.Rec
 	}
 	rec.Machine = strings.Trim(platform+"; "+cpu, "; ")
 	sort.Strings(whole)
-	return rec, recorded, whole, nil
+	sort.Strings(single)
+	return rec, recorded, whole, single, nil
 }
 
 // historyBenchName is a benchmark's name as go test prints it without the
