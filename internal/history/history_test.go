@@ -248,4 +248,13 @@ func TestInstructionsJudgedByFunctions(t *testing.T) {
 	if !strings.Contains(text.String(), "; by m.parseRawNumber +14.1% (868 -> 990)") {
 		t.Errorf("the benchmark's change does not name parseRawNumber's:\n%s", text.String())
 	}
+	// The page lists the benchmark's three changes, not the functions'
+	// again.
+	var page bytes.Buffer
+	if err := (&Report{Records: recs, Series: series, Method: DefaultEDivisive}).WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(page.String(), `<tr><td class="name nw">`); n != 3 {
+		t.Errorf("the page's table has %d changes, want 3", n)
+	}
 }
