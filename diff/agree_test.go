@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"html"
 	"math"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -269,7 +269,7 @@ func checkPprofShares(t *testing.T, basePath, headPath string, base, head []*pro
 		t.Fatal(err)
 	}
 	for side, path := range []string{basePath, headPath} {
-		out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=100000", "-nodefraction=0", "-edgefraction=0", path).Output()
+		out, err := testutil.PprofCmd("-top", "-nodecount=100000", "-nodefraction=0", "-edgefraction=0", path).Output()
 		if err != nil {
 			t.Fatalf("go tool pprof: %v", err)
 		}

@@ -5,10 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // The diff fixtures are folded stacks written by hand (testdata/cli/README.md):
@@ -52,7 +53,7 @@ func TestDiffPprof(t *testing.T) {
 	if code != exitFail {
 		t.Fatalf("exit %d, want 1: %s", code, stderr.String())
 	}
-	top, err := exec.Command("go", "tool", "pprof", "-top", "-unit=ms", out).CombinedOutput()
+	top, err := testutil.PprofCmd("-top", "-unit=ms", out).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go tool pprof: %v\n%s", err, top)
 	}

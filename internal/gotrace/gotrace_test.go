@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
@@ -602,7 +601,7 @@ func TestPprofTop(t *testing.T) {
 		}
 		p := parse(t, b, c.view)
 		path := testutil.WriteProfile(t, t.TempDir(), "p.pb.gz", p)
-		out, err := exec.Command("go", "tool", "pprof", "-top", "-symbolize=none", "-nodecount=1000000",
+		out, err := testutil.PprofCmd("-top", "-symbolize=none", "-nodecount=1000000",
 			"-nodefraction=0", "-edgefraction=0", "-unit=ns", path).Output()
 		if err != nil {
 			t.Fatalf("go tool pprof: %v", err)

@@ -2,7 +2,6 @@ package meta_test
 
 import (
 	"bytes"
-	"os/exec"
 	"reflect"
 	"slices"
 	"strings"
@@ -348,7 +347,7 @@ func TestPprofLeavesRecordOut(t *testing.T) {
 	p := twoRunProfile()
 	p.Comments = meta.WithAllocProfile(p.Comments, bytes.Repeat([]byte("alloc"), 100))
 	path := testutil.WriteProfile(t, t.TempDir(), "p.pb.gz", p)
-	out, err := exec.Command("go", "tool", "pprof", "-top", "-symbolize=none", path).CombinedOutput()
+	out, err := testutil.PprofCmd("-top", "-symbolize=none", path).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go tool pprof -top: %v\n%s", err, out)
 	}
