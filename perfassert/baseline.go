@@ -17,13 +17,9 @@ import (
 )
 
 // BaselineAlpha is the false-discovery rate MatchBaseline judges at unless
-// its options say otherwise (diff.WithAlpha): a fifth of diff's default.
-// A golden baseline is compared in every run of a test suite, and a test
-// that fails one unchanged run in 25 is a flaky test: measured on a
-// third-party parser with baselines of 8 processes, unchanged code failed
-// 0.7-4.0% of comparisons at 0.05 and 0-1.0% at 0.01, which caught a 50%
-// slower function (9% of the time) in 45-68% of comparisons instead of
-// 75-93%.
+// its options say otherwise (diff.WithAlpha): a fifth of diff's default, so
+// that a baseline compared in every run of a suite fails unchanged code
+// rarely (the measurements: docs/baselines.md).
 const BaselineAlpha = 0.01
 
 // MatchBaseline asserts that current did not regress against the baseline
@@ -31,84 +27,31 @@ const BaselineAlpha = 0.01
 // under testdata/), as NoRegression does; only the module's own functions
 // are judged unless opts say otherwise (see CheckRegression).
 //
-// A baseline of a capture is recorded in several processes
-// (defaultProcesses; ProcessesEnv sets how many): while baselines are
-// written, MatchBaseline runs the calling test again in more processes of
-// the test binary, one after the other, and the baseline holds every run
-// of each process's capture. The comparison is then process against
-// process (meta's runs merged by the process that made them), so that the
-// noise it learns is how processes differ, which is more than how the runs
-// of one capture differ. A baseline of one process (written so, or before
-// baselines held processes) is compared run against run, with a note in
-// the test log; baselines written before captures held runs load as one
-// run.
+//	p := perfassert.Capture(t, func() { parse(input) })
+//	perfassert.MatchBaseline(t, "testdata/parse.pb.gz", p)
 //
-// A profile captured under the race detector (Capture in `go test -race`)
-// is compared with, and written to, path with ".race" before its
-// extensions ("testdata/parse.pb.gz" becomes "testdata/parse.race.pb.gz"):
-// the detector slows memory accesses far more than arithmetic and leaves a
-// third or more of the samples in its C runtime, so each build needs a
-// baseline of its own. Commit both when CI runs `go test -race`.
+// The baseline is written only when asked: with HOTBUDGET_UPDATE=1 (or the
+// test flag -hotbudget.update) MatchBaseline runs the test again in more
+// processes of the test binary (ProcessesEnv sets how many), writes every
+// process's capture to path atomically, logs that it did, and passes;
+// HOTBUDGET_UPDATE=add adds the new processes to the baseline at path
+// instead (the newest 48 are kept), so that it learns the machine's states
+// at other times. A missing baseline fails with the command that creates
+// it. The baseline may be any format the loaders read.
 //
-// The baseline is written only when asked: run the test with
-// HOTBUDGET_UPDATE=1 or the flag -hotbudget.update and MatchBaseline writes
-// current, all its runs, to path (gzipped pprof, atomically: a temporary
-// file in the same directory renamed over the old one), logs that it did,
-// and passes. Use the variable for `go test ./...`: the flag is defined only
-// in test binaries that import perfassert, and the others reject it. A
-// missing baseline fails with the command that creates it. The baseline may
-// be any format the loaders read.
+// A capture of several processes is compared process against process, at
+// a false-discovery rate of BaselineAlpha; a comparison that fails, or
+// nearly does, runs the test in two more processes and confirms the
+// verdict with them, so that one process's state does not fail the test.
+// The whole program's time per iteration is shown but not judged unless
+// opts include diff.WithHeadline(true). A capture under the race detector
+// is compared with a baseline of its own, path with ".race" before its
+// extensions. Allocations per iteration, when both sides hold them, are
+// judged exactly (CheckAllocs), and a counted capture (Instructions)
+// without statistics.
 //
-// HOTBUDGET_UPDATE=add records the test as 1 does and adds the recording
-// to the baseline at path instead of replacing it (the newest 48
-// processes are kept): run it again at other times, with the code
-// unchanged, and the baseline learns how the machine's states, which last
-// minutes to hours, move functions between recordings. The 48 processes
-// of three recordings made at different times judged captures made at yet
-// another time with under half the false alarms of sixteen from one
-// recording, and more power (measured on three third-party modules; see
-// maxAddedProcesses). A baseline recorded by another Go version, sampler
-// or race setting is not added to: record it anew.
-//
-// Allocations are judged too, exactly (see CheckAllocs): when both the
-// baseline and current hold the allocations Capture records, a function of
-// the module whose allocations per iteration grew beyond
-// diff.DefaultAllocTolerance fails the assertion, on any machine, without
-// statistics, in a report of its own beside the CPU verdicts. A baseline
-// written before captures recorded allocations gets no allocation verdict,
-// and a note saying so.
-//
-// Functions are judged at a false-discovery rate of BaselineAlpha (0.01),
-// not diff's 0.05, so that an unchanged test fails rarely; pass
-// diff.WithAlpha to choose another.
-//
-// One process is one draw of the machine's state, which moves functions'
-// shares as a change of the code does. So when the baseline holds several
-// processes and the current capture, compared with it, shows a function
-// slower at a false-discovery rate of 0.1 (or fails), MatchBaseline runs
-// the test again in two more processes (as it does to record a baseline)
-// and judges the three against the baseline: a state passes, a change
-// fails. On a third-party JSON parser, with baselines of 16 processes, this
-// caught a function made 43-51% slower 70-100% of the time, against 16-100%
-// from one process, with no false alarm in 750 unchanged comparisons;
-// unchanged code ran the extra processes in 0-11% of them.
-//
-// A machine can run a whole process in another state: on that parser, a
-// third of the processes of three recordings out of five took 1.4-2.1ms
-// of CPU time an iteration instead of 1.05-1.15ms, and one of its
-// functions 5-7 times its share. Against a baseline recorded without such
-// a process, 6 of 7 of them failed. When a failed comparison's current
-// processes all ran 25% slower (or faster) per iteration than every
-// process of the baseline, by more than twice what the functions judged
-// regressed account for, the failure says so, and that recording the
-// baseline again on this machine is the fix if the code did not change.
-//
-// The whole program's time per iteration (the report's headline) is shown
-// but not judged: a baseline was recorded on another day, often on another
-// machine, and its time per iteration measures the hardware and its load
-// as much as the code. Functions are judged as shares of the profile,
-// which do not depend on them. Pass diff.WithHeadline(true) to judge it too
-// when baselines are recorded on the machine that checks them.
+// What a pass and a failure print, and how often it is right on
+// third-party modules: docs/baselines.md.
 func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...diff.Option) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
