@@ -64,7 +64,9 @@ func TestNotesAppendPruneSquash(t *testing.T) {
 		if i == 2 {
 			continue // a commit without a record
 		}
-		if err := n.Put(ctx, record(c, 1000+float64(i), 3)); err != nil {
+		r := record(c, 1000+float64(i), 3)
+		r.Benchmarks[0].TimeRuns = &TimeRuns{SampleTypes: []string{"samples/count"}, Functions: []string{"m.parse"}, Runs: []TimeRun{{Ops: 10, Samples: []int64{0, -1, 7}}}}
+		if err := n.Put(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,9 +94,18 @@ func TestNotesAppendPruneSquash(t *testing.T) {
 	}
 	recs, _, _ = n.Load(ctx, "main")
 	for i, r := range recs {
-		if want := i >= 3; r.HasFunctions() != want || r.Benchmarks[0].NsPerOp == nil {
-			t.Errorf("record %d: functions %v, want %v, and its benchmark kept", i, r.HasFunctions(), want)
+		if want := i >= 3; r.HasFunctions() != want || r.HasTimeRuns() != want || r.Benchmarks[0].NsPerOp == nil {
+			t.Errorf("record %d: functions %v, runs %v, want %v, and its benchmark kept", i, r.HasFunctions(), r.HasTimeRuns(), want)
 		}
+	}
+	// The runs go sooner than the functions: the newest record alone
+	// keeps them.
+	if pruned, err = n.Prune(ctx, "main", Retention{KeepFunctions: 2, KeepRuns: 1}); err != nil || len(pruned) != 1 || pruned[0] != commits[4] {
+		t.Errorf("pruned %v (%v), want the runs of %.7s", pruned, err, commits[4])
+	}
+	recs, _, _ = n.Load(ctx, "main")
+	if r := recs[3]; !r.HasFunctions() || r.HasTimeRuns() || !recs[4].HasTimeRuns() || recs[4].Benchmarks[0].TimeRuns.Runs[0].Samples[2] != 7 {
+		t.Errorf("after pruning runs: record 3 functions %v runs %v, record 4 runs %+v", r.HasFunctions(), r.HasTimeRuns(), recs[4].Benchmarks[0].TimeRuns)
 	}
 	if err := n.Squash(ctx); err != nil {
 		t.Fatal(err)

@@ -206,16 +206,23 @@ type Retention struct {
 	// history keep their per-function detail; older records keep their
 	// benchmarks' values only, forever. Negative: every record keeps them.
 	KeepFunctions int
+	// KeepRuns is how many of the newest records keep their runs
+	// (Benchmark.TimeRuns, about 30 KB of JSON a benchmark), at most
+	// KeepFunctions; 0: as many as KeepFunctions. A record's runs serve
+	// record --base-from-history while the record is recent.
+	KeepRuns int
 }
 
-// DefaultRetention keeps functions for the newest 100 records.
-var DefaultRetention = Retention{KeepFunctions: 100}
+// DefaultRetention keeps functions for the newest 100 records, runs for
+// the newest 10.
+var DefaultRetention = Retention{KeepFunctions: 100, KeepRuns: 10}
 
 // Prune applies rule to the first-parent history of rev: the records
-// beyond the newest rule.KeepFunctions lose their functions. It returns
-// the commits whose records it rewrote.
+// beyond the newest rule.KeepFunctions lose their functions, those beyond
+// the newest rule.KeepRuns their runs. It returns the commits whose
+// records it rewrote.
 func (n Notes) Prune(ctx context.Context, rev string, rule Retention) ([]string, error) {
-	if rule.KeepFunctions < 0 {
+	if rule.KeepFunctions < 0 && rule.KeepRuns <= 0 {
 		return nil, nil
 	}
 	recs, _, err := n.Load(ctx, rev)
@@ -223,8 +230,16 @@ func (n Notes) Prune(ctx context.Context, rev string, rule Retention) ([]string,
 		return nil, err
 	}
 	var pruned []string
-	for i := len(recs) - 1 - rule.KeepFunctions; i >= 0; i-- {
-		if r := recs[i]; r.Prune() {
+	for i := len(recs) - 1; i >= 0; i-- {
+		r, newer := recs[i], len(recs)-1-i // newer: records after it
+		changed := false
+		switch {
+		case rule.KeepFunctions >= 0 && newer >= rule.KeepFunctions:
+			changed = r.Prune()
+		case rule.KeepRuns > 0 && newer >= rule.KeepRuns:
+			changed = r.PruneRuns()
+		}
+		if changed {
 			if err := n.Put(ctx, r); err != nil {
 				return pruned, err
 			}

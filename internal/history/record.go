@@ -46,9 +46,14 @@ type Record struct {
 	Instrument string `json:"instrument"`
 	// Go is the Go version of the benchmarks' binaries ("go1.26.8").
 	Go string `json:"go,omitempty"`
-	// Machine is the kind of machine: platform, CPU model as go test
-	// printed it, and processors ("linux/amd64; Intel(R) Xeon(R) ...; 2 CPUs").
+	// Machine is the kind of machine: platform and CPU model as go test
+	// printed it ("linux/amd64; Intel(R) Xeon(R) ...").
 	Machine string `json:"machine,omitempty"`
+	// GOMAXPROCS is the benchmarks' (their names' -N suffix) and CPUs the
+	// machine's processors where history append ran (time records that
+	// keep TimeRuns: the rest of the machine's kind).
+	GOMAXPROCS int `json:"gomaxprocs,omitempty"`
+	CPUs       int `json:"cpus,omitempty"`
 	// CountsOf are the modules whose functions the benchmarks' Counts
 	// hold (instructions; go list -m where history append ran): what
 	// record's gate judges by default. Absent: every function's.
@@ -89,6 +94,53 @@ type Benchmark struct {
 	// CountTotal is the whole count of the Ops iterations, every
 	// function's.
 	CountTotal int64 `json:"count_total,omitempty"`
+	// TimeRuns are the runs of a time record as the time verdict reads
+	// them: what record --base-from-history rebuilds a measured base
+	// from. Pruned with Functions.
+	TimeRuns *TimeRuns `json:"time_runs,omitempty"`
+}
+
+// TimeRuns are a benchmark's runs (time): each run's CPU profile reduced
+// to what diff's verdict of the functions' self time reads, and its
+// benchmark results, what benchstat's verdict reads.
+//
+// A profile is kept as its samples' leaf functions, each with the nearest
+// other function above it (its caller): each function's self value and
+// samples, its local value (self and its direct callees' self under it,
+// which the verdict checks a change of self time against) and the run's
+// total are those of the profile, with runtime.asyncPreempt charged to its
+// caller (diff's default selection). Total time (the whole stack) is not
+// kept.
+type TimeRuns struct {
+	// SampleTypes are the profiles' sample types as "type/unit"
+	// ("samples/count", "cpu/nanoseconds"), the default one last but
+	// named by DefaultSampleType.
+	SampleTypes       []string `json:"sample_types"`
+	DefaultSampleType string   `json:"default_sample_type,omitempty"`
+	// PeriodType ("cpu/nanoseconds") and Period are the profiles'.
+	PeriodType string `json:"period_type,omitempty"`
+	Period     int64  `json:"period,omitempty"`
+	// Scaled says each group of Samples keeps its first value (the
+	// samples) alone: every other value is it times Period (perf events'
+	// and runtime/pprof's CPU time).
+	Scaled bool `json:"scaled,omitempty"`
+	// Functions are the names Samples index.
+	Functions []string `json:"functions"`
+	// Runs are in the order record ran them.
+	Runs []TimeRun `json:"runs"`
+}
+
+// TimeRun is one run of a benchmark.
+type TimeRun struct {
+	// Ops is the iterations the run did.
+	Ops int64 `json:"ops"`
+	// Samples are the run's samples grouped by leaf and caller, flat:
+	// leaf, caller (indexes of TimeRuns.Functions; -1: none), then a
+	// value per sample type (one when Scaled), for each group.
+	Samples []int64 `json:"samples"`
+	// Results are the run's benchmark result lines as go test printed
+	// them (one per -test.count), spaces collapsed.
+	Results []string `json:"results"`
 }
 
 // Count is one function's self count in a benchmark's Ops iterations.
@@ -209,23 +261,47 @@ func Round(v float64, digits int) float64 {
 	return r
 }
 
-// Prune drops the per-function detail (functions and counts) of every
-// benchmark of a record; it reports whether there was any.
+// Prune drops the per-function detail (functions, counts and runs) of
+// every benchmark of a record; it reports whether there was any.
 func (r *Record) Prune() bool {
 	pruned := false
 	for i := range r.Benchmarks {
-		if r.Benchmarks[i].Functions != nil || r.Benchmarks[i].Counts != nil {
-			r.Benchmarks[i].Functions, r.Benchmarks[i].Counts, r.Benchmarks[i].CountTotal = nil, nil, 0
+		b := &r.Benchmarks[i]
+		if b.Functions != nil || b.Counts != nil || b.TimeRuns != nil {
+			b.Functions, b.Counts, b.CountTotal, b.TimeRuns = nil, nil, 0, nil
 			pruned = true
 		}
 	}
 	return pruned
 }
 
+// PruneRuns drops the runs (TimeRuns) of every benchmark of a record; it
+// reports whether there were any.
+func (r *Record) PruneRuns() bool {
+	pruned := false
+	for i := range r.Benchmarks {
+		if r.Benchmarks[i].TimeRuns != nil {
+			r.Benchmarks[i].TimeRuns = nil
+			pruned = true
+		}
+	}
+	return pruned
+}
+
+// HasTimeRuns reports whether any benchmark of r keeps its runs.
+func (r *Record) HasTimeRuns() bool {
+	for _, b := range r.Benchmarks {
+		if b.TimeRuns != nil && len(b.TimeRuns.Runs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // HasFunctions reports whether any benchmark of r keeps its functions.
 func (r *Record) HasFunctions() bool {
 	for _, b := range r.Benchmarks {
-		if len(b.Functions) > 0 || len(b.Counts) > 0 {
+		if len(b.Functions) > 0 || len(b.Counts) > 0 || b.TimeRuns != nil {
 			return true
 		}
 	}
