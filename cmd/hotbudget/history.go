@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,7 +32,7 @@ const historyUsage = `Usage:
 	hotbudget history append --out DIR [--commit REV] [flags]
 	hotbudget history show [--rev REV] [--since REV] [--functions] [--format text|markdown|json]
 	hotbudget history html [--rev REV] [--since REV] [--out FILE]
-	hotbudget history prune [--rev REV] [--keep-functions K] [--squash]
+	hotbudget history prune [--rev REV] [--keep-functions K] [--keep-runs K] [--squash]
 
 Keeps the results of 'hotbudget record' across the commits of a branch, in
 the repository itself: the record of commit C is the git note of C under
@@ -42,9 +44,14 @@ bench.txt and each benchmark's profiles) and stores, per benchmark, the
 time per op (median and range over the runs), B/op and allocs/op, or the
 instructions per op under --instructions, and the functions holding at
 least --min-share of the benchmark (at most --max-functions), with the
-Go version, the machine and the date. Records beyond the newest
---keep-functions of the first-parent history lose their functions; the
-benchmarks' values stay. --commit (default HEAD) is the commit the record
+Go version, the machine and the date. A record of time also keeps its
+runs as the time verdict reads them (each function's self samples and its
+caller's, per run, and the benchmark results), from which record
+--base-from-history judges a pull request against it; counting
+instructions, every function's exact counts. Records beyond the newest
+--keep-functions of the first-parent history lose their functions and
+counts, those beyond the newest --keep-runs their runs; the benchmarks'
+values stay. --commit (default HEAD) is the commit the record
 belongs to: the record's HEAD. Counting instructions, append stores what
 N ops execute, the difference record --instructions writes beside the
 process of 2N ops; given only that whole process (start-up included, a
@@ -97,6 +104,7 @@ func (c *cli) historyAppend(args []string) int {
 	fs.Var(&outs, "out", "the `directory` hotbudget record --out wrote (its head/ is read); repeated, the shards of one record (record --shard K/N --out DIR)")
 	rev := fs.String("commit", "HEAD", "the commit the record belongs to: the record's HEAD `revision`")
 	keep := fs.Int("keep-functions", history.DefaultRetention.KeepFunctions, "keep functions in the newest `K` records of the first-parent history (negative: in all)")
+	keepRuns := fs.Int("keep-runs", history.DefaultRetention.KeepRuns, "keep the runs of time (record --base-from-history's) in the newest `K` records, at most --keep-functions (0: as --keep-functions)")
 	minShare := fs.String("min-share", "1%", "keep the functions holding at least this `share` of a benchmark")
 	maxFuncs := fs.Int("max-functions", history.DefaultCompaction.MaxFunctions, "keep at most `n` functions a benchmark")
 	counts := newChoice("module", "module", "all")
@@ -176,7 +184,7 @@ func (c *cli) historyAppend(args []string) int {
 	if err := store.Put(ctx, rec); err != nil {
 		return c.inputErr("history append", err)
 	}
-	pruned, err := store.Prune(ctx, commit, history.Retention{KeepFunctions: *keep})
+	pruned, err := store.Prune(ctx, commit, history.Retention{KeepFunctions: *keep, KeepRuns: *keepRuns})
 	if err != nil {
 		return c.inputErr("history append", err)
 	}
@@ -187,7 +195,7 @@ func (c *cli) historyAppend(args []string) int {
 	fmt.Fprintf(c.stdout, "hotbudget history: %.12s: %s (%s, %s functions, %d bytes) under %s", commit,
 		plural(len(rec.Benchmarks), "benchmark", "benchmarks"), rec.Instrument, textfmt.Count(float64(nf)), len(data), textfmt.Line(*ref))
 	if len(pruned) > 0 {
-		fmt.Fprintf(c.stdout, "; functions pruned from %s", plural(len(pruned), "older record", "older records"))
+		fmt.Fprintf(c.stdout, "; functions or runs pruned from %s", plural(len(pruned), "older record", "older records"))
 	}
 	fmt.Fprintf(c.stdout, "\nshare it with: git push origin %s\n", textfmt.Line(*ref))
 	return exitOK
@@ -322,6 +330,7 @@ func (c *cli) historyPrune(args []string) int {
 	ref := historyStore(fs)
 	rev := fs.String("rev", "HEAD", "prune along the first-parent history of this `revision`")
 	keep := fs.Int("keep-functions", history.DefaultRetention.KeepFunctions, "keep functions in the newest `K` records (negative: in all)")
+	keepRuns := fs.Int("keep-runs", history.DefaultRetention.KeepRuns, "keep the runs of time in the newest `K` records, at most --keep-functions (0: as --keep-functions)")
 	squash := fs.Bool("squash", false, "then replace the notes ref's own history by one commit, so that git gc frees what was pruned (pushing it needs +"+history.DefaultRef+")")
 	pos, code := c.parse(fs, args)
 	if code >= 0 {
@@ -332,11 +341,11 @@ func (c *cli) historyPrune(args []string) int {
 	}
 	ctx := context.Background()
 	store := history.Notes{Ref: *ref}
-	pruned, err := store.Prune(ctx, *rev, history.Retention{KeepFunctions: *keep})
+	pruned, err := store.Prune(ctx, *rev, history.Retention{KeepFunctions: *keep, KeepRuns: *keepRuns})
 	if err != nil {
 		return c.inputErr("history prune", err)
 	}
-	fmt.Fprintf(c.stdout, "hotbudget history: functions pruned from %s\n", plural(len(pruned), "record", "records"))
+	fmt.Fprintf(c.stdout, "hotbudget history: functions or runs pruned from %s\n", plural(len(pruned), "record", "records"))
 	if *squash {
 		if err := store.Squash(ctx); err != nil {
 			return c.inputErr("history prune", err)
@@ -384,6 +393,9 @@ func joinRecords(rec, part *history.Record, out string) (*history.Record, error)
 
 // runProfile matches a benchmark's CPU profile of one run: NAME.N.pb.gz.
 var runProfile = regexp.MustCompile(`^(.+)\.[0-9]+\.pb\.gz$`)
+
+// runNumber is a run profile's number: NAME.N.pb.gz.
+var runNumber = regexp.MustCompile(`\.([0-9]+)\.pb\.gz$`)
 
 // recordedHead matches the head revision in a run profile's name:
 // "PKG NAME at head HEAD (0123456789ab), run 1".
@@ -439,6 +451,9 @@ func readRecordHeadN(dir string, countsOf func() ([]string, error)) (*history.Re
 		shares map[string][]float64
 		perOp  map[string][]float64
 		n      int
+		// profiles are the runs' profiles by run number, which TimeRuns
+		// keeps (timeRunsOf).
+		profiles map[int]*profile.Profile
 	}
 	cpuRuns := map[string]*runs{}
 	var counted, whole, single []string
@@ -547,10 +562,14 @@ func readRecordHeadN(dir string, countsOf func() ([]string, error)) (*history.Re
 		}
 		r := cpuRuns[key]
 		if r == nil {
-			r = &runs{shares: map[string][]float64{}, perOp: map[string][]float64{}}
+			r = &runs{shares: map[string][]float64{}, perOp: map[string][]float64{}, profiles: map[int]*profile.Profile{}}
 			cpuRuns[key] = r
 		}
 		r.n++
+		if sm := runNumber.FindStringSubmatch(base); sm != nil {
+			n, _ := strconv.Atoi(sm[1])
+			r.profiles[n] = p
+		}
 		for _, f := range t.Functions {
 			if f.Self > 0 && t.Total > 0 {
 				r.shares[f.Name] = append(r.shares[f.Name], float64(f.Self)/float64(t.Total))
@@ -577,6 +596,7 @@ func readRecordHeadN(dir string, countsOf func() ([]string, error)) (*history.Re
 		}
 	}
 	// The benchmark output: time, bytes and allocations per op.
+	results := map[string][]string{} // each benchmark's result lines, in order
 	if data, err := os.ReadFile(filepath.Join(head, "bench.txt")); err == nil {
 		type vals struct{ ns, bytes, allocs []float64 }
 		got := map[string]*vals{}
@@ -590,6 +610,10 @@ func readRecordHeadN(dir string, countsOf func() ([]string, error)) (*history.Re
 				cpu = v
 			}
 			key := res.GetConfig("pkg") + " " + historyBenchName(res.Name)
+			results[key] = append(results[key], resultLine(res))
+			if p := benchProcs(res.Name); p > 0 {
+				rec.GOMAXPROCS = p
+			}
 			v := got[key]
 			if v == nil {
 				v = &vals{}
@@ -622,6 +646,18 @@ func readRecordHeadN(dir string, countsOf func() ([]string, error)) (*history.Re
 		}
 	} else if !os.IsNotExist(err) {
 		return nil, "", nil, nil, err
+	}
+	// The runs themselves, what record --base-from-history judges a
+	// head against as it would a measured base.
+	for key, r := range cpuRuns {
+		tr, err := timeRunsOf(r.profiles, results[key])
+		if err != nil {
+			return nil, "", nil, nil, fmt.Errorf("%s: %s: %w", dir, key, err)
+		}
+		if tr != nil {
+			bench(key).TimeRuns = tr
+			rec.CPUs = runtime.NumCPU()
+		}
 	}
 	if len(byName) == 0 && len(single) == 0 {
 		return nil, "", nil, nil, fmt.Errorf("%s: no benchmark results or profiles under head/", dir)

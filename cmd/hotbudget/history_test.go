@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/history"
 	"github.com/hotbudget/hotbudget/internal/meta"
 )
 
@@ -147,9 +148,18 @@ func TestHistoryAppendShow(t *testing.T) {
 	if old, recent := note(commits[5]), note(commits[6]); strings.Contains(old, `"functions"`) || !strings.Contains(recent, `"functions"`) {
 		t.Errorf("pruning: record 5 %s\nrecord 6 %s", old, recent)
 	}
-	if n := len(note(commits[15])); n > 700 {
-		t.Errorf("a record of one benchmark and 2 functions takes %d bytes", n)
+	// The newest records keep their runs too (--keep-runs, 10 by
+	// default): what record --base-from-history reads.
+	newest := note(commits[15])
+	rec, err := history.Unmarshal([]byte(newest))
+	if err != nil || !rec.HasTimeRuns() || len(rec.Benchmarks[0].TimeRuns.Runs) != 3 {
+		t.Fatalf("the newest record keeps no runs (%v):\n%s", err, newest)
 	}
+	rec.PruneRuns()
+	if data, _ := rec.Marshal(); len(data) > 700 {
+		t.Errorf("a record of one benchmark and 2 functions takes %d bytes without its runs", len(data))
+	}
+	t.Logf("the newest record: %d bytes with its runs", len(newest))
 	// A record made at another HEAD is refused.
 	out := filepath.Join(t.TempDir(), "perf")
 	fakeRecordOut(t, out, commits[3], "BenchmarkParse", 1, 800, 2)

@@ -89,15 +89,22 @@ runs; about 6 s a benchmark. The report names what regressed in its first
 and last lines, and base/ and head/ hold each benchmark's instructions
 (PKG/NAME.instructions.pb.gz, N ops).
 
---base-from-history (with --instructions) takes the base's counts from its
-record in the history (the git note 'hotbudget history append' stored when
-the base was pushed to main) instead of counting the base again: counts are
-exact, so the verdicts are those of counting it again, and only the head is
-built and counted, at the base's N. It refuses, exit 2, a base without a
-record, one counted by another Go, platform or CPU, and benchmarks or
-functions of the gate the record lacks; the report says where the base came
-from. Time is always measured: its verdicts need the base's runs, and the
-history keeps their medians (docs/history.md).
+--base-from-history takes the base from its record in the history (the git
+note 'hotbudget history append' stored when the base was pushed to main)
+instead of measuring the base again; only the head is built and run. With
+--instructions, the base's counts: exact, so the verdicts are those of
+counting it again, the head counted at the base's N. For time, the base's
+runs (each function's self samples per run, and the benchmark results):
+the head runs as many times and iterations as the base did, and its
+functions' shares are judged against the stored runs with the statistics
+of a measured base; measured at another time, the benchmarks' time per op
+(and the program's, the headline) is shown, not gated, the functions'
+allocations are not judged (B/op and allocs/op are). It refuses, exit 2, a
+base without a record, one measured by another Go, platform or CPU (time:
+also GOMAXPROCS or number of processors), a time record older than
+--history-max-age or without runs, and benchmarks or functions of the gate
+the record lacks; the report says where the base came from
+(docs/history.md).
 
 Time: each benchmark runs about --benchtime per run and side, plus the
 start of its test binary and its setup (about 1.3 s a run on a module of
@@ -135,6 +142,7 @@ Examples:
 	hotbudget record origin/main HEAD
 	hotbudget record --runs 10 --bench 'Parse|Render' main . ./internal/parser
 	hotbudget record --instructions origin/main HEAD ./...
+	hotbudget record --base-from-history "$BASE_SHA" HEAD ./...
 	hotbudget record --shard 2/4 --out perf-2 origin/main HEAD ./...
 	hotbudget record --out perf --format markdown "$BASE_SHA" HEAD ./...
 	hotbudget diff perf/base/cpu-*.pb.gz -- perf/head/cpu-*.pb.gz
@@ -168,6 +176,12 @@ type recordOpts struct {
 	// the notes ref historyRef.
 	baseFromHistory bool
 	historyRef      string
+	// historyMaxAge is the oldest a time record --base-from-history
+	// takes (0: any).
+	historyMaxAge time.Duration
+	// runsSet and countSet say --runs and --count were given: with a
+	// time base from the history they must be the stored record's.
+	runsSet, countSet bool
 }
 
 // recordCmd is record's command line: its flags, parsed by record, and by
@@ -192,8 +206,9 @@ func (c *cli) recordFlags() *recordCmd {
 	fs.BoolVar(&o.keep, "keep", false, "keep the worktrees and test binaries (their directory is printed)")
 	fs.BoolVar(&o.full, "full", false, "print every function's and every benchmark result's table in the text report and the Markdown comment (default: what was judged and flagged, near misses, one line for the other benchmarks)")
 	fs.BoolVar(&o.instructions, "instructions", false, "count every function's instructions under valgrind's callgrind instead of sampling CPU time: each benchmark at N and 2N iterations a side (N calibrated to --benchtime, 5ms unless given with this flag), judged exactly")
-	fs.BoolVar(&o.baseFromHistory, "base-from-history", false, "with --instructions: take the base's counts from its record in the history (hotbudget history append, git notes) instead of counting it again, when it was counted by the same Go on the same kind of machine; the head is counted alone")
+	fs.BoolVar(&o.baseFromHistory, "base-from-history", false, "take the base's counts (--instructions) or runs (time) from its record in the history (hotbudget history append, git notes) instead of measuring it again, when it was measured by the same Go on the same kind of machine (time: within --history-max-age); the head is measured alone")
 	fs.StringVar(&o.historyRef, "history-ref", "refs/notes/hotbudget", "the notes `ref` --base-from-history reads")
+	fs.DurationVar(&o.historyMaxAge, "history-max-age", defaultHistoryMaxAge, "time: --base-from-history takes a record at most this `duration` old (0: any age)")
 	fs.BoolVar(&o.noAllocs, "no-allocs", false, "skip the allocation runs (two a side per benchmark at -test.memprofilerate=1) and their exact verdicts")
 	fs.StringVar(&o.allocsHTML, "allocs-html", "", "also write the allocations' HTML report (table, differential flame graph of bytes per op) of the first benchmark whose allocations regressed, else the first, to `file`")
 	fs.StringVar(&o.html, "html", "", "also write the functions' HTML report (flame graph, explanations) to `file`")
@@ -241,13 +256,17 @@ func (rc *recordCmd) finish(pos []string) error {
 			}
 		}
 	}
+	o.runsSet, o.countSet = flagSet(fs, "runs"), flagSet(fs, "count")
 	if o.baseFromHistory {
-		if !o.instructions {
-			return errors.New(errTimeFromHistory)
-		}
 		if o.shard.n > 0 {
 			return errors.New("--base-from-history does not take --shard: a shard's base must be measured for hotbudget merge")
 		}
+		if err := timeHistoryFlags(o, fs); err != nil {
+			return err
+		}
+	}
+	if o.historyMaxAge < 0 {
+		return fmt.Errorf("--history-max-age must not be negative, got %s", o.historyMaxAge)
 	}
 	if o.instructions && !flagSet(fs, "benchtime") {
 		o.benchtime = exactBenchtime.String()
@@ -340,6 +359,13 @@ func (c *cli) judgeRecord(cmd string, res *recordResult, rc *recordCmd, progress
 	if d.gate == "" && d.module == "" && len(res.modules) > 0 {
 		opts = append(opts, diff.WithGate(modulePattern(res.modules)))
 	}
+	if res.baseHistory != nil {
+		// The program's time per op of a base measured at another time
+		// measures the machine's drift as much as the code (a function's
+		// share does not): shown, not judged, as for a baseline of
+		// another machine (docs/history.md).
+		opts = append(opts, diff.WithHeadline(false))
+	}
 	funcs, err := diff.CompareEach(res.pairs, opts...)
 	if err != nil {
 		return c.inputErr(cmd, err)
@@ -351,6 +377,9 @@ func (c *cli) judgeRecord(cmd string, res *recordResult, rc *recordCmd, progress
 	benches, err := bench.Compare(bytes.NewReader(res.baseBench), bytes.NewReader(res.headBench), bopts...)
 	if err != nil {
 		return c.inputErr(cmd, err)
+	}
+	if res.baseHistory != nil {
+		res.timeShown = ungateMeasuredTime(benches)
 	}
 	// The library's messages name Go options; record's user has flags.
 	for _, r := range funcs {

@@ -81,9 +81,10 @@ func TestShortName(t *testing.T) {
 // counts from the history (--base-from-history). The two reports agree
 // line for line but for the line saying where the base came from; the
 // stored counts judged against HEAD~1 counted again change nothing. A base
-// without a record, a time record, another Go version and another
-// iteration count, a gate beyond the module's functions the record keeps,
-// or another CPU are refused before any counting, exit 2.
+// without a record, a time base from this record of instructions, another
+// Go version and another iteration count, a gate beyond the module's
+// functions the record keeps, or another CPU are refused before any
+// counting, exit 2.
 func TestRecordBaseFromHistory(t *testing.T) {
 	testutil.Slow(t, "builds revisions five times and counts a benchmark under valgrind twelve times")
 	for _, tool := range []string{"git", "valgrind"} {
@@ -182,7 +183,7 @@ func TestRecordBaseFromHistory(t *testing.T) {
 		want string
 	}{
 		{"no record", []string{"--instructions", "--base-from-history", "HEAD~2", "HEAD"}, "has no record under refs/notes/hotbudget"},
-		{"time", []string{"--base-from-history", "HEAD~1", "HEAD"}, "time verdicts need the base's runs"},
+		{"time", []string{"--base-from-history", "HEAD~1", "HEAD"}, "counted instructions: time needs a record of time"},
 		{"another gate", []string{"--instructions", "--gate", ".", "--base-from-history", "HEAD~1", "HEAD"}, "keeps the counts of the functions of example.com/rec only"},
 		{"another N", []string{"--instructions", "--benchtime", "100x", "--base-from-history", "HEAD~1", "HEAD"}, "counted example.com/rec BenchmarkProcess at 400x"},
 	} {

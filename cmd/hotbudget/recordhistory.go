@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os/exec"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/history"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
@@ -23,17 +25,36 @@ import (
 // was pushed. Counted instructions are exact, so the stored counts of the
 // base are what measuring it again would give: record builds and counts the
 // head alone and judges it against them (diff.CompareCounts, as always).
-// Time is not taken from the history: its verdicts compare the two sides'
-// runs, and the history keeps each benchmark's median and range
-// (docs/history.md).
+// Time keeps each run as its verdict reads it (historyruns.go): record
+// runs the head alone, as many times and iterations as the base ran, and
+// judges it against the stored runs with the statistics of a measured
+// base, when the record is recent and of the same kind of machine.
 
-// errTimeFromHistory is why time verdicts cannot take their base from the
-// history.
-const errTimeFromHistory = "--base-from-history needs --instructions: time verdicts need the base's runs, measured beside the head's on the same machine at the same time; the history keeps medians (docs/history.md)"
+// defaultHistoryMaxAge is the oldest record of time --base-from-history
+// takes by default (docs/history.md has the measurements).
+const defaultHistoryMaxAge = 24 * time.Hour
+
+// timeHistoryFlags refuses the flags a time base from the history cannot
+// honour: the base's iterations are the record's, and its runs keep each
+// function's self time by name, not its total or its file.
+func timeHistoryFlags(o *recordOpts, fs *flag.FlagSet) error {
+	if o.instructions {
+		return nil
+	}
+	if flagSet(fs, "benchtime") && !strings.HasSuffix(o.benchtime, "x") {
+		return errors.New("--base-from-history runs the head at the iterations the stored base ran: drop --benchtime (or give the base's as Nx)")
+	}
+	for _, f := range []struct{ name, want string }{{"metric", string(diff.Self)}, {"key", string(diff.KeyName)}, {"anchor", ""}} {
+		if v := fs.Lookup(f.name); v != nil && v.Value.String() != f.want {
+			return fmt.Errorf("--base-from-history: the history keeps each function's self time by name; --%s %s needs the base measured (drop --base-from-history)", f.name, textfmt.Line(v.Value.String()))
+		}
+	}
+	return nil
+}
 
 // historyBase reads the record of base's commit and checks that it can stand
 // for the base: a record of counted instructions with every function's
-// exact counts.
+// exact counts, or of time with its runs, recent enough.
 func (r *recorder) historyBase(ctx context.Context, top string, base *recSide) (*history.Record, error) {
 	if base.rev.Commit == "" {
 		return nil, errors.New("--base-from-history: the base is the working tree, which has no record: give a commit of the main branch")
@@ -50,6 +71,12 @@ func (r *recorder) historyBase(ctx context.Context, top string, base *recSide) (
 	if rec == nil {
 		return nil, fmt.Errorf("--base-from-history: base %s has no record under %s (on a push to main, hotbudget history append --out DIR stores it; in a clone, git fetch origin %s:%s fetches the records): drop --base-from-history to measure the base",
 			base.rev, textfmt.Line(ref), textfmt.Line(ref), textfmt.Line(ref))
+	}
+	if !r.o.instructions {
+		if err := checkTimeHistory(rec, r.o.historyMaxAge, time.Now()); err != nil {
+			return nil, err
+		}
+		return rec, nil
 	}
 	if rec.Instrument != history.InstrumentInstructions {
 		return nil, fmt.Errorf("--base-from-history: the record of base %s measured %s, not instructions: record --instructions compares counted instructions only", base.rev, textfmt.Line(rec.Instrument))

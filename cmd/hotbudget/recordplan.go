@@ -398,7 +398,14 @@ func (r *recorder) runAll(ctx context.Context, sides []*recSide, leaves []leaf, 
 					continue
 				}
 				t1 := time.Now()
-				p, iters, err := r.runLeaf(ctx, s, l, run)
+				var p *profile.Profile
+				var iters int64
+				var err error
+				if s == base && r.hist != nil {
+					p, iters, err = r.historyRun(s, l, run)
+				} else {
+					p, iters, err = r.runLeaf(ctx, s, l, run)
+				}
 				if err != nil {
 					return err
 				}
@@ -415,6 +422,11 @@ func (r *recorder) runAll(ctx context.Context, sides []*recSide, leaves []leaf, 
 						pr.Base = append(pr.Base, p)
 					} else {
 						pr.Head = append(pr.Head, p)
+					}
+					if r.hist != nil && len(pr.Base) > 0 && len(pr.Head) == 1 && s == head {
+						if err := checkSameSampler(r.hist, pr.Base[0], p); err != nil {
+							return err
+						}
 					}
 				}
 			}

@@ -29,6 +29,10 @@ type recordResult struct {
 	// baseHistory is the record the base's counts came from
 	// (--base-from-history); nil when the base was measured.
 	baseHistory *history.Record
+	// timeShown lists the benchmark results of measured time that changed
+	// against a base from the history: shown, not gated
+	// (ungateMeasuredTime).
+	timeShown []string
 }
 
 type revision struct {
@@ -107,7 +111,7 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 		if exit != exitOK {
 			icon = "❌"
 		}
-		fmt.Fprintf(w, "## %s %s\n\n", icon, textfmt.MarkdownEscape(verdict))
+		fmt.Fprintf(w, "## %s %s\n\n%s\n\n", icon, textfmt.MarkdownEscape(verdict), textfmt.MarkdownEscape(historyBaseLine(res.baseHistory)))
 		if !full {
 			return writeRecordMarkdownShort(w, res, verdict, funcs, benches, allocs)
 		}
@@ -145,7 +149,7 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 			_, err = c.stdout.Write(b.Bytes())
 		}
 	default:
-		fmt.Fprintf(c.stdout, "%s\n\n", textfmt.Line(verdict))
+		fmt.Fprintf(c.stdout, "%s\n%s\n\n", textfmt.Line(verdict), textfmt.Line(historyBaseLine(res.baseHistory)))
 		fmt.Fprintf(c.stdout, "functions' CPU time (%s -> %s, each function's share of its benchmark's profiles, one false-discovery control over all):\n", textfmt.Line(res.baseRev.String()), textfmt.Line(res.headRev.String()))
 		if full {
 			for _, r := range shown {
@@ -174,6 +178,9 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 				err = recordBenchWords(benches).Write(c.stdout, "text")
 			} else {
 				writeBenchesShort(c.stdout, benches)
+			}
+			if len(res.timeShown) > 0 {
+				fmt.Fprintf(c.stdout, "  %s\n", textfmt.Line(timeShownLine(res.timeShown)))
 			}
 		}
 		if err == nil {
@@ -248,19 +255,30 @@ func writeRecordJSON(w io.Writer, res *recordResult, verdict string, exit int, f
 	if err := benches.Write(&b, "json"); err != nil {
 		return err
 	}
+	from, recorded := "measured", ""
+	if h := res.baseHistory; h != nil {
+		from, recorded = "history", h.Recorded
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		Schema      string              `json:"schema"`
-		Verdict     string              `json:"verdict"`
-		Exit        int                 `json:"exit"`
-		Base        revision            `json:"base"`
-		Head        revision            `json:"head"`
-		Out         string              `json:"out"`
-		Functions   []json.RawMessage   `json:"functions"`
-		Benchmarks  json.RawMessage     `json:"benchmarks"`
-		Allocations []*diff.AllocReport `json:"allocations,omitempty"`
-	}{"hotbudget.record/v4", verdict, exit, res.baseRev, res.headRev, res.out, fs, b.Bytes(), orderedAllocs(allocs)})
+		Schema  string   `json:"schema"`
+		Verdict string   `json:"verdict"`
+		Exit    int      `json:"exit"`
+		Base    revision `json:"base"`
+		// BaseFrom is "measured", or "history" when the base's runs came
+		// from its record (BaseRecorded: when).
+		BaseFrom     string `json:"base_from"`
+		BaseRecorded string `json:"base_recorded,omitempty"`
+		// TimeNotGated are the benchmark results of measured time that
+		// changed against a base from the history: shown, not gated.
+		TimeNotGated []string            `json:"time_not_gated,omitempty"`
+		Head         revision            `json:"head"`
+		Out          string              `json:"out"`
+		Functions    []json.RawMessage   `json:"functions"`
+		Benchmarks   json.RawMessage     `json:"benchmarks"`
+		Allocations  []*diff.AllocReport `json:"allocations,omitempty"`
+	}{"hotbudget.record/v4", verdict, exit, res.baseRev, from, recorded, res.timeShown, res.headRev, res.out, fs, b.Bytes(), orderedAllocs(allocs)})
 }
 
 // hasNearMiss reports whether a row of r has a near miss: suspicious, not

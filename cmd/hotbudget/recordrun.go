@@ -243,7 +243,11 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 		if err := checkHistoryBuild(r.hist, sides[1]); err != nil {
 			return nil, err
 		}
-		leaves, err = r.calibrateFromHistory(ctx, sides[0], sides[1], r.hist)
+		if r.o.instructions {
+			leaves, err = r.calibrateFromHistory(ctx, sides[0], sides[1], r.hist)
+		} else {
+			leaves, err = r.calibrateTimeFromHistory(ctx, sides[0], sides[1], r.hist)
+		}
 	} else {
 		leaves, err = r.calibrate(ctx, sides[0], sides[1])
 	}
@@ -273,7 +277,13 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 	if err := r.runAll(ctx, sides, leaves, res); err != nil {
 		return nil, err
 	}
-	if !r.o.noAllocs {
+	if r.hist != nil && !r.o.noAllocs {
+		// The allocation runs need the base's allocation profiles; the
+		// history keeps its B/op and allocs/op, which the benchmark
+		// results judge exactly.
+		r.progress("the functions' allocations are not judged: the base's runs from the history keep B/op and allocs/op (judged with the benchmark results), not each function's allocations; drop --base-from-history to judge them")
+	}
+	if !r.o.noAllocs && r.hist == nil {
 		gate := r.o.gate
 		if gate == nil && len(res.modules) > 0 {
 			gate = modulePattern(res.modules)

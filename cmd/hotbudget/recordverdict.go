@@ -285,6 +285,9 @@ func writeRecordMarkdownShort(w io.Writer, res *recordResult, verdict string, fu
 		changed = append(changed, r)
 	}
 	fmt.Fprintf(w, "%d of %d results unchanged.\n\n", same, len(benches.Rows))
+	if len(res.timeShown) > 0 {
+		fmt.Fprintf(w, "%s\n\n", textfmt.MarkdownEscape(timeShownLine(res.timeShown)))
+	}
 	if len(changed) > 0 {
 		fmt.Fprintf(w, "| benchmark | unit | change | p | verdict |\n|:--|:--|--:|--:|:--|\n")
 		for _, r := range changed {
