@@ -414,8 +414,8 @@ func (r *recorder) calibrateTimeFromHistory(ctx context.Context, base, head *rec
 		r.progress("%s %s: %d iterations a run, the base's runs from the history", textfmt.Name(l.pkg), textfmt.Name(l.name), l.iters)
 	}
 	r.estimated = est
-	r.progress("listed %s at head in %s; the head runs %d times a side's runs, about %s unprofiled (the profiler adds to it); the base's runs are the history's",
-		plural(len(leaves), "benchmark", "benchmarks"), since(t0), runs, est.Round(time.Second))
+	r.progress("listed %s at head in %s; each runs %s at head, as the base did, about %s in all unprofiled (the profiler adds to it); the base's runs are the history's",
+		plural(len(leaves), "benchmark", "benchmarks"), since(t0), plural(runs, "time", "times"), est.Round(time.Second))
 	return leaves, nil
 }
 
@@ -455,8 +455,8 @@ func checkSameSampler(rec *history.Record, base, head *profile.Profile) error {
 	if same {
 		return nil
 	}
-	return fmt.Errorf("--base-from-history: the record of base %.12s was sampled at %d Hz, the head at %d Hz (%s perf events, else runtime/pprof): measure the base (drop --base-from-history), or record both with the same %s",
-		rec.Commit, rateHz(base), rateHz(head), samplerEnv+"=perf", samplerEnv)
+	return fmt.Errorf("--base-from-history: the record of base %.12s was sampled at %d Hz, the head at %d Hz (perf events sample at 10000, runtime/pprof at 100): measure the base (drop --base-from-history), or run the head with the base's sampler (%s=perf or =pprof)",
+		rec.Commit, rateHz(base), rateHz(head), samplerEnv)
 }
 
 // ungateMeasuredTime makes the benchmark results of measured values

@@ -194,8 +194,8 @@ func TestTimeRunsRoundTrip(t *testing.T) {
 
 // TestTimeHistoryRefusals checks what a time base from the history
 // refuses: another instrument, a record without runs, one older than
-// --history-max-age or without a time, another kind of machine, and the
-// flags it cannot honour.
+// --history-max-age or without a time, another kind of machine, a head
+// sampled otherwise, and the flags it cannot honour.
 func TestTimeHistoryRefusals(t *testing.T) {
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	withRuns := func() *history.Record {
@@ -240,6 +240,16 @@ func TestTimeHistoryRefusals(t *testing.T) {
 		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q GOMAXPROCS %d, %d CPUs: %v, want %q", c.cpu, c.procs, c.cpus, err, c.want)
 		}
+	}
+	// A head sampled by runtime/pprof against a base of perf events.
+	perf := runProfileOf(t, runStacks(0, 0), 10)
+	pprof := runProfileOf(t, runStacks(0, 0), 10)
+	pprof.Period = 10000000
+	if err := checkSameSampler(withRuns(), perf, perf); err != nil {
+		t.Errorf("the same sampler: %v", err)
+	}
+	if err := checkSameSampler(withRuns(), perf, pprof); err == nil || !strings.Contains(err.Error(), "sampled at 10000 Hz, the head at 100 Hz") {
+		t.Errorf("perf events against runtime/pprof: %v", err)
 	}
 	for _, c := range []struct {
 		args []string
