@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/history"
 	"github.com/hotbudget/hotbudget/internal/meta"
@@ -376,5 +379,56 @@ func TestRecordTimeBaseFromHistory(t *testing.T) {
 	put(string(data))
 	if r := recordIn(t, repo, "--base-from-history", "HEAD~1", "HEAD"); r.code != 2 || !strings.Contains(r.stderr, "keeps no runs") || strings.Contains(r.stderr, "built 1 test binary") {
 		t.Errorf("no runs: exit %d, want 2 before building\n%s", r.code, r.stderr)
+	}
+}
+
+// TestRecordReportBaseFromHistory checks the report of a time base from
+// the history: it says so in every format, and a benchmark's time per op
+// that changed is shown, not gated, while its functions still are.
+func TestRecordReportBaseFromHistory(t *testing.T) {
+	funcs, _ := recordReports(t)
+	side := func(ns float64) string {
+		var b strings.Builder
+		b.WriteString("goos: linux\ngoarch: amd64\npkg: example.com/m\ncpu: Some CPU\n")
+		for i := range 5 {
+			fmt.Fprintf(&b, "BenchmarkB-2 1000 %g ns/op 16 B/op 1 allocs/op\n", ns+float64(i))
+		}
+		return b.String()
+	}
+	benches, err := bench.Compare(strings.NewReader(side(1000)), strings.NewReader(side(1400)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(benches.Regressions()) != 1 {
+		t.Fatalf("sec/op +40%%: %d regressions, want 1", len(benches.Regressions()))
+	}
+	rec := &history.Record{Commit: strings.Repeat("c", 40), Recorded: "2026-11-28T09:36:12Z", Instrument: history.InstrumentTime}
+	res := &recordResult{baseRev: revision{Name: "main", Commit: rec.Commit}, headRev: revision{Name: "."}, baseHistory: rec, timeShown: ungateMeasuredTime(benches)}
+	if len(benches.Regressions()) != 0 || len(res.timeShown) != 1 || !strings.HasPrefix(res.timeShown[0], "B-2 sec/op +39.9%") {
+		t.Fatalf("not ungated: %d regressions, shown %q", len(benches.Regressions()), res.timeShown)
+	}
+	for _, format := range []string{"text", "markdown", "json"} {
+		var stdout, stderr bytes.Buffer
+		c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+		code := c.recordReport(res, funcs, benches, nil, format, false)
+		out := stdout.String()
+		if code != exitFail || strings.Contains(out, "benchmark results: ") {
+			t.Errorf("%s: exit %d, want %d for the functions alone:\n%s", format, code, exitFail, out)
+		}
+		if format == "json" {
+			var js struct {
+				BaseFrom     string   `json:"base_from"`
+				BaseRecorded string   `json:"base_recorded"`
+				TimeNotGated []string `json:"time_not_gated"`
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &js); err != nil || js.BaseFrom != "history" || js.BaseRecorded != rec.Recorded || len(js.TimeNotGated) != 1 {
+				t.Errorf("json: %+v (%v)", js, err)
+			}
+			continue
+		}
+		if !strings.Contains(out, "base: from history (commit cccccccccccc, recorded 2026-11-28T09:36Z, time)") ||
+			!strings.Contains(out, "the benchmarks' time is shown, not gated (the functions' shares are): B-2 sec/op +39.9%") {
+			t.Errorf("%s: the report does not say where the base came from and what was not gated:\n%s", format, out)
+		}
 	}
 }
