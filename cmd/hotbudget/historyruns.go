@@ -390,12 +390,8 @@ func (r *recorder) calibrateTimeFromHistory(ctx context.Context, base, head *rec
 			leaves = append(leaves, l)
 		}
 	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("--base-from-history: the record of base %.12s lacks the runs of %s (new at head, recorded with another --bench or packages, or pruned): measure the base (drop --base-from-history)",
-			rec.Commit, textfmt.Line(strings.Join(missing, ", ")))
-	}
-	if len(leaves) == 0 {
-		return nil, fmt.Errorf("no benchmark matches --bench %q in %s at head %s", r.o.bench, strings.Join(r.o.pkgs, " "), head.rev)
+	if err := r.historyLeavesErr(rec, "runs", missing, len(leaves), head); err != nil {
+		return nil, err
 	}
 	if err := checkTimeMachine(rec, cpu, r.o.procs, runtime.NumCPU()); err != nil {
 		return nil, err

@@ -156,12 +156,8 @@ func (r *recorder) calibrateFromHistory(ctx context.Context, base, head *recSide
 			leaves = append(leaves, l)
 		}
 	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("--base-from-history: the record of base %.12s lacks the counts of %s (new at head, recorded with another --bench or packages, or pruned): measure the base (drop --base-from-history)",
-			rec.Commit, textfmt.Line(strings.Join(missing, ", ")))
-	}
-	if len(leaves) == 0 {
-		return nil, fmt.Errorf("no benchmark matches --bench %q in %s at head %s", r.o.bench, strings.Join(r.o.pkgs, " "), head.rev)
+	if err := r.historyLeavesErr(rec, "counts", missing, len(leaves), head); err != nil {
+		return nil, err
 	}
 	sort.Slice(leaves, func(i, j int) bool { return leaves[i].key() < leaves[j].key() })
 	if err := r.valgrindCPU(ctx, head, leaves[0]); err != nil {
@@ -275,4 +271,18 @@ func historyBaseLine(rec *history.Record) string {
 		when = t.UTC().Format("2006-01-02T15:04Z")
 	}
 	return fmt.Sprintf("base: from history (commit %.12s, recorded %s, %s)", rec.Commit, when, rec.Instrument)
+}
+
+// historyLeavesErr is the error of a base from the history that lacks
+// what (counts, runs) of the head's benchmarks missing, or of a head with
+// no benchmark (n == 0); nil otherwise.
+func (r *recorder) historyLeavesErr(rec *history.Record, what string, missing []string, n int, head *recSide) error {
+	if len(missing) > 0 {
+		return fmt.Errorf("--base-from-history: the record of base %.12s lacks the %s of %s (new at head, recorded with another --bench or packages, or pruned): measure the base (drop --base-from-history)",
+			rec.Commit, what, textfmt.Line(strings.Join(missing, ", ")))
+	}
+	if n == 0 {
+		return fmt.Errorf("no benchmark matches --bench %q in %s at head %s", r.o.bench, strings.Join(r.o.pkgs, " "), head.rev)
+	}
+	return nil
 }
