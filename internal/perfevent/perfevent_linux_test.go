@@ -145,11 +145,17 @@ func TestSampleSelf(t *testing.T) {
 	// timer-driven samples drift from the thread's clock when the thread
 	// is preempted: beside two busy loops the samples stood for 335.6ms
 	// of a thread that used 298.8ms in user space and 1.5ms in the kernel
-	// (+12%, failing a bound of 10% once in ten suites). The bound is 25%
-	// of the thread's whole CPU time: a period read in the wrong unit or
-	// half the samples lost are far beyond it.
-	if whole := cpu + sys; sampled < whole*3/4 || sampled > whole*5/4 {
-		t.Errorf("samples stand for %v, the thread used %v (%v in user space): want within 25%%", sampled, whole, cpu)
+	// (+12%, failing a bound of 10% once in ten suites). In the other
+	// direction, the samples' own cost is kernel time: about 60µs a sample
+	// in these guests, more on a busy host, so that quiet, just after two
+	// busy loops stopped, 841 samples stood for 168.2ms of a thread that
+	// used 209.6ms in user space and 90.5ms in the kernel (56% of the
+	// whole, 80% of the user time). What the bound must catch is a period
+	// read in the wrong unit (a factor of 1000); samples lost are counted
+	// (Lost, above). So: at least half the user time, at most one and a
+	// half times the whole.
+	if whole := cpu + sys; sampled < cpu/2 || sampled > whole*3/2 {
+		t.Errorf("samples stand for %v, the thread used %v (%v in user space): want from half its user time to 1.5 times the whole", sampled, whole, cpu)
 	}
 	if inTest < len(ss)*9/10 {
 		t.Errorf("%d of %d callchains reach the test function, want 90%%", inTest, len(ss))
