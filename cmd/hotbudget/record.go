@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"regexp"
@@ -18,136 +19,30 @@ import (
 
 const recordUsage = `Usage: hotbudget record [flags] BASE HEAD [PACKAGE...]
 
-Records and gates a change in one command. It builds the test binaries of
-the packages (default ./...) at two git revisions, each in a temporary git
-worktree, runs their benchmarks interleaved (base, head, head, base, ...)
---runs times a side with CPU profiling, writes the profiles and the
-benchmark output under --out, and judges both: every function's CPU time
-with the statistics of 'hotbudget diff', every benchmark with those of
-'hotbudget bench'.
+Builds the test binaries of the packages (default ./...) at two git
+revisions (anything git rev-parse takes; HEAD may be "." for the working
+tree), runs their benchmarks at both, interleaved and at the same
+iterations, writes what it measured under --out, and judges every function
+of your module (go list -m) and every benchmark; the runtime's functions
+are shown, never gated (--gate . gates them).
 
-Both sides do the same work. Each benchmark's iteration count is
-calibrated once, on the base revision, to take about --benchtime, and both
-revisions then run exactly that many iterations (-test.benchtime=Nx): with
-go test's own scaling a slower function would get fewer iterations, and
-its share of the profile would barely move.
+  time (default)   CPU profiles, --runs a side (perf events at 10 kHz where
+                   allowed, else go test -cpuprofile), judged by shares with
+                   one false-discovery control; allocations counted exactly
+  --instructions   instructions counted under valgrind's callgrind at N and
+                   2N ops, judged exactly; blind to I/O, system calls, the
+                   collector and cache misses, which time sees
 
-BASE and HEAD are anything 'git rev-parse' takes (main, origin/main,
-HEAD~1, a commit); HEAD may be "." for the working tree as it is,
-uncommitted changes included. Run it inside the repository, from the
-directory the package patterns are relative to. In a shallow clone fetch
-the base first (actions/checkout: fetch-depth: 0).
-
-Each run is profiled with Linux perf events (the cpu-clock event, 10,000
-samples a second of CPU time, opened on the test binary before it starts
-and symbolised from it) where the kernel allows them
-(kernel.perf_event_paranoid 2 or lower), else with go test -cpuprofile
-(runtime/pprof, 100 a second); record says which on its first run.
-HOTBUDGET_SAMPLER=pprof forces go test -cpuprofile, =perf perf events.
-
-Functions are compared by their shares of each run's profile, measured
-against the functions that did not change (--mode share, as diff's
-default): a run on a machine that was faster or slower as a whole moves
-every function's CPU time, not its share. Both sides do the same work,
-so --mode absolute compares CPU time per run instead, with that noise.
-Each benchmark is its own comparison, with its own profile,
-headline and functions, and one false-discovery control holds across all
-of them: a function holding 10% of one benchmark is judged at 10%. The
-gate judges the functions of the module(s) record runs in (go list -m);
-the runtime's and the standard library's count in every total and are
-shown, tested, and named as near misses when they change, but never fail
-the gate (--gate . gates every function: code that allocates more shows
-up in runtime.mallocgc). Near misses (a slowdown whose q is above the
-false-discovery rate but within five times it) are listed first and never
-fail. The diff flags below apply to the functions; --alpha, --assume and
---min-change to the benchmarks too.
-
-Allocations are judged exactly: after the CPU runs, every benchmark runs
-twice more a side with -test.memprofilerate=1 (every allocation recorded
-with its stack), with N and 2N iterations; their difference is what N ops
-allocate, function by function, with what the benchmark allocates outside
-its loop cancelled. A function of the gate whose allocations per op grew
-by more than half an object or more than 8 bytes and 1% (a count, not an
-estimate: no statistics, no runs to repeat) regressed, and the report
-names the lines that allocate more. Objects under 16 bytes without
-pointers are counted by the 16-byte blocks the runtime packs them into,
-under the allocation that opened each block: such blocks move between
-functions when a neighbour changes, so they are shown, not judged per
-function. B/op and allocs/op of the benchmarks, which count every object,
-are judged the same way; time stays statistical. --no-allocs skips the
-allocation runs.
-
---instructions counts instead of sampling: every benchmark runs under
-valgrind's callgrind (Linux; apt-get install valgrind) at N and 2N
-iterations a side (N calibrated on the base revision to take --benchtime,
-5ms by default with this flag), GOMAXPROCS=1 and the collector off, and
-the difference, what N ops execute, is judged exactly, function by
-function: a function of the gate regressed when its instructions per op
-grew by more than 0.5% of itself and 0.01% of the benchmark's
-(diff.CompareCounts). No runs to repeat, no statistics, no allocation
-runs; about 6 s a benchmark. The report names what regressed in its first
-and last lines, and base/ and head/ hold each benchmark's instructions
-(PKG/NAME.instructions.pb.gz, N ops).
-
---base-from-history takes the base from its record in the history (the git
-note 'hotbudget history append' stored when the base was pushed to main)
-instead of measuring the base again; only the head is built and run. With
---instructions, the base's counts: exact, so the verdicts are those of
-counting it again, the head counted at the base's N. For time, the base's
-runs (each function's self samples per run, and the benchmark results):
-the head runs as many times and iterations as the base did, and its
-functions' shares are judged against the stored runs with the statistics
-of a measured base; measured at another time, the benchmarks' time per op
-(and the program's, the headline) is shown, not gated, the functions'
-allocations are not judged (B/op and allocs/op are). It refuses, exit 2, a
-base without a record, one measured by another Go, platform or CPU (time:
-also GOMAXPROCS or number of processors), a time record older than
---history-max-age or without runs, and benchmarks or functions of the gate
-the record lacks; the report says where the base came from
-(docs/history.md).
-
-Time: each benchmark runs about --benchtime per run and side, plus the
-start of its test binary and its setup (about 1.3 s a run on a module of
-46 benchmarks), and is calibrated once (about two --benchtime). record
-measures both after calibrating, prints its estimate, then the time left
-after every run; --budget fits the runs into a limit by running fewer
-iterations of every benchmark.
-
-A suite too long for one CI job runs in shards: --shard K/N records the
-K-th of N parts of the benchmarks (all of them found at either revision,
-sorted by package and name, dealt round-robin: each shard about 1/N of
-the runs) under --out, with shard.json, and judges nothing; 'hotbudget
-merge DIR...' judges the N shards' outputs together, as one record of
-every benchmark would (one false-discovery control over all of them), and
-exits as record does (docs/sharding.md).
-
-Written under --out:
-
-	base/bench.txt           the benchmark output of every run
-	base/cpu-N.pb.gz         run N's CPU profile, all benchmarks merged (not judged)
-	base/PKG/NAME.N.pb.gz    run N's CPU profile of one benchmark
-	base/PKG/NAME.allocs.pb.gz  the allocation profile of one benchmark (2N+1 ops, exact)
-	head/...                 the same for HEAD
-	shard.json               with --shard: what merge reads
-
-Every profile records the work it did in hotbudget's metadata (a benchmark's
-iterations, "op"; a merged run of several benchmarks is one "run"), which
-budget rules such as max_self_per_op read.
-
-Exit status: 0 nothing regressed, 1 a function or a benchmark regressed, 2
-usage, input or build error.
+Exit status: 0 nothing regressed, 1 something regressed, 2 usage, input or
+build error. docs/gate.md says what record does and writes; see also
+docs/instructions.md, docs/history.md (--base-from-history), docs/sharding.md
+(--shard K/N and 'hotbudget merge').
 
 Examples:
 
 	hotbudget record origin/main HEAD
-	hotbudget record --runs 10 --bench 'Parse|Render' main . ./internal/parser
-	hotbudget record --instructions origin/main HEAD ./...
-	hotbudget record --base-from-history "$BASE_SHA" HEAD ./...
-	hotbudget record --shard 2/4 --out perf-2 origin/main HEAD ./...
-	hotbudget record --out perf --format markdown "$BASE_SHA" HEAD ./...
-	hotbudget diff perf/base/cpu-*.pb.gz -- perf/head/cpu-*.pb.gz
-	hotbudget bench perf/base/bench.txt perf/head/bench.txt
-	hotbudget check --budget perf.yaml perf/head/cpu-*.pb.gz
+	hotbudget record --instructions --bench 'Parse' origin/main . ./parser
+	hotbudget record --format markdown --out perf "$BASE_SHA" HEAD ./...
 `
 
 // recordOpts are record's flags.
@@ -215,7 +110,18 @@ func (c *cli) recordFlags() *recordCmd {
 	fs.Var(&o.shard, "shard", "record only part `K/N` of the benchmarks (the K-th of N shards, for a CI job matrix) under --out, unjudged: hotbudget merge judges the N shards' outputs as one record")
 	rc.format = newChoice("text", "text", "markdown", "json")
 	fs.Var(rc.format, "format", "output `text|markdown|json`")
+	before := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { before[f.Name] = true })
 	rc.d = addDiffFlags(fs.FlagSet)
+	// The comparison flags are diff's: record's help names them and
+	// describes its own, which fit a screen.
+	fs.brief = map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if !before[f.Name] && f.Name != "gate" && f.Name != "module" {
+			fs.brief[f.Name] = true
+		}
+	})
+	fs.briefNote = "The functions' comparison, as 'hotbudget diff --help' describes it"
 	return rc
 }
 

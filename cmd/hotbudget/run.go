@@ -177,6 +177,11 @@ func (c *cli) versionCmd(args []string) int {
 type cmdFlags struct {
 	*flag.FlagSet
 	usage string
+	// brief names flags that the help lists by name only, after the
+	// others, with briefNote: the comparison flags a command shares with
+	// another command whose help describes them.
+	brief     map[string]bool
+	briefNote string
 }
 
 // flagSet returns a FlagSet whose errors and help run reports itself.
@@ -184,17 +189,34 @@ func (c *cli) flagSet(name, usage string) *cmdFlags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {} // the flag package calls it on every error
-	return &cmdFlags{fs, usage}
+	return &cmdFlags{FlagSet: fs, usage: usage}
 }
 
 // printUsage writes a command's help text and flags to stdout.
 func (c *cli) printUsage(fs *cmdFlags) {
 	fmt.Fprint(c.stdout, fs.usage)
-	if hasFlags(fs.FlagSet) {
-		fmt.Fprint(c.stdout, "\nFlags:\n")
-		fs.SetOutput(c.stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+	if !hasFlags(fs.FlagSet) {
+		return
+	}
+	fmt.Fprint(c.stdout, "\nFlags:\n")
+	shown := fs.FlagSet
+	var brief []string
+	if len(fs.brief) > 0 {
+		shown = flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		fs.VisitAll(func(f *flag.Flag) {
+			if fs.brief[f.Name] {
+				brief = append(brief, "--"+f.Name)
+				return
+			}
+			shown.Var(f.Value, f.Name, f.Usage)
+			shown.Lookup(f.Name).DefValue = f.DefValue
+		})
+	}
+	shown.SetOutput(c.stdout)
+	shown.PrintDefaults()
+	shown.SetOutput(io.Discard)
+	if len(brief) > 0 {
+		fmt.Fprintf(c.stdout, "\n%s:\n  %s\n", fs.briefNote, strings.Join(brief, " "))
 	}
 }
 
