@@ -35,6 +35,10 @@ A function renamed in the change would show as gone and new, which fail no
 gate: --rename OLD=NEW judges them as one function, under its new name. The
 report suggests it when a gone and a new function share a source file.
 
+Exact counts (perfassert.Instructions captures and baselines, record
+--instructions, callgrind files) are judged as counts, function by
+function, without statistics, as MatchBaseline judges them.
+
 Times are compared, never raw sample counts, so profiles sampled at
 different intervals compare correctly. By default each function's share of
 its profile is compared (--mode share): it is unaffected by run length.
@@ -116,6 +120,11 @@ func (c *cli) diff(args []string) int {
 	sides, err := c.loadIndexes("diff", sel, basePaths, headPaths)
 	if err != nil {
 		return c.inputErr("diff", err)
+	}
+	if counted, err := countedSides(sides, [][]string{basePaths, headPaths}); err != nil {
+		return c.inputErr("diff", err)
+	} else if counted {
+		return c.diffCounts(d, sel, format.value, out, basePaths, headPaths)
 	}
 	rep, err := diff.CompareIndex(sides[0], sides[1], opts...)
 	if ue := (*diff.UnrelatedError)(nil); errors.As(err, &ue) {
