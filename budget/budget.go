@@ -37,12 +37,21 @@
 //	    max_total_allocs: 5000        # objects it and everything it calls allocate
 //	    max_alloc_bytes: 64KiB        # bytes it allocates itself
 //	    max_total_alloc_bytes: 1.5MiB # bytes it and everything it calls allocate
+//	  - function: main.parse          # counted instructions (perfassert.Instructions,
+//	                                  # record --instructions, callgrind files):
+//	    max_self_instructions_per_op: 2000000  # a count per op or iteration
+//	    max_total_instructions: 9000000000     # a count in all
 //
 // Limits: max_self and max_total are Go durations with a unit ("20ms",
 // "1.5s"); max_self_share and max_total_share are percentages of the
 // profile's total time, from 0% to 100%; max_regression is a percentage
 // increase. A bare number is refused: the unit says what it means. Every rule
 // needs function or match (not both) and at least one limit.
+//
+// max_self_instructions, max_total_instructions and their _per_op forms
+// are whole numbers of instructions, exact counts that need a profile of
+// counted instructions; a time limit on such a profile is an error that
+// names them.
 //
 // max_allocs and max_total_allocs are whole numbers of objects;
 // max_alloc_bytes and max_total_alloc_bytes sizes with a unit (512B, 64KiB,
@@ -208,10 +217,15 @@ var limitKeys = []struct {
 	{"max_total_allocs", limits.TotalAllocs, false, "objects"},
 	{"max_alloc_bytes", limits.SelfAllocBytes, false, "bytes"},
 	{"max_total_alloc_bytes", limits.TotalAllocBytes, false, "bytes"},
+	{"max_self_instructions", limits.SelfInstructions, false, "instructions"},
+	{"max_total_instructions", limits.TotalInstructions, false, "instructions"},
+	{"max_self_instructions_per_op", limits.SelfInstructions, true, "instructions/op"},
+	{"max_total_instructions_per_op", limits.TotalInstructions, true, "instructions/op"},
 }
 
 // key is the budget file's key of l ("max_self") and the unit of its
-// value and result: "ns", "ns/op", "share", "objects", "bytes" or
+// value and result: "ns", "ns/op", "share", "objects", "bytes",
+// "instructions", "instructions/op" or
 // "relative".
 func (l Limit) key() (key, unit string) {
 	for _, k := range limitKeys {
@@ -229,7 +243,7 @@ func (l Limit) value() float64 {
 		return float64(l.Bound.Time)
 	case "share":
 		return l.Bound.Share
-	case "objects", "bytes":
+	case "objects", "bytes", "instructions", "instructions/op":
 		return float64(l.Bound.Count)
 	}
 	return l.Regression

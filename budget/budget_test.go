@@ -396,7 +396,8 @@ func TestDocExampleParses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the package doc's example does not parse: %v", err)
 	}
-	if len(b.Rules) != 5 || len(b.Rules[4].Limits) != 4 || b.Rules[4].Limits[3] != (Limit{Bound: limits.Limit{Quantity: limits.TotalAllocBytes, Count: 1.5 * (1 << 20)}, Line: b.Rules[4].Limits[3].Line}) ||
+	if len(b.Rules) != 6 || len(b.Rules[4].Limits) != 4 || len(b.Rules[5].Limits) != 2 ||
+		b.Rules[5].Limits[0] != (Limit{Bound: limits.Limit{Quantity: limits.SelfInstructions, Count: 2000000}, PerIteration: true, Line: b.Rules[5].Limits[0].Line}) || b.Rules[4].Limits[3] != (Limit{Bound: limits.Limit{Quantity: limits.TotalAllocBytes, Count: 1.5 * (1 << 20)}, Line: b.Rules[4].Limits[3].Line}) ||
 		b.Rules[3].Selection.Threads[0] != "worker" || b.Rules[0].Selection.Threads[0] != "main" || !b.Rules[3].AllowMissing ||
 		b.Rules[2].Limits[0] != (Limit{Bound: limits.Limit{Quantity: limits.SelfTime, Time: 20e3}, PerIteration: true, Line: b.Rules[2].Limits[0].Line}) {
 		t.Errorf("doc example parsed as %+v", b.Rules)

@@ -34,7 +34,8 @@ type RuleResult struct {
 	Function string `json:"function"`       // the function judged: the worst one for a pattern
 	File     string `json:"file,omitempty"` // its source file, when known
 	FuncLine int64  `json:"function_line,omitempty"`
-	// Unit is "ns", "ns/op", "share", "objects", "bytes" or "relative" (of Check); Got
+	// Unit is "ns", "ns/op", "share", "objects", "bytes", "instructions",
+	// "instructions/op" or "relative" (of Check); Got
 	// and Limit are in it. For max_regression Got is the change of the
 	// worst matching function and Verdict/Q are diff's judgement of it.
 	Unit    string       `json:"unit"`

@@ -182,7 +182,8 @@ func (v *validator) rule(n *yaml.Node, index int, def Rule) (Rule, bool) {
 		"allow_missing", "metric", "mode", "assume",
 		"max_self", "max_total", "max_self_share", "max_total_share", "max_regression",
 		"max_self_per_op", "max_total_per_op", "sample_type",
-		"max_allocs", "max_total_allocs", "max_alloc_bytes", "max_total_alloc_bytes")
+		"max_allocs", "max_total_allocs", "max_alloc_bytes", "max_total_alloc_bytes",
+		"max_self_instructions", "max_total_instructions", "max_self_instructions_per_op", "max_total_instructions_per_op")
 	if f == nil {
 		return r, false
 	}
@@ -232,8 +233,8 @@ func (v *validator) rule(n *yaml.Node, index int, def Rule) (Rule, bool) {
 				l.Bound.Share, ok = v.percent(x, k, true)
 			case "relative":
 				l.Regression, ok = v.percent(x, k, false)
-			case "objects":
-				l.Bound.Count, ok = v.count(x, k)
+			case "objects", "instructions", "instructions/op":
+				l.Bound.Count, ok = v.count(x, k, lk.unit)
 			case "bytes":
 				l.Bound.Count, ok = v.bytes(x, k)
 			}
@@ -243,7 +244,7 @@ func (v *validator) rule(n *yaml.Node, index int, def Rule) (Rule, bool) {
 		}
 	}
 	if len(r.Limits) == 0 && len(v.errs) == before {
-		v.errorf(n, "%s: no limit: give at least one of max_self, max_total, max_self_share, max_total_share, max_self_per_op, max_total_per_op, max_regression, max_allocs, max_total_allocs, max_alloc_bytes, max_total_alloc_bytes", what)
+		v.errorf(n, "%s: no limit: give at least one of max_self, max_total, max_self_share, max_total_share, max_self_per_op, max_total_per_op, max_regression, max_allocs, max_total_allocs, max_alloc_bytes, max_total_alloc_bytes, max_self_instructions, max_total_instructions, max_self_instructions_per_op, max_total_instructions_per_op", what)
 	}
 	return r, len(v.errs) == before
 }
@@ -294,15 +295,16 @@ func (v *validator) duration(n *yaml.Node, key string) (time.Duration, bool) {
 	return d, true
 }
 
-// count reads a number of objects: a whole number, not negative.
-func (v *validator) count(n *yaml.Node, key string) (int64, bool) {
+// count reads a number of objects or instructions (what): a whole number,
+// not negative.
+func (v *validator) count(n *yaml.Node, key, what string) (int64, bool) {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
 		c, err := strconv.ParseInt(n.Value, 0, 64)
 		if err == nil && c >= 0 {
 			return c, true
 		}
 	}
-	v.errorf(n, "%s must be a whole number of objects such as 12, got %s", key, describe(n))
+	v.errorf(n, "%s must be a whole number of %s such as 12, got %s", key, strings.TrimSuffix(what, "/op"), describe(n))
 	return 0, false
 }
 

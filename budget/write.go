@@ -99,6 +99,10 @@ func format(v float64, unit string) string {
 		return textfmt.Bytes(v)
 	case "objects":
 		return textfmt.Count(v) + " objects"
+	case "instructions":
+		return textfmt.Count(v) + " instructions"
+	case "instructions/op":
+		return textfmt.Count(v) + " instructions/op"
 	}
 	return fmt.Sprintf("%+.1f%%", 100*v)
 }
@@ -115,8 +119,9 @@ type jsonResult struct {
 //	 "checks":[{"line","rule","selector","check","pass","missing","matched",
 //	   "function","file","function_line","unit","got","limit","verdict","q","message","warnings"}]}
 //
-// unit is "ns", "ns/op" (per unit of work), "share" (0..1) or "relative"
-// (0.1 = +10%); got and limit are in it.
+// unit is "ns", "ns/op" (per unit of work), "share" (0..1), "objects",
+// "bytes", "instructions", "instructions/op" or "relative" (0.1 = +10%);
+// got and limit are in it.
 func (r *Result) writeJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
