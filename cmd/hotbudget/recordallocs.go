@@ -314,6 +314,7 @@ func allocsMinus(t, u *diff.AllocTable) *diff.AllocTable {
 			}
 			g.Self = add(g.Self, f.Self, side.k)
 			g.Total = add(g.Total, f.Total, side.k)
+			g.Blocks16 = add(g.Blocks16, f.Blocks16, side.k)
 			for l, c := range f.Lines {
 				g.Lines[l] = add(g.Lines[l], c, side.k)
 			}
