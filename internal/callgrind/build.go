@@ -14,14 +14,25 @@ import (
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
-// maxPathSCC bounds the size of a call cycle inside which paths between
-// its functions are searched; in larger ones a stack goes from the
-// function the cost entered by straight to the one that spent it.
-const maxPathSCC = 256
+// maxWork bounds the frames the builder pushes and walks and the calls
+// its path searches follow, in all: a bound on its time (a few seconds),
+// as stacks deep and many, for many events, take little memory at a time
+// but long to build.
+const maxWork = 1 << 27
 
-// graph is one group's call graph for the decomposition.
+// costStep is the charge of a step: 8 bytes, the spare room of its
+// growing slice, and its entry in the map that shares it.
+const costStep = 64
+
+// errWork is the error of a file past maxWork.
+var errWork = fmt.Errorf("%w: its stacks take more than %d frames to build (the callgrind reader's limit, whatever %s says)",
+	membudget.ErrTooLarge, maxWork, membudget.InputEnv)
+
+// graph is one group's call graph for the decomposition, of the nodes
+// the group names, numbered anew (local ids).
 type graph struct {
 	n     int
+	glob  []int32   // the parser's node of each local id
 	out   [][]int32 // arcs by caller, in the order of the file
 	from  []int32
 	to    []int32
@@ -40,21 +51,33 @@ type step struct {
 // piece is cost on its way down the graph: the stack of its callers
 // (-1: none) and the function it enters.
 type piece struct {
-	path  int32
-	entry int32
-	amt   int64
+	path    int32
+	entry   int32
+	amt     int64
+	outside bool // came from outside the component
 }
 
 type builder struct {
-	ps      *parser
-	p       *profile.Profile
-	locs    []*profile.Location // by node, nil until used
-	funcs   map[[2]string]*profile.Function
-	maps    map[string]*profile.Mapping
-	samples map[string]*profile.Sample
-	keyBuf  []byte
-	stack   []*profile.Location
-	steps   []step
+	ps    *parser
+	p     *profile.Profile
+	locs  []*profile.Location // by node, nil until used
+	funcs map[[2]string]*profile.Function
+	maps  map[string]*profile.Mapping
+	// steps are the frames of the stacks of the current group, a tree
+	// shared by every event: a step is made once per caller's step and
+	// function (stepOf), so that a stack is one step and its sample is
+	// found by it (sampleOf).
+	steps    []step
+	stepOf   map[step]int32
+	sampleOf map[int32]*profile.Sample
+	glob     []int32 // the current graph's
+	local    []int32 // by the parser's node: its local id in the current group; -1: none
+	// charged is what the builder's reused buffers may hold without a
+	// new charge: steps, live pieces, the inbox.
+	stepsCharged, piecesCharged, live int
+	work                              int64     // frames pushed and walked; see maxWork
+	free                              [][]piece // inboxes done with, for reuse
+	cs                                cycleState
 	// mismatch collects the functions whose calls carry more or less
 	// cost than they spent.
 	mismatch map[int32]bool
@@ -78,12 +101,15 @@ func (ps *parser) build() (*profile.Profile, error) {
 	if ps.creator != "" && !strings.HasPrefix(ps.creator, "callgrind") {
 		ps.warn("written by %q, not callgrind", ps.creator)
 	}
+	if err := ps.charge(membudget.Node, int64(len(ps.nodes)), 12*int64(len(ps.nodes))); err != nil {
+		return nil, err
+	}
 	b := &builder{
 		ps: ps, p: p,
+		local:    newLocal(len(ps.nodes)),
 		locs:     make([]*profile.Location, len(ps.nodes)),
 		funcs:    make(map[[2]string]*profile.Function),
 		maps:     make(map[string]*profile.Mapping),
-		samples:  make(map[string]*profile.Sample),
 		mismatch: make(map[int32]bool),
 	}
 	for _, g := range ps.groups {
@@ -121,21 +147,58 @@ func (ps *parser) build() (*profile.Profile, error) {
 	return p, nil
 }
 
+func newLocal(n int) []int32 {
+	l := make([]int32, n)
+	for i := range l {
+		l[i] = -1
+	}
+	return l
+}
+
 // graphOf makes the call graph of g: its calls, and for the code a
 // function inlined from another file (fi=, fe=), an arc from the
 // function to that code, when the function is called by others (its
 // calls' cost includes that code) and that code is not (callgrind_annotate
 // then takes its total as its self cost plus its calls).
-func (b *builder) graphOf(g *group) *graph {
+func (b *builder) graphOf(g *group) (*graph, error) {
 	ps := b.ps
 	nev := ps.nev
-	n := len(ps.nodes)
-	gr := &graph{n: n, out: make([][]int32, n), nev: nev, inArc: make([]bool, n)}
-	gr.self = g.self
-	if len(gr.self) < n*nev {
-		gr.self = append(gr.self, make([]int64, n*nev-len(gr.self))...)
+	// b.local is -1 but for the nodes of the last graph's glob.
+	for _, v := range b.glob {
+		b.local[v] = -1
+	}
+	var glob []int32
+	use := func(v int32) {
+		if b.local[v] < 0 {
+			b.local[v] = int32(len(glob))
+			glob = append(glob, v)
+		}
+	}
+	for _, k := range g.selfOf {
+		use(k.from)
+	}
+	for _, k := range g.arcOf {
+		use(k.from)
+		use(k.to)
+	}
+	for _, k := range g.inlOf {
+		use(k.from)
+		use(k.to)
+	}
+	b.glob = glob
+	n := len(glob)
+	arcs := int64(len(g.arcOf) + len(g.inlOf))
+	// The graph, and sccs' tables after it.
+	if err := ps.charge(membudget.Node, int64(n), int64(n)*(8*int64(nev)+24+8+1+64)+arcs*(12+8*int64(nev))); err != nil {
+		return nil, err
+	}
+	gr := &graph{n: n, glob: glob, out: make([][]int32, n), nev: nev, inArc: make([]bool, n)}
+	gr.self = make([]int64, n*nev)
+	for i, k := range g.selfOf {
+		copy(gr.self[int(b.local[k.from])*nev:], g.selfC[i*nev:(i+1)*nev])
 	}
 	add := func(from, to int32, c []int64) {
+		from, to = b.local[from], b.local[to]
 		zero := true
 		for _, x := range c {
 			if x != 0 {
@@ -154,21 +217,18 @@ func (b *builder) graphOf(g *group) *graph {
 	for a, k := range g.arcOf {
 		add(k.from, k.to, g.arcC[a*nev:(a+1)*nev])
 		if k.from != k.to {
-			gr.inArc[k.to] = true
+			gr.inArc[b.local[k.to]] = true
 		}
 	}
 	called := slices.Clone(gr.inArc)
 	for a, k := range g.inlOf {
 		// In address mode the code inlined into a function, or jumped to
 		// from it, is its callee whoever else calls either.
-		if ps.addr != nil || called[k.from] && !called[k.to] {
+		if ps.addr != nil || called[b.local[k.from]] && !called[b.local[k.to]] {
 			add(k.from, k.to, g.inlC[a*nev:(a+1)*nev])
 		}
 	}
-	if ps.meter != nil {
-		ps.meter.Add(membudget.Other, int64(len(gr.from)), int64(len(gr.from))*(12+8*int64(nev))+int64(n)*32)
-	}
-	return gr
+	return gr, nil
 }
 
 // sccs returns the strongly connected components of gr in topological
@@ -249,108 +309,66 @@ func sccs(gr *graph) (comp []int32, order [][]int32) {
 
 // group decomposes g's costs into samples, one event at a time.
 func (b *builder) group(g *group, labels map[string][]string) error {
-	if !g.hasSelf {
+	if len(g.selfOf) == 0 {
 		return nil
 	}
-	gr := b.graphOf(g)
+	gr, err := b.graphOf(g)
+	if err != nil {
+		return err
+	}
 	comp, order := sccs(gr)
-	ps := b.ps
+	if err := b.ps.charge(membudget.Other, int64(len(order)), 24*int64(len(order))+int64(gr.n)*96); err != nil {
+		return err
+	}
+	n := gr.n
+	b.cs = cycleState{pos: make([]int32, n), first: make([]int32, n), end: make([]int32, n), cur: make([]int32, n),
+		left: make([]int64, n), spent: make([]int64, n), unmetIn: make([]int64, n), capIn: make([]int64, n), pend: make([][]piece, n), nextPend: make([][]piece, n), queued: make([]bool, n)}
+	inbox := make([][]piece, len(order))
+	b.steps = b.steps[:0]
+	b.stepOf = make(map[step]int32)
+	b.sampleOf = make(map[int32]*profile.Sample)
 	for e := 0; e < gr.nev; e++ {
-		b.steps = b.steps[:0]
-		inbox := make([][]piece, len(order))
+		b.live = 0
 		for ci, members := range order {
 			if err := b.component(gr, e, comp, int32(ci), members, inbox, labels); err != nil {
 				return err
 			}
+			b.live -= len(inbox[ci])
+			if cap(inbox[ci]) > 0 {
+				b.free = append(b.free, inbox[ci][:0])
+			}
 			inbox[ci] = nil
-			if ps.meter != nil && ps.meter.Err() != nil {
-				return ps.meter.Err()
+			if b.work > maxWork {
+				return errWork
 			}
 		}
 	}
 	return nil
 }
 
-// demand is cost a function of a component spends: its self cost (arc
-// -1) or a call out of the component.
-type demand struct {
-	member int32
-	arc    int32
-	amt    int64
-}
-
-func (b *builder) component(gr *graph, e int, comp []int32, ci int32, members []int32, inbox [][]piece, labels map[string][]string) error {
-	nev := gr.nev
-	var demands []demand
-	var need int64
-	for _, m := range members {
-		if s := gr.self[int(m)*nev+e]; s > 0 {
-			demands = append(demands, demand{m, -1, s})
-			need = satAdd(need, s)
+// reserve charges, before it is allocated, the room for the steps and
+// pieces a component may add: up to pieces more pieces, each with up to
+// hops steps. The charges are high-water marks of buffers reused for
+// every event.
+func (b *builder) reserve(pieces, hops int) error {
+	ps := b.ps
+	if need := len(b.steps) + pieces*hops; need > b.stepsCharged {
+		// A step is 8 bytes; growing the buffer copies it, and the old
+		// one is garbage until the next collection.
+		grow := max(need, 2*b.stepsCharged) - b.stepsCharged
+		if err := ps.charge(membudget.Frame, int64(grow), costStep*int64(grow)); err != nil {
+			return err
 		}
-		for _, a := range gr.out[m] {
-			if comp[gr.to[a]] == ci {
-				continue
-			}
-			if c := gr.cost[int(a)*nev+e]; c > 0 {
-				demands = append(demands, demand{m, a, c})
-				need = satAdd(need, c)
-			}
+		b.stepsCharged += grow
+		b.steps = slices.Grow(b.steps, b.stepsCharged-len(b.steps))
+	}
+	if need := b.live + pieces; need > b.piecesCharged {
+		grow := max(need, 2*b.piecesCharged) - b.piecesCharged
+		// A piece (24 bytes) in an inbox slice that may have doubled.
+		if err := ps.charge(membudget.Frame, int64(grow), 48*int64(grow)); err != nil {
+			return err
 		}
-	}
-	in := inbox[ci]
-	var have int64
-	for _, p := range in {
-		have = satAdd(have, p.amt)
-	}
-	if have != need && have > 0 && len(members) == 1 {
-		b.mismatch[members[0]] = true
-	}
-	// Cut the incoming pieces along the demands.
-	pi := 0
-	var left int64
-	if len(in) > 0 {
-		left = in[0].amt
-	}
-	pathOf := int32(-1) // the path of in[pi] extended to lastM
-	lastM := int32(-1)
-	var bfs map[int32][]int32 // by entry: parent of each member on a path from it
-	for _, d := range demands {
-		rest := d.amt
-		for rest > 0 {
-			var path int32
-			var amt int64
-			if pi < len(in) {
-				amt = min(rest, left)
-				if lastM != d.member || pathOf < 0 {
-					path = b.extend(gr, in[pi].path, in[pi].entry, d.member, members, &bfs)
-					pathOf, lastM = path, d.member
-				} else {
-					path = pathOf
-				}
-				left -= amt
-				if left == 0 {
-					pi++
-					pathOf, lastM = -1, -1
-					if pi < len(in) {
-						left = in[pi].amt
-					}
-				}
-			} else {
-				// Cost no call brought: the function is a root for it.
-				amt = rest
-				path = b.push(-1, d.member)
-			}
-			rest -= amt
-			if d.arc < 0 {
-				if err := b.sample(path, e, amt, labels); err != nil {
-					return err
-				}
-			} else {
-				to := gr.to[d.arc]
-				inbox[comp[to]] = append(inbox[comp[to]], piece{path, to, amt})
-			}
-		}
+		b.piecesCharged += grow
 	}
 	return nil
 }
@@ -362,112 +380,48 @@ func satAdd(a, b int64) int64 {
 	return a + b
 }
 
+// push returns the step of local node fn under parent, made on first use.
 func (b *builder) push(parent, fn int32) int32 {
-	b.steps = append(b.steps, step{fn, parent})
+	b.work++
+	k := step{b.glob[fn], parent}
+	if s, ok := b.stepOf[k]; ok {
+		return s
+	}
+	b.stepOf[k] = int32(len(b.steps))
+	b.steps = append(b.steps, k)
 	return int32(len(b.steps) - 1)
-}
-
-// extend returns path with the frames from entry to m within their
-// component (members): entry, the functions on a shortest path of calls
-// between them, and m.
-func (b *builder) extend(gr *graph, path, entry, m int32, members []int32, bfs *map[int32][]int32) int32 {
-	path = b.push(path, entry)
-	if entry == m {
-		return path
-	}
-	if len(members) > maxPathSCC {
-		return b.push(path, m)
-	}
-	if *bfs == nil {
-		*bfs = make(map[int32][]int32)
-	}
-	idx := func(v int32) int {
-		i, _ := slices.BinarySearch(members, v)
-		return i
-	}
-	// parent[i] is the caller of members[i] on a shortest path of calls
-	// from entry: -1 for entry, -2 where there is none.
-	parent, ok := (*bfs)[entry]
-	if !ok {
-		parent = make([]int32, len(members))
-		for i := range parent {
-			parent[i] = -2
-		}
-		parent[idx(entry)] = -1
-		queue := []int32{entry}
-		for len(queue) > 0 {
-			v := queue[0]
-			queue = queue[1:]
-			for _, a := range gr.out[v] {
-				w := gr.to[a]
-				if j := idx(w); j < len(members) && members[j] == w && parent[j] == -2 {
-					parent[j] = v
-					queue = append(queue, w)
-				}
-			}
-		}
-		(*bfs)[entry] = parent
-	}
-	var hops []int32
-	for v := m; v != entry; {
-		u := parent[idx(v)]
-		if u < 0 {
-			hops = hops[:0]
-			break
-		}
-		hops = append(hops, v)
-		v = u
-	}
-	if len(hops) == 0 {
-		return b.push(path, m)
-	}
-	for i := len(hops) - 1; i >= 0; i-- {
-		path = b.push(path, hops[i])
-	}
-	return path
 }
 
 // sample adds amt of event e to the sample of path (leaf last pushed).
 func (b *builder) sample(path int32, e int, amt int64, labels map[string][]string) error {
 	ps := b.ps
-	b.stack = b.stack[:0]
-	key := b.keyBuf[:0]
-	for s := path; s >= 0; s = b.steps[s].parent {
-		l := b.location(b.steps[s].fn)
-		b.stack = append(b.stack, l)
-		key = appendUvarint(key, l.ID)
-	}
-	if labels != nil {
-		key = append(key, 0)
-		for _, v := range labels[pbuild.LabelTID] {
-			key = append(key, v...)
-		}
-	}
-	b.keyBuf = key
-	if s, ok := b.samples[string(key)]; ok {
+	if s, ok := b.sampleOf[path]; ok {
 		if s.Value[e] > math.MaxInt64-amt {
 			return fmt.Errorf("the cost of one stack adds up to more than int64 holds")
 		}
 		s.Value[e] += amt
 		return nil
 	}
-	s := &profile.Sample{Location: slices.Clone(b.stack), Value: make([]int64, ps.nev), Label: labels}
+	depth := 0
+	for s := path; s >= 0; s = b.steps[s].parent {
+		depth++
+	}
+	if b.work += int64(depth); b.work > maxWork {
+		return errWork
+	}
+	if err := ps.charge(membudget.Sample, 1, membudget.CostSample+64+
+		int64(ps.nev)*membudget.CostValue+int64(depth)*membudget.CostLocationID); err != nil {
+		return err
+	}
+	stack := make([]*profile.Location, 0, depth)
+	for s := path; s >= 0; s = b.steps[s].parent {
+		stack = append(stack, b.location(b.steps[s].fn))
+	}
+	s := &profile.Sample{Location: stack, Value: make([]int64, ps.nev), Label: labels}
 	s.Value[e] = amt
-	b.samples[string(key)] = s
+	b.sampleOf[path] = s
 	b.p.Sample = append(b.p.Sample, s)
-	if ps.meter != nil {
-		return ps.meter.Charge(membudget.Sample, 1, membudget.CostSample+membudget.CostString+int64(len(key))+
-			int64(ps.nev)*membudget.CostValue+int64(len(b.stack))*membudget.CostLocationID)
-	}
 	return nil
-}
-
-func appendUvarint(b []byte, v uint64) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
 }
 
 // location returns the location of node id, made on first use.

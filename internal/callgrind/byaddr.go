@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/hotbudget/hotbudget/internal/membudget"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
@@ -79,10 +80,13 @@ func chainKey(frames []Frame) string {
 
 // addrNode returns the node of the code at addr (-1 when sym does not know
 // it), making the nodes of its chain of frames on first use.
-func (ps *parser) addrNode(addr uint64) int32 {
+func (ps *parser) addrNode(addr uint64) (int32, error) {
 	am := ps.addr
 	if id, ok := am.nodeAt[addr]; ok {
-		return id
+		return id, nil
+	}
+	if err := ps.charge(membudget.Other, 1, 48); err != nil {
+		return -1, err
 	}
 	frames, ok := am.sym(addr)
 	id := int32(-1)
@@ -90,14 +94,28 @@ func (ps *parser) addrNode(addr uint64) int32 {
 		parent := int32(-1)
 		for i := range frames {
 			f := frames[i]
-			id = ps.nodeID(f.File, chainKey(frames[:i+1]), ps.obj)
+			key, err := ps.str([]byte(chainKey(frames[:i+1])))
+			if err != nil {
+				return -1, err
+			}
+			name, err := ps.str([]byte(f.Func))
+			if err != nil {
+				return -1, err
+			}
+			phys, err := ps.str([]byte(frames[0].Func))
+			if err != nil {
+				return -1, err
+			}
+			if id, err = ps.nodeID(f.File, key, ps.obj); err != nil {
+				return -1, err
+			}
 			nd := &ps.nodes[id]
-			nd.name, nd.phys, nd.parent = ps.str([]byte(f.Func)), ps.str([]byte(frames[0].Func)), parent
+			nd.name, nd.phys, nd.parent = name, phys, parent
 			parent = id
 		}
 	}
 	am.nodeAt[addr] = id
-	return id
+	return id, nil
 }
 
 // addrCost charges one cost line in address mode: to the node of the
@@ -107,7 +125,11 @@ func (ps *parser) addrCost(g *group, call bool) error {
 	am := ps.addr
 	n := ps.cur
 	if am.instr >= 0 && am.instr < len(ps.pos) {
-		if id := ps.addrNode(uint64(ps.pos[am.instr])); id >= 0 {
+		id, err := ps.addrNode(uint64(ps.pos[am.instr]))
+		if err != nil {
+			return err
+		}
+		if id >= 0 {
 			n = id
 		}
 	}
@@ -150,22 +172,27 @@ func (ps *parser) addrCost(g *group, call bool) error {
 // blockStart notes the function of an fn= line: callgrind names a function
 // of a binary without symbols by an address in it ("0x00000000004dd960");
 // other names leave it to the block's first cost line.
-func (ps *parser) blockStart(name string) {
+func (ps *parser) blockStart(name string) error {
 	am := ps.addr
 	am.block = -1
 	if v, err := strconv.ParseUint(strings.TrimPrefix(name, "0x"), 16, 64); err == nil && strings.HasPrefix(name, "0x") {
-		if id := ps.addrNode(v); id >= 0 {
+		id, err := ps.addrNode(v)
+		if err != nil {
+			return err
+		}
+		if id >= 0 {
 			for ps.nodes[id].parent >= 0 {
 				id = ps.nodes[id].parent
 			}
 			am.block = id
 		}
 	}
+	return nil
 }
 
 // callTarget notes the node of a calls= line's target address, f its
 // subpositions, relative to the last cost line's.
-func (ps *parser) callTarget(f []string) error {
+func (ps *parser) callTarget(f [][]byte) error {
 	am := ps.addr
 	am.target = -1
 	if am.instr < 0 || am.instr >= len(f) {
@@ -175,6 +202,6 @@ func (ps *parser) callTarget(f []string) error {
 	if err != nil {
 		return fmt.Errorf("calls=: target %w", err)
 	}
-	am.target = ps.addrNode(uint64(v))
-	return nil
+	am.target, err = ps.addrNode(uint64(v))
+	return err
 }

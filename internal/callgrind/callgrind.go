@@ -31,6 +31,17 @@ import (
 // MaxLineBytes bounds the length of one line.
 const MaxLineBytes = 16 << 20
 
+// maxMemory bounds the memory a parse charges, whatever the caller's
+// meter allows (none, or a large HOTBUDGET_MAX_BYTES): with the
+// collector's headroom and the input's buffers the reader stays within
+// 1 GiB (TestMemoryBounded measures it).
+const maxMemory = 320 << 20
+
+// costSlot is the charge of an entry of a map from a key to an index
+// (key, value, the map's overhead and spare room), beside the slice of
+// costs the index points into.
+const costSlot = 64
+
 // Format is the name of the format, as the loaders name it.
 const Format = "callgrind"
 
@@ -118,21 +129,27 @@ type arcKey struct{ from, to int32 }
 // cost of the calls per arc.
 type group struct {
 	thread string
-	self   []int64 // [node*nev+event]
-	arcs   map[arcKey]int32
-	arcOf  []arcKey
-	arcC   []int64 // [arc*nev+event]
+	// The self cost of the nodes that have some in this group: the
+	// index of node n is selfIdx[arcKey{n, n}], its costs
+	// selfC[index*nev:], so that a group holds what its cost lines name,
+	// not a row for every node of the file.
+	selfIdx map[arcKey]int32
+	selfOf  []arcKey
+	selfC   []int64
+	arcs    map[arcKey]int32
+	arcOf   []arcKey
+	arcC    []int64 // [arc*nev+event]
 	// inline holds the cost of code a function's block marks with fi=
 	// or fe= as another file: the cost of (file, fn) Q within the block
 	// of the function P whose fn= line opened it, by (P, Q).
-	inline  map[arcKey]int32
-	inlOf   []arcKey
-	inlC    []int64
-	hasSelf bool
+	inline map[arcKey]int32
+	inlOf  []arcKey
+	inlC   []int64
 }
 
 type parser struct {
-	meter *membudget.Meter
+	meter *membudget.Meter // the caller's, or nil
+	own   *membudget.Meter // maxMemory's
 	warn  func(string, ...any)
 	line  int
 
@@ -157,10 +174,11 @@ type parser struct {
 	hasCfile      bool
 	cobj          string
 	callee        int32
-	calls         int64 // pending calls= count; -1: none
+	pending       bool // a calls= line waits for its cost line
 	callsLine     int
-	costs         []int64
+	vals          []int64 // the current cost line's costs, by column
 	costLines     int
+	tok           [][]byte // the fields of the current line
 
 	pid, cmd, creator string
 	partSelf          []int64 // self cost of the current part, for totals:
@@ -206,13 +224,16 @@ type parser struct {
 // calling itself, or "f'2" calling "f'2" under --separate-recs, or mutual
 // recursion), callgrind_annotate adds up the inclusive cost of every
 // nested call, counting the cost of a deep recursion once per level,
-// while a profile counts each sample once whatever its stack. The cycle is
-// then taken as one: the cost entering it is shared among its functions
-// along paths of their calls, each function is on a stack once, and the
-// total of the cycle's functions together (any of them on the stack)
-// equals the inclusive cost of the calls into the cycle, which is what
-// KCachegrind's cycle detection shows. Such a function's total is at most
-// callgrind_annotate's.
+// while a profile counts each sample once whatever its stack. Within a
+// cycle the cost goes round: pieces of it pass on along the calls,
+// forward in the order of what the functions spend and back round the
+// cycle in later rounds, and a function's total is its self cost plus its
+// calls' unless cost comes back to it round the cycle (it is then on that
+// stack twice and counted once). Go programs are cycles in callgrind's
+// graph from end to end (goroutine switches and stack growth look like
+// calls into the middle of functions), so this holds for most of their
+// functions; no total is ever above the function's self cost plus its
+// calls.
 //
 // Where a function's calls cost more or less than it spent (self plus its
 // own calls), which callgrind writes when the process ends inside a call
@@ -228,6 +249,34 @@ func Parse(r io.Reader, o pbuild.Options) (*profile.Profile, error) {
 	return parse(r, o, nil)
 }
 
+func newOwnMeter() *membudget.Meter {
+	return &membudget.Meter{Max: maxMemory, Limit: "the callgrind reader's own limit, whatever " + membudget.InputEnv + " says"}
+}
+
+// charge charges n elements of kind k costing cost bytes to the parse's
+// budgets, before they are allocated: the error of an exceeded one means
+// they must not be.
+func (ps *parser) charge(k membudget.Kind, n, cost int64) error {
+	if err := ps.own.Charge(k, n, cost); err != nil {
+		return err
+	}
+	if ps.meter != nil {
+		return ps.meter.Charge(k, n, cost)
+	}
+	return nil
+}
+
+// err returns the error of an exceeded budget, or nil.
+func (ps *parser) err() error {
+	if err := ps.own.Err(); err != nil {
+		return err
+	}
+	if ps.meter != nil {
+		return ps.meter.Err()
+	}
+	return nil
+}
+
 func parse(r io.Reader, o pbuild.Options, am *addrMode) (*profile.Profile, error) {
 	ps := &parser{
 		addr:    am,
@@ -238,8 +287,8 @@ func parse(r io.Reader, o pbuild.Options, am *addrMode) (*profile.Profile, error
 		cur:     -1,
 		main:    -1,
 		callee:  -1,
-		calls:   -1,
 		npos:    1,
+		own:     newOwnMeter(),
 	}
 	for i := range ps.names {
 		ps.names[i] = make(map[int64]string)
@@ -270,10 +319,8 @@ func parse(r io.Reader, o pbuild.Options, am *addrMode) (*profile.Profile, error
 		}
 		p.Comments = meta.AppendWarning(p.Comments, w)
 	}
-	if ps.meter != nil {
-		if err := ps.meter.Err(); err != nil {
-			return nil, err
-		}
+	if err := ps.err(); err != nil {
+		return nil, err
 	}
 	if err := p.CheckValid(); err != nil {
 		return nil, fmt.Errorf("internal error: built profile is invalid: %w", err)

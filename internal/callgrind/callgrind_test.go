@@ -168,7 +168,7 @@ func knownNames(p *profile.Profile) map[string]bool {
 func cyclic(t testing.TB, data []byte) map[string]bool {
 	t.Helper()
 	ps := &parser{nodeOf: make(map[[2]string]int32), intern: make(map[string]string), groupOf: make(map[string]*group),
-		cur: -1, main: -1, callee: -1, calls: -1, npos: 1, warn: func(string, ...any) {}}
+		cur: -1, main: -1, callee: -1, npos: 1, warn: func(string, ...any) {}, own: newOwnMeter()}
 	for i := range ps.names {
 		ps.names[i] = make(map[int64]string)
 	}
@@ -176,14 +176,17 @@ func cyclic(t testing.TB, data []byte) map[string]bool {
 		t.Fatal(err)
 	}
 	out := make(map[string]bool)
-	b := &builder{ps: ps}
+	b := &builder{ps: ps, local: newLocal(len(ps.nodes))}
 	for _, g := range ps.groups {
-		gr := b.graphOf(g)
+		gr, err := b.graphOf(g)
+		if err != nil {
+			t.Fatal(err)
+		}
 		comp, order := sccs(gr)
 		for a := range gr.from {
 			if comp[gr.from[a]] == comp[gr.to[a]] {
 				for _, v := range order[comp[gr.from[a]]] {
-					nd := ps.nodes[v]
+					nd := ps.nodes[gr.glob[v]]
 					out[nd.file+":"+nd.fn] = true
 				}
 			}

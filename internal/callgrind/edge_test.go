@@ -67,6 +67,25 @@ var edgeCases = []struct {
 	{name: "overflow", in: "events: Ir\nfn=a\n1 9223372036854775807\n1 1\n", err: "line 4: the self cost of a: costs add up to more than int64 holds"},
 	{name: "bad position", in: "events: Ir\nfn=a\n+x 1\n", err: `line 3: position "+x" is not a number`},
 	{name: "twice", in: "events: Ir Ir\n", err: "line 1: events: \"Ir Ir\" lists Ir twice"},
+	{name: "twice in a later part", in: "events: Ir Dr\nfn=a\n1 1\npart: 2\nevents: Dr Dr\n", err: "line 5: events: \"Dr Dr\" lists Dr twice"},
+	// A count is one value space in both bases: 2^63 is no count, in hex
+	// as in decimal, and never the parser's own "no call pending".
+	{name: "calls 2^63 hex", in: "events: Ir\nfn=main\n0 1\ncfn=f\ncalls=0x8000000000000000 0\n0 5\nfn=f\n0 5\n",
+		err: `line 5: calls=0x8000000000000000 0: count "0x8000000000000000" is not a count`},
+	{name: "calls 2^63 decimal", in: "events: Ir\nfn=main\n0 1\ncfn=f\ncalls=9223372036854775808 0\n0 5\nfn=f\n0 5\n",
+		err: `line 5: calls=9223372036854775808 0: count "9223372036854775808" is not a count`},
+	{name: "calls 2^64-1 hex", in: "events: Ir\nfn=main\n0 1\ncfn=f\ncalls=0xffffffffffffffff 0\n0 5\nfn=f\n0 5\n",
+		err: `line 5: calls=0xffffffffffffffff 0: count "0xffffffffffffffff" is not a count`},
+	{name: "calls 2^63-1 hex", in: "events: Ir\nfn=main\n0 1\ncfn=f\ncalls=0x7fffffffffffffff 0\n0 5\nfn=f\n0 5\n",
+		want: []string{"???:f 5 5", "???:main 1 6"}},
+	{name: "calls 0", in: "events: Ir\nfn=main\n0 1\ncfn=f\ncalls=0 0\n0 5\nfn=f\n0 5\n",
+		want: []string{"???:f 5 5", "???:main 1 6"}},
+	{name: "cost 2^63 hex", in: "events: Ir\nfn=a\n1 0x8000000000000000\n", err: `line 3: cost "0x8000000000000000" is not a count`},
+	{name: "cost 2^63-1 hex", in: "events: Ir\nfn=a\n1 0x7fffffffffffffff\n", want: []string{"???:a 9223372036854775807 9223372036854775807"}},
+	// Positions are addresses: 64 bits in either base.
+	{name: "position 2^64-1", in: "events: Ir\nfn=a\n18446744073709551615 1\n0xffffffffffffffff 2\n", want: []string{"???:a 3 3"}},
+	{name: "position 2^64", in: "events: Ir\nfn=a\n18446744073709551616 1\n", err: `line 3: position "18446744073709551616" is not a number`},
+	{name: "many costs", in: "events: Ir\nfn=a\n1 1 2 3 4 5\n", err: "line 3: more than 2 costs, but the events: line names 1 events"},
 }
 
 func TestEdgeCases(t *testing.T) {

@@ -17,6 +17,13 @@ func FuzzParse(f *testing.F) {
 	for _, s := range edgeCases {
 		f.Add([]byte(s.in))
 	}
+	// The shapes of TestMemoryBounded, small: tables per thread and
+	// event, fan-in chains, deep stacks for many events.
+	f.Add(threadEvents(20, 20, 5))
+	f.Add(threadSlots(10, 10, 5))
+	f.Add(fanIn(10, 10))
+	f.Add(deepEvents(5, 20))
+	f.Add(roundTrips())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, ok := testutil.ParseValid(t, Parse, data)
 		if !ok {

@@ -19,10 +19,10 @@ func (ps *parser) read(r io.Reader) error {
 	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
 	for sc.Scan() {
 		ps.line++
-		if ps.meter != nil && ps.line%1024 == 0 {
-			if err := ps.meter.Err(); err != nil {
-				return err
-			}
+		// The caller's meter is fed by its reader; the own meter bounds
+		// the memory by the input read too.
+		if err := ps.own.Read(len(sc.Bytes()) + 1); err != nil {
+			return fmt.Errorf("line %d: %w", ps.line, err)
 		}
 		if err := ps.parseLine(bytes.TrimRight(sc.Bytes(), "\r")); err != nil {
 			return fmt.Errorf("line %d: %w", ps.line, err)
@@ -34,7 +34,7 @@ func (ps *parser) read(r io.Reader) error {
 		}
 		return fmt.Errorf("line %d: %w", ps.line+1, err)
 	}
-	if ps.calls >= 0 {
+	if ps.pending {
 		return fmt.Errorf("line %d: calls= line at the end of the file, with no cost line after it", ps.callsLine)
 	}
 	if ps.events == nil {
@@ -55,13 +55,13 @@ func (ps *parser) parseLine(line []byte) error {
 		return ps.costLine(line)
 	}
 	if i := bytes.IndexByte(line, '='); i > 0 && isSpecKey(line[:i]) {
-		if ps.calls >= 0 {
+		if ps.pending {
 			return fmt.Errorf("%s line after the calls= line %d: want the cost line of the call", line[:i+1], ps.callsLine)
 		}
 		return ps.spec(string(line[:i]), line[i+1:])
 	}
 	if i := bytes.IndexByte(line, ':'); i > 0 && isWord(line[:i]) {
-		if ps.calls >= 0 {
+		if ps.pending {
 			return fmt.Errorf("%s: line after the calls= line %d: want the cost line of the call", line[:i], ps.callsLine)
 		}
 		return ps.header(string(line[:i]), strings.TrimSpace(string(line[i+1:])))
@@ -117,7 +117,7 @@ func (ps *parser) header(key, val string) error {
 			ps.cmd = val
 		}
 	case "thread":
-		ps.setGroup(val)
+		return ps.setGroup(val)
 	case "part":
 		ps.resetPart()
 		ps.parts++
@@ -127,7 +127,12 @@ func (ps *parser) header(key, val string) error {
 		if ps.addr != nil {
 			ps.addr.instr = -1
 		}
-		for _, w := range strings.Fields(val) {
+		f, ok := ps.fields([]byte(val), 4)
+		if !ok {
+			return fmt.Errorf("positions: %q: more than 4 subpositions", truncate([]byte(val)))
+		}
+		for _, b := range f {
+			w := string(b)
 			switch w {
 			case "line", "instr", "addr", "bb":
 				if ps.addr != nil && w == "instr" {
@@ -144,6 +149,14 @@ func (ps *parser) header(key, val string) error {
 		ps.npos = n
 		ps.pos = ps.pos[:0]
 	case "events":
+		// Each event costs a column of every table: charged before the
+		// line is split.
+		n := int64(len(bytes.Fields([]byte(val))))
+		if ps.events == nil {
+			if err := ps.charge(membudget.Event, n, n*128); err != nil {
+				return err
+			}
+		}
 		return ps.setEvents(strings.Fields(val))
 	case "totals":
 		if ps.events != nil {
@@ -172,22 +185,24 @@ func (ps *parser) setEvents(ev []string) error {
 			seen[t] = true
 		}
 		ps.events, ps.nev = ev, len(ev)
-		ps.costs = make([]int64, ps.nev)
 	}
 	if len(ev) != ps.nev {
 		return fmt.Errorf("events: %q differs from the first part's %q", strings.Join(ev, " "), strings.Join(ps.events, " "))
 	}
 	ps.cols = make([]int, len(ev))
+	index := make(map[string]int, len(ev))
+	for j, f := range ps.events {
+		index[f] = j
+	}
 	for i, e := range ev {
-		ps.cols[i] = -1
-		for j, f := range ps.events {
-			if e == f {
-				ps.cols[i] = j
-			}
-		}
-		if ps.cols[i] < 0 {
+		j, ok := index[e]
+		if !ok {
 			return fmt.Errorf("events: %q differs from the first part's %q", strings.Join(ev, " "), strings.Join(ps.events, " "))
 		}
+		if j < 0 {
+			return fmt.Errorf("events: %q lists %s twice", strings.Join(ev, " "), e)
+		}
+		ps.cols[i], index[e] = j, -1
 	}
 	if ps.partSelf == nil {
 		ps.partSelf = make([]int64, ps.nev)
@@ -206,12 +221,9 @@ func (ps *parser) resetPart() {
 // checkTotalsLine warns when a part's totals: differ from the sum of its
 // cost lines.
 func (ps *parser) checkTotalsLine(val string) {
-	f := strings.Fields(val)
-	for i, s := range f {
-		if i >= len(ps.cols) {
-			break
-		}
-		v, err := strconv.ParseInt(s, 10, 64)
+	f, _ := ps.fields([]byte(val), len(ps.cols))
+	for i, b := range f {
+		v, err := parseCount(b)
 		if err != nil {
 			ps.warn("line %d: totals: %q is not a list of counts: ignored", ps.line, val)
 			return
@@ -222,14 +234,18 @@ func (ps *parser) checkTotalsLine(val string) {
 	}
 }
 
-func (ps *parser) setGroup(thread string) {
+func (ps *parser) setGroup(thread string) error {
 	g, ok := ps.groupOf[thread]
 	if !ok {
-		g = &group{thread: thread, arcs: make(map[arcKey]int32), inline: make(map[arcKey]int32)}
+		if err := ps.charge(membudget.Other, 1, 512+membudget.StringCost(int64(len(thread)))); err != nil {
+			return err
+		}
+		g = &group{thread: thread, selfIdx: make(map[arcKey]int32), arcs: make(map[arcKey]int32), inline: make(map[arcKey]int32)}
 		ps.groupOf[thread] = g
 		ps.groups = append(ps.groups, g)
 	}
 	ps.g = g
+	return nil
 }
 
 // name reads a position name with name compression: "(id) name" defines
@@ -247,45 +263,56 @@ func (ps *parser) name(tab int, b []byte) (string, error) {
 					}
 					return s, nil
 				}
-				s := ps.str(rest)
-				if _, ok := ps.names[tab][id]; !ok && ps.meter != nil {
-					ps.meter.Add(membudget.Other, 1, 48)
+				s, err := ps.str(rest)
+				if err != nil {
+					return "", err
+				}
+				if _, ok := ps.names[tab][id]; !ok {
+					if err := ps.charge(membudget.Other, 1, 48); err != nil {
+						return "", err
+					}
 				}
 				ps.names[tab][id] = s
 				return s, nil
 			}
 		}
 	}
-	return ps.str(b), nil
+	return ps.str(b)
 }
 
-func (ps *parser) str(b []byte) string {
+// str interns b, charged before it is copied.
+func (ps *parser) str(b []byte) (string, error) {
 	if s, ok := ps.intern[string(b)]; ok {
-		return s
+		return s, nil
+	}
+	if err := ps.charge(membudget.String, 1, 2*membudget.StringCost(int64(len(b)))); err != nil {
+		return "", err
 	}
 	s := string(b)
 	ps.intern[s] = s
-	if ps.meter != nil {
-		ps.meter.Add(membudget.String, 1, 2*membudget.StringCost(int64(len(s))))
-	}
-	return s
+	return s, nil
 }
 
-func (ps *parser) nodeID(file, fn, obj string) int32 {
+// nodeID returns the node of (file, fn), made and charged (with the
+// location and function the builder makes of it) on first use.
+func (ps *parser) nodeID(file, fn, obj string) (int32, error) {
 	k := [2]string{file, fn}
 	if id, ok := ps.nodeOf[k]; ok {
 		if ps.nodes[id].obj == "" {
 			ps.nodes[id].obj = obj
 		}
-		return id
+		return id, nil
+	}
+	if len(ps.nodes) >= math.MaxInt32 {
+		return -1, errors.New("more than 2^31 functions")
+	}
+	if err := ps.charge(membudget.Function, 1, membudget.CostFunction+membudget.CostLocation+membudget.CostLine+96); err != nil {
+		return -1, err
 	}
 	id := int32(len(ps.nodes))
 	ps.nodes = append(ps.nodes, node{file: file, fn: fn, obj: obj, parent: -1})
 	ps.nodeOf[k] = id
-	if ps.meter != nil {
-		ps.meter.Add(membudget.Function, 1, membudget.CostFunction+membudget.CostLocation+membudget.CostLine+96)
-	}
-	return id
+	return id, nil
 }
 
 func (ps *parser) spec(key string, val []byte) error {
@@ -310,7 +337,9 @@ func (ps *parser) spec(key string, val []byte) error {
 			if ps.cur < 0 {
 				return fmt.Errorf("%s= before any fn= line", key)
 			}
-			ps.cur = ps.nodeID(ps.file, ps.fn, ps.obj)
+			if ps.cur, err = ps.nodeID(ps.file, ps.fn, ps.obj); err != nil {
+				return err
+			}
 		}
 	case "fn":
 		s, err := ps.name(tabFn, val)
@@ -321,10 +350,12 @@ func (ps *parser) spec(key string, val []byte) error {
 			return errors.New("fn= without a name")
 		}
 		ps.fn = s
-		ps.cur = ps.nodeID(ps.file, ps.fn, ps.obj)
+		if ps.cur, err = ps.nodeID(ps.file, ps.fn, ps.obj); err != nil {
+			return err
+		}
 		ps.main = ps.cur
 		if ps.addr != nil {
-			ps.blockStart(s)
+			return ps.blockStart(s)
 		}
 	case "cfi", "cfl":
 		s, err := ps.name(tabFile, val)
@@ -346,15 +377,18 @@ func (ps *parser) spec(key string, val []byte) error {
 		if ps.hasCfile {
 			file, ps.hasCfile = ps.cfile, false
 		}
-		ps.callee = ps.nodeID(file, s, ps.cobj)
+		if ps.callee, err = ps.nodeID(file, s, ps.cobj); err != nil {
+			return err
+		}
 	case "calls":
-		f := strings.Fields(string(val))
+		// The count and the target's subpositions; more is ignored.
+		f, _ := ps.fields(val, 1+ps.npos)
 		if len(f) == 0 {
 			return errors.New("calls= without a count")
 		}
-		n, err := parseNumber(f[0])
-		if err != nil {
-			return fmt.Errorf("calls=%s: count %q is not a number", truncate(val), f[0])
+		// The count is only checked: a call's cost is its cost line's.
+		if _, err := parseCount(f[0]); err != nil {
+			return fmt.Errorf("calls=%s: count %q is not a count (0 to 2^63-1, decimal or 0x hex)", truncate(val), truncate(f[0]))
 		}
 		if ps.cur < 0 {
 			return errors.New("calls= before any fn= line")
@@ -372,7 +406,7 @@ func (ps *parser) spec(key string, val []byte) error {
 				return err
 			}
 		}
-		ps.calls, ps.callsLine = n, ps.line
+		ps.pending, ps.callsLine = true, ps.line
 	case "jump", "jcnd":
 		// Jumps (--collect-jumps=yes) carry no cost.
 	case "jfi":
@@ -387,18 +421,59 @@ func (ps *parser) spec(key string, val []byte) error {
 	return nil
 }
 
-func parseNumber(s string) (int64, error) {
-	if h, ok := strings.CutPrefix(s, "0x"); ok {
-		v, err := strconv.ParseUint(h, 16, 64)
-		return int64(v), err
+// parseCount reads a count, decimal or hex ("0x1f"), from 0 to
+// math.MaxInt64 in either base.
+func parseCount(b []byte) (int64, error) {
+	base := 10
+	if h, ok := bytes.CutPrefix(b, []byte("0x")); ok {
+		b, base = h, 16
 	}
-	v, err := strconv.ParseUint(s, 10, 63)
+	v, err := strconv.ParseUint(string(b), base, 63)
 	return int64(v), err
+}
+
+// parsePosition reads a subposition, decimal or hex: any 64 bits (an
+// address), kept as an int64 whose arithmetic wraps as the address's does.
+func parsePosition(b []byte) (int64, error) {
+	base := 10
+	if h, ok := bytes.CutPrefix(b, []byte("0x")); ok {
+		b, base = h, 16
+	}
+	v, err := strconv.ParseUint(string(b), base, 64)
+	return int64(v), err
+}
+
+// fields splits line at blanks into ps.tok (reused): at most max fields,
+// ok false when there are more.
+func (ps *parser) fields(line []byte, max int) (f [][]byte, ok bool) {
+	ps.tok = ps.tok[:0]
+	for i := 0; i < len(line); {
+		for i < len(line) && isBlank(line[i]) {
+			i++
+		}
+		if i == len(line) {
+			break
+		}
+		j := i
+		for j < len(line) && !isBlank(line[j]) {
+			j++
+		}
+		if len(ps.tok) == max {
+			return ps.tok, false
+		}
+		ps.tok = append(ps.tok, line[i:j])
+		i = j
+	}
+	return ps.tok, true
+}
+
+func isBlank(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r'
 }
 
 // positions reads subpositions, absolute or relative to the last cost
 // line's; with move, they become the base of the next.
-func (ps *parser) positions(f []string, move bool) error {
+func (ps *parser) positions(f [][]byte, move bool) error {
 	if len(f) < ps.npos && move {
 		return fmt.Errorf("position: %d subpositions, want %d", len(f), ps.npos)
 	}
@@ -420,16 +495,16 @@ func (ps *parser) positions(f []string, move bool) error {
 
 // subposition reads subposition i, s, absolute or relative to the last
 // cost line's.
-func (ps *parser) subposition(i int, s string) (int64, error) {
+func (ps *parser) subposition(i int, s []byte) (int64, error) {
 	var base int64
 	if i < len(ps.pos) {
 		base = ps.pos[i]
 	}
 	switch {
-	case s == "*":
+	case len(s) == 1 && s[0] == '*':
 		return base, nil
 	case s[0] == '+' || s[0] == '-':
-		d, err := parseNumber(s[1:])
+		d, err := parsePosition(s[1:])
 		if err != nil {
 			return 0, fmt.Errorf("position %q is not a number", s)
 		}
@@ -438,7 +513,7 @@ func (ps *parser) subposition(i int, s string) (int64, error) {
 		}
 		return base + d, nil
 	}
-	v, err := parseNumber(s)
+	v, err := parsePosition(s)
 	if err != nil {
 		return 0, fmt.Errorf("position %q is not a number", s)
 	}
@@ -452,39 +527,39 @@ func (ps *parser) costLine(line []byte) error {
 	if ps.cur < 0 {
 		return errors.New("cost line before any fn= line")
 	}
-	f := strings.Fields(string(line))
+	f, ok := ps.fields(line, ps.npos+ps.nev+1)
 	if err := ps.positions(f, true); err != nil {
 		return err
 	}
 	f = f[min(ps.npos, len(f)):]
+	if !ok {
+		return fmt.Errorf("more than %d costs, but the events: line names %d events", len(f), ps.nev)
+	}
 	if len(f) > ps.nev {
 		return fmt.Errorf("%d costs, but the events: line names %d events", len(f), ps.nev)
 	}
-	for i := range ps.costs {
-		ps.costs[i] = 0
-	}
-	for i, s := range f {
-		v, err := strconv.ParseUint(s, 10, 63)
+	// The line's costs, of the first len(f) columns: a line touches
+	// what it names, not every event.
+	ps.vals = ps.vals[:0]
+	for _, s := range f {
+		v, err := parseCount(s)
 		if err != nil {
-			if strings.HasPrefix(s, "0x") {
-				v, err = strconv.ParseUint(s[2:], 16, 63)
-			}
-			if err != nil {
-				return fmt.Errorf("cost %q is not a count", s)
-			}
+			return fmt.Errorf("cost %q is not a count", truncate(s))
 		}
-		ps.costs[ps.cols[i]] = int64(v)
+		ps.vals = append(ps.vals, v)
 	}
 	ps.costLines++
 	if ps.g == nil {
-		ps.setGroup("")
+		if err := ps.setGroup(""); err != nil {
+			return err
+		}
 	}
 	g := ps.g
-	call := ps.calls >= 0
-	ps.calls = -1
+	call := ps.pending
+	ps.pending = false
 	if ps.addr != nil {
 		if !call {
-			if err := addTo(ps.partSelf, ps.costs); err != nil {
+			if err := ps.addLine(ps.partSelf); err != nil {
 				return fmt.Errorf("the total cost: %w", err)
 			}
 		}
@@ -502,7 +577,7 @@ func (ps *parser) costLine(line []byte) error {
 		if err := ps.addSelf(g, ps.cur); err != nil {
 			return err
 		}
-		if err := addTo(ps.partSelf, ps.costs); err != nil {
+		if err := ps.addLine(ps.partSelf); err != nil {
 			return fmt.Errorf("the total cost: %w", err)
 		}
 	}
@@ -513,25 +588,40 @@ func (ps *parser) costLine(line []byte) error {
 }
 
 // slot returns the index of k in idx, adding k to keys and a zero cost per
-// event to costs when it is new (added).
-func (ps *parser) slot(idx map[arcKey]int32, keys *[]arcKey, costs *[]int64, k arcKey) (a int32, added bool) {
+// event to costs when it is new. What it allocates is charged before: the
+// key, and each array of costs as the slice doubles (so that the arrays
+// left to the collector are charged too).
+func (ps *parser) slot(idx map[arcKey]int32, keys *[]arcKey, costs *[]int64, k arcKey) (int32, error) {
 	if a, ok := idx[k]; ok {
-		return a, false
+		return a, nil
 	}
-	a = int32(len(*keys))
+	if err := ps.charge(membudget.Other, 1, costSlot+16); err != nil {
+		return -1, err
+	}
+	if n := len(*costs) + ps.nev; n > cap(*costs) {
+		n = max(n, 2*cap(*costs), 64)
+		if err := ps.charge(membudget.Value, int64(n), 8*int64(n)); err != nil {
+			return -1, err
+		}
+		c := make([]int64, len(*costs), n)
+		copy(c, *costs)
+		*costs = c
+	}
+	a := int32(len(*keys))
 	idx[k] = a
 	*keys = append(*keys, k)
-	*costs = append(*costs, make([]int64, ps.nev)...)
-	return a, true
+	*costs = (*costs)[:len(*costs)+ps.nev]
+	clear((*costs)[len(*costs)-ps.nev:])
+	return a, nil
 }
 
 // addArc adds the line's costs to the calls of arc k.
 func (ps *parser) addArc(g *group, k arcKey) error {
-	a, added := ps.slot(g.arcs, &g.arcOf, &g.arcC, k)
-	if added && ps.meter != nil {
-		ps.meter.Add(membudget.Other, 1, 64+16*int64(ps.nev))
+	a, err := ps.slot(g.arcs, &g.arcOf, &g.arcC, k)
+	if err != nil {
+		return err
 	}
-	if err := addTo(g.arcC[int(a)*ps.nev:], ps.costs); err != nil {
+	if err := ps.addLine(g.arcC[int(a)*ps.nev:]); err != nil {
 		return fmt.Errorf("the calls from %s to %s: %w", ps.nodes[k.from].display(), ps.nodes[k.to].display(), err)
 	}
 	return nil
@@ -539,37 +629,38 @@ func (ps *parser) addArc(g *group, k arcKey) error {
 
 // addSelf adds the line's costs to the self cost of node n.
 func (ps *parser) addSelf(g *group, n int32) error {
-	need := (len(ps.nodes)) * ps.nev
-	if len(g.self) < need {
-		if ps.meter != nil {
-			ps.meter.Add(membudget.Value, int64(need-len(g.self)), 8*int64(need-len(g.self)))
-		}
-		g.self = append(g.self, make([]int64, need-len(g.self))...)
+	a, err := ps.slot(g.selfIdx, &g.selfOf, &g.selfC, arcKey{n, n})
+	if err != nil {
+		return err
 	}
-	if err := addTo(g.self[int(n)*ps.nev:], ps.costs); err != nil {
+	if err := ps.addLine(g.selfC[int(a)*ps.nev:]); err != nil {
 		return fmt.Errorf("the self cost of %s: %w", ps.nodes[n].display(), err)
 	}
-	g.hasSelf = true
 	return nil
 }
 
 // addInline adds the line's costs to the cost of code k.to within code
 // k.from (see group.inline).
 func (ps *parser) addInline(g *group, k arcKey) error {
-	a, _ := ps.slot(g.inline, &g.inlOf, &g.inlC, k)
-	if err := addTo(g.inlC[int(a)*ps.nev:], ps.costs); err != nil {
+	a, err := ps.slot(g.inline, &g.inlOf, &g.inlC, k)
+	if err != nil {
+		return err
+	}
+	if err := ps.addLine(g.inlC[int(a)*ps.nev:]); err != nil {
 		return fmt.Errorf("the cost of %s in %s: %w", ps.nodes[k.to].display(), ps.nodes[k.to].file, err)
 	}
 	return nil
 }
 
-// addTo adds v to dst, refusing sums beyond int64.
-func addTo(dst, v []int64) error {
-	for i, x := range v {
-		if dst[i] > math.MaxInt64-x {
+// addLine adds the current cost line's costs to dst (by event),
+// refusing sums beyond int64.
+func (ps *parser) addLine(dst []int64) error {
+	for i, x := range ps.vals {
+		e := ps.cols[i]
+		if dst[e] > math.MaxInt64-x {
 			return errors.New("costs add up to more than int64 holds")
 		}
-		dst[i] += x
+		dst[e] += x
 	}
 	return nil
 }

@@ -98,7 +98,10 @@ func ForLimit(limit int64) *Meter {
 type Meter struct {
 	// Max bounds the memory charged (besides the input, which has its own
 	// limit); 0 or less: no bound but the Ratio.
-	Max   int64
+	Max int64
+	// Limit says what Max is, in errors: "half the limit on input" when
+	// empty (ForLimit's Max).
+	Limit string
 	in    int64
 	total int64
 	by    [numKinds]struct{ n, cost int64 }
@@ -146,7 +149,11 @@ func (m *Meter) check() error {
 	case m.total > Ratio*m.in+Allowance:
 		over = fmt.Sprintf("more than %d times the %s of input read so far", Ratio, size(m.in))
 	case m.Max > 0 && m.total > m.Max:
-		over = fmt.Sprintf("more than the budget of %s (half the limit on input)", size(m.Max))
+		what := m.Limit
+		if what == "" {
+			what = "half the limit on input"
+		}
+		over = fmt.Sprintf("more than the budget of %s (%s)", size(m.Max), what)
 	default:
 		return nil
 	}

@@ -1,0 +1,2 @@
+module example.com/work
+go 1.25
