@@ -136,7 +136,14 @@ func (rec *recorded) writeShards(t *testing.T, dir string, n int, args []string)
 		spec := shardSpec{k, n}
 		part := shardPart(rec.keys, spec)
 		sides := []*recSide{{name: "base", out: filepath.Join(out, "base")}, {name: "head", out: filepath.Join(out, "head")}}
-		sl := &shardLog{plan: rec.keys, part: part}
+		sl := &shardLog{plan: rec.keys, part: part, at: map[string][]string{}}
+		for _, key := range part {
+			for i, side := range []string{"base", "head"} {
+				if rec.out[key][i] != nil {
+					sl.at[side] = append(sl.at[side], key)
+				}
+			}
+		}
 		res := &recordResult{out: out, baseRev: revision{Name: "main", Commit: "0123456789abcdef0123"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210fedc"},
 			modules: []string{"example.com/m"}}
 		for run := range rec.runs {
@@ -377,7 +384,7 @@ func TestMergeInstructions(t *testing.T) {
 		}
 		var stdout, stderr bytes.Buffer
 		c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-		if code := c.writeShard(&recorder{c: c, o: rc.o, shard: &shardLog{plan: keys, part: part}}, res, shardArgs); code != exitOK {
+		if code := c.writeShard(&recorder{c: c, o: rc.o, shard: &shardLog{plan: keys, part: part, at: map[string][]string{"base": part, "head": part}}}, res, shardArgs); code != exitOK {
 			t.Fatalf("shard %d: exit %d\n%s", k, code, stderr.String())
 		}
 	}

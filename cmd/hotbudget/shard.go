@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/shardset"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -41,7 +42,10 @@ import (
 // record's own code (judgeRecord).
 
 // shardSchema is shard.json's schema.
-const shardSchema = "hotbudget.shard/v1"
+// v2 added At, which revisions have each benchmark recorded: without it a
+// benchmark whose results were removed looks like one neither revision
+// has, so merge refuses v1 (docs/sharding.md).
+const shardSchema = "hotbudget.shard/v2"
 
 // shardSpec is --shard K/N; the zero value records everything.
 type shardSpec struct{ k, n int }
@@ -57,8 +61,8 @@ func (s *shardSpec) Set(v string) error {
 	a, b, ok := strings.Cut(v, "/")
 	k, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || n < 1 || k < 1 || k > n {
-		return fmt.Errorf("want K/N, the K-th of N shards with 1 <= K <= N (1/4 ... 4/4), got %q", v)
+	if !ok || err1 != nil || err2 != nil || shardset.CheckNumbers(k, n) != nil {
+		return fmt.Errorf("want K/N, the K-th of N shards with 1 <= K <= N <= %d (1/4 ... 4/4), got %q", shardset.MaxShards, v)
 	}
 	s.k, s.n = k, n
 	return nil
@@ -79,6 +83,14 @@ func shardPart(all []string, s shardSpec) []string {
 func (r *recorder) calibrateShard(ctx context.Context, base, head *recSide, byKey map[string]*leaf, all []string) ([]string, error) {
 	part := shardPart(all, r.o.shard)
 	r.shard.plan, r.shard.part = all, part
+	r.shard.at = map[string][]string{}
+	for _, k := range part {
+		for _, s := range []*recSide{base, head} {
+			if s.leaves[k] {
+				r.shard.at[s.name] = append(r.shard.at[s.name], k)
+			}
+		}
+	}
 	r.progress("shard %s: %d of the %s found (every %s in name order, from the %s)", &r.o.shard, len(part),
 		plural(len(all), "benchmark", "benchmarks"), ordinal(r.o.shard.n), ordinal(r.o.shard.k))
 	if r.o.fixedIters > 0 {
@@ -124,6 +136,9 @@ func ordinal(n int) string {
 // shardLog is what a shard learns as it runs, for shard.json.
 type shardLog struct {
 	plan, part []string // every benchmark found, sorted; this shard's
+	// at are the benchmarks of part each side has, by side ("base",
+	// "head").
+	at map[string][]string
 	// spans are where each run of each benchmark wrote its output in a
 	// side's bench.txt, by side ("base", "head").
 	spans map[string][]benchSpan
@@ -168,6 +183,9 @@ type shardFile struct {
 	// SIDE/PKG/NAME.RUN.pb.gz.
 	Recorded []string `json:"recorded"`
 	Compared []string `json:"compared"`
+	// At are the recorded benchmarks each revision has, by side: both
+	// (Compared), or one (new or gone at head).
+	At map[string][]string `json:"at"`
 	// Bench says where each run is in SIDE/bench.txt, by side.
 	Bench map[string][]benchSpan `json:"bench"`
 	// Allocations are the allocations per op of each benchmark compared
@@ -216,7 +234,7 @@ func (c *cli) writeShard(r *recorder, res *recordResult, args []string) int {
 	f := shardFile{
 		Schema: shardSchema, Shard: r.o.shard.k, Of: r.o.shard.n, Args: args,
 		Base: res.baseRev, Head: res.headRev, Modules: res.modules,
-		Benchmarks: sl.plan, Recorded: sl.part, Bench: sl.spans,
+		Benchmarks: sl.plan, Recorded: sl.part, At: sl.at, Bench: sl.spans,
 	}
 	if f.Benchmarks == nil { // listed by calibrate; never absent
 		f.Benchmarks = []string{}
