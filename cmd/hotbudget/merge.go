@@ -335,6 +335,9 @@ func mergeBench(shards []*shardIn, side string, all []string, runs, count int) (
 		if err != nil {
 			return nil, err
 		}
+		if err := shardset.CheckSpans(in.set().Spans[side], len(b)); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 		for _, s := range spans {
 			if s.Start < 0 || s.End < s.Start || s.End > len(b) || s.Run < 1 || s.Run > runs {
 				return nil, fmt.Errorf("%s: %s's run %d is at bytes %d-%d of %d, beyond the file or the runs: was the file changed?", path, s.Benchmark, s.Run, s.Start, s.End, len(b))

@@ -96,8 +96,9 @@ func CheckNumbers(k, n int) error {
 
 // CheckKey checks that key is a benchmark's key, "PKG NAME": an import
 // path and a benchmark name, neither of which can name a file outside the
-// shard (no empty, "." or ".." element, no leading "/", no backslash, NUL,
-// control character or space) nor exceed MaxName bytes.
+// shard (no empty, "." or ".." element, no leading "/", no backslash, and
+// nothing unprintable: NUL, control or format characters, spaces but the
+// one between package and name) nor exceed MaxName bytes.
 func CheckKey(key string) error {
 	if len(key) > MaxName {
 		return fmt.Errorf("benchmark %q...: longer than %d bytes", key[:64], MaxName)
@@ -110,7 +111,7 @@ func CheckKey(key string) error {
 		return fmt.Errorf("benchmark %q: not UTF-8", key)
 	}
 	for _, r := range key {
-		if r == '\\' || r == '\x00' || unicode.IsControl(r) || (unicode.IsSpace(r) && r != ' ') {
+		if r == '\\' || !unicode.IsPrint(r) {
 			return fmt.Errorf("benchmark %q: %q is not in a package path or a benchmark name", key, r)
 		}
 	}
@@ -241,7 +242,7 @@ func part(all []string, k, n int) []string {
 func checkShard(s *Shard, w Want) error {
 	want := part(s.Benchmarks, s.K, s.N)
 	if !slices.Equal(s.Recorded, want) {
-		return fmt.Errorf("recorded %d benchmarks, not the %d its list deals it (%s)", len(s.Recorded), len(want), firstDifference(s.Recorded, want))
+		return fmt.Errorf("recorded %d benchmarks, not the %d its list of %d deals it (%s)", len(s.Recorded), len(want), len(s.Benchmarks), firstDifference(s.Recorded, want))
 	}
 	mine := map[string]bool{}
 	for _, k := range s.Recorded {
@@ -352,6 +353,30 @@ func missingFrom(a, b []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// CheckSpans checks that spans, a side's runs, tile its bench.txt of size
+// bytes as record writes it, one run's output after another: no byte
+// outside a run (a run's output left in the file but not listed) and none
+// in two.
+func CheckSpans(spans []Span, size int) error {
+	sorted := slices.Clone(spans)
+	slices.SortFunc(sorted, func(a, b Span) int { return a.Start - b.Start })
+	at := 0
+	for _, sp := range sorted {
+		if sp.Start != at || sp.End < sp.Start || sp.End > size {
+			what := "belong to no run"
+			if sp.Start < at {
+				what = "belong to two runs"
+			}
+			return fmt.Errorf("bytes %d-%d of %d %s (%q's run %d starts at %d): was the file or its runs' list changed?", min(at, sp.Start), max(at, sp.Start), size, what, sp.Benchmark, sp.Run, sp.Start)
+		}
+		at = sp.End
+	}
+	if at != size {
+		return fmt.Errorf("bytes %d-%d of %d belong to no run: was the file or its runs' list changed?", at, size, size)
+	}
+	return nil
 }
 
 // CheckBlock checks that block, one run's output of benchmark key ("PKG
