@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -87,13 +86,8 @@ type shardIn struct {
 	rc  *recordCmd
 }
 
-// mergeIgnored are the record flags shards may differ in: where and how
-// long they ran, not what they measured or how it is judged (and the
-// report's, which merge takes itself).
-var mergeIgnored = []string{"shard", "out", "keep", "budget", "format", "full", "html", "allocs-html"}
-
 // readShard reads dir/shard.json (at most shardset.MaxFile bytes), checks
-// its shard numbers and parses the command line it holds.
+// its shard numbers and sets record's flags from its settings.
 func (c *cli) readShard(dir string) (*shardIn, error) {
 	path := filepath.Join(dir, shardManifest)
 	b, err := shardset.ReadFile(path)
@@ -109,26 +103,22 @@ func (c *cli) readShard(dir string) (*shardIn, error) {
 	}
 	if in.f.Schema != shardSchema {
 		if in.f.Schema == "hotbudget.shard/v1" {
-			return nil, fmt.Errorf("%s: schema %q, an older hotbudget's, which does not say which revisions have each benchmark: record the shards again with this hotbudget", path, in.f.Schema)
+			return nil, fmt.Errorf("%s: schema %q, an older hotbudget's, which holds record's command line rather than its settings and does not say which revisions have each benchmark: record the shards again with this hotbudget", path, in.f.Schema)
 		}
 		return nil, fmt.Errorf("%s: schema %q, want %q (a shard of another hotbudget version?)", path, in.f.Schema, shardSchema)
 	}
 	if err := shardset.CheckNumbers(in.f.Shard, in.f.Of); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	in.rc = c.recordFlags()
-	pos, err := parseArgs(in.rc.fs.FlagSet, in.f.Args)
-	if err == nil {
-		err = in.rc.finish(pos)
+	if in.f.Settings == nil {
+		return nil, fmt.Errorf("%s: no settings", path)
 	}
-	if err == nil && (in.rc.o.runs > shardset.MaxRuns || in.rc.o.count > shardset.MaxCount) {
-		err = fmt.Errorf("--runs %d, --count %d: at most %d and %d", in.rc.o.runs, in.rc.o.count, shardset.MaxRuns, shardset.MaxCount)
+	st := in.f.Settings
+	if st.Runs > shardset.MaxRuns || st.Count > shardset.MaxCount {
+		return nil, fmt.Errorf("%s: settings: runs %d, count %d: at most %d and %d", path, st.Runs, st.Count, shardset.MaxRuns, shardset.MaxCount)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: record's arguments %q: %w", path, in.f.Args, err)
-	}
-	if sp := in.rc.o.shard; sp.n == 0 || sp.k != in.f.Shard || sp.n != in.f.Of {
-		return nil, fmt.Errorf("%s: shard %d of %d, but its arguments say --shard %s", path, in.f.Shard, in.f.Of, &sp)
+	if in.rc, err = st.recordCmd(c, in.f.Base.Name, in.f.Head.Name, in.f.Shard, in.f.Of); err != nil {
+		return nil, fmt.Errorf("%s: settings: %w", path, err)
 	}
 	return in, nil
 }
@@ -154,23 +144,10 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// settings is what a shard's command line sets that must be the same in
-// every shard: its flags but mergeIgnored's, and its packages.
-func (in *shardIn) settings() string {
-	var b strings.Builder
-	in.rc.fs.Visit(func(f *flag.Flag) {
-		if !slices.Contains(mergeIgnored, f.Name) {
-			fmt.Fprintf(&b, "--%s=%s ", f.Name, f.Value)
-		}
-	})
-	fmt.Fprintf(&b, "packages %s", strings.Join(in.rc.o.pkgs, " "))
-	return b.String()
-}
-
 // set is what shardset.Check needs of the shard.
 func (in *shardIn) set() *shardset.Shard {
 	f := in.f
-	s := &shardset.Shard{Dir: in.dir, K: f.Shard, N: f.Of, Base: f.Base.Commit, Head: f.Head.Commit, Settings: in.settings(),
+	s := &shardset.Shard{Dir: in.dir, K: f.Shard, N: f.Of, Base: f.Base.Commit, Head: f.Head.Commit, Settings: f.Settings.text(),
 		Modules: f.Modules, Benchmarks: f.Benchmarks, Recorded: f.Recorded, At: f.At, Compared: f.Compared, Spans: map[string][]shardset.Span{}}
 	for _, a := range f.Allocations {
 		s.Allocations = append(s.Allocations, a.Benchmark)

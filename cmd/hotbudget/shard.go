@@ -42,9 +42,10 @@ import (
 // record's own code (judgeRecord).
 
 // shardSchema is shard.json's schema.
-// v2 added At, which revisions have each benchmark recorded: without it a
+// v2 added At, which revisions have each benchmark recorded (without it a
 // benchmark whose results were removed looks like one neither revision
-// has, so merge refuses v1 (docs/sharding.md).
+// has), and holds the settings typed instead of record's command line:
+// merge refuses v1 (docs/sharding.md).
 const shardSchema = "hotbudget.shard/v2"
 
 // shardSpec is --shard K/N; the zero value records everything.
@@ -170,11 +171,12 @@ type shardFile struct {
 	Schema string `json:"schema"`
 	Shard  int    `json:"shard"` // K
 	Of     int    `json:"of"`    // N
-	// Args are record's arguments: merge judges with the same flags.
-	Args    []string `json:"args"`
-	Base    revision `json:"base"`
-	Head    revision `json:"head"`
-	Modules []string `json:"modules"` // go list -m: the functions gated
+	// Settings are what the shard was recorded with: merge judges with
+	// them.
+	Settings *shardSettings `json:"settings"`
+	Base     revision       `json:"base"`
+	Head     revision       `json:"head"`
+	Modules  []string       `json:"modules"` // go list -m: the functions gated
 	// Benchmarks are every benchmark found, "PKG NAME", sorted: the same
 	// list in every shard.
 	Benchmarks []string `json:"benchmarks"`
@@ -232,9 +234,13 @@ func splitKey(key string) (pkg, name string) {
 func (c *cli) writeShard(r *recorder, res *recordResult, args []string) int {
 	sl := r.shard
 	f := shardFile{
-		Schema: shardSchema, Shard: r.o.shard.k, Of: r.o.shard.n, Args: args,
+		Schema: shardSchema, Shard: r.o.shard.k, Of: r.o.shard.n,
 		Base: res.baseRev, Head: res.headRev, Modules: res.modules,
 		Benchmarks: sl.plan, Recorded: sl.part, At: sl.at, Bench: sl.spans,
+	}
+	var err error
+	if f.Settings, err = c.settingsOf(r.o, args); err != nil {
+		return c.inputErr("record", err)
 	}
 	if f.Benchmarks == nil { // listed by calibrate; never absent
 		f.Benchmarks = []string{}

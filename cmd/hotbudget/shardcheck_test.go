@@ -49,17 +49,9 @@ func isKey(key string) func(any) bool {
 	}
 }
 
-// setArg sets flag's value in a shard's saved command line (adding it first
-// when absent).
-func setArg(m map[string]any, flag, value string) {
-	args := m["args"].([]any)
-	for i := range args[:len(args)-1] {
-		if args[i] == flag {
-			args[i+1] = value
-			return
-		}
-	}
-	m["args"] = append([]any{flag, value}, args...)
+// setting sets name in a shard's settings.
+func setting(m map[string]any, name string, v any) {
+	m["settings"].(map[string]any)[name] = v
 }
 
 const benchA = "example.com/m BenchmarkA"
@@ -134,25 +126,23 @@ func TestMergeTampered(t *testing.T) {
 		}), 1, "shard 1 of 100000000: want 1 <= K <= N <= 1000"},
 		{"shard numbers: shard 2 says it is shard 1", both(func(m map[string]any, k int) {
 			m["shard"] = 1
-			setArg(m, "--shard", "1/2")
 		}), 1, "are both shard 1 of 2"},
 		{"shard numbers: shard 2 says 2 of 3", both(func(m map[string]any, k int) {
 			if k == 2 {
 				m["of"] = 3
-				setArg(m, "--shard", "2/3")
 			}
 		}), 2, "shards from two records"},
-		{"shard numbers: a shard of another N", first(func(m map[string]any) {
-			m["shard"] = 2
-		}), 1, "shard 2 of 2, but its arguments say --shard 1/2"},
+		{"shard numbers: shard 3 of 2", first(func(m map[string]any) {
+			m["shard"] = 3
+		}), 1, "shard 3 of 2: want 1 <= K <= N <= 1000"},
 		{"count: --count 3 in every shard", both(func(m map[string]any, k int) {
-			setArg(m, "--count", "3")
+			setting(m, "count", 3)
 		}), 1, "holds 1 results, want 3 (--count)"},
 		{"runs: --runs 4 in every shard", both(func(m map[string]any, k int) {
-			setArg(m, "--runs", "4")
+			setting(m, "runs", 4)
 		}), 1, "run 5: want 1 to 4 (--runs)"},
 		{"runs: --runs 6 in every shard", both(func(m map[string]any, k int) {
-			setArg(m, "--runs", "6")
+			setting(m, "runs", 6)
 		}), 1, "the output of its run 6 at base is missing"},
 		{"duplicate entry: compared", first(func(m map[string]any) {
 			m["compared"] = append(m["compared"].([]any), benchA)
@@ -207,6 +197,24 @@ func TestMergeTampered(t *testing.T) {
 			list := m["benchmarks"].([]any)
 			list[len(list)-1] = "example.com/m/sub BenchmarkZ\x00"
 		}), 1, `is not in a package path or a benchmark name`},
+		{"settings: --alpha in one shard", first(func(m map[string]any) {
+			setting(m, "judge", []any{map[string]any{"flag": "alpha", "value": "0.5"}})
+		}), 1, "differ in their flags and packages"},
+		{"settings: --alpha in every shard", both(func(m map[string]any, k int) {
+			setting(m, "judge", []any{map[string]any{"flag": "alpha", "value": "x"}})
+		}), 1, `settings: judge: alpha "x"`},
+		{"settings: a flag that is not the judgement's", both(func(m map[string]any, k int) {
+			setting(m, "judge", []any{map[string]any{"flag": "out", "value": "/"}})
+		}), 1, `judge: "out" is not a setting of the judgement`},
+		{"settings: runs 10^9", both(func(m map[string]any, k int) {
+			setting(m, "runs", 1_000_000_000)
+		}), 1, "runs 1000000000, count 1: at most 1000 and 1000"},
+		{"settings: a package that is a flag", both(func(m map[string]any, k int) {
+			setting(m, "packages", []any{"-toolexec=x"})
+		}), 1, `package pattern "-toolexec=x" starts with '-'`},
+		{"settings: none", first(func(m map[string]any) {
+			delete(m, "settings")
+		}), 1, "no settings"},
 		{"a shard of the old schema", first(func(m map[string]any) {
 			m["schema"] = "hotbudget.shard/v1"
 		}), 1, "record the shards again with this hotbudget"},
@@ -348,5 +356,40 @@ func TestShardLimits(t *testing.T) {
 	}
 	if _, stderr, code := mergeOut(t, dirs...); code != exitUsage || !strings.Contains(stderr, "at most 1000 shards") {
 		t.Errorf("1001 directories: exit %d\n%s", code, stderr)
+	}
+}
+
+// A shard's settings hold what record was given that decides the
+// measurement and the judgement, typed, and merge's flags set from them
+// are those record parsed: a repeated flag's values in order, the
+// measurement's as record completed them, a shard's own flags left out.
+func TestShardSettingsRoundTrip(t *testing.T) {
+	args := []string{"--rename", "a.f=a.g", "--shard", "2/3", "--out", "x", "--budget", "5m", "--alpha", "0.01",
+		"--rename", "b.f=b.g", "--instructions", "--runs", "3", "main", "HEAD", "./a", "./b"}
+	c := &cli{}
+	rc := c.recordFlags()
+	pos, err := parseArgs(rc.fs.FlagSet, args)
+	if err == nil {
+		err = rc.finish(pos)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.settingsOf(rc.o, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"runs":3,"count":1,"bench":".","benchtime":"5ms","instructions":true,"no_allocs":false,"packages":["./a","./b"],` +
+		`"judge":[{"flag":"alpha","value":"0.01"},{"flag":"rename","value":"a.f=a.g"},{"flag":"rename","value":"b.f=b.g"}]}`
+	if s.text() != want {
+		t.Errorf("settings %s\nwant     %s", s.text(), want)
+	}
+	back, err := s.recordCmd(c, "main", "HEAD", 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.o.runs != 3 || !back.o.instructions || back.o.benchtime != "5ms" || back.o.shard != (shardSpec{2, 3}) ||
+		!slices.Equal(back.o.pkgs, []string{"./a", "./b"}) || back.d.alpha != 0.01 || !slices.Equal(back.d.renames, rc.d.renames) {
+		t.Errorf("merge's flags from the settings: %+v, renames %q, alpha %v", back.o, back.d.renames, back.d.alpha)
 	}
 }
