@@ -33,12 +33,14 @@ import (
 // A shard does not judge: the false-discovery control holds over every
 // benchmark of the record, which one shard does not see. It writes its raw
 // results under --out as record does (the profiles of every run, the
-// benchmark output, the allocation profiles), and shard.json: the command
-// line, the revisions, the modules gated, the whole list and its part,
-// where each run's output is in bench.txt, the allocations per op (the
-// tables the exact verdicts compare) and, with --instructions, the counted
-// differences. merge reads them, rebuilds what record would have held had
-// it run every benchmark (bench.txt in record's order) and judges it with
+// benchmark output, the allocation profiles), and shard.json: the settings
+// (typed), the revisions, the modules gated, the whole list and its part,
+// which revisions have each of its benchmarks, where each run's output is
+// in bench.txt, the allocations per op (the tables the exact verdicts
+// compare) and, with --instructions, the counted differences. merge checks
+// that the shards are exactly shards 1..N of one record, each complete
+// (internal/shardset), rebuilds what record would have held had it run
+// every benchmark (bench.txt in record's order) and judges it with
 // record's own code (judgeRecord).
 
 // shardSchema is shard.json's schema.
