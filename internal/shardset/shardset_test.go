@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -187,7 +188,7 @@ func TestCheckBlock(t *testing.T) {
 		{block, "example.com/x BenchmarkB/size=1", 1, `a result of package "example.com/m"`},
 		{"", "example.com/m BenchmarkB/size=1", 1, "holds 0 results"},
 		{block + block, "example.com/m BenchmarkB/size=1", 1, "holds 2 results"},
-		{"BenchmarkB/size=1-2 1000 x ns/op\n", "example.com/m BenchmarkB/size=1", 1, "the output of"},
+		{"BenchmarkB/size=1-2 1000 x ns/op\n", "example.com/m BenchmarkB/size=1", 1, "holds 0 results"},
 	} {
 		if err := CheckBlock([]byte(tc.block), tc.key, tc.count); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("CheckBlock(%q, %q, %d): %v, want %q", tc.block, tc.key, tc.count, err, tc.want)
@@ -206,5 +207,31 @@ func TestReadFile(t *testing.T) {
 	t.Setenv(membudget.InputEnv, "1KiB")
 	if _, err := ReadFile(path); !errors.Is(err, membudget.ErrTooLarge) || !strings.Contains(err.Error(), path) {
 		t.Errorf("over HOTBUDGET_MAX_BYTES: %v", err)
+	}
+}
+
+func TestCheckSpans(t *testing.T) {
+	spans := []Span{{"a BenchmarkB", 1, 10, 25}, {"a BenchmarkA", 1, 0, 10}, {"a BenchmarkA", 2, 25, 40}}
+	if err := CheckSpans(spans, 40); err != nil {
+		t.Error(err)
+	}
+	if err := CheckSpans(nil, 0); err != nil {
+		t.Errorf("no run, empty file: %v", err)
+	}
+	for _, tc := range []struct {
+		spans []Span
+		size  int
+		want  string
+	}{
+		{spans, 41, "bytes 40-41 of 41 belong to no run"},
+		{spans[:2], 40, "bytes 25-40 of 40 belong to no run"},
+		{spans[1:], 40, `bytes 10-25 of 40 belong to no run ("a BenchmarkA"'s run 2 starts at 25)`},
+		{append(slices.Clone(spans), Span{"a BenchmarkC", 1, 20, 30}), 40, "belong to two runs"},
+		{spans, 30, "was the file or its runs' list changed?"},
+		{nil, 5, "bytes 0-5 of 5 belong to no run"},
+	} {
+		if err := CheckSpans(tc.spans, tc.size); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CheckSpans(%v, %d): %v, want %q", tc.spans, tc.size, err, tc.want)
+		}
 	}
 }
