@@ -118,9 +118,9 @@ func TestMergeTampered(t *testing.T) {
 		{"allocations of one side removed", first(func(m map[string]any) {
 			m["allocations"].([]any)[0].(map[string]any)["head"] = nil
 		}), 1, "the allocations of example.com/m BenchmarkA lack the head side"},
-		{"a negative allocation count", first(func(m map[string]any) {
-			m["allocations"].([]any)[0].(map[string]any)["head"].(map[string]any)["Judged"] = map[string]any{"objects": -300, "bytes": 0}
-		}), 1, "a negative or infinite total"},
+		{"allocations of no work", first(func(m map[string]any) {
+			m["allocations"].([]any)[0].(map[string]any)["head"].(map[string]any)["Work"] = 0
+		}), 1, "the allocations of example.com/m BenchmarkA at head: work 0, want a positive number of ops"},
 		{"of = 10^8", both(func(m map[string]any, k int) {
 			m["of"] = 100_000_000
 		}), 1, "shard 1 of 100000000: want 1 <= K <= N <= 1000"},
