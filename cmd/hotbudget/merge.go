@@ -230,7 +230,7 @@ func (c *cli) loadShards(dirs []string) (*recordResult, *recordCmd, error) {
 		pr := diff.Pair{Name: key}
 		for run := 1; run <= rc.o.runs; run++ {
 			for _, side := range []string{"base", "head"} {
-				p, err := readProfile(leafProfile(filepath.Join(in.dir, side), pkg, name, run))
+				p, err := readRunProfile(leafProfile(filepath.Join(in.dir, side), pkg, name, run))
 				if err != nil {
 					return nil, nil, fmt.Errorf("%s (shard %d): %s's run %d at %s: %w", in.dir, in.f.Shard, key, run, side, err)
 				}
@@ -338,16 +338,13 @@ func mergeBench(shards []*shardIn, side string, all []string, runs, count int) (
 	return out.Bytes(), nil
 }
 
-// readProfile reads a shard's profile through the loaders' bounds
-// (HOTBUDGET_MAX_BYTES, the memory budget, gzip bombs), refusing from its
-// first bytes a file that is not the pprof profile record writes.
-func readProfile(path string) (*profile.Profile, error) {
-	f, err := loaders.DetectFile(path)
-	if err != nil {
+// readRunProfile reads a run's profile under a shard through the loaders
+// (HOTBUDGET_MAX_BYTES, the memory budget, gzip bombs, the values'
+// checks), refusing from its first bytes a file that is not the pprof
+// profile record writes.
+func readRunProfile(path string) (*profile.Profile, error) {
+	if err := checkPprof(path); err != nil {
 		return nil, err
-	}
-	if f != loaders.FormatPprof {
-		return nil, fmt.Errorf("%s: not a pprof profile (its first bytes read as %q): record writes pprof", path, f)
 	}
 	return loaders.Load(path, loaders.WithFormat(loaders.FormatPprof))
 }

@@ -276,6 +276,29 @@ func TestMergeTamperedCounts(t *testing.T) {
 	}
 }
 
+// A counted difference holds negative counts where the two processes'
+// runtimes differed: merge reads them (TestRecordShardsInstructions' real
+// shards have them), within the loaders' bounds.
+func TestMergeCountsProfiles(t *testing.T) {
+	dirs, _, _ := countedShards(t, t.TempDir())
+	path := countsProfile(filepath.Join(dirs[0], "base"), "example.com/m", "BenchmarkA")
+	if err := writeProfile(path, countsDiff(100, map[string]int64{"example.com/m.work": 100_000, "runtime.mallocgc": -15})); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := mergeOut(t, dirs...); code != exitFail {
+		t.Errorf("a negative count: exit %d, want 1 (BenchmarkB regressed)\n%s", code, stderr)
+	}
+	t.Setenv("HOTBUDGET_MAX_BYTES", "4MiB")
+	gzipFile(t, path, 64<<20, bytes.Repeat([]byte("\x32\x01a"), 1<<18))
+	if _, stderr, code := mergeOut(t, dirs...); code != exitUsage || !strings.Contains(stderr, "more than 4 MiB") || !strings.Contains(stderr, path) {
+		t.Errorf("a gzip bomb: exit %d, want 2 naming the file and the limit\n%s", code, stderr)
+	}
+	gzipFile(t, path, 64<<20, bytes.Repeat([]byte("a"), 1<<20))
+	if _, stderr, code := mergeOut(t, dirs...); code != exitUsage || !strings.Contains(stderr, "not a pprof profile") {
+		t.Errorf("a gzip bomb of text: exit %d, want 2\n%s", code, stderr)
+	}
+}
+
 // gzipFile writes n bytes made by fill, gzipped, to path.
 func gzipFile(t *testing.T, path string, n int, chunk []byte) {
 	t.Helper()
