@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/google/pprof/profile"
@@ -99,7 +100,7 @@ func readProfile(path string) (*profile.Profile, error) {
 		defer zr.Close()
 		r = zr
 	}
-	lr := &io.LimitedReader{R: r, N: limit + 1}
+	lr := &io.LimitedReader{R: r, N: min(limit, math.MaxInt64-1) + 1} // no limit: math.MaxInt64
 	data, _, err := index.Reader{Limit: limit, Meter: membudget.ForLimit(limit)}.Read(lr)
 	if err == nil && lr.N <= 0 {
 		err = fmt.Errorf("more than %s after decompression: %w; raise the limit with %s", membudget.SizeString(limit), membudget.ErrTooLarge, membudget.InputEnv)

@@ -288,6 +288,10 @@ func TestMergeCountsProfiles(t *testing.T) {
 	if _, stderr, code := mergeOut(t, dirs...); code != exitFail {
 		t.Errorf("a negative count: exit %d, want 1 (BenchmarkB regressed)\n%s", code, stderr)
 	}
+	t.Setenv("HOTBUDGET_MAX_BYTES", "0") // no limit
+	if _, stderr, code := mergeOut(t, dirs...); code != exitFail {
+		t.Errorf("HOTBUDGET_MAX_BYTES=0: exit %d, want 1\n%s", code, stderr)
+	}
 	t.Setenv("HOTBUDGET_MAX_BYTES", "4MiB")
 	gzipFile(t, path, 64<<20, bytes.Repeat([]byte("\x32\x01a"), 1<<18))
 	if _, stderr, code := mergeOut(t, dirs...); code != exitUsage || !strings.Contains(stderr, "more than 4 MiB") || !strings.Contains(stderr, path) {
