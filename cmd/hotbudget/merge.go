@@ -8,14 +8,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/shardset"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
+	"github.com/hotbudget/hotbudget/loaders"
 )
 
 const mergeUsage = `Usage: hotbudget merge [flags] DIR...
@@ -85,15 +86,11 @@ type shardIn struct {
 	rc  *recordCmd
 }
 
-// mergeIgnored are the record flags shards may differ in: where and how
-// long they ran, not what they measured or how it is judged (and the
-// report's, which merge takes itself).
-var mergeIgnored = []string{"shard", "out", "keep", "budget", "format", "full", "html", "allocs-html"}
-
-// readShard reads dir/shard.json and parses the command line it holds.
+// readShard reads dir/shard.json (at most shardset.MaxFile bytes), checks
+// its shard numbers and sets record's flags from its settings.
 func (c *cli) readShard(dir string) (*shardIn, error) {
 	path := filepath.Join(dir, shardManifest)
-	b, err := os.ReadFile(path)
+	b, err := shardset.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s has no %s: merge reads the --out of hotbudget record --shard K/N", dir, shardManifest)
@@ -105,18 +102,23 @@ func (c *cli) readShard(dir string) (*shardIn, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if in.f.Schema != shardSchema {
+		if in.f.Schema == "hotbudget.shard/v1" {
+			return nil, fmt.Errorf("%s: schema %q, an older hotbudget's, which holds record's command line rather than its settings and does not say which revisions have each benchmark: record the shards again with this hotbudget", path, in.f.Schema)
+		}
 		return nil, fmt.Errorf("%s: schema %q, want %q (a shard of another hotbudget version?)", path, in.f.Schema, shardSchema)
 	}
-	in.rc = c.recordFlags()
-	pos, err := parseArgs(in.rc.fs.FlagSet, in.f.Args)
-	if err == nil {
-		err = in.rc.finish(pos)
+	if err := shardset.CheckNumbers(in.f.Shard, in.f.Of); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: record's arguments %q: %w", path, in.f.Args, err)
+	if in.f.Settings == nil {
+		return nil, fmt.Errorf("%s: no settings", path)
 	}
-	if sp := in.rc.o.shard; sp.n == 0 || sp.k != in.f.Shard || sp.n != in.f.Of {
-		return nil, fmt.Errorf("%s: shard %d of %d, but its arguments say --shard %s", path, in.f.Shard, in.f.Of, &sp)
+	st := in.f.Settings
+	if st.Runs > shardset.MaxRuns || st.Count > shardset.MaxCount {
+		return nil, fmt.Errorf("%s: settings: runs %d, count %d: at most %d and %d", path, st.Runs, st.Count, shardset.MaxRuns, shardset.MaxCount)
+	}
+	if in.rc, err = st.recordCmd(c, in.f.Base.Name, in.f.Head.Name, in.f.Shard, in.f.Of); err != nil {
+		return nil, fmt.Errorf("%s: settings: %w", path, err)
 	}
 	return in, nil
 }
@@ -142,85 +144,61 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// settings is what a shard's command line sets that must be the same in
-// every shard: its flags but mergeIgnored's, and its packages.
-func (in *shardIn) settings() string {
-	var b strings.Builder
-	in.rc.fs.Visit(func(f *flag.Flag) {
-		if !slices.Contains(mergeIgnored, f.Name) {
-			fmt.Fprintf(&b, "--%s=%s ", f.Name, f.Value)
+// set is what shardset.Check needs of the shard.
+func (in *shardIn) set() *shardset.Shard {
+	f := in.f
+	s := &shardset.Shard{Dir: in.dir, K: f.Shard, N: f.Of, Base: f.Base.Commit, Head: f.Head.Commit, Settings: f.Settings.text(),
+		Modules: f.Modules, Benchmarks: f.Benchmarks, Recorded: f.Recorded, At: f.At, Compared: f.Compared, Spans: map[string][]shardset.Span{}}
+	for _, a := range f.Allocations {
+		s.Allocations = append(s.Allocations, a.Benchmark)
+	}
+	for _, e := range f.Instructions {
+		s.Counted = append(s.Counted, e.Benchmark)
+	}
+	for side, spans := range f.Bench {
+		for _, sp := range spans {
+			s.Spans[side] = append(s.Spans[side], shardset.Span{Benchmark: sp.Benchmark, Run: sp.Run, Start: sp.Start, End: sp.End})
 		}
-	})
-	fmt.Fprintf(&b, "packages %s", strings.Join(in.rc.o.pkgs, " "))
-	return b.String()
+	}
+	return s
 }
 
 // loadShards reads the shards in dirs, checks that they are the N shards
-// of one record, and returns what record would have measured running them
-// all, and the command line to judge it with.
+// of one record, each holding every result of each benchmark it lists
+// (shardset.Check), and returns what record would have measured running
+// them all, and the command line to judge it with.
 func (c *cli) loadShards(dirs []string) (*recordResult, *recordCmd, error) {
+	if len(dirs) > shardset.MaxShards {
+		return nil, nil, fmt.Errorf("%d directories: a record has at most %d shards", len(dirs), shardset.MaxShards)
+	}
 	var shards []*shardIn
+	var sets []*shardset.Shard
+	byDir := map[string]*shardIn{}
 	for _, dir := range dirs {
 		in, err := c.readShard(dir)
 		if err != nil {
 			return nil, nil, err
 		}
 		shards = append(shards, in)
+		sets = append(sets, in.set())
+		byDir[dir] = in
 	}
-	sort.SliceStable(shards, func(i, j int) bool { return shards[i].f.Shard < shards[j].f.Shard })
+	rc := shards[0].rc
+	want := shardset.Want{Runs: rc.o.runs, Allocations: !rc.o.noAllocs && !rc.o.instructions, Instructions: rc.o.instructions}
+	if err := shardset.Check(sets, want); err != nil {
+		return nil, nil, err
+	}
+	for i, s := range sets { // sorted by Check
+		shards[i] = byDir[s.Dir]
+	}
 	first := shards[0]
-	n := first.f.Of
-	seen := map[int]string{}
-	for _, in := range shards {
-		if in.f.Of != n {
-			return nil, nil, fmt.Errorf("%s is shard %d of %d, %s shard %d of %d: merge the shards of one record", in.dir, in.f.Shard, in.f.Of, first.dir, first.f.Shard, n)
-		}
-		if d, dup := seen[in.f.Shard]; dup {
-			return nil, nil, fmt.Errorf("%s and %s are both shard %d of %d", d, in.dir, in.f.Shard, n)
-		}
-		seen[in.f.Shard] = in.dir
-	}
-	var missing []string
-	for k := 1; k <= n; k++ {
-		if seen[k] == "" {
-			missing = append(missing, fmt.Sprint(k))
-		}
-	}
-	if len(missing) > 0 {
-		return nil, nil, fmt.Errorf("shard %s of %d missing: every shard's benchmarks are judged together, so all %d are needed (got %s)",
-			strings.Join(missing, ", "), n, n, strings.Join(dirs, " "))
-	}
-	want := first.settings()
-	for _, in := range shards[1:] {
-		what := ""
-		switch {
-		case in.f.Base.Commit != first.f.Base.Commit || in.f.Head.Commit != first.f.Head.Commit:
-			what = fmt.Sprintf("revisions: base %s, head %s against base %s, head %s", in.f.Base, in.f.Head, first.f.Base, first.f.Head)
-		case in.settings() != want:
-			what = fmt.Sprintf("flags and packages: %q against %q", in.settings(), want)
-		case !slices.Equal(in.f.Modules, first.f.Modules):
-			what = fmt.Sprintf("modules gated: %q against %q", in.f.Modules, first.f.Modules)
-		case !slices.Equal(in.f.Benchmarks, first.f.Benchmarks):
-			what = fmt.Sprintf("benchmarks found: %d against %d (%s): they must list the same code's benchmarks with the same --bench",
-				len(in.f.Benchmarks), len(first.f.Benchmarks), firstDifference(in.f.Benchmarks, first.f.Benchmarks))
-		}
-		if what != "" {
-			return nil, nil, fmt.Errorf("%s (shard %d) and %s (shard %d) differ in their %s", in.dir, in.f.Shard, first.dir, first.f.Shard, what)
-		}
-	}
-	// Every benchmark recorded by exactly the shard the list deals it to.
+	rc = first.rc
 	by := map[string]*shardIn{}
 	for _, in := range shards {
-		part := shardPart(in.f.Benchmarks, shardSpec{in.f.Shard, n})
-		if !slices.Equal(in.f.Recorded, part) {
-			return nil, nil, fmt.Errorf("%s (shard %d of %d) recorded %d benchmarks, not the %d its list deals it", in.dir, in.f.Shard, n, len(in.f.Recorded), len(part))
-		}
 		for _, k := range in.f.Recorded {
 			by[k] = in
 		}
 	}
-
-	rc := first.rc
 	res := &recordResult{baseRev: first.f.Base, headRev: first.f.Head, modules: first.f.Modules}
 	var outs []string
 	for _, in := range shards {
@@ -233,47 +211,18 @@ func (c *cli) loadShards(dirs []string) (*recordResult, *recordCmd, error) {
 	allocBy := map[string]shardAllocs{}
 	countBy := map[string]shardCounts{}
 	for _, in := range shards {
-		mine := func(key string) error {
-			if by[key] != in {
-				return fmt.Errorf("%s (shard %d of %d) holds results of %s, which is not in its part of the benchmarks", in.dir, in.f.Shard, n, key)
-			}
-			return nil
-		}
-		for _, key := range in.f.Compared {
-			if err := mine(key); err != nil {
-				return nil, nil, err
-			}
-			compared = append(compared, key)
-		}
+		compared = append(compared, in.f.Compared...)
 		for _, a := range in.f.Allocations {
-			if err := mine(a.Benchmark); err != nil {
-				return nil, nil, err
-			}
 			allocs = append(allocs, a.Benchmark)
 			allocBy[a.Benchmark] = a
 		}
 		for _, e := range in.f.Instructions {
-			if err := mine(e.Benchmark); err != nil {
-				return nil, nil, err
-			}
 			counted = append(counted, e.Benchmark)
 			countBy[e.Benchmark] = e
-		}
-		for _, spans := range in.f.Bench {
-			for _, sp := range spans {
-				if err := mine(sp.Benchmark); err != nil {
-					return nil, nil, err
-				}
-			}
 		}
 	}
 	for _, l := range [][]string{compared, allocs, counted} {
 		sort.Strings(l)
-		for i := 1; i < len(l); i++ {
-			if l[i] == l[i-1] {
-				return nil, nil, fmt.Errorf("%s: %s's results are there twice", by[l[i]].dir, l[i])
-			}
-		}
 	}
 	for _, key := range compared {
 		in := by[key]
@@ -281,9 +230,9 @@ func (c *cli) loadShards(dirs []string) (*recordResult, *recordCmd, error) {
 		pr := diff.Pair{Name: key}
 		for run := 1; run <= rc.o.runs; run++ {
 			for _, side := range []string{"base", "head"} {
-				p, err := readProfile(leafProfile(filepath.Join(in.dir, side), pkg, name, run))
+				p, err := readRunProfile(leafProfile(filepath.Join(in.dir, side), pkg, name, run))
 				if err != nil {
-					return nil, nil, err
+					return nil, nil, fmt.Errorf("%s (shard %d): %s's run %d at %s: %w", in.dir, in.f.Shard, key, run, side, err)
 				}
 				if side == "base" {
 					pr.Base = append(pr.Base, p)
@@ -296,8 +245,8 @@ func (c *cli) loadShards(dirs []string) (*recordResult, *recordCmd, error) {
 	}
 	for _, key := range allocs {
 		a := allocBy[key]
-		if a.Base == nil || a.Head == nil {
-			return nil, nil, fmt.Errorf("%s: the allocations of %s lack a side", by[key].dir, key)
+		if err := checkAllocs(a); err != nil {
+			return nil, nil, fmt.Errorf("%s (shard %d): %w", by[key].dir, by[key].f.Shard, err)
 		}
 		res.allocs = append(res.allocs, allocResult{name: key, base: a.Base, head: a.Head})
 	}
@@ -314,8 +263,11 @@ func (c *cli) loadShards(dirs []string) (*recordResult, *recordCmd, error) {
 			var ps [2]*profile.Profile
 			for i, side := range []string{"base", "head"} {
 				p, err := readProfile(countsProfile(filepath.Join(in.dir, side), pkg, name))
+				if err == nil {
+					err = checkOps(p, countBy[key].Ops)
+				}
 				if err != nil {
-					return nil, nil, err
+					return nil, nil, fmt.Errorf("%s (shard %d): %s's counted instructions at %s: %w", in.dir, in.f.Shard, key, side, err)
 				}
 				ps[i] = p
 			}
@@ -327,7 +279,7 @@ func (c *cli) loadShards(dirs []string) (*recordResult, *recordCmd, error) {
 		}
 	}
 	for i, side := range []string{"base", "head"} {
-		b, err := mergeBench(shards, side, first.f.Benchmarks, rc.o.runs)
+		b, err := mergeBench(shards, side, first.f.Benchmarks, rc.o.runs, rc.o.count)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -342,8 +294,9 @@ func (c *cli) loadShards(dirs []string) (*recordResult, *recordCmd, error) {
 
 // mergeBench is a side's bench.txt as record would have written it running
 // every shard's benchmarks: run by run, in each run the benchmarks in
-// order (all, sorted).
-func mergeBench(shards []*shardIn, side string, all []string, runs int) ([]byte, error) {
+// order (all, sorted). Each run's bytes must hold count results of its
+// benchmark and of no other (shardset.CheckBlock).
+func mergeBench(shards []*shardIn, side string, all []string, runs, count int) ([]byte, error) {
 	type at struct {
 		key string
 		run int
@@ -355,13 +308,19 @@ func mergeBench(shards []*shardIn, side string, all []string, runs int) ([]byte,
 			continue
 		}
 		path := filepath.Join(in.dir, side, "bench.txt")
-		b, err := os.ReadFile(path)
+		b, err := shardset.ReadFile(path)
 		if err != nil {
 			return nil, err
+		}
+		if err := shardset.CheckSpans(in.set().Spans[side], len(b)); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		for _, s := range spans {
 			if s.Start < 0 || s.End < s.Start || s.End > len(b) || s.Run < 1 || s.Run > runs {
 				return nil, fmt.Errorf("%s: %s's run %d is at bytes %d-%d of %d, beyond the file or the runs: was the file changed?", path, s.Benchmark, s.Run, s.Start, s.End, len(b))
+			}
+			if err := shardset.CheckBlock(b[s.Start:s.End], s.Benchmark, count); err != nil {
+				return nil, fmt.Errorf("%s, run %d at bytes %d-%d: %w", path, s.Run, s.Start, s.End, err)
 			}
 			k := at{s.Benchmark, s.Run}
 			if _, dup := blocks[k]; dup {
@@ -379,30 +338,13 @@ func mergeBench(shards []*shardIn, side string, all []string, runs int) ([]byte,
 	return out.Bytes(), nil
 }
 
-func readProfile(path string) (*profile.Profile, error) {
-	f, err := os.Open(path)
-	if err != nil {
+// readRunProfile reads a run's profile under a shard through the loaders
+// (HOTBUDGET_MAX_BYTES, the memory budget, gzip bombs, the values'
+// checks), refusing from its first bytes a file that is not the pprof
+// profile record writes.
+func readRunProfile(path string) (*profile.Profile, error) {
+	if err := checkPprof(path); err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return p, nil
-}
-
-// firstDifference names the first benchmark a and b disagree on.
-func firstDifference(a, b []string) string {
-	for i := range max(len(a), len(b)) {
-		switch {
-		case i >= len(a):
-			return "first difference: " + b[i] + " only in the other"
-		case i >= len(b):
-			return "first difference: " + a[i] + " only in this one"
-		case a[i] != b[i]:
-			return "first difference: " + a[i] + " against " + b[i]
-		}
-	}
-	return "the same"
+	return loaders.Load(path, loaders.WithFormat(loaders.FormatPprof))
 }

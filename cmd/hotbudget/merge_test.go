@@ -28,7 +28,7 @@ type recorded struct {
 	alloc map[string][2]*diff.AllocTable
 }
 
-func fakeRecord(t *testing.T, runs int) *recorded {
+func fakeRecord(t testing.TB, runs int) *recorded {
 	t.Helper()
 	keys := []string{
 		"example.com/m BenchmarkA", "example.com/m BenchmarkB/size=1", "example.com/m BenchmarkB/size=2",
@@ -127,7 +127,7 @@ func (rec *recorded) whole(out string) *recordResult {
 // record writes them (profiles by runLeaf's names, bench.txt run by run,
 // shard.json by writeShard), each recorded with args and --shard K/N --out;
 // it returns their directories.
-func (rec *recorded) writeShards(t *testing.T, dir string, n int, args []string) []string {
+func (rec *recorded) writeShards(t testing.TB, dir string, n int, args []string) []string {
 	t.Helper()
 	var dirs []string
 	for k := 1; k <= n; k++ {
@@ -136,7 +136,14 @@ func (rec *recorded) writeShards(t *testing.T, dir string, n int, args []string)
 		spec := shardSpec{k, n}
 		part := shardPart(rec.keys, spec)
 		sides := []*recSide{{name: "base", out: filepath.Join(out, "base")}, {name: "head", out: filepath.Join(out, "head")}}
-		sl := &shardLog{plan: rec.keys, part: part}
+		sl := &shardLog{plan: rec.keys, part: part, at: map[string][]string{}}
+		for _, key := range part {
+			for i, side := range []string{"base", "head"} {
+				if rec.out[key][i] != nil {
+					sl.at[side] = append(sl.at[side], key)
+				}
+			}
+		}
 		res := &recordResult{out: out, baseRev: revision{Name: "main", Commit: "0123456789abcdef0123"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210fedc"},
 			modules: []string{"example.com/m"}}
 		for run := range rec.runs {
@@ -212,7 +219,7 @@ func judgeWhole(t *testing.T, res *recordResult, args []string, format string) (
 	return stdout.String(), code
 }
 
-func mergeOut(t *testing.T, args ...string) (string, string, int) {
+func mergeOut(t testing.TB, args ...string) (string, string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	code := run(append([]string{"merge"}, args...), strings.NewReader(""), &stdout, &stderr, func(string) string { return "" })
@@ -332,9 +339,11 @@ func countsDiff(ops int64, self map[string]int64) *profile.Profile {
 	return p
 }
 
-// --instructions shards: the counted differences written by each shard and
-// judged by merge give record's report.
-func TestMergeInstructions(t *testing.T) {
+// countedShards writes two shards of --instructions of three benchmarks,
+// BenchmarkB's example.com/m.work 30% more at head, under dir; it returns
+// their directories, the whole record and its arguments.
+func countedShards(t testing.TB, dir string) ([]string, *recordResult, []string) {
+	t.Helper()
 	keys := []string{"example.com/m BenchmarkA", "example.com/m BenchmarkB", "example.com/m BenchmarkC"}
 	var all []exactResult
 	judge := modulePattern([]string{"example.com/m"}).MatchString
@@ -351,7 +360,6 @@ func TestMergeInstructions(t *testing.T) {
 		all = append(all, exactResult{name: key, ops: 100, base: base, head: head, report: rep})
 	}
 	args := []string{"--instructions", "main", "HEAD"}
-	dir := t.TempDir()
 	var dirs []string
 	for k := 1; k <= 2; k++ {
 		out := filepath.Join(dir, fmt.Sprint(k))
@@ -377,12 +385,19 @@ func TestMergeInstructions(t *testing.T) {
 		}
 		var stdout, stderr bytes.Buffer
 		c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-		if code := c.writeShard(&recorder{c: c, o: rc.o, shard: &shardLog{plan: keys, part: part}}, res, shardArgs); code != exitOK {
+		if code := c.writeShard(&recorder{c: c, o: rc.o, shard: &shardLog{plan: keys, part: part, at: map[string][]string{"base": part, "head": part}}}, res, shardArgs); code != exitOK {
 			t.Fatalf("shard %d: exit %d\n%s", k, code, stderr.String())
 		}
 	}
 	whole := &recordResult{out: strings.Join(dirs, " "), baseRev: revision{Name: "main", Commit: "0123456789abcdef0123"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210fedc"},
 		modules: []string{"example.com/m"}, exact: all}
+	return dirs, whole, args
+}
+
+// --instructions shards: the counted differences written by each shard and
+// judged by merge give record's report.
+func TestMergeInstructions(t *testing.T) {
+	dirs, whole, args := countedShards(t, t.TempDir())
 	for _, format := range []string{"text", "markdown", "json"} {
 		want, wantCode := judgeWhole(t, whole, args, format)
 		got, stderr, code := mergeOut(t, append([]string{"--format", format}, dirs...)...)

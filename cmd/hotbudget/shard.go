@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/shardset"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -32,16 +33,22 @@ import (
 // A shard does not judge: the false-discovery control holds over every
 // benchmark of the record, which one shard does not see. It writes its raw
 // results under --out as record does (the profiles of every run, the
-// benchmark output, the allocation profiles), and shard.json: the command
-// line, the revisions, the modules gated, the whole list and its part,
-// where each run's output is in bench.txt, the allocations per op (the
-// tables the exact verdicts compare) and, with --instructions, the counted
-// differences. merge reads them, rebuilds what record would have held had
-// it run every benchmark (bench.txt in record's order) and judges it with
+// benchmark output, the allocation profiles), and shard.json: the settings
+// (typed), the revisions, the modules gated, the whole list and its part,
+// which revisions have each of its benchmarks, where each run's output is
+// in bench.txt, the allocations per op (the tables the exact verdicts
+// compare) and, with --instructions, the counted differences. merge checks
+// that the shards are exactly shards 1..N of one record, each complete
+// (internal/shardset), rebuilds what record would have held had it run
+// every benchmark (bench.txt in record's order) and judges it with
 // record's own code (judgeRecord).
 
 // shardSchema is shard.json's schema.
-const shardSchema = "hotbudget.shard/v1"
+// v2 added At, which revisions have each benchmark recorded (without it a
+// benchmark whose results were removed looks like one neither revision
+// has), and holds the settings typed instead of record's command line:
+// merge refuses v1 (docs/sharding.md).
+const shardSchema = "hotbudget.shard/v2"
 
 // shardSpec is --shard K/N; the zero value records everything.
 type shardSpec struct{ k, n int }
@@ -57,8 +64,8 @@ func (s *shardSpec) Set(v string) error {
 	a, b, ok := strings.Cut(v, "/")
 	k, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || n < 1 || k < 1 || k > n {
-		return fmt.Errorf("want K/N, the K-th of N shards with 1 <= K <= N (1/4 ... 4/4), got %q", v)
+	if !ok || err1 != nil || err2 != nil || shardset.CheckNumbers(k, n) != nil {
+		return fmt.Errorf("want K/N, the K-th of N shards with 1 <= K <= N <= %d (1/4 ... 4/4), got %q", shardset.MaxShards, v)
 	}
 	s.k, s.n = k, n
 	return nil
@@ -79,6 +86,14 @@ func shardPart(all []string, s shardSpec) []string {
 func (r *recorder) calibrateShard(ctx context.Context, base, head *recSide, byKey map[string]*leaf, all []string) ([]string, error) {
 	part := shardPart(all, r.o.shard)
 	r.shard.plan, r.shard.part = all, part
+	r.shard.at = map[string][]string{}
+	for _, k := range part {
+		for _, s := range []*recSide{base, head} {
+			if s.leaves[k] {
+				r.shard.at[s.name] = append(r.shard.at[s.name], k)
+			}
+		}
+	}
 	r.progress("shard %s: %d of the %s found (every %s in name order, from the %s)", &r.o.shard, len(part),
 		plural(len(all), "benchmark", "benchmarks"), ordinal(r.o.shard.n), ordinal(r.o.shard.k))
 	if r.o.fixedIters > 0 {
@@ -124,6 +139,9 @@ func ordinal(n int) string {
 // shardLog is what a shard learns as it runs, for shard.json.
 type shardLog struct {
 	plan, part []string // every benchmark found, sorted; this shard's
+	// at are the benchmarks of part each side has, by side ("base",
+	// "head").
+	at map[string][]string
 	// spans are where each run of each benchmark wrote its output in a
 	// side's bench.txt, by side ("base", "head").
 	spans map[string][]benchSpan
@@ -155,11 +173,12 @@ type shardFile struct {
 	Schema string `json:"schema"`
 	Shard  int    `json:"shard"` // K
 	Of     int    `json:"of"`    // N
-	// Args are record's arguments: merge judges with the same flags.
-	Args    []string `json:"args"`
-	Base    revision `json:"base"`
-	Head    revision `json:"head"`
-	Modules []string `json:"modules"` // go list -m: the functions gated
+	// Settings are what the shard was recorded with: merge judges with
+	// them.
+	Settings *shardSettings `json:"settings"`
+	Base     revision       `json:"base"`
+	Head     revision       `json:"head"`
+	Modules  []string       `json:"modules"` // go list -m: the functions gated
 	// Benchmarks are every benchmark found, "PKG NAME", sorted: the same
 	// list in every shard.
 	Benchmarks []string `json:"benchmarks"`
@@ -168,6 +187,9 @@ type shardFile struct {
 	// SIDE/PKG/NAME.RUN.pb.gz.
 	Recorded []string `json:"recorded"`
 	Compared []string `json:"compared"`
+	// At are the recorded benchmarks each revision has, by side: both
+	// (Compared), or one (new or gone at head).
+	At map[string][]string `json:"at"`
 	// Bench says where each run is in SIDE/bench.txt, by side.
 	Bench map[string][]benchSpan `json:"bench"`
 	// Allocations are the allocations per op of each benchmark compared
@@ -214,9 +236,13 @@ func splitKey(key string) (pkg, name string) {
 func (c *cli) writeShard(r *recorder, res *recordResult, args []string) int {
 	sl := r.shard
 	f := shardFile{
-		Schema: shardSchema, Shard: r.o.shard.k, Of: r.o.shard.n, Args: args,
+		Schema: shardSchema, Shard: r.o.shard.k, Of: r.o.shard.n,
 		Base: res.baseRev, Head: res.headRev, Modules: res.modules,
-		Benchmarks: sl.plan, Recorded: sl.part, Bench: sl.spans,
+		Benchmarks: sl.plan, Recorded: sl.part, At: sl.at, Bench: sl.spans,
+	}
+	var err error
+	if f.Settings, err = c.settingsOf(r.o, args); err != nil {
+		return c.inputErr("record", err)
 	}
 	if f.Benchmarks == nil { // listed by calibrate; never absent
 		f.Benchmarks = []string{}
