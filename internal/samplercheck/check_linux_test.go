@@ -1,6 +1,7 @@
 package samplercheck
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -38,4 +39,32 @@ func processCPU() time.Duration {
 	var ru unix.Rusage
 	unix.Getrusage(unix.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestBiasedSimulates: with Env=biased the probes of Recent count as on a
+// machine whose perf sampler is wrong, and Recent says so.
+func TestBiasedSimulates(t *testing.T) {
+	if raceEnabled {
+		t.Skip("no check under the race detector (TestNoCheckUnderRace)")
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv(Env, Biased)
+	mu.Lock()
+	memo = map[time.Duration][]*Tally{}
+	mu.Unlock()
+	t.Cleanup(func() {
+		mu.Lock()
+		memo = map[time.Duration][]*Tally{}
+		mu.Unlock()
+	})
+	r, err := Recent(100 * time.Microsecond)
+	if err != nil {
+		t.Skipf("no check here: %v", err)
+	}
+	if !r.Misattributes() {
+		t.Errorf("a biased probe agrees: %s", r)
+	}
+	if !strings.HasSuffix(cachePath(bootID(), 100*time.Microsecond), "-biased.json") {
+		t.Errorf("biased probes kept with the others: %s", cachePath(bootID(), 100*time.Microsecond))
+	}
 }

@@ -139,7 +139,8 @@ var ErrNotChecked = errors.New("samplercheck: perf events cannot be checked here
 var ErrRace = fmt.Errorf("%w: the race detector is on", ErrNotChecked)
 
 // Env names the environment variable that turns the check off ("off"):
-// the samplers then trust perf events as they did before it.
+// the samplers then trust perf events as they did before it. Biased
+// simulates a wrong sampler.
 const Env = "HOTBUDGET_SAMPLER_CHECK"
 
 // Tally is what one probe counted: the CPU time of each group of the

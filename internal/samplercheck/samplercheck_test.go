@@ -143,6 +143,9 @@ func TestAgainCatchesAChange(t *testing.T) {
 	if w, wrong := Wrong(fresh, pooled); !wrong || w != fresh || pooled.Samples != CheckSamples+400 {
 		t.Errorf("Again after the change: fresh %s; pooled %s: want the probe alone wrong", fresh, pooled)
 	}
+	if r, err := Recent(time.Millisecond); err != nil || !r.Misattributes() || r.Probes != 1 {
+		t.Errorf("Recent after a wrong probe: %v, %v: want that probe, wrong", r, err)
+	}
 	for range 4 {
 		fresh, pooled, _ = Again(time.Millisecond, 400)
 	}
