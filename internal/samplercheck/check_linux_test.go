@@ -10,15 +10,17 @@ import (
 
 // BenchmarkAgain is the capture's own check: one probe of the size
 // perfassert makes after each capture (200 samples at 500µs) and record
-// after each run (300 at 100µs), pooled with the newest. It reports the
-// probe's CPU time (the thread's) and wall time per check; the machine may
+// after each run (300 at 100µs), pooled with the newest, and the probe
+// Recent makes when the window holds none (2,000 samples, at each period).
+// It reports the process's CPU time per check (both of the probe's
+// threads and the kernel's sampling) beside the wall time; the machine may
 // be shared, so compare CPU time.
 func BenchmarkAgain(b *testing.B) {
 	for _, c := range []struct {
 		name    string
 		period  time.Duration
 		samples int
-	}{{"capture", 500 * time.Microsecond, 200}, {"record", 100 * time.Microsecond, 300}, {"recent", 500 * time.Microsecond, CheckSamples}} {
+	}{{"capture", 500 * time.Microsecond, 200}, {"record", 100 * time.Microsecond, 300}, {"recent", 500 * time.Microsecond, CheckSamples}, {"recent-record", 100 * time.Microsecond, CheckSamples}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.Setenv("XDG_CACHE_HOME", b.TempDir())
 			var cpu time.Duration
