@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/samplercheck"
 	"github.com/hotbudget/hotbudget/internal/suggest"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
@@ -42,6 +44,11 @@ type captureConfig struct {
 
 	sampler string // samplerPerf or samplerPprof once resolved
 	refused error  // why perf events were not used, when they were not asked against
+	// checked is the check of perf events that let the capture use them
+	// (nil: not checked); redo is set on a capture made again with
+	// runtime/pprof because its first try's check found them wrong.
+	checked *samplercheck.Result
+	redo    misattributed
 }
 
 type captureFunc func(*captureConfig)
@@ -250,6 +257,8 @@ type captureStats struct {
 	lost       string // the lost-samples warning, if samples were lost
 	sampler    string // which sampler ran, at what rate (samplerText)
 	period     string // why a perf capture is judged at a longer period than the perf event's
+	checked    string // what the check of the perf sampler found, or why it was not used
+	fellBack   bool   // runtime/pprof sampled because the perf sampler was refused or wrong
 }
 
 func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *captureStats, error) {
@@ -317,6 +326,16 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	if err != nil {
 		return nil, nil, err
 	}
+	checked := ""
+	if c.sampler == samplerPerf && c.checked != nil {
+		// The capture's own check: a sampler found wrong now is not
+		// judged; the capture is made again with runtime/pprof.
+		if r, wrong, ok := checkedAfter(); wrong != nil {
+			return captureProfile(fn, append(slices.Clone(opts), redoWith(misattributed{r: wrong, during: true})))
+		} else if ok {
+			checked = fmt.Sprintf("perf sampler checked before and after: within %.1f points of the thread's CPU clock (%.1f allowed, %d samples)", math.Abs(r.Err), r.Limit, r.Samples)
+		}
+	}
 	if !c.noAllocs && !recordingChild() {
 		// Then the function's allocations, exactly (see captureAllocs).
 		ap, err := captureAllocs(fn, s.fnName, c.name, c.maxDuration)
@@ -337,7 +356,11 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 		return nil, nil, fmt.Errorf("perfassert: the capture's profile measures %s, not CPU time", t.SampleType)
 	}
 	st := &captureStats{samples: t.TotalSamples, wall: time.Duration(p.DurationNanos),
-		cpu: time.Duration(t.Total), reason: s.reason, top: s.top, rse: s.rse}
+		cpu: time.Duration(t.Total), reason: s.reason, top: s.top, rse: s.rse, checked: checked}
+	if r := c.redo.r; r != nil {
+		st.checked = fmt.Sprintf("redone with runtime/pprof: the perf sampler's check after the first try found %s %+.1f points off its measured share (%.1f allowed)", r.Worst, r.Err, r.Limit)
+	}
+	st.fellBack = c.sampler == samplerPprof && c.refused != nil
 	rec, _, _ := meta.Get(p)
 	for _, r := range rec.Runs {
 		st.iterations += r.Work
@@ -408,6 +431,12 @@ func (st *captureStats) String() string {
 	}
 	if st.period != "" {
 		fmt.Fprintf(&b, "; %s", st.period)
+	}
+	if st.checked != "" {
+		fmt.Fprintf(&b, "; %s", st.checked)
+	}
+	if v := st.visible(); v != "" {
+		fmt.Fprintf(&b, "; %s", v)
 	}
 	return b.String()
 }

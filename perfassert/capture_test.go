@@ -206,7 +206,7 @@ func burn(n int) {
 // multiple of the others').
 func TestCaptureRuns(t *testing.T) {
 	ft := &fakeT{name: "TestCaptureRuns"}
-	p := perfassert.Capture(ft, func() { spin(20_000) }, perfassert.MinSamples(60), perfassert.MinRuns(6), perfassert.MaxDuration(4*time.Second))
+	p := perfassert.Capture(ft, func() { spin(20_000) }, perfassert.MinSamples(60), perfassert.MinRuns(6), perfassert.MaxDuration(4*time.Second), fastSampler())
 	if p == nil {
 		t.Fatal(ft.text())
 	}

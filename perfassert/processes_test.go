@@ -112,7 +112,7 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 		if os.Getenv("PERFASSERT_PROCESSES_SLOW") == "1" {
 			processExtraRounds = 40000
 		}
-		p := perfassert.Capture(t, processWork, perfassert.MinSamples(40), perfassert.MaxDuration(300*time.Millisecond), perfassert.NoAllocs())
+		p := perfassert.Capture(t, processWork, perfassert.MinSamples(40), perfassert.MaxDuration(300*time.Millisecond), perfassert.NoAllocs(), fastSampler())
 		perfassert.MatchBaseline(t, path, p)
 		f, err := os.OpenFile(os.Getenv("PERFASSERT_PROCESSES_PIDS"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 		if err != nil {

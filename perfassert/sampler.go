@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"runtime"
@@ -19,6 +20,7 @@ import (
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/perfevent"
 	"github.com/hotbudget/hotbudget/internal/samplercheck"
+	"github.com/hotbudget/hotbudget/internal/suggest"
 )
 
 // Samplers. Capture samples the capturing goroutine with the Linux
@@ -79,13 +81,23 @@ var perfState = sync.OnceValue(func() error {
 	return <-done
 })
 
-// checkHost is samplercheck.Cached; tests replace it.
-var checkHost = samplercheck.Cached
+// checkHost is samplercheck.Recent and checkAgain samplercheck.Again;
+// tests replace them.
+var (
+	checkHost  = samplercheck.Recent
+	checkAgain = samplercheck.Again
+)
+
+// probeSamples is the size of the probe made after each capture with the
+// perf sampler (its own check): 100ms of CPU time at 500µs, a tenth of a
+// capture's default 2,000 samples (docs/samplers.md has its cost).
+const probeSamples = 200
 
 // checkedHost is what the check of this machine's perf events found at
-// perfPeriod (measured once a boot, kept in the user's cache directory),
-// nil when it was not made (samplercheck.Env=off, or it failed: the perf
-// sampler is then trusted as it was before the check).
+// perfPeriod over the last samplercheck.Window (probing now when the
+// probes of that time are too few), nil when it was not made
+// (samplercheck.Env=off, or it failed: the perf sampler is then trusted
+// as it was before the check).
 func checkedHost() *samplercheck.Result {
 	if os.Getenv(samplercheck.Env) == "off" {
 		return nil
@@ -97,12 +109,60 @@ func checkedHost() *samplercheck.Result {
 	return r
 }
 
+// checkedAfter is the capture's own check: a probe made now, judged alone
+// and with the newest others. wrong names the result that found the
+// samples misattributed; ok is false when no probe could be made.
+func checkedAfter() (fresh, wrong *samplercheck.Result, ok bool) {
+	fresh, pooled, err := checkAgain(perfPeriod, probeSamples)
+	if err != nil {
+		return nil, nil, false
+	}
+	w, _ := samplercheck.Wrong(fresh, pooled)
+	if w == nil {
+		// Said in the capture's line: the pool, which holds the probe.
+		return pooled, nil, true
+	}
+	return fresh, w, true
+}
+
 // misattributed is why the perf sampler is not used on a machine whose
-// samples failed the check.
-type misattributed struct{ r *samplercheck.Result }
+// samples failed the check; during is set when they failed it after a
+// capture that used them (which was then redone with runtime/pprof).
+type misattributed struct {
+	r      *samplercheck.Result
+	during bool
+}
 
 func (e misattributed) Error() string {
-	return fmt.Sprintf("on this machine %s; %s=perf uses it anyway, %s=off skips the check", e.r, SamplerEnv, samplercheck.Env)
+	when := "on this machine"
+	if e.during {
+		when = "it went wrong during a capture, which was redone with runtime/pprof:"
+	}
+	return fmt.Sprintf("%s %s; %s=perf uses it anyway, %s=off skips the check", when, e.r, SamplerEnv, samplercheck.Env)
+}
+
+// redoWith makes a capture use runtime/pprof because the perf sampler
+// was found wrong during a capture of the same function.
+func redoWith(why misattributed) CaptureOption {
+	return captureFunc(func(c *captureConfig) { c.redo = why })
+}
+
+// visible says, for a capture whose time verdicts see less than they
+// would on a quiet machine with the perf sampler (it fell back to
+// runtime/pprof, or stopped at its time limit before its shares were
+// precise), the smallest change of its heaviest function's share a
+// comparison of two such captures tells from noise (four of the capture's
+// standard errors: about √2 times 2.8), and points to the exact
+// instrument. "" otherwise.
+func (st *captureStats) visible() string {
+	if st.top == "" || math.IsInf(st.rse, 0) || math.IsNaN(st.rse) || st.rse <= 0 {
+		return ""
+	}
+	if !st.fellBack && !strings.HasPrefix(st.reason, "time limit") {
+		return ""
+	}
+	return fmt.Sprintf("time verdicts on captures like this one see changes of %s's share of about %.0f%% and more; perfassert.Instructions() counts instructions exactly and sees smaller ones",
+		suggest.ShortName(st.top), 400*st.rse)
 }
 
 // pprofRate is the rate runtime/pprof is asked for when it samples alone:
@@ -176,9 +236,13 @@ func resolveSampler(c *captureConfig) error {
 			return fmt.Errorf("perfassert: %s=%q: want \"perf\", \"pprof\" or \"auto\"", SamplerEnv, v)
 		}
 	}
-	c.refused = nil
+	c.refused, c.checked = nil, nil
 	if c.hzSet && !c.samplerSet {
 		want = samplerPprof // Rate is runtime/pprof's
+	}
+	if c.redo.r != nil {
+		c.refused = c.redo
+		want = samplerPprof
 	}
 	if want != samplerPprof {
 		if err := perfState(); err != nil {
@@ -187,11 +251,14 @@ func resolveSampler(c *captureConfig) error {
 			}
 			c.refused = err
 			want = samplerPprof
-		} else if r := checkedHost(); want == samplerAuto && r != nil && r.Misattributes() {
-			c.refused = misattributed{r}
+		} else if want == samplerPerf {
+			// Asked for: used without a check.
+		} else if r := checkedHost(); r != nil && r.Misattributes() {
+			c.refused = misattributed{r: r}
 			want = samplerPprof
 		} else {
 			want = samplerPerf
+			c.checked = r
 		}
 	}
 	c.sampler = want

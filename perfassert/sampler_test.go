@@ -65,21 +65,30 @@ const agreePkg = "github.com/hotbudget/hotbudget/perfassert_test."
 // count and the pooled share): a chance failure about once in 150,000
 // comparisons. The runtime/pprof side runs at the
 // rate the kernel was measured to deliver (hence a child process: the
-// runtime complains on stderr about any rate but 100 Hz). On a machine
-// whose perf events fail samplercheck's check, Capture does not use them
-// (TestSamplerMisattributesFallsBack): the test says so instead.
+// runtime complains on stderr about any rate but 100 Hz). Where the perf
+// sampler fails samplercheck's check before or after its capture, Capture
+// does not use it (TestSamplerMisattributesFallsBack,
+// TestSamplerWrongDuringCaptureRedone): the test is skipped with the
+// check's figures, since there is no capture of the product's to judge.
 func TestSamplersAgree(t *testing.T) {
 	if _, err := perfevent.Open(perfevent.Config{CPU: -1, Disabled: true, Pages: 1}); errors.Is(err, perfevent.ErrUnavailable) {
 		t.Skipf("perf events refused here: %v", err)
 	}
-	if r, err := samplercheck.Cached(perfevent.DefaultPeriod); err == nil && r.Misattributes() {
-		t.Logf("this machine's perf events fail the check, and Capture does not use them here: %s", r)
-		return
+	if r, err := samplercheck.Recent(perfevent.DefaultPeriod); err == nil && r.Misattributes() {
+		t.Skipf("this machine's perf sampler is wrong now, and Capture does not use it while it is: %s", r)
 	}
 	if testchild.Rerun(t, testchild.RuntimeRateLine) {
 		return
 	}
 	fast := perfassert.Capture(t, agreeWork, perfassert.Sampler("perf"), perfassert.MinSamples(3000), perfassert.MaxDuration(8*time.Second))
+	// The check Capture makes after a capture with the perf sampler: where
+	// it finds the sampler wrong, Capture would have redone the capture
+	// with runtime/pprof, so the perf capture is not the product's.
+	if fresh, pooled, err := samplercheck.Again(perfevent.DefaultPeriod, 400); err == nil {
+		if w, wrong := samplercheck.Wrong(fresh, pooled); wrong {
+			t.Skipf("this machine's perf sampler went wrong during the capture, and Capture would have redone it with runtime/pprof: %s", w)
+		}
+	}
 	slow := perfassert.Capture(t, agreeWork, perfassert.Sampler("pprof"), perfassert.MinSamples(400), perfassert.MaxDuration(10*time.Second))
 	if fast == nil || slow == nil {
 		t.Fatal("no profile")
@@ -195,4 +204,19 @@ func TestSamplerForcedPprof(t *testing.T) {
 	if _, err := perfassert.CaptureProfile(func() {}, perfassert.Sampler("fast")); err == nil || !strings.Contains(err.Error(), "Sampler") {
 		t.Errorf("a bad Sampler: %v", err)
 	}
+}
+
+// fastSampler is Sampler("perf") where perf events open here, else nil
+// (no option): for tests of how captures are made and compared, not of the
+// sampler, whose sizes (a few hundred milliseconds, tens of samples asked)
+// were chosen for the perf sampler's 2,000 samples a second. Where the
+// check finds this host's perf sampler wrong, Capture would use
+// runtime/pprof, whose 100-250 samples a second those sizes do not suit
+// (HOTBUDGET_SAMPLER_CHECK=biased showed it); an error of attribution does
+// not change what these tests check.
+func fastSampler() perfassert.CaptureOption {
+	if _, err := perfevent.Open(perfevent.Config{CPU: -1, Disabled: true, Pages: 1}); err != nil {
+		return nil
+	}
+	return perfassert.Sampler("perf")
 }

@@ -32,6 +32,8 @@ type recProfiler struct {
 	said    bool  // the note on the profiler was written
 	checked bool  // the machine's perf events were checked (hostChecked)
 	check   *samplercheck.Result
+	probes  int     // the probes made after perf runs (recheck)
+	worst   float64 // the largest difference they found, in points
 	syms    map[string]*binsym.Binary
 }
 
@@ -76,9 +78,16 @@ func checkSampler(mode string) error {
 // runPerf is perfexec.Run; tests replace it to refuse perf events.
 var runPerf = perfexec.Run
 
-// checkHost is samplercheck.Cached; tests replace it to make the machine's
-// perf events misattribute.
-var checkHost = samplercheck.Cached
+// checkHost is samplercheck.Recent and checkAgain samplercheck.Again;
+// tests replace them to make the machine's perf events misattribute.
+var (
+	checkHost  = samplercheck.Recent
+	checkAgain = samplercheck.Again
+)
+
+// recordProbe is the size of the probe made after each run with perf
+// events (record's own check): 30ms of CPU time at 100µs.
+const recordProbe = 300
 
 // misattributed is the reason perf events are not used on a machine whose
 // samples failed the check.
@@ -91,8 +100,10 @@ func (e misattributed) Error() string {
 
 // hostChecked checks once, before the first perf run, that the machine's
 // cpu-clock samples attribute time as the thread's CPU clock measures it
-// (package samplercheck; kept for the boot), and refuses perf events where
-// they do not, so that record profiles with runtime/pprof there.
+// (package samplercheck: the probes of the last two minutes, or a new
+// one), and refuses perf events where they do not, so that record
+// profiles with runtime/pprof there. Each perf run is checked again after
+// it (recheck).
 func (r *recorder) hostChecked() {
 	pr := &r.prof
 	pr.mu.Lock()
@@ -109,6 +120,39 @@ func (r *recorder) hostChecked() {
 	if res.Misattributes() {
 		pr.refused = misattributed{res}
 	}
+}
+
+// errWrongDuring is record's refusal of runs profiled by perf events that
+// went wrong while it ran.
+var errWrongDuring = errors.New("perf events went wrong during the record")
+
+// recheck is record's own check after a run with perf events that the
+// check allowed: a probe now (samplercheck.Again), alone and with the
+// newest. Where it finds the samples misattributed the record's runs are
+// not judged: record fails (exit 2) saying so, and run again it profiles
+// with runtime/pprof while the probes disagree. A record run with
+// HOTBUDGET_SAMPLER=perf, or with the check off, is not checked.
+func (r *recorder) recheck(what string) error {
+	pr := &r.prof
+	pr.mu.Lock()
+	checked := pr.check != nil
+	pr.mu.Unlock()
+	if !checked {
+		return nil
+	}
+	fresh, pooled, err := checkAgain(perfexec.DefaultPeriod, recordProbe)
+	if err != nil {
+		return nil
+	}
+	pr.mu.Lock()
+	pr.probes++
+	pr.worst = max(pr.worst, math.Abs(pooled.Err), math.Abs(fresh.Err))
+	pr.mu.Unlock()
+	if w, wrong := samplercheck.Wrong(fresh, pooled); wrong {
+		return fmt.Errorf("%w: after %s, %s; its runs are not judged. Run record again: it profiles with runtime/pprof while the probes disagree (%s=pprof forces it; --instructions counts instructions, which no sampler biases)",
+			errWrongDuring, what, w, samplerEnv)
+	}
+	return nil
 }
 
 // benchCmd is the command that runs a test binary's benchmarks, as go test
@@ -157,9 +201,12 @@ func (r *recorder) perfRun(ctx context.Context, s *recSide, b *testBinary, what 
 	if res.Lost > uint64(len(res.Samples)/100) {
 		r.progress("warning: %s: the kernel dropped %d of %d samples (a ring buffer was full): the profile under-counts", what, res.Lost, uint64(len(res.Samples))+res.Lost)
 	}
+	if err := r.recheck(what); err != nil {
+		return nil, nil, err
+	}
 	checked := ""
 	if c := r.prof.check; c != nil {
-		checked = fmt.Sprintf("; on this machine they agree with the thread's CPU clock within %.1f points on a workload of known cost", math.Abs(c.Err))
+		checked = fmt.Sprintf("; on this machine they agree with the thread's CPU clock within %.1f points on a workload of known cost (%d samples), checked again after every run", math.Abs(c.Err), c.Samples)
 	}
 	r.sayOnce("profiling each run with perf events (cpu-clock): %.0f samples/s asked, %.0f delivered per second of user CPU time in the first run, %d lost (%s=pprof profiles with go test -cpuprofile instead)%s",
 		1/res.Period.Seconds(), res.Rate(), res.Lost, samplerEnv, checked)
@@ -231,6 +278,9 @@ func (r *recorder) pprofRun(ctx context.Context, s *recSide, b *testBinary, what
 		why = mis.Error()
 	} else if mode != "pprof" && refused != nil {
 		why = fmt.Sprintf("perf events are refused here (%v); sysctl kernel.perf_event_paranoid=2 allows them and samples at %.0f Hz", refused, 1/perfexec.DefaultPeriod.Seconds())
+	}
+	if mode != "pprof" && refused != nil {
+		why += "; at this rate time verdicts see only larger changes than with perf events (--instructions counts instructions exactly)"
 	}
 	r.sayOnce("profiling each run with go test -cpuprofile (runtime/pprof asks %d Hz; %.0f samples per second of CPU time delivered in the first run): %s",
 		rateHz(p), rate, why)

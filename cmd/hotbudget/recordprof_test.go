@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -127,7 +128,7 @@ func TestRecordSampler(t *testing.T) {
 	})
 
 	t.Run("misattributed", func(t *testing.T) {
-		t.Cleanup(func() { runPerf, checkHost = perfexec.Run, samplercheck.Cached })
+		t.Cleanup(func() { runPerf, checkHost = perfexec.Run, samplercheck.Recent })
 		calls, checks := 0, 0
 		runPerf = func(cmd *exec.Cmd, o perfexec.Options) (*perfexec.Result, error) {
 			calls++
@@ -154,6 +155,21 @@ func TestRecordSampler(t *testing.T) {
 		}
 		if _, rec := readRun(t, out, "head"); rec.RateHz != 100 {
 			t.Errorf("%d Hz after the fallback, want 100", rec.RateHz)
+		}
+	})
+
+	t.Run("wrong during", func(t *testing.T) {
+		if lvl, err := perfevent.Paranoid(); err != nil || lvl > 2 {
+			t.Skipf("perf events are not allowed here (kernel.perf_event_paranoid %d, %v)", lvl, err)
+		}
+		t.Cleanup(func() { checkHost, checkAgain = samplercheck.Recent, samplercheck.Again })
+		checkHost = func(period time.Duration) (*samplercheck.Result, error) { return checkFinding(period, 1010), nil }
+		checkAgain = func(period time.Duration, n int) (*samplercheck.Result, *samplercheck.Result, error) {
+			return checkFinding(period, 1300), checkFinding(period, 1300), nil
+		}
+		r := recordEnv(t, repo, nil, args(filepath.Join(t.TempDir(), "o"))...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "perf events went wrong during the record: after ") || !strings.Contains(r.stderr, "its runs are not judged") {
+			t.Errorf("exit %d, want 2 refusing the runs\n%s", r.code, r.stderr)
 		}
 	})
 
@@ -190,4 +206,60 @@ func TestRecordSampler(t *testing.T) {
 			}
 		}
 	})
+}
+
+// checkFinding is a check's finding on samples that gave alu n of 2,000
+// samples against half the measured time (1,000 agrees).
+func checkFinding(period time.Duration, n int64) *samplercheck.Result {
+	r := samplercheck.Judge(map[string]time.Duration{"alu": 50, "callsleaf": 50}, map[string]int64{"alu": n, "callsleaf": 2000 - n})
+	r.Period = period
+	return r
+}
+
+// TestRecordRechecks: record checks perf events before its first run and
+// again after each run (a probe of recordProbe samples); a run after which
+// they disagree with the thread's CPU clock makes record refuse its runs,
+// naming the check's figures, how to profile instead and the exact
+// instrument. With the check off, nothing is checked. The checks' findings
+// are simulated.
+func TestRecordRechecks(t *testing.T) {
+	t.Cleanup(func() { checkHost, checkAgain = samplercheck.Recent, samplercheck.Again })
+	hosts, agains := 0, 0
+	checkHost = func(period time.Duration) (*samplercheck.Result, error) {
+		hosts++
+		return checkFinding(period, 1010), nil
+	}
+	alu := int64(1010)
+	checkAgain = func(period time.Duration, n int) (*samplercheck.Result, *samplercheck.Result, error) {
+		agains++
+		if n != recordProbe || period != perfexec.DefaultPeriod {
+			t.Errorf("probe of %d samples at %v, want %d at %v", n, period, recordProbe, perfexec.DefaultPeriod)
+		}
+		return checkFinding(period, alu), checkFinding(period, 1000), nil
+	}
+	var stderr bytes.Buffer
+	env := map[string]string{}
+	r := &recorder{c: &cli{stderr: &stderr, getenv: func(k string) string { return env[k] }}}
+	r.hostChecked()
+	r.hostChecked()
+	if err := r.recheck("run 1"); err != nil || hosts != 1 || agains != 1 {
+		t.Fatalf("a right sampler: %v after %d checks before and %d after, want none after 1 and 1", err, hosts, agains)
+	}
+	alu = 1300
+	err := r.recheck("BenchmarkX at head, run 2")
+	if !errors.Is(err, errWrongDuring) {
+		t.Fatalf("a sampler gone wrong: %v", err)
+	}
+	for _, w := range []string{"after BenchmarkX at head, run 2, cpu-clock samples every 100µs disagree", "alu +15.0 points", "its runs are not judged", "HOTBUDGET_SAMPLER=pprof", "--instructions"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("the refusal lacks %q: %v", w, err)
+		}
+	}
+
+	env[samplercheck.Env] = "off"
+	r = &recorder{c: r.c}
+	r.hostChecked()
+	if err := r.recheck("run 1"); err != nil || hosts != 1 || agains != 2 {
+		t.Errorf("the check off: %v after %d checks before and %d after, want none after 1 and 2", err, hosts, agains)
+	}
 }

@@ -402,20 +402,49 @@ func renorm(m map[string]float64) map[string]float64 {
 // around every call, in the same execution): within samplercheck.Bound,
 // three points plus four standard errors. On the machines this was
 // measured on (idle and beside two busy loops) the difference was at most
-// 1.4 points. A machine whose perf events fail samplercheck's own check
-// (record then profiles with runtime/pprof) is said so, not judged.
+// 1.4 points.
+//
+// It judges only what record would use: a run is judged where
+// samplercheck's probes agree before it (samplercheck.Recent, as record's
+// first run) and after it (samplercheck.Again with record's probe of 300
+// samples, as after each of record's runs). Where they disagree record
+// profiles with runtime/pprof, or refuses the run, and the test is skipped
+// with the probes' figures: a biased host is not a failure of hotbudget.
+// A run beyond the bound is tried once more (a second independent run and
+// checks) before the test fails: beside other jobs (load 4) one run in
+// three was 0.1-0.2 points beyond it for one function.
 func TestSharesMatchReference(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := samplercheck.Cached(DefaultPeriod)
+	for try := 1; ; try++ {
+		lines, failed := sharesTry(t, self)
+		if !failed {
+			for _, l := range lines {
+				t.Log(l)
+			}
+			return
+		}
+		if try == 2 {
+			t.Errorf("two runs beyond the bound; the second:\n%s", strings.Join(lines, "\n"))
+			return
+		}
+		t.Logf("run %d beyond the bound, tried again:\n%s", try, strings.Join(lines, "\n"))
+	}
+}
+
+// sharesTry is one run of TestSharesMatchReference: its lines, and whether
+// a function's share was beyond the bound. It skips t where the sampler is
+// not record's to use.
+func sharesTry(t *testing.T, self string) (lines []string, failed bool) {
+	t.Helper()
+	r, err := samplercheck.Recent(DefaultPeriod)
 	if errors.Is(err, samplercheck.ErrRace) {
 		t.Skip("the race detector moves the workload's time into its own functions, which the reference charges to the workload")
 	}
 	if err == nil && r.Misattributes() {
-		t.Logf("this machine's perf events fail the check, and record does not use them here: %s", r)
-		return
+		t.Skipf("this machine's perf events are wrong now, and record profiles with runtime/pprof while they are: %s", r)
 	}
 	ref, got, n, err := studyRun(self, studyConfig{Shape: "mix", Sampler: "inherit", Period: DefaultPeriod, CPU: time.Second, Scale: 1,
 		Out: filepath.Join(t.TempDir(), "res.json")})
@@ -425,6 +454,11 @@ func TestSharesMatchReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if fresh, pooled, err := samplercheck.Again(DefaultPeriod, 300); err == nil {
+		if w, wrong := samplercheck.Wrong(fresh, pooled); wrong {
+			t.Skipf("this machine's perf events went wrong during the run, and record would refuse it: %s", w)
+		}
+	}
 	if len(ref) != 5 || n < 4000 {
 		t.Fatalf("%d functions timed, %d samples in them: want 5 and some 10,000", len(ref), n)
 	}
@@ -433,9 +467,10 @@ func TestSharesMatchReference(t *testing.T) {
 		d := 100 * (got[k] - ref[k])
 		line := fmt.Sprintf("%-9s sampled %5.1f%%  measured %5.1f%%  %+5.1f points (at most %.1f)", k, 100*got[k], 100*ref[k], d, limit)
 		if math.Abs(d) > limit {
-			t.Errorf("%s", line)
-		} else {
-			t.Log(line)
+			line += "  BEYOND"
+			failed = true
 		}
+		lines = append(lines, line)
 	}
+	return lines, failed
 }

@@ -12,36 +12,32 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// targetSamples is how many samples a check aims at: the standard error
-// of a 35% share is then under a point.
-const targetSamples = 3000
-
-// Check measures now, at the given sampling period, whether cpu-clock
-// samples attribute the workload's time as its thread's CPU clock does
-// (see the package comment). It takes targetSamples periods of CPU time
-// (1.5 s at 500µs) on a thread of its own. The error matches
-// ErrNotChecked where perf events are refused or the program runs under
-// the race detector (ErrRace).
-func Check(period time.Duration) (*Result, error) {
+// Probe runs the workload now for samples periods of CPU time (1s for
+// 2,000 samples at 500µs) on a thread of its own, timing every call with
+// the thread's CPU clock while a cpu-clock event samples the thread at
+// period, and returns what it counted. The error matches ErrNotChecked
+// where perf events are refused or the program runs under the race
+// detector (ErrRace).
+func Probe(period time.Duration, samples int) (*Tally, error) {
 	if raceEnabled {
 		return nil, ErrRace
 	}
 	type out struct {
-		r   *Result
+		t   *Tally
 		err error
 	}
 	done := make(chan out)
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		r, err := check(period)
-		done <- out{r, err}
+		t, err := probe(period, samples)
+		done <- out{t, err}
 	}()
 	o := <-done
-	return o.r, o.err
+	return o.t, o.err
 }
 
-func check(period time.Duration) (*Result, error) {
+func probe(period time.Duration, n int) (*Tally, error) {
 	ev, err := perfevent.Open(perfevent.Config{CPU: -1, Period: period, Disabled: true, Pages: 256})
 	if errors.Is(err, perfevent.ErrUnavailable) {
 		return nil, errors.Join(ErrNotChecked, err)
@@ -81,7 +77,7 @@ func check(period time.Duration) (*Result, error) {
 		f()
 		ref[group] += threadCPU() - t0
 	}
-	budget := time.Duration(targetSamples) * period
+	budget := time.Duration(max(n, 1)) * period
 	if err := ev.Enable(); err != nil {
 		return nil, err
 	}
@@ -100,10 +96,7 @@ func check(period time.Duration) (*Result, error) {
 	ev.Disable()
 	drain()
 	sink.Store(sum)
-	r := Judge(ref, samples)
-	r.Period = period
-	r.When = time.Now()
-	return r, nil
+	return &Tally{Period: period, Ref: ref, Samples: samples, When: time.Now()}, nil
 }
 
 func threadCPU() time.Duration {

@@ -1,40 +1,34 @@
 // Package samplercheck measures whether the Linux cpu-clock perf event
 // gives each function the share of CPU time it really took, on the machine
-// it runs on, before hotbudget trusts it.
+// it runs on and at the time it is used, before hotbudget trusts it.
 //
 // Both of hotbudget's perf samplers (perfassert's event on the capturing
 // thread and `hotbudget record`'s inherited event) stand on the kernel's
-// cpu-clock timer. On some virtual machines of one kind its samples were
-// seen to misattribute time by up to 2x in code that sleeps and wakes
-// around a goroutine handoff, while on others they agree with a direct
-// measurement within a point or two (docs/samplers.md has the study). So
-// the samplers are checked, once per boot of the machine, against a
-// workload that measures itself: Check runs functions of different
-// instruction mixes (an ALU loop with an inlined callee, a loop calling a
-// frameless leaf, a chain of divisions), preceded in each iteration by a
-// handoff to a goroutine on another thread that the iteration waits for,
-// and times every call with the thread's CPU clock (the reference), while
-// a cpu-clock event samples the thread at the period the sampler uses.
-// Each function's sampled share is compared with its reference share; a
-// difference beyond what the sample count explains (Bound) marks the
-// machine's samples as misattributed, and the callers fall back to
-// runtime/pprof, whose timer signals agreed with the reference where perf
-// events did not.
+// cpu-clock timer. On some virtual machines its samples were seen to
+// misattribute time by up to 2x, and on one the check passed a minute
+// after boot and failed twenty minutes later, while on others they agree
+// with a direct measurement within a point or two (docs/samplers.md has
+// the study). So the samplers are checked while they are used: a probe
+// runs functions of different instruction mixes (an ALU loop with an
+// inlined callee, a loop calling a frameless leaf, a chain of divisions),
+// preceded in each iteration by a handoff to a goroutine on another
+// thread that the iteration waits for, and times every call with the
+// thread's CPU clock (the reference), while a cpu-clock event samples the
+// thread at the period the sampler uses. Each function's sampled share is
+// compared with its reference share; a difference beyond what the sample
+// count explains (Bound) marks the samples as misattributed, and the
+// callers use runtime/pprof, whose timer signals agreed with the
+// reference where perf events did not. Recent judges the newest probes
+// (made within Window) before a capture, Again a probe made after it.
 package samplercheck
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/hotbudget/hotbudget/internal/atomicfile"
 )
 
 // Group is one timed function of the workload.
@@ -57,8 +51,8 @@ type Result struct {
 	// Err is Worst's sampled share minus its reference, in percentage
 	// points; Limit the largest difference the check allows it.
 	Err, Limit float64
-	Boot       string    // the boot the result holds for
-	When       time.Time // when it was measured
+	When       time.Time // when its newest probe was measured
+	Probes     int       // the probes pooled in it
 }
 
 // Misattributes reports whether the samples gave some function a share
@@ -75,8 +69,16 @@ func (r *Result) String() string {
 	if r.Misattributes() {
 		verdict = "disagree with"
 	}
-	return fmt.Sprintf("cpu-clock samples every %s %s the thread's CPU clock on a workload of known cost: %s (furthest: %s %+.1f points, %.1f allowed with %d samples)",
-		r.Period, verdict, strings.Join(parts, "; "), r.Worst, r.Err, r.Limit, r.Samples)
+	return fmt.Sprintf("cpu-clock samples every %s %s the thread's CPU clock on a workload of known cost: %s (furthest: %s %+.1f points, %.1f allowed with %d samples%s)",
+		r.Period, verdict, strings.Join(parts, "; "), r.Worst, r.Err, r.Limit, r.Samples, r.probes())
+}
+
+// probes says how many probes a pooled result holds.
+func (r *Result) probes() string {
+	if r.Probes <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" of %d probes", r.Probes)
 }
 
 // Bound is the largest difference, in percentage points, allowed between
@@ -92,7 +94,7 @@ func Bound(p float64, n int64) float64 {
 }
 
 // Judge compares reference CPU times and sample counts per group and fills
-// a Result (Period, Boot and When left to the caller).
+// a Result (Period, When and Probes left to the caller).
 func Judge(ref map[string]time.Duration, samples map[string]int64) *Result {
 	r := &Result{}
 	var refSum time.Duration
@@ -137,78 +139,60 @@ var ErrNotChecked = errors.New("samplercheck: perf events cannot be checked here
 var ErrRace = fmt.Errorf("%w: the race detector is on", ErrNotChecked)
 
 // Env names the environment variable that turns the check off ("off"):
-// the samplers then trust perf events as they did before it.
+// the samplers then trust perf events as they did before it. Biased
+// simulates a wrong sampler.
 const Env = "HOTBUDGET_SAMPLER_CHECK"
 
-// Cached returns the check's result for period on this boot of the
-// machine: read from the user's cache directory when a process measured
-// it before (for this boot, this period), else measured now (about a
-// second of CPU time) and kept there. Processes of one test run share it;
-// a reboot, or another machine, measures again. Under the race detector it
-// returns ErrRace.
-func Cached(period time.Duration) (*Result, error) {
-	if raceEnabled {
-		// Not even a result kept by a process without the race detector:
-		// under it the workload's reference is what the check cannot trust.
-		return nil, ErrRace
+// Tally is what one probe counted: the CPU time of each group of the
+// workload by the thread's clock, and the samples whose innermost frame
+// was in it. Tallies of one period add up (Pool).
+type Tally struct {
+	Period  time.Duration
+	Ref     map[string]time.Duration
+	Samples map[string]int64
+	When    time.Time
+}
+
+// Pool judges the tallies together (nil when there are none).
+func Pool(ts []*Tally) *Result {
+	if len(ts) == 0 {
+		return nil
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if r, ok := memo[period]; ok {
-		return r, nil
-	}
-	boot := bootID()
-	path := cachePath(boot, period)
-	if path != "" {
-		if b, err := os.ReadFile(path); err == nil {
-			var r Result
-			if json.Unmarshal(b, &r) == nil && r.Boot == boot && r.Period == period && len(r.Groups) > 0 {
-				memo[period] = &r
-				return &r, nil
-			}
+	ref := map[string]time.Duration{}
+	samples := map[string]int64{}
+	var when time.Time
+	for _, t := range ts {
+		for k, v := range t.Ref {
+			ref[k] += v
+		}
+		for k, v := range t.Samples {
+			samples[k] += v
+		}
+		if t.When.After(when) {
+			when = t.When
 		}
 	}
-	r, err := Check(period)
+	r := Judge(ref, samples)
+	r.Period, r.When, r.Probes = ts[0].Period, when, len(ts)
+	return r
+}
+
+// count is the tally's samples in the workload's groups.
+func (t *Tally) count() int64 {
+	var n int64
+	for k := range t.Ref {
+		n += t.Samples[k]
+	}
+	return n
+}
+
+// Check probes now, at the given sampling period, for CheckSamples
+// periods of CPU time and judges the probe alone (see the package
+// comment).
+func Check(period time.Duration) (*Result, error) {
+	t, err := Probe(period, CheckSamples)
 	if err != nil {
 		return nil, err
 	}
-	r.Boot = boot
-	memo[period] = r
-	if path != "" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			atomicfile.Write(path, func(f *os.File) error { return json.NewEncoder(f).Encode(r) })
-		}
-	}
-	return r, nil
-}
-
-var (
-	mu   sync.Mutex
-	memo = map[time.Duration]*Result{}
-)
-
-// cachePath is where a result of this boot for period is kept: under the
-// user's cache directory, or the temporary directory when there is none.
-func cachePath(boot string, period time.Duration) string {
-	if boot == "" {
-		return ""
-	}
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	return filepath.Join(dir, "hotbudget", fmt.Sprintf("samplercheck-v%d-%s-%d.json", cacheVersion, boot, period.Microseconds()))
-}
-
-// cacheVersion names the check's workload and bound in the cache: a
-// hotbudget whose check differs does not read another's results.
-const cacheVersion = 1
-
-// bootID names this boot of the machine (Linux's random boot id).
-func bootID() string {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
+	return Pool([]*Tally{t}), nil
 }
