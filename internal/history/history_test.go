@@ -53,6 +53,19 @@ func record(commit string, ns, allocs float64) *Record {
 	return r
 }
 
+// withRuns gives the benchmark of a record made by record its runs: one
+// result each, whose times are the record's median, min and max.
+func withRuns(r *Record) *Record {
+	b := &r.Benchmarks[0]
+	tr := &TimeRuns{SampleTypes: []string{"samples/count"}, Functions: []string{"m.parse"}}
+	for _, ns := range []float64{b.NsPerOp.Median, b.NsPerOp.Min, b.NsPerOp.Median, b.NsPerOp.Max, b.NsPerOp.Median} {
+		tr.Runs = append(tr.Runs, TimeRun{Ops: 10, Samples: []int64{0, -1, 7},
+			Results: []string{fmt.Sprintf("BenchmarkParse-2 10 %g ns/op %g B/op %g allocs/op", ns, *b.BytesPerOp, *b.AllocsPerOp)}})
+	}
+	b.TimeRuns = tr
+	return r
+}
+
 // TestNotesAppendPruneSquash stores records as notes, reads them back in
 // the order of the first-parent history, prunes old functions and squashes
 // the notes ref.
@@ -65,7 +78,7 @@ func TestNotesAppendPruneSquash(t *testing.T) {
 			continue // a commit without a record
 		}
 		r := record(c, 1000+float64(i), 3)
-		r.Benchmarks[0].TimeRuns = &TimeRuns{SampleTypes: []string{"samples/count"}, Functions: []string{"m.parse"}, Runs: []TimeRun{{Ops: 10, Samples: []int64{0, -1, 7}}}}
+		withRuns(r)
 		if err := n.Put(ctx, r); err != nil {
 			t.Fatal(err)
 		}
