@@ -105,7 +105,26 @@ func TestNotesAppendPruneSquash(t *testing.T) {
 	if len(pruned) != 3 || pruned[0] != commits[0] {
 		t.Errorf("pruned %v, want the 3 oldest records", pruned)
 	}
+	// Load drops the runs and counts: Get reads them.
+	get := func() []*Record {
+		t.Helper()
+		var out []*Record
+		for _, c := range commits {
+			r, err := n.Get(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r != nil {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
 	recs, _, _ = n.Load(ctx, "main")
+	if recs[4].HasTimeRuns() || !recs[4].HasFunctions() {
+		t.Errorf("Load kept the runs (%v) or dropped the functions (%v)", recs[4].HasTimeRuns(), recs[4].HasFunctions())
+	}
+	recs = get()
 	for i, r := range recs {
 		if want := i >= 3; r.HasFunctions() != want || r.HasTimeRuns() != want || r.Benchmarks[0].NsPerOp == nil {
 			t.Errorf("record %d: functions %v, runs %v, want %v, and its benchmark kept", i, r.HasFunctions(), r.HasTimeRuns(), want)
@@ -116,7 +135,7 @@ func TestNotesAppendPruneSquash(t *testing.T) {
 	if pruned, err = n.Prune(ctx, "main", Retention{KeepFunctions: 2, KeepRuns: 1}); err != nil || len(pruned) != 1 || pruned[0] != commits[4] {
 		t.Errorf("pruned %v (%v), want the runs of %.7s", pruned, err, commits[4])
 	}
-	recs, _, _ = n.Load(ctx, "main")
+	recs = get()
 	if r := recs[3]; !r.HasFunctions() || r.HasTimeRuns() || !recs[4].HasTimeRuns() || recs[4].Benchmarks[0].TimeRuns.Runs[0].Samples[2] != 7 {
 		t.Errorf("after pruning runs: record 3 functions %v runs %v, record 4 runs %+v", r.HasFunctions(), r.HasTimeRuns(), recs[4].Benchmarks[0].TimeRuns)
 	}

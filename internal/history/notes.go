@@ -149,15 +149,34 @@ func (n Notes) Get(ctx context.Context, commit string) (*Record, error) {
 // Load returns the records of the first-parent history of rev (the main
 // branch's commits, not those of the branches merged into it), oldest
 // first, and the hashes of that history, newest first. Commits without
-// a record are skipped. Each note is checked as Get checks it, and notes
-// of more than MaxHistoryBytes in all are refused.
+// a record are skipped. Each note is checked as Get checks it; notes of
+// more than MaxHistoryBytes in all, or records of more than
+// MaxHistoryEntries benchmarks and functions in all, are refused. The
+// records are what the series read: each benchmark's runs (TimeRuns) and
+// counts (Counts), which record --base-from-history reads of one record
+// (Get), are dropped once checked.
 func (n Notes) Load(ctx context.Context, rev string) ([]*Record, []string, error) {
+	return n.load(ctx, rev, MaxHistoryBytes, MaxHistoryEntries)
+}
+
+// load is Load within maxBytes of notes and maxEntries benchmarks and
+// functions.
+func (n Notes) load(ctx context.Context, rev string, maxBytes int64, maxEntries int) ([]*Record, []string, error) {
 	blobs, which, commits, err := n.history(ctx, rev)
 	if err != nil {
 		return nil, nil, err
 	}
 	recs := make([]*Record, 0, len(blobs))
-	err = n.cat(ctx, blobs, which, func(i int, r *Record) error {
+	entries := 0
+	err = n.catLimit(ctx, blobs, which, maxBytes, func(i int, r *Record) error {
+		for k := range r.Benchmarks {
+			b := &r.Benchmarks[k]
+			b.TimeRuns, b.Counts = nil, nil
+			entries += 1 + len(b.Functions)
+		}
+		if entries > maxEntries {
+			return fmt.Errorf("the note of %s under %s: the records read hold more than %d benchmarks and functions: refused (history prune --keep-functions makes old records smaller)", which[i], n.ref(), maxEntries)
+		}
 		recs = append(recs, r)
 		return nil
 	})

@@ -46,14 +46,21 @@ func TestNotesBounded(t *testing.T) {
 	}
 	// Beyond the bound of one read: Load refuses at the note that crosses
 	// it; Prune, one note at a time, takes them.
-	blobs, which, _, err := n.history(ctx, "main")
+	blobs, _, _, err := n.history(ctx, "main")
 	if err != nil || len(blobs) != 3 {
 		t.Fatalf("%d notes: %v", len(blobs), err)
 	}
 	one := int64(len(must(t, withRuns(record(commits[0], 1000, 3)).Marshal)))
-	err = n.catLimit(ctx, blobs, which, 2*one+one/2, func(int, *Record) error { return nil })
+	_, _, err = n.load(ctx, "main", 2*one+one/2, MaxHistoryEntries)
 	if err == nil || !strings.Contains(err.Error(), "the note of "+commits[2]) || !strings.Contains(err.Error(), "the notes read hold more than") {
 		t.Errorf("three notes of %d bytes within %d: %v", one, 2*one+one/2, err)
+	}
+	// Each record keeps a benchmark and a function: 6 in all.
+	if _, _, err = n.load(ctx, "main", MaxHistoryBytes, 5); err == nil || !strings.Contains(err.Error(), "the note of "+commits[2]) || !strings.Contains(err.Error(), "more than 5 benchmarks and functions") {
+		t.Errorf("6 benchmarks and functions within 5: %v", err)
+	}
+	if recs, _, err := n.load(ctx, "main", MaxHistoryBytes, 6); err != nil || len(recs) != 3 {
+		t.Errorf("6 benchmarks and functions within 6: %d records, %v", len(recs), err)
 	}
 	if pruned, err := n.Prune(ctx, "main", Retention{KeepFunctions: 1}); err != nil || len(pruned) != 2 {
 		t.Errorf("prune: %v, %v", pruned, err)

@@ -26,6 +26,9 @@ const (
 	// MaxHistoryBytes bounds the notes one read of a history holds
 	// (history show and html; prune reads one note at a time).
 	MaxHistoryBytes = 128 << 20
+	// MaxHistoryEntries bounds the benchmarks and functions of the
+	// records one read of a history keeps (Load).
+	MaxHistoryEntries = 1 << 20
 	// MaxEntries bounds the entries of one record: benchmarks,
 	// functions, counts, modules, the runs' functions, sample values
 	// and result lines.
