@@ -329,7 +329,7 @@ func checkHistoryIters(rec *history.Record, l leaf, headNs, slow float64, budget
 	if budget <= 0 || !(run > float64(budget)) {
 		return nil
 	}
-	return fmt.Errorf("--base-from-history: the record of base %.12s ran %s at %d iterations a run, which at the head's %.0f ns an op (listed once, %gx slower measured) would take %.0fs, beyond --budget %s: measure the base (drop --base-from-history)",
+	return fmt.Errorf("--base-from-history: the record of base %.12s ran %s at %d iterations a run, which at the head's %.0f ns an op (one listed iteration's time, times %g as it is measured) would take %.0fs, beyond --budget %s: measure the base (drop --base-from-history)",
 		rec.Commit, textfmt.Name(l.key()), l.iters, headNs, slow, run/1e9, budget)
 }
 
