@@ -231,7 +231,7 @@ func (c *cli) historyShow(sub string, args []string) int {
 	}
 	if sub == "html" {
 		if *out == "" {
-			err = rep.WriteHTML(c.rawStdout)
+			err = rep.WriteHTML(c.stdout) // through the Guard, as every report
 		} else {
 			err = writeFileAtomic(*out, func(f *os.File) error { return rep.WriteHTML(f) })
 		}
@@ -276,7 +276,10 @@ func sinceIndex(ctx context.Context, store history.Notes, recs []*history.Record
 	return len(recs), nil
 }
 
-// writeHistoryJSON writes the changes as JSON (schema hotbudget.history-show/v1).
+// writeHistoryJSON writes the changes as JSON (schema
+// hotbudget.history-show/v1) to the Guard of stdout, as diff and record
+// write theirs: no raw control character, "##[" or "::" line reaches the
+// log from a name in a note.
 func writeHistoryJSON(c *cli, rep *history.Report) error {
 	type change struct {
 		Benchmark string  `json:"benchmark"`
@@ -306,7 +309,7 @@ func writeHistoryJSON(c *cli, rep *history.Report) error {
 		out.Changes = append(out.Changes, change{Benchmark: sc.Series.Benchmark, Function: sc.Series.Function, Measure: sc.Series.Measure.Key,
 			Commit: ch.Commit, Prev: ch.Prev, Before: ch.Before, After: ch.After, Change: ch.ChangePoint.Change(), P: ch.P, Context: ch.Context, By: ch.By})
 	}
-	enc := json.NewEncoder(c.rawStdout)
+	enc := json.NewEncoder(c.stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }

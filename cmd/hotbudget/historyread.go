@@ -192,16 +192,20 @@ func readRecordHeadN(dir string, countsOf func() ([]string, error)) (*history.Re
 			b.Runs, b.Ops, b.CountTotal = 1, int64(ops), total
 			perOp := float64(total) / ops
 			b.InstrPerOp = &perOp
-			b.Counts = all
+			// A negative count in the difference of two processes is
+			// their runtimes' work differing (the monitor thread follows
+			// the wall clock): in the whole, not kept as a count
+			// (history.Record.Validate refuses negative counts).
+			judged := func(string) bool { return true }
 			if countsOf != nil {
 				mods, err := countsOf()
 				if err != nil {
 					return err
 				}
 				rec.CountsOf = mods
-				judged := modulePattern(mods)
-				b.Counts = slices.DeleteFunc(slices.Clone(all), func(c history.Count) bool { return !judged.MatchString(c.Name) })
+				judged = modulePattern(mods).MatchString
 			}
+			b.Counts = slices.DeleteFunc(slices.Clone(all), func(c history.Count) bool { return c.N <= 0 || !judged(c.Name) })
 			counted = append(counted, key)
 			return nil
 		}
@@ -281,7 +285,7 @@ func readRecordHeadN(dir string, countsOf func() ([]string, error)) (*history.Re
 			if v := res.GetConfig("cpu"); v != "" {
 				cpu = v
 			}
-			key := res.GetConfig("pkg") + " " + historyBenchName(res.Name)
+			key := res.GetConfig("pkg") + " " + history.BenchName(res.Name)
 			results[key] = append(results[key], resultLine(res))
 			if p := benchProcs(res.Name); p > 0 {
 				rec.GOMAXPROCS = p
@@ -346,20 +350,6 @@ func readRecordHeadN(dir string, countsOf func() ([]string, error)) (*history.Re
 	sort.Strings(whole)
 	sort.Strings(single)
 	return rec, recorded, whole, single, nil
-}
-
-// historyBenchName is a benchmark's name as go test prints it without the
-// GOMAXPROCS suffix, with its Benchmark prefix: the name record keys it by.
-func historyBenchName(n benchfmt.Name) string {
-	base, parts := n.Parts()
-	name := "Benchmark" + string(base)
-	for _, p := range parts {
-		if len(p) > 1 && p[0] == '-' && strings.Trim(string(p[1:]), "0123456789") == "" {
-			continue // -GOMAXPROCS
-		}
-		name += string(p)
-	}
-	return name
 }
 
 // exactCounts is each function's self count in p, the leaf frame's

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/google/pprof/profile"
 	"golang.org/x/perf/benchfmt"
@@ -263,21 +264,37 @@ func historyTimeProfile(rec *history.Record, b *history.Benchmark, run int) (*pr
 }
 
 // historyBenchText is run (0-based) of the stored benchmark b as go test
-// printed it: the file-level configuration and its result lines, which
-// bench.Compare reads as the base's.
-func historyBenchText(rec *history.Record, b *history.Benchmark, run int) string {
+// printed it, which bench.Compare reads as the base's: the file-level
+// configuration and its result lines. bench.Compare reads text only, so
+// each stored line is parsed strictly first (history.ParseResult: one
+// line, exactly one result of b) and what is written is that parsed
+// result printed again, never the stored string; the configuration's
+// values are single lines (Record.Validate).
+func historyBenchText(rec *history.Record, b *history.Benchmark, run int) (string, error) {
 	platform, cpu, _ := strings.Cut(rec.Machine, "; ")
 	goos, goarch, _ := strings.Cut(platform, "/")
-	pkg, _, _ := strings.Cut(b.Name, " ")
+	pkg, name, _ := strings.Cut(b.Name, " ")
+	for _, v := range []string{goos, goarch, pkg, cpu} {
+		if strings.IndexFunc(v, unicode.IsControl) >= 0 {
+			return "", fmt.Errorf("the record of base %.12s: %s: a line break in its machine or name", rec.Commit, textfmt.Name(b.Name))
+		}
+	}
+	if b.TimeRuns == nil || run < 0 || run >= len(b.TimeRuns.Runs) {
+		return "", fmt.Errorf("the record of base %.12s lacks run %d of %s", rec.Commit, run+1, textfmt.Name(b.Name))
+	}
 	var s strings.Builder
 	fmt.Fprintf(&s, "goos: %s\ngoarch: %s\npkg: %s\n", goos, goarch, pkg)
 	if cpu != "" {
 		fmt.Fprintf(&s, "cpu: %s\n", cpu)
 	}
 	for _, l := range b.TimeRuns.Runs[run].Results {
-		s.WriteString(l + "\n")
+		res, err := history.ParseResult(name, l)
+		if err != nil {
+			return "", fmt.Errorf("the record of base %.12s: %s: %v", rec.Commit, textfmt.Name(b.Name), textfmt.Line(err.Error()))
+		}
+		s.WriteString(resultLine(res) + "\n")
 	}
-	return s.String()
+	return s.String(), nil
 }
 
 // checkTimeHistory refuses a stored time base that cannot stand for a
@@ -299,6 +316,21 @@ func checkTimeHistory(rec *history.Record, maxAge time.Duration, now time.Time) 
 			rec.Commit, age.Round(time.Minute), t.UTC().Format("2006-01-02T15:04Z"), maxAge)
 	}
 	return nil
+}
+
+// checkHistoryIters refuses the stored iterations of l when one run of
+// them at headNs an op (the head's single listed iteration, which
+// overstates a fast op's time) slowed slow times (callgrind's) would take
+// longer than budget (record --budget; 0: no limit): a record is
+// calibrated to about --benchtime a run, so iterations beyond the whole
+// budget are not what record measured, and the head would run them.
+func checkHistoryIters(rec *history.Record, l leaf, headNs, slow float64, budget time.Duration) error {
+	run := float64(l.iters) * headNs * slow
+	if budget <= 0 || !(run > float64(budget)) {
+		return nil
+	}
+	return fmt.Errorf("--base-from-history: the record of base %.12s ran %s at %d iterations a run, which at the head's %.0f ns an op (one listed iteration's time, times %g as it is measured) would take %.0fs, beyond --budget %s: measure the base (drop --base-from-history)",
+		rec.Commit, textfmt.Name(l.key()), l.iters, headNs, slow, run/1e9, budget)
 }
 
 // checkTimeMachine refuses a stored time base measured on another kind of
@@ -364,11 +396,16 @@ func (r *recorder) calibrateTimeFromHistory(ctx context.Context, base, head *rec
 				continue
 			}
 			tr := b.TimeRuns
-			l.iters = tr.Runs[0].Ops
+			// A run's ops are its results' iterations (-test.count of
+			// them), each of -test.benchtime=Nx's N (Record.Validate).
 			for _, run := range tr.Runs {
-				if run.Ops != l.iters || len(run.Results) != len(tr.Runs[0].Results) {
+				if run.Ops != tr.Runs[0].Ops || len(run.Results) != len(tr.Runs[0].Results) {
 					return nil, fmt.Errorf("--base-from-history: the record of base %.12s ran %s at different iterations or counts from run to run: measure the base (drop --base-from-history)", rec.Commit, textfmt.Name(l.key()))
 				}
+			}
+			l.iters = tr.Runs[0].Ops / int64(len(tr.Runs[0].Results))
+			if err := checkHistoryIters(rec, l, res.nsOp, 1, r.o.budget); err != nil {
+				return nil, err
 			}
 			if r.o.fixedIters > 0 && r.o.fixedIters != l.iters {
 				return nil, fmt.Errorf("--base-from-history: --benchtime %dx, but the record of base %.12s ran %s at %dx: the head runs the base's iterations (drop --benchtime)",
@@ -433,7 +470,11 @@ func (r *recorder) historyRun(s *recSide, l leaf, run int) (*profile.Profile, in
 	if err != nil {
 		return nil, 0, err
 	}
-	s.bench.WriteString(historyBenchText(r.hist, b, run-1))
+	text, err := historyBenchText(r.hist, b, run-1)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.bench.WriteString(text)
 	if err := writeProfile(leafProfile(s.out, l.pkg, l.name, run), p); err != nil {
 		return nil, 0, err
 	}

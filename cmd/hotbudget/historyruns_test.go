@@ -189,9 +189,9 @@ func TestTimeRunsRoundTrip(t *testing.T) {
 			t.Errorf("%s: from the history %s q=%g %+.4f, measured %s q=%g %+.4f", name, s.Verdict, s.Q, s.Relative, m.Verdict, m.Q, m.Relative)
 		}
 	}
-	text := historyBenchText(rec, &rec.Benchmarks[0], 1)
-	if want := "goos: linux\ngoarch: amd64\npkg: m\ncpu: Some CPU\n" + results[1] + "\n"; text != want {
-		t.Errorf("the base's benchmark output:\n%s\nwant:\n%s", text, want)
+	text, err := historyBenchText(rec, &rec.Benchmarks[0], 1)
+	if want := "goos: linux\ngoarch: amd64\npkg: m\ncpu: Some CPU\n" + results[1] + "\n"; err != nil || text != want {
+		t.Errorf("the base's benchmark output (%v):\n%s\nwant:\n%s", err, text, want)
 	}
 }
 

@@ -152,6 +152,11 @@ func (r *recorder) calibrateFromHistory(ctx context.Context, base, head *recSide
 					r.o.fixedIters, rec.Commit, textfmt.Name(l.key()), b.Ops)
 			}
 			l.iters = b.Ops
+			// Counted twice (N and 2N ops) under callgrind, which runs
+			// code about 50 times slower.
+			if err := checkHistoryIters(rec, l, res.nsOp, 3*callgrindSlowdown, r.o.budget); err != nil {
+				return nil, err
+			}
 			base.leaves[l.key()] = true
 			leaves = append(leaves, l)
 		}
@@ -237,6 +242,10 @@ func historyProfile(rec *history.Record, key string) (*profile.Profile, error) {
 		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(b.Ops)}}})
 	return p, nil
 }
+
+// callgrindSlowdown is about how many times slower code runs under
+// callgrind than natively.
+const callgrindSlowdown = 50
 
 // historyRest names the functions a record's counts leave out, together.
 const historyRest = "(the functions the history did not keep: the runtime's, the standard library's)"

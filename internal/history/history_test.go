@@ -53,6 +53,19 @@ func record(commit string, ns, allocs float64) *Record {
 	return r
 }
 
+// withRuns gives the benchmark of a record made by record its runs: one
+// result each, whose times are the record's median, min and max.
+func withRuns(r *Record) *Record {
+	b := &r.Benchmarks[0]
+	tr := &TimeRuns{SampleTypes: []string{"samples/count"}, Functions: []string{"m.parse"}}
+	for _, ns := range []float64{b.NsPerOp.Median, b.NsPerOp.Min, b.NsPerOp.Median, b.NsPerOp.Max, b.NsPerOp.Median} {
+		tr.Runs = append(tr.Runs, TimeRun{Ops: 10, Samples: []int64{0, -1, 7},
+			Results: []string{fmt.Sprintf("BenchmarkParse-2 10 %g ns/op %g B/op %g allocs/op", ns, *b.BytesPerOp, *b.AllocsPerOp)}})
+	}
+	b.TimeRuns = tr
+	return r
+}
+
 // TestNotesAppendPruneSquash stores records as notes, reads them back in
 // the order of the first-parent history, prunes old functions and squashes
 // the notes ref.
@@ -65,7 +78,7 @@ func TestNotesAppendPruneSquash(t *testing.T) {
 			continue // a commit without a record
 		}
 		r := record(c, 1000+float64(i), 3)
-		r.Benchmarks[0].TimeRuns = &TimeRuns{SampleTypes: []string{"samples/count"}, Functions: []string{"m.parse"}, Runs: []TimeRun{{Ops: 10, Samples: []int64{0, -1, 7}}}}
+		withRuns(r)
 		if err := n.Put(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +105,26 @@ func TestNotesAppendPruneSquash(t *testing.T) {
 	if len(pruned) != 3 || pruned[0] != commits[0] {
 		t.Errorf("pruned %v, want the 3 oldest records", pruned)
 	}
+	// Load drops the runs and counts: Get reads them.
+	get := func() []*Record {
+		t.Helper()
+		var out []*Record
+		for _, c := range commits {
+			r, err := n.Get(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r != nil {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
 	recs, _, _ = n.Load(ctx, "main")
+	if recs[4].HasTimeRuns() || !recs[4].HasFunctions() {
+		t.Errorf("Load kept the runs (%v) or dropped the functions (%v)", recs[4].HasTimeRuns(), recs[4].HasFunctions())
+	}
+	recs = get()
 	for i, r := range recs {
 		if want := i >= 3; r.HasFunctions() != want || r.HasTimeRuns() != want || r.Benchmarks[0].NsPerOp == nil {
 			t.Errorf("record %d: functions %v, runs %v, want %v, and its benchmark kept", i, r.HasFunctions(), r.HasTimeRuns(), want)
@@ -103,7 +135,7 @@ func TestNotesAppendPruneSquash(t *testing.T) {
 	if pruned, err = n.Prune(ctx, "main", Retention{KeepFunctions: 2, KeepRuns: 1}); err != nil || len(pruned) != 1 || pruned[0] != commits[4] {
 		t.Errorf("pruned %v (%v), want the runs of %.7s", pruned, err, commits[4])
 	}
-	recs, _, _ = n.Load(ctx, "main")
+	recs = get()
 	if r := recs[3]; !r.HasFunctions() || r.HasTimeRuns() || !recs[4].HasTimeRuns() || recs[4].Benchmarks[0].TimeRuns.Runs[0].Samples[2] != 7 {
 		t.Errorf("after pruning runs: record 3 functions %v runs %v, record 4 runs %+v", r.HasFunctions(), r.HasTimeRuns(), recs[4].Benchmarks[0].TimeRuns)
 	}

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // DefaultRef is the notes ref the history lives in.
@@ -35,19 +37,50 @@ func (n Notes) ref() string {
 	return n.Ref
 }
 
-// git runs git in n.Dir with stdin and returns its stdout.
+// maxGitOutput bounds what git prints for a listing (rev-list, notes
+// list): about 3 million commits.
+const maxGitOutput = 128 << 20
+
+// git runs git in n.Dir with stdin and returns its stdout, refused beyond
+// maxGitOutput bytes.
 func (n Notes) git(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = n.Dir
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stderr bytes.Buffer
+	stdout := &limitBuffer{max: maxGitOutput, cancel: cancel}
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		if stdout.over {
+			return nil, fmt.Errorf("git %s: more than %d MiB of output", strings.Join(args, " "), maxGitOutput>>20)
+		}
 		return nil, fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), nil
+}
+
+// limitBuffer is a bytes.Buffer that refuses to grow beyond max bytes,
+// cancelling the command writing to it.
+type limitBuffer struct {
+	bytes.Buffer
+	max    int
+	over   bool
+	cancel func()
+}
+
+func (b *limitBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.max {
+		b.over = true
+		if b.cancel != nil {
+			b.cancel()
+		}
+		return 0, errors.New("output too large")
+	}
+	return b.Buffer.Write(p)
 }
 
 // Commit resolves a revision to its full hash and committer date (RFC 3339).
@@ -69,12 +102,20 @@ func (n Notes) identity(ctx context.Context) []string {
 	return []string{"-c", "user.name=hotbudget", "-c", "user.email=hotbudget@localhost"}
 }
 
-// Put stores r as the note of r.Commit, replacing any. The note is the
-// blob as written: git notes add -C takes it without cleaning it up.
+// Put stores r as the note of r.Commit, replacing any, after checking it
+// as a note is checked when read (Validate; a record of more than
+// MaxNoteBytes is refused). The note is the blob as written: git notes
+// add -C takes it without cleaning it up.
 func (n Notes) Put(ctx context.Context, r *Record) error {
+	if err := r.Validate(time.Now()); err != nil {
+		return fmt.Errorf("the record of %.12s: %w", r.Commit, err)
+	}
 	data, err := r.Marshal()
 	if err != nil {
 		return err
+	}
+	if len(data) > MaxNoteBytes {
+		return fmt.Errorf("the record of %.12s: %d bytes, beyond the %d MiB a note may hold: keep fewer functions or runs (history append --max-functions, --keep-runs)", r.Commit, len(data), MaxNoteBytes>>20)
 	}
 	blob, err := n.git(ctx, data, "hash-object", "-w", "--stdin")
 	if err != nil {
@@ -86,6 +127,8 @@ func (n Notes) Put(ctx context.Context, r *Record) error {
 }
 
 // Get returns the record of commit (a full hash), nil when it has none.
+// A note beyond MaxNoteBytes, or whose record fails Validate or is of
+// another commit, is an error naming the commit.
 func (n Notes) Get(ctx context.Context, commit string) (*Record, error) {
 	notes, err := n.list(ctx)
 	if err != nil {
@@ -95,57 +138,74 @@ func (n Notes) Get(ctx context.Context, commit string) (*Record, error) {
 	if !ok {
 		return nil, nil
 	}
-	data, err := n.cat(ctx, []string{blob})
-	if err != nil {
-		return nil, err
-	}
-	r, err := Unmarshal(data[0])
-	if err != nil {
-		return nil, fmt.Errorf("the note of %s under %s: %w", commit, n.ref(), err)
-	}
-	if r.Commit != commit {
-		return nil, fmt.Errorf("the note of %s under %s holds the record of %s", commit, n.ref(), r.Commit)
-	}
-	return r, nil
+	var r *Record
+	err = n.cat(ctx, []string{blob}, []string{commit}, func(_ int, rec *Record) error {
+		r = rec
+		return nil
+	})
+	return r, err
 }
 
 // Load returns the records of the first-parent history of rev (the main
 // branch's commits, not those of the branches merged into it), oldest
 // first, and the hashes of that history, newest first. Commits without
-// a record are skipped.
+// a record are skipped. Each note is checked as Get checks it; notes of
+// more than MaxHistoryBytes in all, or records of more than
+// MaxHistoryEntries benchmarks and functions in all, are refused. The
+// records are what the series read: each benchmark's runs (TimeRuns) and
+// counts (Counts), which record --base-from-history reads of one record
+// (Get), are dropped once checked.
 func (n Notes) Load(ctx context.Context, rev string) ([]*Record, []string, error) {
-	out, err := n.git(ctx, nil, "rev-list", "--first-parent", "--end-of-options", rev+"^{commit}", "--")
-	if err != nil {
-		return nil, nil, fmt.Errorf("revision %q: %w", rev, err)
-	}
-	commits := strings.Fields(string(out))
-	notes, err := n.list(ctx)
+	return n.load(ctx, rev, MaxHistoryBytes, MaxHistoryEntries)
+}
+
+// load is Load within maxBytes of notes and maxEntries benchmarks and
+// functions.
+func (n Notes) load(ctx context.Context, rev string, maxBytes int64, maxEntries int) ([]*Record, []string, error) {
+	blobs, which, commits, err := n.history(ctx, rev)
 	if err != nil {
 		return nil, nil, err
 	}
-	var blobs, which []string
+	recs := make([]*Record, 0, len(blobs))
+	entries := 0
+	err = n.catLimit(ctx, blobs, which, maxBytes, func(i int, r *Record) error {
+		for k := range r.Benchmarks {
+			b := &r.Benchmarks[k]
+			b.TimeRuns, b.Counts = nil, nil
+			entries += 1 + len(b.Functions)
+		}
+		if entries > maxEntries {
+			return fmt.Errorf("the note of %s under %s: the records read hold more than %d benchmarks and functions: refused (history prune --keep-functions makes old records smaller)", which[i], n.ref(), maxEntries)
+		}
+		recs = append(recs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs, commits, nil
+}
+
+// history lists the notes of the first-parent history of rev: their
+// blobs and commits, oldest first, and the history's commits, newest
+// first.
+func (n Notes) history(ctx context.Context, rev string) (blobs, which, commits []string, err error) {
+	out, err := n.git(ctx, nil, "rev-list", "--first-parent", "--end-of-options", rev+"^{commit}", "--")
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("revision %q: %w", rev, err)
+	}
+	commits = strings.Fields(string(out))
+	notes, err := n.list(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	for i := len(commits) - 1; i >= 0; i-- {
 		if b, ok := notes[commits[i]]; ok {
 			blobs = append(blobs, b)
 			which = append(which, commits[i])
 		}
 	}
-	data, err := n.cat(ctx, blobs)
-	if err != nil {
-		return nil, nil, err
-	}
-	recs := make([]*Record, len(data))
-	for i, d := range data {
-		r, err := Unmarshal(d)
-		if err != nil {
-			return nil, nil, fmt.Errorf("the note of %s under %s: %w", which[i], n.ref(), err)
-		}
-		if r.Commit != which[i] {
-			return nil, nil, fmt.Errorf("the note of %s under %s holds the record of %s", which[i], n.ref(), r.Commit)
-		}
-		recs[i] = r
-	}
-	return recs, commits, nil
+	return blobs, which, commits, nil
 }
 
 // list returns the notes under the ref: the note's blob by commit.
@@ -167,37 +227,81 @@ func (n Notes) list(ctx context.Context) (map[string]string, error) {
 	return m, nil
 }
 
-// cat reads blobs with one git cat-file --batch.
-func (n Notes) cat(ctx context.Context, blobs []string) ([][]byte, error) {
+// cat reads the notes blobs of the commits which with one git cat-file
+// --batch, one at a time: each is refused beyond MaxNoteBytes before it
+// is read, and all of them beyond MaxHistoryBytes; each is decoded,
+// checked (Validate) and handed to fn in turn.
+func (n Notes) cat(ctx context.Context, blobs, which []string, fn func(i int, r *Record) error) error {
+	return n.catLimit(ctx, blobs, which, MaxHistoryBytes, fn)
+}
+
+func (n Notes) catLimit(ctx context.Context, blobs, which []string, total int64, fn func(i int, r *Record) error) (err error) {
 	if len(blobs) == 0 {
-		return nil, nil
+		return nil
 	}
-	out, err := n.git(ctx, []byte(strings.Join(blobs, "\n")+"\n"), "cat-file", "--batch")
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
+	cmd.Dir = n.Dir
+	cmd.Stdin = strings.NewReader(strings.Join(blobs, "\n") + "\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	rd := bufio.NewReader(bytes.NewReader(out))
-	data := make([][]byte, len(blobs))
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("git cat-file: %w", err)
+	}
+	defer func() {
+		cancel()
+		_ = pipe.Close()
+		if werr := cmd.Wait(); err == nil && werr != nil && ctx.Err() == nil {
+			err = fmt.Errorf("git cat-file: %v: %s", werr, strings.TrimSpace(stderr.String()))
+		}
+	}()
+	rd := bufio.NewReaderSize(pipe, 4096)
+	now := time.Now()
+	var read int64
 	for i := range blobs {
-		header, err := rd.ReadString('\n')
+		note := fmt.Sprintf("the note of %s under %s", which[i], n.ref())
+		header, err := rd.ReadSlice('\n')
 		if err != nil {
-			return nil, fmt.Errorf("git cat-file: %w", err)
+			return fmt.Errorf("%s: git cat-file: %w", note, err)
 		}
-		f := strings.Fields(header)
-		if len(f) != 3 {
-			return nil, fmt.Errorf("git cat-file: %q for %s", strings.TrimSpace(header), blobs[i])
+		f := strings.Fields(string(header))
+		if len(f) != 3 || f[1] != "blob" {
+			return fmt.Errorf("%s: git cat-file: %q for %s", note, strings.TrimSpace(string(header)), blobs[i])
 		}
-		size, err := strconv.Atoi(f[2])
+		size, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil || size < 0 {
+			return fmt.Errorf("%s: git cat-file: %q", note, strings.TrimSpace(string(header)))
+		}
+		if size > MaxNoteBytes {
+			return fmt.Errorf("%s: %d bytes, beyond the %d MiB a note may hold: refused unread", note, size, MaxNoteBytes>>20)
+		}
+		if read += size; read > total {
+			return fmt.Errorf("%s: the notes read hold more than %d MiB: refused (history prune --keep-functions, --keep-runs makes old records smaller)", note, total>>20)
+		}
+		data := make([]byte, size+1) // and the newline after it
+		if _, err := io.ReadFull(rd, data); err != nil {
+			return fmt.Errorf("%s: git cat-file: %w", note, err)
+		}
+		r, err := Unmarshal(data[:size])
+		if err == nil {
+			err = r.Validate(now)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("git cat-file: %q", strings.TrimSpace(header))
+			return fmt.Errorf("%s: refused: %w", note, err)
 		}
-		data[i] = make([]byte, size+1) // and the newline after it
-		if _, err := io.ReadFull(rd, data[i]); err != nil {
-			return nil, fmt.Errorf("git cat-file: %w", err)
+		if r.Commit != which[i] {
+			return fmt.Errorf("%s holds the record of %s", note, r.Commit)
 		}
-		data[i] = data[i][:size]
+		if err := fn(i, r); err != nil {
+			return err
+		}
 	}
-	return data, nil
+	return nil
 }
 
 // Retention is the prune rule: how long records keep their functions.
@@ -225,26 +329,37 @@ func (n Notes) Prune(ctx context.Context, rev string, rule Retention) ([]string,
 	if rule.KeepFunctions < 0 && rule.KeepRuns <= 0 {
 		return nil, nil
 	}
-	recs, _, err := n.Load(ctx, rev)
+	// One note at a time: the records rewritten lose what made them
+	// large, and a history too large to show can be pruned.
+	blobs, which, _, err := n.history(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	var changed []*Record
+	err = n.catLimit(ctx, blobs, which, math.MaxInt64, func(i int, r *Record) error {
+		newer := len(blobs) - 1 - i // records after it
+		switch {
+		case rule.KeepFunctions >= 0 && newer >= rule.KeepFunctions:
+			if r.Prune() {
+				changed = append(changed, r)
+			}
+		case rule.KeepRuns > 0 && newer >= rule.KeepRuns:
+			if r.PruneRuns() {
+				changed = append(changed, r)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	var pruned []string
-	for i := len(recs) - 1; i >= 0; i-- {
-		r, newer := recs[i], len(recs)-1-i // newer: records after it
-		changed := false
-		switch {
-		case rule.KeepFunctions >= 0 && newer >= rule.KeepFunctions:
-			changed = r.Prune()
-		case rule.KeepRuns > 0 && newer >= rule.KeepRuns:
-			changed = r.PruneRuns()
+	for i := len(changed) - 1; i >= 0; i-- {
+		r := changed[i]
+		if err := n.Put(ctx, r); err != nil {
+			return pruned, err
 		}
-		if changed {
-			if err := n.Put(ctx, r); err != nil {
-				return pruned, err
-			}
-			pruned = append(pruned, r.Commit)
-		}
+		pruned = append(pruned, r.Commit)
 	}
 	slices.Reverse(pruned)
 	return pruned, nil

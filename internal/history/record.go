@@ -317,8 +317,12 @@ func (r *Record) Marshal() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Unmarshal reads a record and checks its schema.
+// Unmarshal reads a record of at most MaxNoteBytes and checks its schema;
+// Validate checks the rest.
 func Unmarshal(data []byte) (*Record, error) {
+	if len(data) > MaxNoteBytes {
+		return nil, fmt.Errorf("history record: %d bytes, beyond the %d MiB a note may hold", len(data), MaxNoteBytes>>20)
+	}
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("history record: %w", err)
