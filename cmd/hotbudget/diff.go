@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/modname"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -201,15 +202,11 @@ func reportAnnotations(cmd string, rep *diff.Report) []annotation {
 }
 
 // modulePattern matches the function names of the modules' packages and
-// their external test packages ("example.com/m/parse.Parse",
-// "example.com/m.F", "example.com/m_test.TestX"), as perfassert selects
-// the module under test.
+// their external test packages as the Go toolchain writes them
+// (modname.Pattern: "gopkg.in/yaml%2ev3.F" is gopkg.in/yaml.v3's), as
+// perfassert selects the module under test; nil for no module.
 func modulePattern(mods []string) *regexp.Regexp {
-	alts := make([]string, len(mods))
-	for i, m := range mods {
-		alts[i] = regexp.QuoteMeta(m)
-	}
-	return regexp.MustCompile(`^(` + strings.Join(alts, "|") + `)(/|\.|_test\.)`)
+	return modname.Pattern(mods)
 }
 
 // diffFlags are the statistical flags shared by diff and record.
@@ -296,7 +293,11 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 		}
 		opts = append(opts, diff.WithGate(re))
 	case d.module != "":
-		opts = append(opts, diff.WithGate(modulePattern(strings.Fields(d.module))))
+		re := modulePattern(strings.Fields(d.module))
+		if re == nil {
+			return nil, errors.New("--module: give a module's import path")
+		}
+		opts = append(opts, diff.WithGate(re))
 	}
 	if d.anchor != "" {
 		opts = append(opts, diff.WithAnchor(d.anchor))
