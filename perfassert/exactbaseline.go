@@ -138,7 +138,12 @@ func judgeCounts(t TestingT, check, sides string, base, current *profile.Profile
 	if re != nil {
 		judged += " of " + mainModule()
 	}
-	text := fmt.Sprintf("%s (%s judged)", strings.TrimRight(b.String(), "\n"), judged)
+	// How many were judged, at the end of the verdict's line.
+	first, rest, _ := strings.Cut(strings.TrimRight(b.String(), "\n"), "\n")
+	text := fmt.Sprintf("%s (%s judged)", first, judged)
+	if rest != "" {
+		text += "\n" + rest
+	}
 	if rep.Failed() {
 		t.Errorf("perfassert.%s: %s: %s", check, sides, text)
 		return false
