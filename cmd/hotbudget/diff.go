@@ -15,6 +15,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/modname"
+	"github.com/hotbudget/hotbudget/internal/suggest"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -125,6 +126,10 @@ func (c *cli) diff(args []string) int {
 	if err != nil {
 		return c.noTimeErr("diff", err, map[string][]string{"base": basePaths, "head": headPaths})
 	}
+	what, mods, gate := d.gateWhat(nil)
+	if err := gateUnmatched([]*diff.Report{rep}, what, mods, gate); err != nil {
+		return c.inputErr("diff", err)
+	}
 	if *pprofOut != "" {
 		// Only the pprof output needs the profiles themselves: loaded
 		// again, their warnings printed with the indexes.
@@ -207,6 +212,44 @@ func reportAnnotations(cmd string, rep *diff.Report) []annotation {
 // perfassert selects the module under test; nil for no module.
 func modulePattern(mods []string) *regexp.Regexp {
 	return modname.Pattern(mods)
+}
+
+// gateWhat names the gate the flags chose, or else the modules mods
+// gated by default, for a gate that matched nothing (gateUnmatched).
+func (d *diffFlags) gateWhat(mods []string) (what string, modules []string, gate string) {
+	switch {
+	case d.gate != "":
+		return "--gate " + d.gate, nil, d.gate
+	case d.module != "":
+		return "--module " + d.module, strings.Fields(d.module), ""
+	}
+	if len(mods) == 0 {
+		return "the comparison", nil, ""
+	}
+	return "the functions of " + strings.Join(mods, " ") + " (the module gated by default; --gate . gates every function)", mods, ""
+}
+
+// gateUnmatched is the error of a gate that matched none of the functions
+// reps compared, naming it (gateWhat) and the names closest to it: nothing
+// judged is not a pass. It is nil when some function is gated, and for
+// reports without a gate.
+func gateUnmatched(reps []*diff.Report, what string, mods []string, gate string) error {
+	var names []suggest.Candidate
+	for _, r := range reps {
+		if r.Settings.Gate == nil {
+			return nil
+		}
+		for _, row := range r.Rows {
+			if !row.Ungated {
+				return nil
+			}
+			names = append(names, suggest.Candidate{Name: row.Name, Weight: max(row.Base.Self, row.Head.Self)})
+		}
+	}
+	if len(reps) == 0 {
+		return nil
+	}
+	return errors.New(modname.Unmatched(what, mods, gate, names))
 }
 
 // diffFlags are the statistical flags shared by diff and record.

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,9 @@ import (
 	"github.com/hotbudget/hotbudget/internal/binsym"
 	"github.com/hotbudget/hotbudget/internal/callgrind"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/modname"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/suggest"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -287,6 +290,33 @@ func dumpAddresses(dump string) ([]uint64, error) {
 	}
 	slices.Sort(pcs)
 	return pcs, nil
+}
+
+// exactUnmatched is the error of counts of which the gate judged no
+// function (gateWhat names it): nothing judged is not a pass. It is nil
+// when some function was judged, or no benchmark counted.
+func exactUnmatched(results []exactResult, what string, mods []string, gate string) error {
+	w := map[string]int64{}
+	for _, e := range results {
+		if e.report.Judged > 0 {
+			return nil
+		}
+		for _, p := range []*profile.Profile{e.base, e.head} {
+			for _, s := range p.Sample {
+				if len(s.Value) > 0 && len(s.Location) > 0 && len(s.Location[0].Line) > 0 && s.Location[0].Line[0].Function != nil {
+					w[s.Location[0].Line[0].Function.Name] += s.Value[0]
+				}
+			}
+		}
+	}
+	if len(results) == 0 {
+		return nil
+	}
+	var names []suggest.Candidate
+	for _, n := range slices.Sorted(maps.Keys(w)) {
+		names = append(names, suggest.Candidate{Name: n, Weight: w[n]})
+	}
+	return errors.New(modname.Unmatched(what, mods, gate, names))
 }
 
 // exactLine is one benchmark's verdict in a line.
