@@ -1,11 +1,13 @@
 package perfassert
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
 
+	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/meta"
 )
 
@@ -61,5 +63,38 @@ func TestJudgeCountsNothingJudged(t *testing.T) {
 	}
 	if want := "no function's count changed, each counted exactly (2 functions of " + mod + " judged)"; len(rt.logs) != 1 || !strings.Contains(rt.logs[0], want) {
 		t.Errorf("pass %q does not say %q", rt.logs, want)
+	}
+}
+
+// TestReportNothingJudged: a sampled comparison that judged no function
+// (none large enough, or none kept by diff.WithOnly) and not the
+// program's time fails, saying why, where it passed.
+func TestReportNothingJudged(t *testing.T) {
+	tiny := &diff.Report{Settings: diff.DefaultSettings(), Base: diff.Side{Runs: 5, Samples: 100}, Head: diff.Side{Runs: 5, Samples: 100},
+		Rows: []diff.Row{{Name: "example.com/m.tiny", Verdict: diff.Unchanged, Test: "sampling", P: 0.9, Q: 1}}}
+	rt := &recT{}
+	if reportReport(rt, "NoRegression", "base = baseline, head = current", "function", tiny) {
+		t.Fatalf("passed having judged nothing: %q", rt.logs)
+	}
+	if len(rt.errs) != 1 || !strings.Contains(rt.errs[0], "judged no function, and nothing judged is not a pass: each of the 1 compared is too small") {
+		t.Errorf("failure %q", rt.errs)
+	}
+
+	none := &diff.Report{Settings: diff.DefaultSettings(), Base: diff.Side{Runs: 5, Samples: 100}, Head: diff.Side{Runs: 5, Samples: 100}}
+	none.Settings.Only = regexp.MustCompile(`^example\.com/other\.`)
+	rt = &recT{}
+	if reportReport(rt, "MatchBaseline", "base = b, head = current", "function", none) {
+		t.Fatalf("passed having kept no function: %q", rt.logs)
+	}
+	if len(rt.errs) != 1 || !strings.Contains(rt.errs[0], `the functions matching ^example\.com/other\. matched none of the 0 functions measured, so nothing was judged`) {
+		t.Errorf("failure %q", rt.errs)
+	}
+
+	// The headline judged is a judgement: it passes, saying so.
+	head := &diff.Report{Settings: diff.DefaultSettings(), Base: diff.Side{Runs: 5, Samples: 100}, Head: diff.Side{Runs: 5, Samples: 100},
+		Headline: diff.Headline{Judged: true, Per: "iteration", Verdict: diff.Unchanged}}
+	rt = &recT{}
+	if !reportReport(rt, "NoRegression", "base = baseline, head = current", "function", head) {
+		t.Errorf("failed with the program's time judged unchanged: %q", rt.errs)
 	}
 }
