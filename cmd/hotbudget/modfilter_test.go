@@ -106,6 +106,19 @@ func TestRecordNothingJudged(t *testing.T) {
 		t.Errorf("--instructions, gopkg.in/yaml.v2: exit %d, want %d saying %q\n%s%s", code, exitUsage, want, out, errOut)
 	}
 
+	// Unchanged counts pass, saying how many functions were judged.
+	same := exact([]string{"gopkg.in/yaml.v3"})
+	same.exact[0].head = same.exact[0].base
+	rep, err := diff.CompareCounts(same.exact[0].base, same.exact[0].head, modulePattern(same.modules).MatchString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same.exact[0].report = rep
+	out, errOut, code = judgeRecordOut(t, same, "--instructions", "main", "HEAD")
+	if want := "no function executes more instructions in 1 benchmark (exact counts, callgrind; 2 functions judged)"; code != exitOK || !strings.HasPrefix(out, want) {
+		t.Errorf("--instructions, unchanged: exit %d, want %d saying %q\n%s%s", code, exitOK, want, out, errOut)
+	}
+
 	// Sampled time: the same, through diff.CompareEach's gate.
 	timed := func(mods []string) *recordResult {
 		pr := diff.Pair{Name: "gopkg.in/yaml.v3 BenchmarkUnmarshal"}
@@ -130,7 +143,7 @@ func TestRecordNothingJudged(t *testing.T) {
 		return &recordResult{modules: mods, pairs: []diff.Pair{pr}, baseBench: benchOut, headBench: benchOut, baseRev: revision{Name: "main", Commit: "0123456789abcdef"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210"}}
 	}
 	out, errOut, code = judgeRecordOut(t, timed([]string{"gopkg.in/yaml.v3"}), "--no-allocs", "main", "HEAD")
-	if code != exitFail || !strings.Contains(out, "yaml_parser_scan_to_next_token") {
+	if code != exitFail || !strings.Contains(out, "yaml_parser_scan_to_next_token") || !strings.Contains(out, "1 benchmarks, 4 function rows (2 judged): 1 regressed") {
 		t.Errorf("time, gopkg.in/yaml.v3: exit %d, want %d naming %s\n%s%s", code, exitFail, scan, out, errOut)
 	}
 	out, errOut, code = judgeRecordOut(t, timed([]string{"gopkg.in/yaml.v2"}), "--no-allocs", "main", "HEAD")

@@ -376,7 +376,7 @@ func exactFailed(results []exactResult) []exactResult {
 func exactSummary(results []exactResult) string {
 	failed := exactFailed(results)
 	if len(failed) == 0 {
-		return fmt.Sprintf("no function executes more instructions in %s (exact counts, callgrind)", plural(len(results), "benchmark", "benchmarks"))
+		return fmt.Sprintf("no function executes more instructions in %s (exact counts, callgrind; %s)", plural(len(results), "benchmark", "benchmarks"), exactJudged(results))
 	}
 	var names []string
 	for _, e := range failed {
@@ -384,6 +384,25 @@ func exactSummary(results []exactResult) string {
 		names = append(names, bench+": "+exactLine(e.report))
 	}
 	return fmt.Sprintf("%d of %d benchmarks execute more instructions: %s", len(failed), len(results), strings.Join(names, "; "))
+}
+
+// exactJudged says how many functions the benchmarks' comparisons judged:
+// "101 functions judged", or "95 to 180 functions judged a benchmark".
+func exactJudged(results []exactResult) string {
+	if len(results) == 0 {
+		return "no function judged"
+	}
+	lo, hi := results[0].report.Judged, results[0].report.Judged
+	for _, e := range results[1:] {
+		lo, hi = min(lo, e.report.Judged), max(hi, e.report.Judged)
+	}
+	switch {
+	case len(results) == 1:
+		return plural(lo, "function", "functions") + " judged"
+	case lo == hi:
+		return plural(lo, "function", "functions") + " judged a benchmark"
+	}
+	return fmt.Sprintf("%d to %d functions judged a benchmark", lo, hi)
 }
 
 // exactReport writes record's report of an exact record in format and
