@@ -209,9 +209,13 @@ func reportAnnotations(cmd string, rep *diff.Report) []annotation {
 // modulePattern matches the function names of the modules' packages and
 // their external test packages as the Go toolchain writes them
 // (modname.Pattern: "gopkg.in/yaml%2ev3.F" is gopkg.in/yaml.v3's), as
-// perfassert selects the module under test; nil for no module.
+// perfassert selects the module under test. For no module it matches
+// nothing, so that a gate of none judges nothing (and says so).
 func modulePattern(mods []string) *regexp.Regexp {
-	return modname.Pattern(mods)
+	if re := modname.Pattern(mods); re != nil {
+		return re
+	}
+	return regexp.MustCompile(`[^\s\S]`)
 }
 
 // gateWhat names the gate the flags chose, or else the modules mods
@@ -336,11 +340,11 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 		}
 		opts = append(opts, diff.WithGate(re))
 	case d.module != "":
-		re := modulePattern(strings.Fields(d.module))
-		if re == nil {
+		mods := strings.Fields(d.module)
+		if len(mods) == 0 {
 			return nil, errors.New("--module: give a module's import path")
 		}
-		opts = append(opts, diff.WithGate(re))
+		opts = append(opts, diff.WithGate(modulePattern(mods)))
 	}
 	if d.anchor != "" {
 		opts = append(opts, diff.WithAnchor(d.anchor))
