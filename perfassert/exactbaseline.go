@@ -16,6 +16,8 @@ import (
 
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/modname"
+	"github.com/hotbudget/hotbudget/internal/suggest"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
 )
@@ -107,7 +109,8 @@ func judgeCounts(t TestingT, check, sides string, base, current *profile.Profile
 		h.Helper()
 	}
 	judge := func(string) bool { return true }
-	if re := moduleFuncs(); re != nil {
+	re := moduleFuncs()
+	if re != nil {
 		judge = re.MatchString
 	}
 	rep, err := diff.CompareCounts(base, current, judge)
@@ -115,17 +118,56 @@ func judgeCounts(t TestingT, check, sides string, base, current *profile.Profile
 		t.Errorf("perfassert.%s: %v", check, err)
 		return false
 	}
+	if rep.Judged == 0 {
+		// Nothing judged is not a pass: a filter that matches none of the
+		// names the toolchain wrote would pass every change.
+		what := "the comparison"
+		var mods []string
+		if re != nil {
+			what, mods = "the functions of "+mainModule()+" (the module under test)", []string{mainModule()}
+		}
+		t.Errorf("perfassert.%s: %s: %s", check, sides, modname.Unmatched(what, mods, "", countNames(base, current)))
+		return false
+	}
 	var b strings.Builder
 	if err := rep.Write(&b, "text"); err != nil {
 		t.Errorf("perfassert.%s: %v", check, err)
 		return false
 	}
+	judged := plural(rep.Judged, "function", "functions")
+	if re != nil {
+		judged += " of " + mainModule()
+	}
+	// How many were judged, at the end of the verdict's line.
+	first, rest, _ := strings.Cut(strings.TrimRight(b.String(), "\n"), "\n")
+	text := fmt.Sprintf("%s (%s judged)", first, judged)
+	if rest != "" {
+		text += "\n" + rest
+	}
 	if rep.Failed() {
-		t.Errorf("perfassert.%s: %s: %s", check, sides, strings.TrimRight(b.String(), "\n"))
+		t.Errorf("perfassert.%s: %s: %s", check, sides, text)
 		return false
 	}
-	logf(t, "perfassert.%s: %s: %s", check, sides, strings.TrimRight(b.String(), "\n"))
+	logf(t, "perfassert.%s: %s: %s", check, sides, text)
 	return true
+}
+
+// countNames is the functions of the counts of both sides, each weighed
+// by its count: what a filter that judged none of them is shown.
+func countNames(ps ...*profile.Profile) []suggest.Candidate {
+	w := map[string]int64{}
+	for _, p := range ps {
+		for _, s := range p.Sample {
+			if len(s.Value) > 0 && len(s.Location) > 0 && len(s.Location[0].Line) > 0 && s.Location[0].Line[0].Function != nil {
+				w[s.Location[0].Line[0].Function.Name] += s.Value[0]
+			}
+		}
+	}
+	var out []suggest.Candidate
+	for _, n := range slices.Sorted(maps.Keys(w)) {
+		out = append(out, suggest.Candidate{Name: n, Weight: w[n]})
+	}
+	return out
 }
 
 // noted are the dependencies of counts whose difference is said, not

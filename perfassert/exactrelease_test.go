@@ -17,7 +17,7 @@ import (
 func exactCapture(goVersion string) *profile.Profile {
 	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "instructions", Unit: "count"}}, Period: 1,
 		PeriodType: &profile.ValueType{Type: "instructions", Unit: "count"}}
-	f := &profile.Function{ID: 1, Name: "example.com/m.f"}
+	f := &profile.Function{ID: 1, Name: "github.com/hotbudget/hotbudget/perfassert.f"}
 	l := &profile.Location{ID: 1, Line: []profile.Line{{Function: f}}}
 	p.Function, p.Location = []*profile.Function{f}, []*profile.Location{l}
 	p.Sample = []*profile.Sample{{Location: []*profile.Location{l}, Value: []int64{1000},

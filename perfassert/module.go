@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"runtime/debug"
 	"sync"
+
+	"github.com/hotbudget/hotbudget/internal/modname"
 )
 
 // mainModule is the path of the main module of this binary: in a test
@@ -20,16 +22,13 @@ var mainModule = sync.OnceValue(func() string {
 })
 
 // moduleFuncs matches the function names of the main module's packages and
-// their external test packages ("example.com/m/parse.Parse",
-// "example.com/m.F", "example.com/m_test.TestX"), nil when the module is
-// unknown.
+// their external test packages as the Go toolchain writes them
+// (modname.Pattern: "example.com/m/parse.Parse", "example.com/m.F",
+// "example.com/m_test.TestX", "gopkg.in/yaml%2ev3.F"), nil when the module
+// is unknown.
 var moduleFuncs = sync.OnceValue(func() *regexp.Regexp {
-	return modulePattern(mainModule())
-})
-
-func modulePattern(mod string) *regexp.Regexp {
-	if mod == "" {
-		return nil
+	if mod := mainModule(); mod != "" {
+		return modname.Pattern([]string{mod})
 	}
-	return regexp.MustCompile(`^` + regexp.QuoteMeta(mod) + `(/|\.|_test\.)`)
-}
+	return nil
+})

@@ -14,6 +14,8 @@ import (
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/indexload"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/modname"
+	"github.com/hotbudget/hotbudget/internal/suggest"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -254,6 +256,11 @@ func reportReport(t TestingT, check, sides, noun string, rep *diff.Report) bool 
 		h.Helper()
 	}
 	regs := rep.Regressions()
+	if !rep.Failed() && rep.Judged() == 0 && !rep.Headline.Judged {
+		// Nothing judged is not a pass.
+		t.Errorf("perfassert.%s: %s (%s)", check, nothingJudged(rep, noun), sides)
+		return false
+	}
 	if !rep.Failed() {
 		msg := fmt.Sprintf("perfassert.%s: no regression (%s)%s", check, sides, passSummary(rep, noun))
 		if len(rep.Warnings) > 0 {
@@ -285,6 +292,38 @@ func reportReport(t TestingT, check, sides, noun string, rep *diff.Report) bool 
 	return false
 }
 
+// nothingJudged says why a comparison that judged no function (nor the
+// program's time) is not a pass: the functions it kept (diff.WithOnly, the
+// module under test by default) matched none, or none was large enough
+// to reach the minimum change.
+func nothingJudged(rep *diff.Report, noun string) string {
+	var names []suggest.Candidate
+	for _, row := range rep.Rows {
+		names = append(names, suggest.Candidate{Name: row.Name, Weight: max(row.Base.Self, row.Head.Self)})
+	}
+	if only := rep.Settings.Only; only != nil && len(rep.Rows) == 0 {
+		if only == moduleFuncs() {
+			return modname.Unmatched("the functions of "+mainModule()+" (the module under test)", []string{mainModule()}, "", names)
+		}
+		return modname.Unmatched("the functions matching "+only.String(), nil, only.String(), names)
+	}
+	what := fmt.Sprintf("%d compared", len(rep.Rows)) + onlyText(rep)
+	return fmt.Sprintf("judged no %s, and nothing judged is not a pass: each of the %s is too small on both sides to reach the minimum change, or absent from most runs; judge every function with diff.WithOnly(nil), or capture more", noun, what)
+}
+
+// onlyText says which functions rep kept (diff.WithOnly): those of the
+// module under test, by default, or those a caller's expression matches.
+func onlyText(rep *diff.Report) string {
+	switch only := rep.Settings.Only; {
+	case only == nil:
+		return ""
+	case only == moduleFuncs():
+		return " (the functions of " + mainModule() + ")"
+	default:
+		return " (matching " + only.String() + ")"
+	}
+}
+
 // passSummary says what a passing comparison judged and its largest change
 // towards slower, for go test -v: how close the gate came.
 func passSummary(rep *diff.Report, noun string) string {
@@ -307,9 +346,7 @@ func passSummary(rep *diff.Report, noun string) string {
 		noun += "s"
 	}
 	s := fmt.Sprintf(": %d %s judged of %d compared", judged, noun, len(rep.Rows))
-	if rep.Settings.Only != nil {
-		s += " (matching " + rep.Settings.Only.String() + ")"
-	}
+	s += onlyText(rep)
 	if closest != nil {
 		s += fmt.Sprintf("; closest to failing: %s %+.1f%% (q=%.2g against a false-discovery rate of %.2g)", closest.Name, closest.Relative*100, closest.Q, rep.Settings.Alpha)
 	}

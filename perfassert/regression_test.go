@@ -565,7 +565,7 @@ func TestBaselineHoldsRuns(t *testing.T) {
 	if !perfassert.MatchBaseline(ft, path, same) {
 		t.Fatalf("unchanged runs regressed:\n%s", ft.text())
 	}
-	if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], "no regression (base = "+path+" (8 runs), head = current (6 runs)): 2 functions judged of 3 compared (matching ^github") {
+	if len(ft.logs) != 1 || !strings.Contains(ft.logs[0], "no regression (base = "+path+" (8 runs), head = current (6 runs)): 2 functions judged of 3 compared (the functions of github.com/hotbudget/hotbudget)") {
 		t.Errorf("pass log %q", ft.logs)
 	}
 

@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/modname"
+	"github.com/hotbudget/hotbudget/internal/suggest"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -133,6 +135,10 @@ func (c *cli) diff(args []string) int {
 	if err != nil {
 		return c.noTimeErr("diff", err, map[string][]string{"base": basePaths, "head": headPaths})
 	}
+	what, mods, gate := d.gateWhat(nil)
+	if err := gateUnmatched([]*diff.Report{rep}, what, mods, gate); err != nil {
+		return c.inputErr("diff", err)
+	}
 	if *pprofOut != "" {
 		// Only the pprof output needs the profiles themselves: loaded
 		// again, their warnings printed with the indexes.
@@ -210,15 +216,53 @@ func reportAnnotations(cmd string, rep *diff.Report) []annotation {
 }
 
 // modulePattern matches the function names of the modules' packages and
-// their external test packages ("example.com/m/parse.Parse",
-// "example.com/m.F", "example.com/m_test.TestX"), as perfassert selects
-// the module under test.
+// their external test packages as the Go toolchain writes them
+// (modname.Pattern: "gopkg.in/yaml%2ev3.F" is gopkg.in/yaml.v3's), as
+// perfassert selects the module under test. For no module it matches
+// nothing, so that a gate of none judges nothing (and says so).
 func modulePattern(mods []string) *regexp.Regexp {
-	alts := make([]string, len(mods))
-	for i, m := range mods {
-		alts[i] = regexp.QuoteMeta(m)
+	if re := modname.Pattern(mods); re != nil {
+		return re
 	}
-	return regexp.MustCompile(`^(` + strings.Join(alts, "|") + `)(/|\.|_test\.)`)
+	return regexp.MustCompile(`[^\s\S]`)
+}
+
+// gateWhat names the gate the flags chose, or else the modules mods
+// gated by default, for a gate that matched nothing (gateUnmatched).
+func (d *diffFlags) gateWhat(mods []string) (what string, modules []string, gate string) {
+	switch {
+	case d.gate != "":
+		return "--gate " + d.gate, nil, d.gate
+	case d.module != "":
+		return "--module " + d.module, strings.Fields(d.module), ""
+	}
+	if len(mods) == 0 {
+		return "the comparison", nil, ""
+	}
+	return "the functions of " + strings.Join(mods, " ") + " (the module gated by default; --gate . gates every function)", mods, ""
+}
+
+// gateUnmatched is the error of a gate that matched none of the functions
+// reps compared, naming it (gateWhat) and the names closest to it: nothing
+// judged is not a pass. It is nil when some function is gated, and for
+// reports without a gate.
+func gateUnmatched(reps []*diff.Report, what string, mods []string, gate string) error {
+	var names []suggest.Candidate
+	for _, r := range reps {
+		if r.Settings.Gate == nil {
+			return nil
+		}
+		for _, row := range r.Rows {
+			if !row.Ungated {
+				return nil
+			}
+			names = append(names, suggest.Candidate{Name: row.Name, Weight: max(row.Base.Self, row.Head.Self)})
+		}
+	}
+	if len(reps) == 0 {
+		return nil
+	}
+	return errors.New(modname.Unmatched(what, mods, gate, names))
 }
 
 // diffFlags are the statistical flags shared by diff and record.
@@ -305,7 +349,11 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 		}
 		opts = append(opts, diff.WithGate(re))
 	case d.module != "":
-		opts = append(opts, diff.WithGate(modulePattern(strings.Fields(d.module))))
+		mods := strings.Fields(d.module)
+		if len(mods) == 0 {
+			return nil, errors.New("--module: give a module's import path")
+		}
+		opts = append(opts, diff.WithGate(modulePattern(mods)))
 	}
 	if d.anchor != "" {
 		opts = append(opts, diff.WithAnchor(d.anchor))

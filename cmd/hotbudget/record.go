@@ -255,7 +255,11 @@ func (c *cli) record(args []string) int {
 // written.
 func (c *cli) judgeRecord(cmd string, res *recordResult, rc *recordCmd, progress func(format string, args ...any)) int {
 	o, d, fs := rc.o, rc.d, rc.fs.FlagSet
+	what, mods, gate := d.gateWhat(res.modules)
 	if o.instructions {
+		if err := exactUnmatched(res.exact, what, mods, gate); err != nil {
+			return c.inputErr(cmd, err)
+		}
 		return c.exactReport(res, rc.format.value)
 	}
 	opts, err := d.options(fs, nil)
@@ -274,6 +278,9 @@ func (c *cli) judgeRecord(cmd string, res *recordResult, rc *recordCmd, progress
 	}
 	funcs, err := diff.CompareEach(res.pairs, opts...)
 	if err != nil {
+		return c.inputErr(cmd, err)
+	}
+	if err := gateUnmatched(funcs, what, mods, gate); err != nil {
 		return c.inputErr(cmd, err)
 	}
 	bopts, err := d.benchOptions(fs)

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,9 @@ import (
 	"github.com/hotbudget/hotbudget/internal/binsym"
 	"github.com/hotbudget/hotbudget/internal/callgrind"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/modname"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/suggest"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -289,6 +292,33 @@ func dumpAddresses(dump string) ([]uint64, error) {
 	return pcs, nil
 }
 
+// exactUnmatched is the error of counts of which the gate judged no
+// function (gateWhat names it): nothing judged is not a pass. It is nil
+// when some function was judged, or no benchmark counted.
+func exactUnmatched(results []exactResult, what string, mods []string, gate string) error {
+	w := map[string]int64{}
+	for _, e := range results {
+		if e.report.Judged > 0 {
+			return nil
+		}
+		for _, p := range []*profile.Profile{e.base, e.head} {
+			for _, s := range p.Sample {
+				if len(s.Value) > 0 && len(s.Location) > 0 && len(s.Location[0].Line) > 0 && s.Location[0].Line[0].Function != nil {
+					w[s.Location[0].Line[0].Function.Name] += s.Value[0]
+				}
+			}
+		}
+	}
+	if len(results) == 0 {
+		return nil
+	}
+	var names []suggest.Candidate
+	for _, n := range slices.Sorted(maps.Keys(w)) {
+		names = append(names, suggest.Candidate{Name: n, Weight: w[n]})
+	}
+	return errors.New(modname.Unmatched(what, mods, gate, names))
+}
+
 // exactLine is one benchmark's verdict in a line.
 func exactLine(rep *diff.CountReport) string {
 	var changed []string
@@ -346,7 +376,7 @@ func exactFailed(results []exactResult) []exactResult {
 func exactSummary(results []exactResult) string {
 	failed := exactFailed(results)
 	if len(failed) == 0 {
-		return fmt.Sprintf("no function executes more instructions in %s (exact counts, callgrind)", plural(len(results), "benchmark", "benchmarks"))
+		return fmt.Sprintf("no function executes more instructions in %s (exact counts, callgrind; %s)", plural(len(results), "benchmark", "benchmarks"), exactJudged(results))
 	}
 	var names []string
 	for _, e := range failed {
@@ -354,6 +384,25 @@ func exactSummary(results []exactResult) string {
 		names = append(names, bench+": "+exactLine(e.report))
 	}
 	return fmt.Sprintf("%d of %d benchmarks execute more instructions: %s", len(failed), len(results), strings.Join(names, "; "))
+}
+
+// exactJudged says how many functions the benchmarks' comparisons judged:
+// "101 functions judged", or "95 to 180 functions judged a benchmark".
+func exactJudged(results []exactResult) string {
+	if len(results) == 0 {
+		return "no function judged"
+	}
+	lo, hi := results[0].report.Judged, results[0].report.Judged
+	for _, e := range results[1:] {
+		lo, hi = min(lo, e.report.Judged), max(hi, e.report.Judged)
+	}
+	switch {
+	case len(results) == 1:
+		return plural(lo, "function", "functions") + " judged"
+	case lo == hi:
+		return plural(lo, "function", "functions") + " judged a benchmark"
+	}
+	return fmt.Sprintf("%d to %d functions judged a benchmark", lo, hi)
 }
 
 // exactReport writes record's report of an exact record in format and

@@ -72,9 +72,10 @@ func ordered(funcs []*diff.Report) []*diff.Report {
 // recordSummary is one line over every benchmark's functions.
 func recordSummary(funcs []*diff.Report) string {
 	var failed, near []string
-	rows := 0
+	rows, judged := 0, 0
 	for _, r := range funcs {
 		rows += len(r.Rows)
+		judged += r.Judged()
 		if r.Failed() {
 			failed = append(failed, textfmt.Name(r.Name))
 		}
@@ -82,7 +83,7 @@ func recordSummary(funcs []*diff.Report) string {
 			near = append(near, textfmt.Name(r.Name))
 		}
 	}
-	line := fmt.Sprintf("%d benchmarks, %d function rows: ", len(funcs), rows)
+	line := fmt.Sprintf("%d benchmarks, %d function rows (%d judged): ", len(funcs), rows, judged)
 	if len(failed) == 0 {
 		line += "no regression"
 	} else {

@@ -26,6 +26,11 @@ func recordVerdict(funcs []*diff.Report, benches *bench.Report, allocs []*diff.A
 	if s := slowerFunctions(funcs); s != "" {
 		reasons = append(reasons, "functions' CPU time: "+s)
 	}
+	if s := slowerPrograms(funcs); s != "" {
+		// diff.Report.Failed counts it, and the summary calls the
+		// benchmark regressed: so does the gate.
+		reasons = append(reasons, "the program's time: "+s)
+	}
 	if rows := benches.Regressions(); len(rows) > 0 {
 		var names []string
 		for _, r := range rows {
@@ -58,6 +63,18 @@ func recordVerdict(funcs []*diff.Report, benches *bench.Report, allocs []*diff.A
 // range of their changes and how many benchmarks judged them so.
 func slowerFunctions(funcs []*diff.Report) string {
 	return listed(byFunction(funcs, func(row diff.Row) bool { return row.Verdict == diff.Regressed }), 4)
+}
+
+// slowerPrograms names the benchmarks whose whole program's time per unit
+// of work (the headline) was judged regressed, with its change.
+func slowerPrograms(funcs []*diff.Report) string {
+	var out []string
+	for _, r := range funcs {
+		if h := r.Headline; h.Verdict == diff.Regressed {
+			out = append(out, fmt.Sprintf("%s %+.1f%% per %s (p=%.2g)", benchName(r.Name, funcs), 100*h.Relative, h.Per, h.P))
+		}
+	}
+	return listed(out, 4)
 }
 
 // byFunction names the rows pick chooses, each function once, with the
