@@ -16,6 +16,8 @@ import (
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/indexload"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/modname"
+	"github.com/hotbudget/hotbudget/internal/suggest"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
 )
@@ -107,8 +109,7 @@ func (c *cli) diffCounts(d *diffFlags, sel selection, format string, out outputs
 		return c.inputErr("diff", err)
 	}
 	if rep.Judged == 0 {
-		return c.inputErr("diff", fmt.Errorf("no function matches %s in %s or %s: nothing was judged", what,
-			strings.Join(basePaths, " "), strings.Join(headPaths, " ")))
+		return c.inputErr("diff", errors.New(modname.Unmatched(what, strings.Fields(d.module), d.gate, leafCounts(base, head))))
 	}
 	var b bytes.Buffer
 	switch format {
@@ -230,4 +231,22 @@ func dependsDiffer(base, head *profile.Profile) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, "; ")
+}
+
+// leafCounts are the functions of the profiles with their self counts, for
+// the names closest to a filter that matched none.
+func leafCounts(ps ...*profile.Profile) []suggest.Candidate {
+	self := map[string]int64{}
+	for _, p := range ps {
+		for _, smp := range p.Sample {
+			if len(smp.Value) > 0 && len(smp.Location) > 0 && len(smp.Location[0].Line) > 0 && smp.Location[0].Line[0].Function != nil {
+				self[smp.Location[0].Line[0].Function.Name] += smp.Value[0]
+			}
+		}
+	}
+	out := make([]suggest.Candidate, 0, len(self))
+	for n, w := range self {
+		out = append(out, suggest.Candidate{Name: n, Weight: w})
+	}
+	return out
 }

@@ -76,7 +76,7 @@ func TestDiffCounts(t *testing.T) {
 		{"json", []string{"diff", "--format", "json", counted, "--", head}, exitFail,
 			[]string{`"schema": "hotbudget.counts/v1"`, `"failed": true`, `"judged": 296`}, nil},
 		{"nothing-judged", []string{"diff", "--module", "example.com/other", counted, "--", counted}, exitUsage,
-			[]string{"nothing was judged"}, nil},
+			[]string{"the functions of module example.com/other matched none of the", "nothing was judged", "heaviest names: github.com/hotbudget/hotbudget/examples/capture.normalizeKey"}, nil},
 		{"mixed", []string{"diff", counted, "--", "testdata/pprof/busy.pb.gz"}, exitUsage,
 			[]string{"holds exact counts and testdata/pprof/busy.pb.gz does not"}, nil},
 	} {
