@@ -147,7 +147,7 @@ func TestAgainCatchesAChange(t *testing.T) {
 		t.Errorf("Recent after a wrong probe: %v, %v: want that probe, wrong", r, err)
 	}
 	for range 4 {
-		fresh, pooled, _ = Again(time.Millisecond, 400)
+		_, pooled, _ = Again(time.Millisecond, 400)
 	}
 	if !pooled.Misattributes() || pooled.Samples < CheckSamples {
 		t.Errorf("five wrong probes pooled: %s, want wrong", pooled)
