@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,34 +108,70 @@ type exactPlan struct {
 // exactChild returns the child's directory and the index of the capture
 // it counts, in a child process.
 func exactChild() (dir string, index int, ok bool) {
-	v := os.Getenv(exactChildEnv)
-	if v == "" {
-		return "", 0, false
-	}
-	dir, n, ok := strings.Cut(v, "|")
-	index, err := strconv.Atoi(n)
-	if !ok || err != nil || index < 0 {
-		return "", 0, false
-	}
-	return dir, index, true
+	dir, index, _, ok = exactChildPlan()
+	return dir, index, ok
 }
 
-// exactCounts numbers the exact captures of each test in this process, so
-// that a child counts the one its parent asked for.
+// exactChildPlan is exactChild with the name of the test whose capture
+// the child counts: "dir|index|test".
+func exactChildPlan() (dir string, index int, test string, ok bool) {
+	v := os.Getenv(exactChildEnv)
+	if v == "" {
+		return "", 0, "", false
+	}
+	parts := strings.SplitN(v, "|", 3)
+	if len(parts) < 2 {
+		return "", 0, "", false
+	}
+	index, err := strconv.Atoi(parts[1])
+	if err != nil || index < 0 {
+		return "", 0, "", false
+	}
+	if len(parts) == 3 {
+		test = parts[2]
+	}
+	return parts[0], index, test, true
+}
+
+// exactKey tells one run of a test from another: its name, and the
+// *testing.T of this run (go test -count=2 runs a test twice under one
+// name, each run with its own T).
+type exactKey struct {
+	test string
+	t    uintptr
+}
+
+// exactCounts numbers the exact captures of each run of a test in this
+// process, so that a child counts the one its parent asked for.
 var (
 	exactMu     sync.Mutex
-	exactCounts = map[string]int{}
+	exactCounts = map[exactKey]int{}
 	// exactPlans remembers how each exact capture of this process was
 	// made, for MatchBaseline to record more processes of it.
 	exactPlans = map[*profile.Profile]exactPlan{}
 )
 
-// nextExactIndex returns the index of test's next exact capture.
-func nextExactIndex(test string) int {
+// nextExactIndex returns the index of the next exact capture of this run
+// of test: 0 for the first capture of every run (the child process runs
+// the test once), whatever ran before under the same name.
+func nextExactIndex(t TestingT, test string) int {
+	key := exactKey{test: test}
+	if v := reflect.ValueOf(t); v.Kind() == reflect.Pointer {
+		key.t = v.Pointer()
+	}
 	exactMu.Lock()
 	defer exactMu.Unlock()
-	i := exactCounts[test]
-	exactCounts[test] = i + 1
+	i, seen := exactCounts[key]
+	exactCounts[key] = i + 1
+	if !seen {
+		if cl, ok := t.(interface{ Cleanup(func()) }); ok {
+			cl.Cleanup(func() {
+				exactMu.Lock()
+				delete(exactCounts, key)
+				exactMu.Unlock()
+			})
+		}
+	}
 	return i
 }
 
@@ -164,12 +201,13 @@ func captureExact(t TestingT, fn func(), c captureConfig) (*profile.Profile, str
 		return nil, "", errors.New("perfassert: Instructions needs a test with a name (a *testing.T), whose test binary it runs again under valgrind")
 	}
 	test := nm.Name()
-	index := nextExactIndex(test)
-	if dir, want, ok := exactChild(); ok {
-		// Another capture of the test than the one this process counts
-		// gets an empty profile, so that the test goes on to that one.
+	index := nextExactIndex(t, test)
+	if dir, want, wantTest, ok := exactChildPlan(); ok {
+		// Another capture than the one this process counts (of the test,
+		// or of a test that runs it, as a parent runs its subtests) gets
+		// an empty profile, so that the test goes on to that one.
 		p := notCounted(c.name)
-		if index != want {
+		if index != want || (wantTest != "" && wantTest != test) {
 			return p, "", nil
 		}
 		if err := countInChild(fn, dir); err != nil {
@@ -183,15 +221,20 @@ func captureExact(t TestingT, fn func(), c captureConfig) (*profile.Profile, str
 	}
 	plan := exactPlan{test: test, index: index, name: c.name}
 	start := time.Now()
-	p, err := runExactChild(t, vg, plan)
+	p, note, err := runExactChild(t, vg, plan)
 	if err != nil {
 		return nil, "", err
 	}
 	exactMu.Lock()
 	exactPlans[p] = plan
 	exactMu.Unlock()
-	runs, _ := Iterations(p)
-	return p, exactSummary(p, runs, time.Since(start)), nil
+	summary := exactSummary(p, note, time.Since(start))
+	// callgrind's warnings, once per capture, not in every message of
+	// every check of it.
+	for _, w := range note.warnings {
+		summary += "\nwarning: callgrind's dump: " + textfmt.Line(w)
+	}
+	return p, summary, nil
 }
 
 // exactCountedHere is captureExact's summary in the child process that
@@ -236,14 +279,14 @@ var valgrindVersion = sync.OnceValue(func() string {
 
 // runExactChild runs the test again under callgrind to count the capture
 // plan names, and returns what the child counted.
-func runExactChild(t TestingT, vg string, plan exactPlan) (*profile.Profile, error) {
+func runExactChild(t TestingT, vg string, plan exactPlan) (*profile.Profile, exactNote, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("perfassert: finding the test binary: %w", err)
+		return nil, exactNote{}, fmt.Errorf("perfassert: finding the test binary: %w", err)
 	}
 	dir, err := os.MkdirTemp("", "hotbudget-exact-")
 	if err != nil {
-		return nil, fmt.Errorf("perfassert: %w", err)
+		return nil, exactNote{}, fmt.Errorf("perfassert: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
@@ -257,31 +300,32 @@ func runExactChild(t TestingT, vg string, plan exactPlan) (*profile.Profile, err
 	args := append(exactValgrindArgs(filepath.Join(dir, "callgrind.out")),
 		exe, "-test.run="+runPattern(plan.test), "-test.count=1", "-test.v", "-test.timeout=30m")
 	cmd := exec.CommandContext(ctx, vg, args...)
-	cmd.Env = exactEnv(os.Environ(), fmt.Sprintf("%s|%d", dir, plan.index))
+	cmd.Env = exactEnv(os.Environ(), fmt.Sprintf("%s|%d|%s", dir, plan.index, plan.test))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()
-	if keepDump != nil {
-		keepDump(filepath.Join(dir, "callgrind.out.2"))
+	p, note, err := readCounted(dir, plan.name)
+	if keepDump != nil && err == nil {
+		keepDump(filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", note.last-1)), filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", note.last)))
 	}
-	p, err := readCounted(dir, plan.name)
 	if err != nil {
 		why := "left no capture"
 		if runErr != nil {
 			why = runErr.Error()
 		}
-		return nil, fmt.Errorf("perfassert: counting instructions: valgrind running %s again (%s): %s; its output:\n%s",
+		return nil, note, fmt.Errorf("perfassert: counting instructions: valgrind running %s again (%s): %s; its output:\n%s",
 			plan.test, textfmt.Line(filepath.Base(exe)), why, textfmt.Lines(tail(out.String(), 40)))
 	}
 	rec, _, _ := meta.Get(p)
 	rec.Instrument = instrumentCallgrind + " " + valgrindVersion()
 	rec.Depends = exactDepends()
 	meta.Set(p, rec)
-	return p, nil
+	return p, note, nil
 }
 
-// keepDump, set by tests, sees the child's dump before it is removed.
-var keepDump func(path string)
+// keepDump, set by tests, sees the child's two counted dumps (runs runs,
+// then twice as many) before they are removed.
+var keepDump func(runs, twice string)
 
 // readExact reads the capture a child left.
 func readExact(path string) (*profile.Profile, error) {
@@ -360,7 +404,7 @@ func exactDepends() map[string]string {
 }
 
 // exactSummary is Capture's log line for an exact capture.
-func exactSummary(p *profile.Profile, runs int64, took time.Duration) string {
+func exactSummary(p *profile.Profile, note exactNote, took time.Duration) string {
 	var total int64
 	for _, s := range p.Sample {
 		if len(s.Value) > 0 {
@@ -368,15 +412,27 @@ func exactSummary(p *profile.Profile, runs int64, took time.Duration) string {
 		}
 	}
 	rec, _, _ := meta.Get(p)
-	return fmt.Sprintf("%s instructions per iteration, counted in %s by %s in a child process (%s)",
-		textfmt.Count(math.Round(float64(total)/float64(runs))), plural(int(runs), "iteration", "iterations"), rec.Instrument, textfmt.Duration(took.Round(time.Millisecond)))
+	settled := "the runtime's type-assertion and type-switch caches full"
+	if note.missed > 0 {
+		settled = fmt.Sprintf("the runtime's type-assertion and type-switch caches still missing (%s instructions in their miss paths)", textfmt.Count(float64(note.missed)))
+	}
+	return fmt.Sprintf("%s instructions per iteration, counted in %s (%d less %d, after %s of warm-up, %s) by %s in a child process (%s)",
+		textfmt.Count(math.Round(float64(total)/float64(note.runs))), plural(note.runs, "iteration", "iterations"), 2*note.runs, note.runs,
+		plural(note.warmed, "run", "runs"), settled, rec.Instrument, textfmt.Duration(took.Round(time.Millisecond)))
 }
 
-// countInChild counts fn under callgrind: one run to learn its count (and
-// warm it up), then runs runs of it, a power of ten chosen from that count
-// (exactRunsFor). It leaves the dump of the runs for the parent, which
-// reads it natively (under valgrind that takes seconds), with the runs and
-// where this process has countRuns, in exactCounted.
+// countInChild counts fn under callgrind: one run to learn its count,
+// then, in rounds, runs uninstrumented to warm it up (the runtime's
+// type-assertion and type-switch caches fill at random, on about one miss
+// in 1,024 chosen per process: until they are full, what an assertion
+// costs depends on the process), then runs runs of it counted and 2*runs
+// counted, each phase its own dump. A round whose phases executed no
+// instruction in the runtime's cache-miss paths (exactMissFuncs) ends the
+// warm-up: the counts repeat from there; after exactMaxRounds rounds, or
+// exactWarmBudget instructions of warm-up, the last round stands, and the
+// parent says so. The parent reads the dumps natively (under valgrind that
+// takes seconds) and takes the difference of the two phases, what runs
+// runs execute, free of anything a phase adds once.
 func countInChild(fn func(), dir string) error {
 	if valgrind.RunningOnValgrind() == 0 {
 		return errors.New("perfassert: the exact child process does not run under valgrind")
@@ -384,20 +440,68 @@ func countInChild(fn func(), dir string) error {
 	runtime.MemProfileRate = 0
 	countRuns(fn, 1)
 	valgrind.DumpStatsAt(exactDump + " (one run)")
-	one, err := dumpTotal(filepath.Join(dir, "callgrind.out.1"))
+	one, _, err := dumpCost(filepath.Join(dir, "callgrind.out.1"), nil)
 	if err != nil {
 		return err
 	}
 	runs := exactRunsFor(one)
-	runtime.GC()
-	countRuns(fn, runs)
-	valgrind.DumpStatsAt(exactDump)
-	note := fmt.Sprintf("%d %d\n", runs, countRunsPC())
+	seq, warmed, warm := 1, 0, runs
+	var missed int64
+	for round := 1; ; round++ {
+		for i := range warm {
+			if i%runs == runs-1 {
+				runtime.GC() // GOGC=off: the warm-up's garbage
+			}
+			fn()
+		}
+		warmed += warm
+		missed = 0
+		for _, n := range []int{runs, 2 * runs} {
+			runtime.GC()
+			countRuns(fn, n)
+			seq++
+			valgrind.DumpStatsAt(fmt.Sprintf("%s (%d runs)", exactDump, n))
+			_, m, err := dumpCost(filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", seq)), isMissFunc)
+			if err != nil {
+				return err
+			}
+			missed += m
+		}
+		if missed == 0 || round >= exactMaxRounds || float64(warmed)*float64(max(one, 1)) >= exactWarmBudget {
+			break
+		}
+		warm *= 4
+	}
+	note := fmt.Sprintf("%d %d %d %d %d\n", runs, countRunsPC(), seq, warmed, missed)
 	return os.WriteFile(filepath.Join(dir, exactCounted), []byte(note), 0o644)
 }
 
-// exactCounted is the file in which a child says how many runs it counted
-// and where it has countRuns: "runs pc".
+// Warm-up of an exact capture (countInChild).
+const (
+	// exactMaxRounds bounds the rounds of warm-up and counting.
+	exactMaxRounds = 4
+	// exactWarmBudget bounds the instructions of warm-up (uninstrumented
+	// under valgrind, some 200 million a second here).
+	exactWarmBudget = 1e9
+)
+
+// exactMissFuncs are the runtime's functions that code calls when its
+// type-assertion or type-switch cache misses (runtime/iface.go): while
+// they run, the caches may still grow, at random.
+var exactMissFuncs = map[string]bool{"runtime.typeAssert": true, "runtime.interfaceSwitch": true}
+
+// isMissFunc reports whether the instruction at addr is in one of
+// exactMissFuncs.
+func isMissFunc(addr uint64) bool {
+	f := runtime.FuncForPC(uintptr(addr))
+	return f != nil && exactMissFuncs[f.Name()]
+}
+
+// exactCounted is the file in which a child says what it counted: "runs
+// pc last warmed missed": the runs of the first of its last two dumps (the
+// second counts twice as many), where this process has countRuns, the
+// number of its last dump, the runs of warm-up and the instructions of
+// the cache-miss paths in the last two dumps.
 const exactCounted = "counted"
 
 // countRunsPC is the address of countRuns in this process: the parent and
@@ -406,48 +510,74 @@ const exactCounted = "counted"
 // position-independent).
 func countRunsPC() uintptr { return reflect.ValueOf(countRuns).Pointer() }
 
-// readCounted reads what the child in dir counted: the profile of its
-// runs, symbolised in this process.
-func readCounted(dir, name string) (*profile.Profile, error) {
-	note, err := os.ReadFile(filepath.Join(dir, exactCounted))
+// exactNote is what a child counted, as its note says.
+type exactNote struct {
+	runs           int
+	pc             uint64
+	last           int // the number of the dump of 2*runs runs
+	warmed         int
+	missed         int64
+	warnings       []string
+}
+
+// readCounted reads what the child in dir counted: the difference of its
+// last two dumps (2*runs runs less runs runs), symbolised in this process.
+func readCounted(dir, name string) (*profile.Profile, exactNote, error) {
+	var n exactNote
+	data, err := os.ReadFile(filepath.Join(dir, exactCounted))
 	if err != nil {
-		return nil, err
+		return nil, n, err
 	}
-	var runs int
-	var pc uint64
-	if _, err := fmt.Sscan(string(note), &runs, &pc); err != nil || runs < 1 {
-		return nil, fmt.Errorf("perfassert: the child's note %q: %v", note, err)
+	if _, err := fmt.Sscan(string(data), &n.runs, &n.pc, &n.last, &n.warmed, &n.missed); err != nil || n.runs < 1 || n.last < 3 {
+		return nil, n, fmt.Errorf("perfassert: the child's note %q: %v", data, err)
 	}
-	shift := uint64(countRunsPC()) - pc
-	dump := filepath.Join(dir, "callgrind.out.2")
-	f, err := os.Open(dump)
+	shift := uint64(countRunsPC()) - n.pc
+	var phases [2]*profile.Profile
+	for i := range phases {
+		dump := filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", n.last-1+i))
+		f, err := os.Open(dump)
+		if err != nil {
+			return nil, n, fmt.Errorf("perfassert: callgrind's dump: %w", err)
+		}
+		p, err := callgrind.ParseByAddress(f, pbuild.Options{Name: dump}, func(addr uint64) ([]callgrind.Frame, bool) {
+			return runtimeFrames(addr + shift)
+		})
+		f.Close()
+		if err != nil {
+			return nil, n, fmt.Errorf("perfassert: callgrind's dump %s: %w", dump, err)
+		}
+		for _, w := range meta.Warnings(p.Comments) {
+			if !slices.Contains(n.warnings, w) {
+				n.warnings = append(n.warnings, w)
+			}
+		}
+		p.Comments = nil
+		phases[i] = trimExact(p)
+	}
+	neg := phases[0].Copy()
+	neg.Scale(-1)
+	p, err := profile.Merge([]*profile.Profile{phases[1], neg})
 	if err != nil {
-		return nil, fmt.Errorf("perfassert: callgrind's dump: %w", err)
+		return nil, n, fmt.Errorf("perfassert: the difference of callgrind's dumps: %w", err)
 	}
-	defer f.Close()
-	p, err := callgrind.ParseByAddress(f, pbuild.Options{Name: dump}, func(addr uint64) ([]callgrind.Frame, bool) {
-		return runtimeFrames(addr + shift)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("perfassert: callgrind's dump %s: %w", dump, err)
-	}
-	warnings := meta.Warnings(p.Comments)
-	p = trimExact(p)
+	// What the two phases executed alike cancels; what is left below
+	// zero is work that did not repeat (the runtime's monitor thread,
+	// timers), not runs of fn.
+	p.Sample = slices.DeleteFunc(p.Sample, func(s *profile.Sample) bool { return s.Value[0] <= 0 })
+	p = p.Compact()
 	p.Comments = meta.MarkExact(nil) // without the loader's format: a capture says what it is
-	for _, w := range warnings {
-		p.Comments = meta.AppendWarning(p.Comments, "callgrind's dump: "+w)
-	}
 	for _, s := range p.Sample {
 		s.Label = map[string][]string{meta.LabelRun: {"1"}}
 	}
 	meta.Set(p, meta.Record{Name: name, Build: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH, Race: raceEnabled,
-		WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "1", Work: float64(runs)}}})
-	return p, nil
+		WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "1", Work: float64(n.runs)}}})
+	return p, n, nil
 }
 
-// exactTarget is about how many instructions the counted runs execute:
-// callgrind runs some 30 million a second here.
-const exactTarget = 30_000_000
+// exactTarget is about how many instructions a counted phase of runs
+// executes (the second phase twice as many): callgrind runs some 30
+// million a second here.
+const exactTarget = 10_000_000
 
 // exactRunsFor is how many runs to count of a function that executes one
 // instructions a run: the largest power of ten whose runs execute at most
@@ -461,14 +591,14 @@ func exactRunsFor(one int64) int {
 	return runs
 }
 
-// dumpTotal is the sum of the self costs (the first event) of a callgrind
-// dump written with positions "instr line".
-func dumpTotal(path string) (int64, error) {
+// dumpCost is the sum of the self costs (the first event) of a callgrind
+// dump written with positions "instr line", and the part of it at the
+// addresses in reports true for (none without in).
+func dumpCost(path string, in func(addr uint64) bool) (total, part int64, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("perfassert: callgrind's dump: %w", err)
+		return 0, 0, fmt.Errorf("perfassert: callgrind's dump: %w", err)
 	}
-	var total int64
 	call := false
 	for _, line := range strings.Split(string(data), "\n") {
 		switch {
@@ -479,14 +609,19 @@ func dumpTotal(path string) (int64, error) {
 			if !call && len(f) >= 3 {
 				v, err := strconv.ParseInt(f[2], 10, 64)
 				if err != nil {
-					return 0, fmt.Errorf("perfassert: callgrind's dump %s: cost line %q", path, line)
+					return 0, 0, fmt.Errorf("perfassert: callgrind's dump %s: cost line %q", path, line)
 				}
 				total += v
+				if in != nil && v != 0 {
+					if addr, err := strconv.ParseUint(f[0][2:], 16, 64); err == nil && in(addr) {
+						part += v
+					}
+				}
 			}
 			call = false
 		}
 	}
-	return total, nil
+	return total, part, nil
 }
 
 // countRunsName is countRuns's name in a profile.

@@ -101,31 +101,117 @@ func exactUpdateCommand(t TestingT, race bool) string {
 }
 
 // judgeCounts judges the exact counts of current against base, the
-// module's functions (diff.CompareCounts), and reports to t as check.
+// module's functions (diff.CompareCounts), and reports to t as check. A
+// failure is confirmed before it is reported: each side this process
+// captured with Instructions is counted again in a fresh child process
+// (a baseline read from a file stays), and the check fails only when a
+// function fails both judgements.
 func judgeCounts(t TestingT, check, sides string, base, current *profile.Profile) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
+	rep, text, err := compareCountsText(base, current)
+	if err != nil {
+		t.Errorf("perfassert.%s: %v", check, err)
+		return false
+	}
+	if !rep.Failed() {
+		logf(t, "perfassert.%s: %s: %s", check, sides, text)
+		return true
+	}
+	b2, c2, how, err := countAgain(t, base, current)
+	if err != nil {
+		t.Errorf("perfassert.%s: %s: %s\n(confirming it in a fresh process failed: %v)", check, sides, text, err)
+		return false
+	}
+	if b2 == nil {
+		t.Errorf("perfassert.%s: %s: %s", check, sides, text)
+		return false
+	}
+	rep2, text2, err := compareCountsText(b2, c2)
+	if err != nil {
+		t.Errorf("perfassert.%s: %v", check, err)
+		return false
+	}
+	both := failedBoth(rep, rep2)
+	if len(both) == 0 {
+		logf(t, "perfassert.%s: %s: passed: the first count failed, and %s did not repeat it (the runtime's per-process state, not the code):\nfirst: %s\nagain: %s", check, sides, how, text, text2)
+		return true
+	}
+	t.Errorf("perfassert.%s: %s: %s\n(confirmed: %s, counted again %s, failed both times)", check, sides, text2, textfmt.Line(strings.Join(both, ", ")), how)
+	return false
+}
+
+// compareCountsText is diff.CompareCounts of the module's functions and
+// its report in text.
+func compareCountsText(base, current *profile.Profile) (*diff.CountReport, string, error) {
 	judge := func(string) bool { return true }
 	if re := moduleFuncs(); re != nil {
 		judge = re.MatchString
 	}
 	rep, err := diff.CompareCounts(base, current, judge)
 	if err != nil {
-		t.Errorf("perfassert.%s: %v", check, err)
-		return false
+		return nil, "", err
 	}
 	var b strings.Builder
 	if err := rep.Write(&b, "text"); err != nil {
-		t.Errorf("perfassert.%s: %v", check, err)
-		return false
+		return nil, "", err
 	}
-	if rep.Failed() {
-		t.Errorf("perfassert.%s: %s: %s", check, sides, strings.TrimRight(b.String(), "\n"))
-		return false
+	return rep, strings.TrimRight(b.String(), "\n"), nil
+}
+
+// failedBoth are the functions that regressed (or are new) in both
+// reports.
+func failedBoth(a, b *diff.CountReport) []string {
+	failed := map[string]bool{}
+	for _, row := range a.Rows {
+		if row.Verdict == diff.Regressed || row.Verdict == diff.New {
+			failed[row.Name] = true
+		}
 	}
-	logf(t, "perfassert.%s: %s: %s", check, sides, strings.TrimRight(b.String(), "\n"))
-	return true
+	var both []string
+	for _, row := range b.Rows {
+		if failed[row.Name] && (row.Verdict == diff.Regressed || row.Verdict == diff.New) {
+			both = append(both, row.Name)
+		}
+	}
+	slices.Sort(both)
+	return both
+}
+
+// countAgain counts again, each in a fresh child process, the sides that
+// this process captured with Instructions, and says which; nil profiles
+// when neither was (nothing to count again).
+func countAgain(t TestingT, base, current *profile.Profile) (b2, c2 *profile.Profile, how string, err error) {
+	if _, _, child := exactChild(); child {
+		return nil, nil, "", nil
+	}
+	exactMu.Lock()
+	bp, bok := exactPlans[base]
+	cp, cok := exactPlans[current]
+	exactMu.Unlock()
+	if !bok && !cok {
+		return nil, nil, "", nil
+	}
+	vg, err := valgrindPath()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	b2, c2 = base, current
+	var what []string
+	if bok {
+		if b2, _, err = runExactChild(t, vg, bp); err != nil {
+			return nil, nil, "", err
+		}
+		what = append(what, "the base")
+	}
+	if cok {
+		if c2, _, err = runExactChild(t, vg, cp); err != nil {
+			return nil, nil, "", err
+		}
+		what = append(what, "the current capture")
+	}
+	return b2, c2, strings.Join(what, " and ") + " in a fresh process", nil
 }
 
 // noted are the dependencies of counts whose difference is said, not
@@ -198,7 +284,7 @@ func recordExact(t TestingT, current *profile.Profile) (*profile.Profile, string
 	logf(t, "perfassert.MatchBaseline: recording exact counts of %s in %d processes: %d more under callgrind (%s sets how many)", plan.test, n, n-1, ProcessesEnv)
 	ps := []*profile.Profile{current}
 	for range n - 1 {
-		p, err := runExactChild(t, vg, plan)
+		p, _, err := runExactChild(t, vg, plan)
 		if err != nil {
 			return nil, "", err
 		}
