@@ -512,12 +512,12 @@ func countRunsPC() uintptr { return reflect.ValueOf(countRuns).Pointer() }
 
 // exactNote is what a child counted, as its note says.
 type exactNote struct {
-	runs           int
-	pc             uint64
-	last           int // the number of the dump of 2*runs runs
-	warmed         int
-	missed         int64
-	warnings       []string
+	runs     int
+	pc       uint64
+	last     int // the number of the dump of 2*runs runs
+	warmed   int
+	missed   int64
+	warnings []string
 }
 
 // readCounted reads what the child in dir counted: the difference of its
