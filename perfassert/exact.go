@@ -2,6 +2,7 @@ package perfassert
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -479,10 +480,10 @@ func countInChild(fn func(), dir string) error {
 // Warm-up of an exact capture (countInChild).
 const (
 	// exactMaxRounds bounds the rounds of warm-up and counting.
-	exactMaxRounds = 4
+	exactMaxRounds = 6
 	// exactWarmBudget bounds the instructions of warm-up (uninstrumented
 	// under valgrind, some 200 million a second here).
-	exactWarmBudget = 1e9
+	exactWarmBudget = 2e9
 )
 
 // exactMissFuncs are the runtime's functions that code calls when its
@@ -560,11 +561,7 @@ func readCounted(dir, name string) (*profile.Profile, exactNote, error) {
 	if err != nil {
 		return nil, n, fmt.Errorf("perfassert: the difference of callgrind's dumps: %w", err)
 	}
-	// What the two phases executed alike cancels; what is left below
-	// zero is work that did not repeat (the runtime's monitor thread,
-	// timers), not runs of fn.
-	p.Sample = slices.DeleteFunc(p.Sample, func(s *profile.Sample) bool { return s.Value[0] <= 0 })
-	p = p.Compact()
+	p = netSelf(p)
 	p.Comments = meta.MarkExact(nil) // without the loader's format: a capture says what it is
 	for _, s := range p.Sample {
 		s.Label = map[string][]string{meta.LabelRun: {"1"}}
@@ -572,6 +569,53 @@ func readCounted(dir, name string) (*profile.Profile, exactNote, error) {
 	meta.Set(p, meta.Record{Name: name, Build: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH, Race: raceEnabled,
 		WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "1", Work: float64(n.runs)}}})
 	return p, n, nil
+}
+
+// netSelf makes the difference of two phases a profile of counts: what
+// the phases executed alike cancels, but callgrind may put a function's
+// instructions on one call stack in one phase and on another in the other
+// (when the runtime switches stacks), so that a stack's difference is
+// below zero where another's is above. A function's stacks below zero are
+// taken from its stacks above zero, the largest first, which keeps every
+// function's self count; a function whose count is zero or less in all
+// (work that did not repeat: the runtime's monitor thread, timers) is
+// dropped.
+func netSelf(p *profile.Profile) *profile.Profile {
+	leaf := func(s *profile.Sample) string {
+		if len(s.Location) == 0 || len(s.Location[0].Line) == 0 || s.Location[0].Line[0].Function == nil {
+			return ""
+		}
+		return s.Location[0].Line[0].Function.Name
+	}
+	byLeaf := map[string][]*profile.Sample{}
+	for _, s := range p.Sample {
+		if s.Value[0] != 0 {
+			byLeaf[leaf(s)] = append(byLeaf[leaf(s)], s)
+		}
+	}
+	var kept []*profile.Sample
+	for _, ss := range byLeaf {
+		var debt int64
+		for _, s := range ss {
+			if s.Value[0] < 0 {
+				debt -= s.Value[0]
+			}
+		}
+		slices.SortFunc(ss, func(a, b *profile.Sample) int { return cmp.Compare(b.Value[0], a.Value[0]) })
+		for _, s := range ss {
+			if s.Value[0] <= 0 {
+				break
+			}
+			take := min(debt, s.Value[0])
+			s.Value[0] -= take
+			debt -= take
+			if s.Value[0] > 0 {
+				kept = append(kept, s)
+			}
+		}
+	}
+	p.Sample = kept
+	return p.Compact()
 }
 
 // exactTarget is about how many instructions a counted phase of runs

@@ -102,10 +102,10 @@ func exactUpdateCommand(t TestingT, race bool) string {
 
 // judgeCounts judges the exact counts of current against base, the
 // module's functions (diff.CompareCounts), and reports to t as check. A
-// failure is confirmed before it is reported: each side this process
-// captured with Instructions is counted again in a fresh child process
-// (a baseline read from a file stays), and the check fails only when a
-// function fails both judgements.
+// failure is confirmed before it is reported: a current capture this
+// process made with Instructions is counted again in a fresh child
+// process, and the check fails only when a function fails both
+// judgements.
 func judgeCounts(t TestingT, check, sides string, base, current *profile.Profile) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
@@ -179,39 +179,29 @@ func failedBoth(a, b *diff.CountReport) []string {
 	return both
 }
 
-// countAgain counts again, each in a fresh child process, the sides that
-// this process captured with Instructions, and says which; nil profiles
-// when neither was (nothing to count again).
+// countAgain counts current again in a fresh child process when this
+// process captured it with Instructions, and says so; nil profiles when
+// it did not (nothing to count again). The base stays as it is: a
+// baseline's processes are its own, and a capture used as a base may
+// have been made under settings the test has changed since.
 func countAgain(t TestingT, base, current *profile.Profile) (b2, c2 *profile.Profile, how string, err error) {
 	if _, _, child := exactChild(); child {
 		return nil, nil, "", nil
 	}
 	exactMu.Lock()
-	bp, bok := exactPlans[base]
-	cp, cok := exactPlans[current]
+	plan, ok := exactPlans[current]
 	exactMu.Unlock()
-	if !bok && !cok {
+	if !ok {
 		return nil, nil, "", nil
 	}
 	vg, err := valgrindPath()
 	if err != nil {
 		return nil, nil, "", err
 	}
-	b2, c2 = base, current
-	var what []string
-	if bok {
-		if b2, _, err = runExactChild(t, vg, bp); err != nil {
-			return nil, nil, "", err
-		}
-		what = append(what, "the base")
+	if c2, _, err = runExactChild(t, vg, plan); err != nil {
+		return nil, nil, "", err
 	}
-	if cok {
-		if c2, _, err = runExactChild(t, vg, cp); err != nil {
-			return nil, nil, "", err
-		}
-		what = append(what, "the current capture")
-	}
-	return b2, c2, strings.Join(what, " and ") + " in a fresh process", nil
+	return base, c2, "the current capture in a fresh process", nil
 }
 
 // noted are the dependencies of counts whose difference is said, not
