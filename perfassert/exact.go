@@ -2,7 +2,6 @@ package perfassert
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -555,13 +554,12 @@ func readCounted(dir, name string) (*profile.Profile, exactNote, error) {
 		p.Comments = nil
 		phases[i] = trimExact(p)
 	}
-	neg := phases[0].Copy()
-	neg.Scale(-1)
-	p, err := profile.Merge([]*profile.Profile{phases[1], neg})
+	// What both phases executed alike cancels: their start, and the
+	// work that did not repeat (the runtime's monitor thread, timers).
+	p, _, err := valgrind.Difference(phases[1], phases[0])
 	if err != nil {
 		return nil, n, fmt.Errorf("perfassert: the difference of callgrind's dumps: %w", err)
 	}
-	p = netSelf(p)
 	p.Comments = meta.MarkExact(nil) // without the loader's format: a capture says what it is
 	for _, s := range p.Sample {
 		s.Label = map[string][]string{meta.LabelRun: {"1"}}
@@ -569,53 +567,6 @@ func readCounted(dir, name string) (*profile.Profile, exactNote, error) {
 	meta.Set(p, meta.Record{Name: name, Build: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH, Race: raceEnabled,
 		WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "1", Work: float64(n.runs)}}})
 	return p, n, nil
-}
-
-// netSelf makes the difference of two phases a profile of counts: what
-// the phases executed alike cancels, but callgrind may put a function's
-// instructions on one call stack in one phase and on another in the other
-// (when the runtime switches stacks), so that a stack's difference is
-// below zero where another's is above. A function's stacks below zero are
-// taken from its stacks above zero, the largest first, which keeps every
-// function's self count; a function whose count is zero or less in all
-// (work that did not repeat: the runtime's monitor thread, timers) is
-// dropped.
-func netSelf(p *profile.Profile) *profile.Profile {
-	leaf := func(s *profile.Sample) string {
-		if len(s.Location) == 0 || len(s.Location[0].Line) == 0 || s.Location[0].Line[0].Function == nil {
-			return ""
-		}
-		return s.Location[0].Line[0].Function.Name
-	}
-	byLeaf := map[string][]*profile.Sample{}
-	for _, s := range p.Sample {
-		if s.Value[0] != 0 {
-			byLeaf[leaf(s)] = append(byLeaf[leaf(s)], s)
-		}
-	}
-	var kept []*profile.Sample
-	for _, ss := range byLeaf {
-		var debt int64
-		for _, s := range ss {
-			if s.Value[0] < 0 {
-				debt -= s.Value[0]
-			}
-		}
-		slices.SortFunc(ss, func(a, b *profile.Sample) int { return cmp.Compare(b.Value[0], a.Value[0]) })
-		for _, s := range ss {
-			if s.Value[0] <= 0 {
-				break
-			}
-			take := min(debt, s.Value[0])
-			s.Value[0] -= take
-			debt -= take
-			if s.Value[0] > 0 {
-				kept = append(kept, s)
-			}
-		}
-	}
-	p.Sample = kept
-	return p.Compact()
 }
 
 // exactTarget is about how many instructions a counted phase of runs
