@@ -416,7 +416,6 @@ func exactSummary(p *profile.Profile, note exactNote, took time.Duration) string
 		plural(note.warmed, "run", "runs"), settled, rec.Instrument, textfmt.Duration(took.Round(time.Millisecond)))
 }
 
-
 // exactAsked reports whether opts hold Instructions.
 func exactAsked(opts []CaptureOption) bool {
 	var c captureConfig
