@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,7 @@ import (
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
+	"github.com/hotbudget/hotbudget/internal/valgrind"
 )
 
 // record --instructions (issue 31): each benchmark runs under valgrind's
@@ -70,6 +72,7 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 		}
 		ops := max(l.iters, 1)
 		var ps [2]*profile.Profile
+		var negative []string
 		for j, s := range sides {
 			if j == 0 && r.hist != nil {
 				// The base's counts as its record stored them.
@@ -81,25 +84,35 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 				}
 				continue
 			}
-			p, whole, err := r.countLeaf(ctx, vg, s, l, ops)
+			c, err := r.countLeaf(ctx, vg, s, l, ops, judge)
 			if err != nil {
 				return err
 			}
-			ps[j] = p
-			// The run of 2N ops as callgrind counted it, for pprof: the
-			// difference judged has negative values where the two
-			// processes' runtimes differed.
-			if err := writeProfile(filepath.Join(s.out, filepath.FromSlash(l.pkg), benchFile(l.name)+".instructions.pb.gz"), whole); err != nil {
+			ps[j] = c.diffed
+			negative = append(negative, c.negative...)
+			if c.note != "" {
+				r.progress("%s at %s: %s", l.name, s.name, c.note)
+			}
+			// The whole process of 2N ops as callgrind counted it, for
+			// pprof.
+			if err := writeProfile(filepath.Join(s.out, filepath.FromSlash(l.pkg), benchFile(l.name)+".instructions.pb.gz"), c.whole); err != nil {
 				return err
 			}
 			// The difference judged: what history append stores.
-			if err := writeProfile(countsProfile(s.out, l.pkg, l.name), p); err != nil {
+			if err := writeProfile(countsProfile(s.out, l.pkg, l.name), c.diffed); err != nil {
 				return err
 			}
 		}
-		rep, err := diff.CompareCounts(ps[0], ps[1], judge)
+		rep, err := compareExact(ps[0], ps[1], judge, negative)
 		if err != nil {
 			return fmt.Errorf("%s: %w", l.name, err)
+		}
+		if rep.Failed() {
+			// Confirmed before it fails: counted again, in fresh
+			// processes, a function fails only when it fails both times.
+			if rep, ps, err = r.confirmExact(ctx, vg, sides, l, ops, judge, negative, ps, rep); err != nil {
+				return err
+			}
 		}
 		res.exact = append(res.exact, exactResult{name: l.key(), ops: ops, base: ps[0], head: ps[1], report: rep})
 		r.progress("counted %s (%d of %d, %s ops a side): %s; %s so far", l.name, i+1, len(leaves), textfmt.Count(float64(ops)), exactLine(rep), since(t0))
@@ -126,51 +139,145 @@ func benchFile(name string) string {
 	return strings.NewReplacer("/", "_", " ", "_").Replace(name)
 }
 
-// countLeaf counts benchmark l of side s at ops and 2*ops iterations and
-// returns the difference, what ops iterations execute, per function, and
-// the run of 2*ops iterations.
-func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf, ops int64) (diffed, whole *profile.Profile, err error) {
+// Repetitions of a counted benchmark (go test -count) in each process.
+const (
+	// exactReps is how many times each process runs the benchmark at
+	// first: all but the last warm it up.
+	exactReps = 4
+	// exactMaxReps bounds them: they double while the last one still
+	// misses the runtime's type-assertion or type-switch caches in the
+	// module's code.
+	exactMaxReps = 32
+)
+
+// counted is one side's count of a benchmark.
+type counted struct {
+	// diffed is what ops iterations execute, per function: the
+	// difference of the last repetitions of the processes of 2N and N
+	// iterations (or of the whole processes: note says why).
+	diffed *profile.Profile
+	// whole is the whole process of 2N iterations.
+	whole *profile.Profile
+	// negative are functions below zero in the difference: not counts
+	// of the iterations, not judged.
+	negative []string
+	note     string
+}
+
+// countLeaf counts benchmark l of side s in two processes, of ops and
+// 2*ops iterations, each repeating the benchmark (go test -count) until
+// its last repetition no longer misses the runtime's type-assertion or
+// type-switch caches in the code judge selects (they fill at random, per
+// process). The difference of the two last repetitions is what ops
+// iterations execute: the process's start, the warm-up and the
+// benchmark's setup cancel.
+func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf, ops int64, judge func(string) bool) (counted, error) {
 	b := s.bins[l.pkg]
 	if b == nil {
-		return nil, nil, fmt.Errorf("%s: no test binary at %s", l.key(), s.name)
+		return counted{}, fmt.Errorf("%s: no test binary at %s", l.key(), s.name)
 	}
-	var runs [2]*profile.Profile
-	for i, n := range []int64{ops, 2 * ops} {
-		p, stdout, err := r.countRun(ctx, vg, s, b, l, n)
-		if err != nil {
-			return nil, nil, err
+	var last, all [2]*profile.Profile
+	reps := exactReps
+	var missing string
+	for {
+		missing = ""
+		for i, n := range []int64{ops, 2 * ops} {
+			runs, stdout, err := r.countRun(ctx, vg, s, b, l, n, reps)
+			if err != nil {
+				return counted{}, err
+			}
+			last[i] = runs[len(runs)-1]
+			if all[i], err = profile.Merge(runs); err != nil {
+				return counted{}, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
+			}
+			if m := cacheMisses(last[i], judge); m != "" {
+				missing = m
+			}
+			if i == 1 {
+				s.bench.Write(stdout)
+				if m := cpuLine.FindSubmatch(stdout); m != nil {
+					s.cpu = strings.TrimSpace(string(m[1]))
+				}
+			}
 		}
-		runs[i] = p
-		if i == 1 {
-			s.bench.Write(stdout)
-			if m := cpuLine.FindSubmatch(stdout); m != nil {
-				s.cpu = strings.TrimSpace(string(m[1]))
+		if missing == "" || reps*2 > exactMaxReps {
+			break
+		}
+		reps *= 2
+	}
+	c := counted{whole: all[1].Copy()}
+	meta.Set(c.whole, meta.Record{Name: l.name + " at " + s.name + " (the whole process)", Build: s.build, Race: s.race, WorkUnit: meta.WorkOp,
+		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(int64(reps) * 2 * ops)}}})
+	if missing != "" {
+		c.note = fmt.Sprintf("%s still misses the runtime's type-assertion or type-switch cache after %d repetitions: its count may differ between processes", textfmt.Line(shortName(missing)), reps)
+	}
+	d, neg, err := valgrind.Difference(last[1], last[0])
+	if err != nil {
+		return counted{}, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
+	}
+	w, wneg, err := valgrind.Difference(all[1], all[0])
+	if err != nil {
+		return counted{}, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
+	}
+	work := ops
+	// The last repetition is what callgrind dumped from the benchmark's
+	// last entry to testing.(*B).run1; should callgrind take a return to
+	// run1 for a call (it does after the benchmark's goroutine was
+	// preempted, in b.Loop benchmarks), the dump misses the iterations:
+	// then the whole processes' difference is used, every repetition's
+	// iterations, whose warm-up does not cancel but is diluted.
+	if one, every := judgedSelf(d, judge), judgedSelf(w, judge)/float64(reps); math.Abs(one-every) > 0.1*every {
+		d, neg, work = w, wneg, int64(reps)*ops
+		c.note = strings.TrimPrefix(c.note+"; ", "; ") + fmt.Sprintf("its last repetition holds %s of the module's instructions per op, the processes' %s: counted over all %d repetitions", textfmt.Count(math.Round(one/float64(ops))), textfmt.Count(math.Round(every/float64(ops))), reps)
+	}
+	d.Comments = meta.MarkExact(nil)
+	meta.Set(d, meta.Record{Name: l.name + " at " + s.name, Build: s.build, Race: s.race, WorkUnit: meta.WorkOp,
+		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(work)}}})
+	c.diffed, c.negative = d, neg
+	return c, nil
+}
+
+// judgedSelf is the self count of the functions judge selects.
+func judgedSelf(p *profile.Profile, judge func(string) bool) float64 {
+	var sum float64
+	for _, s := range p.Sample {
+		if len(s.Location) > 0 && len(s.Location[0].Line) > 0 && judge(s.Location[0].Line[0].Function.Name) {
+			sum += float64(s.Value[0])
+		}
+	}
+	return sum
+}
+
+// cacheMisses names a function judge selects that calls the runtime's
+// type-assertion or type-switch cache-miss path in p, "" when none does.
+func cacheMisses(p *profile.Profile, judge func(string) bool) string {
+	for _, s := range p.Sample {
+		if len(s.Location) < 2 || len(s.Location[0].Line) == 0 {
+			continue
+		}
+		if n := s.Location[0].Line[0].Function.Name; n != "runtime.typeAssert" && n != "runtime.interfaceSwitch" {
+			continue
+		}
+		for _, loc := range s.Location[1:] {
+			for _, ln := range loc.Line {
+				if judge(ln.Function.Name) {
+					return ln.Function.Name
+				}
 			}
 		}
 	}
-	whole = runs[1].Copy()
-	meta.Set(whole, meta.Record{Name: l.name + " at " + s.name + " (the whole process)", Build: s.build, Race: s.race, WorkUnit: meta.WorkOp,
-		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(2 * ops)}}})
-	neg := runs[0].Copy()
-	neg.Scale(-1)
-	d, err := profile.Merge([]*profile.Profile{runs[1], neg})
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
-	}
-	d.Sample = slices.DeleteFunc(d.Sample, func(smp *profile.Sample) bool { return smp.Value[0] == 0 })
-	d.Comments = meta.MarkExact(nil)
-	meta.Set(d, meta.Record{Name: l.name + " at " + s.name, Build: s.build, Race: s.race, WorkUnit: meta.WorkOp,
-		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(ops)}}})
-	return d.Compact(), whole, nil
+	return ""
 }
 
-// countRun runs benchmark l for n iterations under callgrind and returns
-// the profile of the whole process. (Collecting only inside
+// countRun runs benchmark l for n iterations reps times (go test -count)
+// in one process under callgrind, which dumps at each entry to
+// testing.(*B).run1, and returns the profiles of its dumps in order: the
+// last holds the last repetition. (Collecting only inside
 // testing.(*B).runN with --toggle-collect lost 0.1% of a function's count:
-// the runtime's preemption requests switch stacks, which callgrind takes for
-// returns, toggling collection off until the next call. The difference of
-// two processes is exact.)
-func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testBinary, l leaf, n int64) (*profile.Profile, []byte, error) {
+// the runtime's preemption requests switch stacks, which callgrind takes
+// for returns, toggling collection off until the next call. Dumping at
+// run1's entries loses nothing: the dumps add up to the process.)
+func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testBinary, l leaf, n int64, reps int) ([]*profile.Profile, []byte, error) {
 	dir, err := os.MkdirTemp(s.tmp, "callgrind-")
 	if err != nil {
 		return nil, nil, err
@@ -178,27 +285,51 @@ func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testB
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "callgrind.out")
 	args := []string{"--tool=callgrind", "--dump-instr=yes", "--compress-pos=no", "--compress-strings=no",
-		"--callgrind-out-file=" + out, b.path,
-		"-test.run", "^$", "-test.cpu", "1", "-test.bench", l.pattern(), "-test.benchtime", strconv.FormatInt(n, 10) + "x", "-test.count", "1"}
+		"--dump-before=testing.(*B).run1", "--callgrind-out-file=" + out, b.path,
+		"-test.run", "^$", "-test.cpu", "1", "-test.bench", l.pattern(), "-test.benchtime", strconv.FormatInt(n, 10) + "x",
+		"-test.count", strconv.Itoa(reps)}
 	stdout, stderr, err := underValgrind(ctx, vg, b, args)
 	if err != nil {
 		return nil, nil, benchFailed(ctx, s, b, err, stdout, stderr)
 	}
-	dump := out
-	sym, err := r.dumpSymbolizer(b.path, dump)
+	// callgrind.out.1, .2, ... in order, then callgrind.out, the dump at
+	// the process's end.
+	var dumps []string
+	for i := 1; ; i++ {
+		d := fmt.Sprintf("%s.%d", out, i)
+		if _, err := os.Stat(d); err != nil {
+			break
+		}
+		dumps = append(dumps, d)
+	}
+	dumps = append(dumps, out)
+	var ps []*profile.Profile
+	for _, dump := range dumps {
+		p, err := r.readDump(b.path, dump)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
+		}
+		ps = append(ps, p)
+	}
+	return ps, stdout.Bytes(), nil
+}
+
+// readDump reads a callgrind dump of binary, symbolised.
+func (r *recorder) readDump(binary, dump string) (*profile.Profile, error) {
+	sym, err := r.dumpSymbolizer(binary, dump)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
+		return nil, err
 	}
 	f, err := os.Open(dump)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer f.Close()
 	p, err := callgrind.ParseByAddress(f, pbuild.Options{Name: dump}, sym)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s at %s: callgrind's output: %w", l.name, s.name, err)
+		return nil, fmt.Errorf("callgrind's output: %w", err)
 	}
-	return p, stdout.Bytes(), nil
+	return p, nil
 }
 
 // cpuLine is the line go test names the CPU in.
