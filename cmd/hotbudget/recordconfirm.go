@@ -47,7 +47,8 @@ func leafSelf(p *profile.Profile) map[string]int64 {
 func failing(row diff.CountRow) bool { return row.Verdict == diff.Regressed || row.Verdict == diff.New }
 
 // confirmExact counts benchmark l again on the sides it measured (a base
-// from the history stays), in fresh processes, after rep failed: a
+// from the history stays), in fresh processes repeating it twice as many
+// times, after rep failed: a
 // function fails only when it failed both counts, since what the runtime
 // does at random in a process (its type-assertion caches, the hash seeds
 // of its maps) may move a count once, and rarely twice the same way. It
@@ -59,7 +60,7 @@ func (r *recorder) confirmExact(ctx context.Context, vg string, sides []*recSide
 		if j == 0 && r.hist != nil {
 			continue
 		}
-		c, err := r.countLeaf(ctx, vg, s, l, ops, judge)
+		c, err := r.countLeaf(ctx, vg, s, l, ops, 2*exactReps, judge)
 		if err != nil {
 			return nil, ps, err
 		}

@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,9 +33,12 @@ import (
 // record --instructions (issue 31): each benchmark runs under valgrind's
 // callgrind at a fixed iteration count, on both revisions, and every
 // function's instructions per op are judged exactly (diff.CompareCounts):
-// no runs to repeat, no statistics. Each side runs twice, at N and 2N
-// iterations, and the difference is what N ops execute: the process's
-// start, the benchmark's setup and its first one-iteration round cancel.
+// no runs to repeat, no statistics. Each side runs in two processes, at N
+// and 2N iterations repeated exactReps times (go test -count), and the
+// difference is what exactReps*N ops execute: the process's start, the
+// benchmark's setup and its one-iteration rounds cancel, and the runtime's
+// per-process warm-up (its type-assertion caches) is diluted; a function
+// past its allowance is counted again before it fails (confirmExact).
 
 // exactBenchtime is the native time a benchmark's counted iterations
 // take by default with --instructions (N; the runs count N and 2N): the
@@ -47,7 +49,7 @@ const exactBenchtime = 5 * time.Millisecond
 // exactResult is one benchmark's exact comparison.
 type exactResult struct {
 	name       string // package and benchmark
-	ops        int64  // N
+	ops        int64  // the iterations of each side's difference: exactReps*N
 	base, head *profile.Profile
 	report     *diff.CountReport
 }
@@ -71,6 +73,7 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 			continue
 		}
 		ops := max(l.iters, 1)
+		work := int64(exactReps) * ops // iterations a side
 		var ps [2]*profile.Profile
 		var negative []string
 		for j, s := range sides {
@@ -84,7 +87,7 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 				}
 				continue
 			}
-			c, err := r.countLeaf(ctx, vg, s, l, ops, judge)
+			c, err := r.countLeaf(ctx, vg, s, l, ops, exactReps, judge)
 			if err != nil {
 				return err
 			}
@@ -114,8 +117,8 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 				return err
 			}
 		}
-		res.exact = append(res.exact, exactResult{name: l.key(), ops: ops, base: ps[0], head: ps[1], report: rep})
-		r.progress("counted %s (%d of %d, %s ops a side): %s; %s so far", l.name, i+1, len(leaves), textfmt.Count(float64(ops)), exactLine(rep), since(t0))
+		res.exact = append(res.exact, exactResult{name: l.key(), ops: work, base: ps[0], head: ps[1], report: rep})
+		r.progress("counted %s (%d of %d, %s ops a side: %d repetitions of N in two processes, of N and 2N): %s; %s so far", l.name, i+1, len(leaves), textfmt.Count(float64(work)), exactReps, exactLine(rep), since(t0))
 	}
 	// What go test printed in the runs of 2N ops: the machine's
 	// description (cpu:) for history append.
@@ -139,24 +142,16 @@ func benchFile(name string) string {
 	return strings.NewReplacer("/", "_", " ", "_").Replace(name)
 }
 
-// Repetitions of a counted benchmark (go test -count) in each process.
-const (
-	// exactReps is how many times each process runs the benchmark at
-	// first: all but the last warm it up.
-	exactReps = 4
-	// exactMaxReps bounds them: they double while the last one still
-	// misses the runtime's type-assertion or type-switch caches in the
-	// module's code.
-	exactMaxReps = 32
-)
+// exactReps is how many times each counting process runs the benchmark
+// (go test -count) at first; a failure is confirmed at twice as many.
+const exactReps = 4
 
 // counted is one side's count of a benchmark.
 type counted struct {
-	// diffed is what ops iterations execute, per function: the
-	// difference of the last repetitions of the processes of 2N and N
-	// iterations (or of the whole processes: note says why).
+	// diffed is what reps*ops iterations execute, per function: the
+	// difference of the processes of reps*2N and reps*N iterations.
 	diffed *profile.Profile
-	// whole is the whole process of 2N iterations.
+	// whole is the whole process of reps*2N iterations.
 	whole *profile.Profile
 	// negative are functions below zero in the difference: not counts
 	// of the iterations, not judged.
@@ -164,88 +159,58 @@ type counted struct {
 	note     string
 }
 
-// countLeaf counts benchmark l of side s in two processes, of ops and
-// 2*ops iterations, each repeating the benchmark (go test -count) until
-// its last repetition no longer misses the runtime's type-assertion or
-// type-switch caches in the code judge selects (they fill at random, per
-// process). The difference of the two last repetitions is what ops
-// iterations execute: the process's start, the warm-up and the
-// benchmark's setup cancel.
-func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf, ops int64, judge func(string) bool) (counted, error) {
+// countLeaf counts benchmark l of side s in two processes, each repeating
+// it reps times (go test -count), of ops and 2*ops iterations: their
+// difference is what reps*ops iterations execute, the process's start and
+// the benchmark's setup cancelled. What the runtime does at random in a
+// process does not cancel: its type-assertion and type-switch caches fill
+// on about one miss in 1,024, chosen per process, so until they are full
+// an assertion's cost depends on the process; the repetitions dilute it,
+// and a failure is confirmed (confirmExact). It notes a function of the
+// module (judge) that still misses those caches in the process's last
+// repetitions.
+//
+// (Callgrind's dumps at the entry of a function of package testing,
+// which would split a process into its repetitions, come at other places
+// too: callgrind takes a goroutine's return to a function, after the
+// runtime switched stacks, for a call, and in a sub-benchmark the
+// function is already on its shadow stack. Measured: the last dump held
+// none of the iterations in 2 of 4 benchmark shapes.)
+func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf, ops int64, reps int, judge func(string) bool) (counted, error) {
 	b := s.bins[l.pkg]
 	if b == nil {
 		return counted{}, fmt.Errorf("%s: no test binary at %s", l.key(), s.name)
 	}
-	var last, all [2]*profile.Profile
-	reps := exactReps
-	var missing string
-	for {
-		missing = ""
-		for i, n := range []int64{ops, 2 * ops} {
-			runs, stdout, err := r.countRun(ctx, vg, s, b, l, n, reps)
-			if err != nil {
-				return counted{}, err
-			}
-			last[i] = runs[len(runs)-1]
-			if all[i], err = profile.Merge(runs); err != nil {
-				return counted{}, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
-			}
-			if m := cacheMisses(last[i], judge); m != "" {
-				missing = m
-			}
-			if i == 1 {
-				s.bench.Write(stdout)
-				if m := cpuLine.FindSubmatch(stdout); m != nil {
-					s.cpu = strings.TrimSpace(string(m[1]))
-				}
+	var all [2]*profile.Profile
+	var c counted
+	for i, n := range []int64{ops, 2 * ops} {
+		p, stdout, err := r.countRun(ctx, vg, s, b, l, n, reps)
+		if err != nil {
+			return counted{}, err
+		}
+		all[i] = p
+		if m := cacheMisses(p, judge); m != "" {
+			c.note = fmt.Sprintf("%s misses the runtime's type-assertion or type-switch cache in the process of %d iterations: its count may differ between processes", textfmt.Line(shortName(m)), int64(reps)*n)
+		}
+		if i == 1 {
+			s.bench.Write(stdout)
+			if m := cpuLine.FindSubmatch(stdout); m != nil {
+				s.cpu = strings.TrimSpace(string(m[1]))
 			}
 		}
-		if missing == "" || reps*2 > exactMaxReps {
-			break
-		}
-		reps *= 2
 	}
-	c := counted{whole: all[1].Copy()}
+	c.whole = all[1].Copy()
 	meta.Set(c.whole, meta.Record{Name: l.name + " at " + s.name + " (the whole process)", Build: s.build, Race: s.race, WorkUnit: meta.WorkOp,
 		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(int64(reps) * 2 * ops)}}})
-	if missing != "" {
-		c.note = fmt.Sprintf("%s still misses the runtime's type-assertion or type-switch cache after %d repetitions: its count may differ between processes", textfmt.Line(shortName(missing)), reps)
-	}
-	d, neg, err := valgrind.Difference(last[1], last[0])
+	d, neg, err := valgrind.Difference(all[1], all[0])
 	if err != nil {
 		return counted{}, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
-	}
-	w, wneg, err := valgrind.Difference(all[1], all[0])
-	if err != nil {
-		return counted{}, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
-	}
-	work := ops
-	// The last repetition is what callgrind dumped from the benchmark's
-	// last entry to testing.(*B).run1; should callgrind take a return to
-	// run1 for a call (it does after the benchmark's goroutine was
-	// preempted, in b.Loop benchmarks), the dump misses the iterations:
-	// then the whole processes' difference is used, every repetition's
-	// iterations, whose warm-up does not cancel but is diluted.
-	if one, every := judgedSelf(d, judge), judgedSelf(w, judge)/float64(reps); math.Abs(one-every) > 0.1*every {
-		d, neg, work = w, wneg, int64(reps)*ops
-		c.note = strings.TrimPrefix(c.note+"; ", "; ") + fmt.Sprintf("its last repetition holds %s of the module's instructions per op, the processes' %s: counted over all %d repetitions", textfmt.Count(math.Round(one/float64(ops))), textfmt.Count(math.Round(every/float64(ops))), reps)
 	}
 	d.Comments = meta.MarkExact(nil)
 	meta.Set(d, meta.Record{Name: l.name + " at " + s.name, Build: s.build, Race: s.race, WorkUnit: meta.WorkOp,
-		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(work)}}})
+		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(int64(reps) * ops)}}})
 	c.diffed, c.negative = d, neg
 	return c, nil
-}
-
-// judgedSelf is the self count of the functions judge selects.
-func judgedSelf(p *profile.Profile, judge func(string) bool) float64 {
-	var sum float64
-	for _, s := range p.Sample {
-		if len(s.Location) > 0 && len(s.Location[0].Line) > 0 && judge(s.Location[0].Line[0].Function.Name) {
-			sum += float64(s.Value[0])
-		}
-	}
-	return sum
 }
 
 // cacheMisses names a function judge selects that calls the runtime's
@@ -270,14 +235,12 @@ func cacheMisses(p *profile.Profile, judge func(string) bool) string {
 }
 
 // countRun runs benchmark l for n iterations reps times (go test -count)
-// in one process under callgrind, which dumps at each entry to
-// testing.(*B).run1, and returns the profiles of its dumps in order: the
-// last holds the last repetition. (Collecting only inside
-// testing.(*B).runN with --toggle-collect lost 0.1% of a function's count:
-// the runtime's preemption requests switch stacks, which callgrind takes
-// for returns, toggling collection off until the next call. Dumping at
-// run1's entries loses nothing: the dumps add up to the process.)
-func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testBinary, l leaf, n int64, reps int) ([]*profile.Profile, []byte, error) {
+// in one process under callgrind and returns the profile of the whole
+// process. (Collecting only inside testing.(*B).runN with --toggle-collect
+// lost 0.1% of a function's count: the runtime's preemption requests
+// switch stacks, which callgrind takes for returns, toggling collection
+// off until the next call. The difference of two processes is exact.)
+func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testBinary, l leaf, n int64, reps int) (*profile.Profile, []byte, error) {
 	dir, err := os.MkdirTemp(s.tmp, "callgrind-")
 	if err != nil {
 		return nil, nil, err
@@ -285,33 +248,18 @@ func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testB
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "callgrind.out")
 	args := []string{"--tool=callgrind", "--dump-instr=yes", "--compress-pos=no", "--compress-strings=no",
-		"--dump-before=testing.(*B).run1", "--callgrind-out-file=" + out, b.path,
+		"--callgrind-out-file=" + out, b.path,
 		"-test.run", "^$", "-test.cpu", "1", "-test.bench", l.pattern(), "-test.benchtime", strconv.FormatInt(n, 10) + "x",
 		"-test.count", strconv.Itoa(reps)}
 	stdout, stderr, err := underValgrind(ctx, vg, b, args)
 	if err != nil {
 		return nil, nil, benchFailed(ctx, s, b, err, stdout, stderr)
 	}
-	// callgrind.out.1, .2, ... in order, then callgrind.out, the dump at
-	// the process's end.
-	var dumps []string
-	for i := 1; ; i++ {
-		d := fmt.Sprintf("%s.%d", out, i)
-		if _, err := os.Stat(d); err != nil {
-			break
-		}
-		dumps = append(dumps, d)
+	p, err := r.readDump(b.path, out)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
 	}
-	dumps = append(dumps, out)
-	var ps []*profile.Profile
-	for _, dump := range dumps {
-		p, err := r.readDump(b.path, dump)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
-		}
-		ps = append(ps, p)
-	}
-	return ps, stdout.Bytes(), nil
+	return p, stdout.Bytes(), nil
 }
 
 // readDump reads a callgrind dump of binary, symbolised.
