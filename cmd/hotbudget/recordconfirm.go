@@ -60,7 +60,7 @@ func (r *recorder) confirmExact(ctx context.Context, vg string, sides []*recSide
 		if j == 0 && r.hist != nil {
 			continue
 		}
-		c, err := r.countLeaf(ctx, vg, s, l, ops, 2*exactReps, judge)
+		c, err := r.countLeaf(ctx, vg, s, l, ops, 2*exactReps, judge) // more if it misses the caches
 		if err != nil {
 			return nil, ps, err
 		}

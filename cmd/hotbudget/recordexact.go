@@ -92,6 +92,7 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 				return err
 			}
 			ps[j] = c.diffed
+			work = c.work
 			negative = append(negative, c.negative...)
 			if c.note != "" {
 				r.progress("%s at %s: %s", l.name, s.name, c.note)
@@ -118,7 +119,7 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 			}
 		}
 		res.exact = append(res.exact, exactResult{name: l.key(), ops: work, base: ps[0], head: ps[1], report: rep})
-		r.progress("counted %s (%d of %d, %s ops a side: %d repetitions of N in two processes, of N and 2N): %s; %s so far", l.name, i+1, len(leaves), textfmt.Count(float64(work)), exactReps, exactLine(rep), since(t0))
+		r.progress("counted %s (%d of %d, %s ops a side: repetitions of N in two processes, of N and 2N): %s; %s so far", l.name, i+1, len(leaves), textfmt.Count(float64(work)), exactLine(rep), since(t0))
 	}
 	// What go test printed in the runs of 2N ops: the machine's
 	// description (cpu:) for history append.
@@ -142,9 +143,20 @@ func benchFile(name string) string {
 	return strings.NewReplacer("/", "_", " ", "_").Replace(name)
 }
 
-// exactReps is how many times each counting process runs the benchmark
-// (go test -count) at first; a failure is confirmed at twice as many.
-const exactReps = 4
+// Repetitions of a counted benchmark (go test -count) in each process.
+const (
+	// exactReps is how many times each counting process runs the
+	// benchmark at first; a failure is confirmed at twice as many.
+	exactReps = 4
+	// exactMissOps is how many ops a side's difference counts at least
+	// when the module's code misses the runtime's type-assertion or
+	// type-switch caches: BurntSushi/toml's indirect varied by 1,579
+	// instructions an op over 24 ops (-7.75%, allowed 1.25%), some
+	// 38,000 a process; over 512 ops that is 74 an op.
+	exactMissOps = 256
+	// exactMaxReps bounds the repetitions.
+	exactMaxReps = 64
+)
 
 // counted is one side's count of a benchmark.
 type counted struct {
@@ -157,6 +169,8 @@ type counted struct {
 	// of the iterations, not judged.
 	negative []string
 	note     string
+	// work is the iterations diffed counts: reps*ops.
+	work int64
 }
 
 // countLeaf counts benchmark l of side s in two processes, each repeating
@@ -183,22 +197,38 @@ func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf,
 	}
 	var all [2]*profile.Profile
 	var c counted
-	for i, n := range []int64{ops, 2 * ops} {
-		p, stdout, err := r.countRun(ctx, vg, s, b, l, n, reps)
-		if err != nil {
-			return counted{}, err
-		}
-		all[i] = p
-		if m := cacheMisses(p, judge); m != "" {
-			c.note = fmt.Sprintf("%s misses the runtime's type-assertion or type-switch cache in the process of %d iterations: its count may differ between processes", textfmt.Line(shortName(m)), int64(reps)*n)
-		}
-		if i == 1 {
-			s.bench.Write(stdout)
-			if m := cpuLine.FindSubmatch(stdout); m != nil {
-				s.cpu = strings.TrimSpace(string(m[1]))
+	for {
+		missing := ""
+		for i, n := range []int64{ops, 2 * ops} {
+			p, stdout, err := r.countRun(ctx, vg, s, b, l, n, reps)
+			if err != nil {
+				return counted{}, err
+			}
+			all[i] = p
+			if m := cacheMisses(p, judge); m != "" {
+				missing = m
+			}
+			if i == 1 {
+				s.bench.Write(stdout)
+				if m := cpuLine.FindSubmatch(stdout); m != nil {
+					s.cpu = strings.TrimSpace(string(m[1]))
+				}
 			}
 		}
+		if missing == "" || int64(reps)*ops >= exactMissOps || reps >= exactMaxReps {
+			if missing != "" {
+				c.note = fmt.Sprintf("%s misses the runtime's type-assertion or type-switch caches: counted over %d repetitions (%s ops a side) to dilute what each process's misses add", textfmt.Line(shortName(missing)), reps, textfmt.Count(float64(int64(reps)*ops)))
+			}
+			break
+		}
+		// Code of the module that misses the caches: enough ops that
+		// a process's misses, which stop once its caches are full, are
+		// a small part of each op.
+		for int64(reps)*ops < exactMissOps && reps < exactMaxReps {
+			reps *= 2
+		}
 	}
+	c.work = int64(reps) * ops
 	c.whole = all[1].Copy()
 	meta.Set(c.whole, meta.Record{Name: l.name + " at " + s.name + " (the whole process)", Build: s.build, Race: s.race, WorkUnit: meta.WorkOp,
 		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(int64(reps) * 2 * ops)}}})
@@ -208,7 +238,7 @@ func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf,
 	}
 	d.Comments = meta.MarkExact(nil)
 	meta.Set(d, meta.Record{Name: l.name + " at " + s.name, Build: s.build, Race: s.race, WorkUnit: meta.WorkOp,
-		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(int64(reps) * ops)}}})
+		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(c.work)}}})
 	c.diffed, c.negative = d, neg
 	return c, nil
 }
