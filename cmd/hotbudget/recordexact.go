@@ -217,7 +217,7 @@ func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf,
 		}
 		if missing == "" || int64(reps)*ops >= exactMissOps || reps >= exactMaxReps {
 			if missing != "" {
-				c.note = fmt.Sprintf("%s misses the runtime's type-assertion or type-switch caches: counted over %d repetitions (%s ops a side) to dilute what each process's misses add", textfmt.Line(shortName(missing)), reps, textfmt.Count(float64(int64(reps)*ops)))
+				c.note = fmt.Sprintf("its code misses the runtime's type-assertion or type-switch caches (%s): counted over %d repetitions (%s ops a side) to dilute what each process's misses add", textfmt.Line(shortName(missing)), reps, textfmt.Count(float64(int64(reps)*ops)))
 			}
 			break
 		}
