@@ -151,8 +151,8 @@ const (
 	// exactMissOps is how many ops a side's difference counts at least
 	// when the module's code misses the runtime's type-assertion or
 	// type-switch caches: BurntSushi/toml's indirect varied by 1,579
-	// instructions an op over 24 ops (-7.75%, allowed 1.25%), some
-	// 38,000 a process; over 512 ops that is 74 an op.
+	// instructions an op over 24 ops (-7.75%, allowed 1.25%), and by up
+	// to 404 over 256-384 (docs/instructions.md).
 	exactMissOps = 256
 	// exactMaxReps bounds the repetitions.
 	exactMaxReps = 64
