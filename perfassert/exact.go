@@ -22,12 +22,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/hotbudget/hotbudget/internal/binsym"
-	"github.com/hotbudget/hotbudget/internal/callgrind"
 	"github.com/hotbudget/hotbudget/internal/meta"
-	"github.com/hotbudget/hotbudget/internal/pbuild"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
-	"github.com/hotbudget/hotbudget/internal/valgrind"
 	"github.com/hotbudget/hotbudget/limits"
 )
 
@@ -107,34 +103,70 @@ type exactPlan struct {
 // exactChild returns the child's directory and the index of the capture
 // it counts, in a child process.
 func exactChild() (dir string, index int, ok bool) {
-	v := os.Getenv(exactChildEnv)
-	if v == "" {
-		return "", 0, false
-	}
-	dir, n, ok := strings.Cut(v, "|")
-	index, err := strconv.Atoi(n)
-	if !ok || err != nil || index < 0 {
-		return "", 0, false
-	}
-	return dir, index, true
+	dir, index, _, ok = exactChildPlan()
+	return dir, index, ok
 }
 
-// exactCounts numbers the exact captures of each test in this process, so
-// that a child counts the one its parent asked for.
+// exactChildPlan is exactChild with the name of the test whose capture
+// the child counts: "dir|index|test".
+func exactChildPlan() (dir string, index int, test string, ok bool) {
+	v := os.Getenv(exactChildEnv)
+	if v == "" {
+		return "", 0, "", false
+	}
+	parts := strings.SplitN(v, "|", 3)
+	if len(parts) < 2 {
+		return "", 0, "", false
+	}
+	index, err := strconv.Atoi(parts[1])
+	if err != nil || index < 0 {
+		return "", 0, "", false
+	}
+	if len(parts) == 3 {
+		test = parts[2]
+	}
+	return parts[0], index, test, true
+}
+
+// exactKey tells one run of a test from another: its name, and the
+// *testing.T of this run (go test -count=2 runs a test twice under one
+// name, each run with its own T).
+type exactKey struct {
+	test string
+	t    uintptr
+}
+
+// exactCounts numbers the exact captures of each run of a test in this
+// process, so that a child counts the one its parent asked for.
 var (
 	exactMu     sync.Mutex
-	exactCounts = map[string]int{}
+	exactCounts = map[exactKey]int{}
 	// exactPlans remembers how each exact capture of this process was
 	// made, for MatchBaseline to record more processes of it.
 	exactPlans = map[*profile.Profile]exactPlan{}
 )
 
-// nextExactIndex returns the index of test's next exact capture.
-func nextExactIndex(test string) int {
+// nextExactIndex returns the index of the next exact capture of this run
+// of test: 0 for the first capture of every run (the child process runs
+// the test once), whatever ran before under the same name.
+func nextExactIndex(t TestingT, test string) int {
+	key := exactKey{test: test}
+	if v := reflect.ValueOf(t); v.Kind() == reflect.Pointer {
+		key.t = v.Pointer()
+	}
 	exactMu.Lock()
 	defer exactMu.Unlock()
-	i := exactCounts[test]
-	exactCounts[test] = i + 1
+	i, seen := exactCounts[key]
+	exactCounts[key] = i + 1
+	if !seen {
+		if cl, ok := t.(interface{ Cleanup(func()) }); ok {
+			cl.Cleanup(func() {
+				exactMu.Lock()
+				delete(exactCounts, key)
+				exactMu.Unlock()
+			})
+		}
+	}
 	return i
 }
 
@@ -164,12 +196,13 @@ func captureExact(t TestingT, fn func(), c captureConfig) (*profile.Profile, str
 		return nil, "", errors.New("perfassert: Instructions needs a test with a name (a *testing.T), whose test binary it runs again under valgrind")
 	}
 	test := nm.Name()
-	index := nextExactIndex(test)
-	if dir, want, ok := exactChild(); ok {
-		// Another capture of the test than the one this process counts
-		// gets an empty profile, so that the test goes on to that one.
+	index := nextExactIndex(t, test)
+	if dir, want, wantTest, ok := exactChildPlan(); ok {
+		// Another capture than the one this process counts (of the test,
+		// or of a test that runs it, as a parent runs its subtests) gets
+		// an empty profile, so that the test goes on to that one.
 		p := notCounted(c.name)
-		if index != want {
+		if index != want || (wantTest != "" && wantTest != test) {
 			return p, "", nil
 		}
 		if err := countInChild(fn, dir); err != nil {
@@ -183,15 +216,20 @@ func captureExact(t TestingT, fn func(), c captureConfig) (*profile.Profile, str
 	}
 	plan := exactPlan{test: test, index: index, name: c.name}
 	start := time.Now()
-	p, err := runExactChild(t, vg, plan)
+	p, note, err := runExactChild(t, vg, plan)
 	if err != nil {
 		return nil, "", err
 	}
 	exactMu.Lock()
 	exactPlans[p] = plan
 	exactMu.Unlock()
-	runs, _ := Iterations(p)
-	return p, exactSummary(p, runs, time.Since(start)), nil
+	summary := exactSummary(p, note, time.Since(start))
+	// callgrind's warnings, once per capture, not in every message of
+	// every check of it.
+	for _, w := range note.warnings {
+		summary += "\nwarning: callgrind's dump: " + textfmt.Line(w)
+	}
+	return p, summary, nil
 }
 
 // exactCountedHere is captureExact's summary in the child process that
@@ -236,14 +274,14 @@ var valgrindVersion = sync.OnceValue(func() string {
 
 // runExactChild runs the test again under callgrind to count the capture
 // plan names, and returns what the child counted.
-func runExactChild(t TestingT, vg string, plan exactPlan) (*profile.Profile, error) {
+func runExactChild(t TestingT, vg string, plan exactPlan) (*profile.Profile, exactNote, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("perfassert: finding the test binary: %w", err)
+		return nil, exactNote{}, fmt.Errorf("perfassert: finding the test binary: %w", err)
 	}
 	dir, err := os.MkdirTemp("", "hotbudget-exact-")
 	if err != nil {
-		return nil, fmt.Errorf("perfassert: %w", err)
+		return nil, exactNote{}, fmt.Errorf("perfassert: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
@@ -257,31 +295,32 @@ func runExactChild(t TestingT, vg string, plan exactPlan) (*profile.Profile, err
 	args := append(exactValgrindArgs(filepath.Join(dir, "callgrind.out")),
 		exe, "-test.run="+runPattern(plan.test), "-test.count=1", "-test.v", "-test.timeout=30m")
 	cmd := exec.CommandContext(ctx, vg, args...)
-	cmd.Env = exactEnv(os.Environ(), fmt.Sprintf("%s|%d", dir, plan.index))
+	cmd.Env = exactEnv(os.Environ(), fmt.Sprintf("%s|%d|%s", dir, plan.index, plan.test))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()
-	if keepDump != nil {
-		keepDump(filepath.Join(dir, "callgrind.out.2"))
+	p, note, err := readCounted(dir, plan.name)
+	if keepDump != nil && err == nil {
+		keepDump(filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", note.last-1)), filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", note.last)))
 	}
-	p, err := readCounted(dir, plan.name)
 	if err != nil {
 		why := "left no capture"
 		if runErr != nil {
 			why = runErr.Error()
 		}
-		return nil, fmt.Errorf("perfassert: counting instructions: valgrind running %s again (%s): %s; its output:\n%s",
+		return nil, note, fmt.Errorf("perfassert: counting instructions: valgrind running %s again (%s): %s; its output:\n%s",
 			plan.test, textfmt.Line(filepath.Base(exe)), why, textfmt.Lines(tail(out.String(), 40)))
 	}
 	rec, _, _ := meta.Get(p)
 	rec.Instrument = instrumentCallgrind + " " + valgrindVersion()
 	rec.Depends = exactDepends()
 	meta.Set(p, rec)
-	return p, nil
+	return p, note, nil
 }
 
-// keepDump, set by tests, sees the child's dump before it is removed.
-var keepDump func(path string)
+// keepDump, set by tests, sees the child's two counted dumps (runs runs,
+// then twice as many) before they are removed.
+var keepDump func(runs, twice string)
 
 // readExact reads the capture a child left.
 func readExact(path string) (*profile.Profile, error) {
@@ -360,7 +399,7 @@ func exactDepends() map[string]string {
 }
 
 // exactSummary is Capture's log line for an exact capture.
-func exactSummary(p *profile.Profile, runs int64, took time.Duration) string {
+func exactSummary(p *profile.Profile, note exactNote, took time.Duration) string {
 	var total int64
 	for _, s := range p.Sample {
 		if len(s.Value) > 0 {
@@ -368,241 +407,14 @@ func exactSummary(p *profile.Profile, runs int64, took time.Duration) string {
 		}
 	}
 	rec, _, _ := meta.Get(p)
-	return fmt.Sprintf("%s instructions per iteration, counted in %s by %s in a child process (%s)",
-		textfmt.Count(math.Round(float64(total)/float64(runs))), plural(int(runs), "iteration", "iterations"), rec.Instrument, textfmt.Duration(took.Round(time.Millisecond)))
+	settled := "the runtime's type-assertion and type-switch caches full"
+	if note.missed > 0 {
+		settled = fmt.Sprintf("the runtime's type-assertion and type-switch caches still missing (%s instructions in their miss paths)", textfmt.Count(float64(note.missed)))
+	}
+	return fmt.Sprintf("%s instructions per iteration, counted in %s (%d less %d, after %s of warm-up, %s) by %s in a child process (%s)",
+		textfmt.Count(math.Round(float64(total)/float64(note.runs))), plural(note.runs, "iteration", "iterations"), 2*note.runs, note.runs,
+		plural(note.warmed, "run", "runs"), settled, rec.Instrument, textfmt.Duration(took.Round(time.Millisecond)))
 }
-
-// countInChild counts fn under callgrind: one run to learn its count (and
-// warm it up), then runs runs of it, a power of ten chosen from that count
-// (exactRunsFor). It leaves the dump of the runs for the parent, which
-// reads it natively (under valgrind that takes seconds), with the runs and
-// where this process has countRuns, in exactCounted.
-func countInChild(fn func(), dir string) error {
-	if valgrind.RunningOnValgrind() == 0 {
-		return errors.New("perfassert: the exact child process does not run under valgrind")
-	}
-	runtime.MemProfileRate = 0
-	countRuns(fn, 1)
-	valgrind.DumpStatsAt(exactDump + " (one run)")
-	one, err := dumpTotal(filepath.Join(dir, "callgrind.out.1"))
-	if err != nil {
-		return err
-	}
-	runs := exactRunsFor(one)
-	runtime.GC()
-	countRuns(fn, runs)
-	valgrind.DumpStatsAt(exactDump)
-	note := fmt.Sprintf("%d %d\n", runs, countRunsPC())
-	return os.WriteFile(filepath.Join(dir, exactCounted), []byte(note), 0o644)
-}
-
-// exactCounted is the file in which a child says how many runs it counted
-// and where it has countRuns: "runs pc".
-const exactCounted = "counted"
-
-// countRunsPC is the address of countRuns in this process: the parent and
-// the child are one binary, so the difference of their addresses moves
-// the child's to the parent's (zero unless the binary is
-// position-independent).
-func countRunsPC() uintptr { return reflect.ValueOf(countRuns).Pointer() }
-
-// readCounted reads what the child in dir counted: the profile of its
-// runs, symbolised in this process.
-func readCounted(dir, name string) (*profile.Profile, error) {
-	note, err := os.ReadFile(filepath.Join(dir, exactCounted))
-	if err != nil {
-		return nil, err
-	}
-	var runs int
-	var pc uint64
-	if _, err := fmt.Sscan(string(note), &runs, &pc); err != nil || runs < 1 {
-		return nil, fmt.Errorf("perfassert: the child's note %q: %v", note, err)
-	}
-	shift := uint64(countRunsPC()) - pc
-	dump := filepath.Join(dir, "callgrind.out.2")
-	f, err := os.Open(dump)
-	if err != nil {
-		return nil, fmt.Errorf("perfassert: callgrind's dump: %w", err)
-	}
-	defer f.Close()
-	p, err := callgrind.ParseByAddress(f, pbuild.Options{Name: dump}, func(addr uint64) ([]callgrind.Frame, bool) {
-		return runtimeFrames(addr + shift)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("perfassert: callgrind's dump %s: %w", dump, err)
-	}
-	warnings := meta.Warnings(p.Comments)
-	p = trimExact(p)
-	p.Comments = meta.MarkExact(nil) // without the loader's format: a capture says what it is
-	for _, w := range warnings {
-		p.Comments = meta.AppendWarning(p.Comments, "callgrind's dump: "+w)
-	}
-	for _, s := range p.Sample {
-		s.Label = map[string][]string{meta.LabelRun: {"1"}}
-	}
-	meta.Set(p, meta.Record{Name: name, Build: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH, Race: raceEnabled,
-		WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "1", Work: float64(runs)}}})
-	return p, nil
-}
-
-// exactTarget is about how many instructions the counted runs execute:
-// callgrind runs some 30 million a second here.
-const exactTarget = 30_000_000
-
-// exactRunsFor is how many runs to count of a function that executes one
-// instructions a run: the largest power of ten whose runs execute at most
-// exactTarget, from 1 to exactMaxRuns. A count, not a time, so that every
-// process counts the same runs of the same code.
-func exactRunsFor(one int64) int {
-	runs := 1
-	for runs*10 <= exactMaxRuns && int64(runs*10)*max(one, 1) <= exactTarget {
-		runs *= 10
-	}
-	return runs
-}
-
-// dumpTotal is the sum of the self costs (the first event) of a callgrind
-// dump written with positions "instr line".
-func dumpTotal(path string) (int64, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, fmt.Errorf("perfassert: callgrind's dump: %w", err)
-	}
-	var total int64
-	call := false
-	for _, line := range strings.Split(string(data), "\n") {
-		switch {
-		case strings.HasPrefix(line, "calls="):
-			call = true
-		case strings.HasPrefix(line, "0x"):
-			f := strings.Fields(line)
-			if !call && len(f) >= 3 {
-				v, err := strconv.ParseInt(f[2], 10, 64)
-				if err != nil {
-					return 0, fmt.Errorf("perfassert: callgrind's dump %s: cost line %q", path, line)
-				}
-				total += v
-			}
-			call = false
-		}
-	}
-	return total, nil
-}
-
-// countRunsName is countRuns's name in a profile.
-var countRunsName = funcName(countRuns)
-
-// countRuns runs fn runs times with callgrind's instrumentation on: the
-// root of every stack of fn in the dump.
-//
-//go:noinline
-func countRuns(fn func(), runs int) {
-	valgrind.StartInstrumentation()
-	valgrind.ZeroStats()
-	for range runs {
-		fn()
-	}
-	valgrind.StopInstrumentation()
-}
-
-// runtimeFrames names the code at an address as runtime/pprof does, from
-// this binary's own line table: the compiled function, then, when the
-// address is in code inlined into it, the innermost inlined function. (The
-// runtime's API names only those two for an address: the functions inlined
-// in between, when inlining nests, are on no stack of an exact capture,
-// while their own code counts as theirs.)
-func runtimeFrames(addr uint64) ([]callgrind.Frame, bool) {
-	f := runtime.FuncForPC(uintptr(addr))
-	if f == nil {
-		return nil, false
-	}
-	// runtime/pprof names a function by its symbol (a generic one with
-	// its shape, pkg.F[go.shape.int]), and an address in inlined code
-	// by the innermost function there, as FuncForPC does.
-	outer := runtime.FuncForPC(f.Entry())
-	if outer == nil {
-		outer = f
-	}
-	file, _ := outer.FileLine(f.Entry())
-	frames := []callgrind.Frame{{Func: symbolName(outer.Name(), uint64(f.Entry()), false), File: file}}
-	if f.Name() != outer.Name() {
-		file, _ := f.FileLine(uintptr(addr))
-		frames = append(frames, callgrind.Frame{Func: symbolName(f.Name(), addr, true), File: file})
-	}
-	return frames, true
-}
-
-// ownBinary is this binary's symbol table, read when a generic function
-// needs its symbol name.
-var ownBinary = sync.OnceValue(func() *binsym.Binary {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil
-	}
-	b, err := binsym.Open(exe)
-	if err != nil {
-		return nil
-	}
-	return b
-})
-
-// symbolName is the symbol name runtime/pprof gives the function printed
-// as name at pc (the innermost one with inner, else the outermost): the
-// runtime prints a generic function's type arguments as "...", runtime/pprof
-// writes its symbol, with the shape (pkg.F[go.shape.int]), which the
-// binary's line table holds.
-func symbolName(name string, pc uint64, inner bool) string {
-	if !strings.Contains(name, "[...]") {
-		return name
-	}
-	b := ownBinary()
-	if b == nil {
-		return name
-	}
-	m, err := b.Resolve([]uint64{pc})
-	if err != nil || len(m[pc]) == 0 {
-		return name
-	}
-	fr := m[pc][len(m[pc])-1]
-	if inner {
-		fr = m[pc][0]
-	}
-	if fr.Func != name || fr.Symbol == "" {
-		return name // the binary has no inlined frames (no DWARF)
-	}
-	return fr.Symbol
-}
-
-// trimExact drops perfassert's and the client requests' own frames from a
-// child's profile: the counting loop at the root of fn's stacks, and the
-// few instructions of the loop and the requests themselves.
-func trimExact(p *profile.Profile) *profile.Profile {
-	own := func(l *profile.Location) bool {
-		for _, ln := range l.Line {
-			if ln.Function != nil && (ln.Function.Name == countRunsName || strings.HasPrefix(ln.Function.Name, valgrindPkg)) {
-				return true
-			}
-		}
-		return false
-	}
-	kept := p.Sample[:0]
-	for _, s := range p.Sample {
-		locs := s.Location
-		for len(locs) > 0 && own(locs[len(locs)-1]) {
-			locs = locs[:len(locs)-1]
-		}
-		if len(locs) == 0 {
-			continue
-		}
-		s.Location = locs
-		kept = append(kept, s)
-	}
-	p.Sample = kept
-	return p.Compact()
-}
-
-// valgrindPkg is the prefix of the client requests' function names.
-const valgrindPkg = "github.com/hotbudget/hotbudget/internal/valgrind."
 
 // exactAsked reports whether opts hold Instructions.
 func exactAsked(opts []CaptureOption) bool {

@@ -113,10 +113,14 @@ func TestInstructionsAgainstAnnotate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("callgrind_annotate, installed with valgrind, is missing: %v", err)
 	}
-	dump := filepath.Join(t.TempDir(), "callgrind.out")
-	keepDump = func(path string) {
-		if data, err := os.ReadFile(path); err == nil {
-			os.WriteFile(dump, data, 0o644)
+	// The capture is the difference of the child's last two dumps, of N
+	// and 2N runs: so are callgrind_annotate's counts below.
+	dumpN, dump2N := filepath.Join(t.TempDir(), "callgrind.out.n"), filepath.Join(t.TempDir(), "callgrind.out.2n")
+	keepDump = func(runs, twice string) {
+		for from, to := range map[string]string{runs: dumpN, twice: dump2N} {
+			if data, err := os.ReadFile(from); err == nil {
+				os.WriteFile(to, data, 0o644)
+			}
 		}
 	}
 	t.Cleanup(func() { keepDump = nil })
@@ -168,8 +172,8 @@ func TestInstructionsAgainstAnnotate(t *testing.T) {
 	// callgrind_annotate's counts, by the function at each address it
 	// names, against the profile's: self of a function with its inlined
 	// callee (annotate knows no inlining), and total.
-	aSelf := annotateCounts(t, annotate, dump, false)
-	aTotal := annotateCounts(t, annotate, dump, true)
+	aSelf := annotateDiff(annotateCounts(t, annotate, dump2N, false), annotateCounts(t, annotate, dumpN, false))
+	aTotal := annotateDiff(annotateCounts(t, annotate, dump2N, true), annotateCounts(t, annotate, dumpN, true))
 	runs, _ := Iterations(p)
 	checks := []struct {
 		name    string
@@ -293,6 +297,15 @@ func annotateCounts(t *testing.T, annotate, dump string, inclusive bool) map[str
 	return counts
 }
 
+// annotateDiff is twice less once, function by function.
+func annotateDiff(twice, once map[string]int64) map[string]int64 {
+	d := map[string]int64{}
+	for name, v := range twice {
+		d[name] = v - once[name]
+	}
+	return d
+}
+
 // TestMatchBaselineInstructions records a baseline of counts in three
 // processes, passes the unchanged workload, and fails a 2% slowdown of one
 // function naming it alone; a baseline of another Go version is refused
@@ -383,34 +396,39 @@ func (r *namedRec) Name() string { return r.name }
 // TestExactEnv checks the child's environment: the settings that make
 // counts repeat, GODEBUG kept, what would record baselines dropped.
 func TestExactEnv(t *testing.T) {
-	env := exactEnv([]string{"PATH=/bin", "GODEBUG=gctrace=1", "GOGC=50", UpdateEnv + "=1", "GOMAXPROCS=8"}, "d|0")
+	env := exactEnv([]string{"PATH=/bin", "GODEBUG=gctrace=1", "GOGC=50", UpdateEnv + "=1", "GOMAXPROCS=8"}, "d|0|T")
 	got := strings.Join(env, " ")
-	want := "PATH=/bin GODEBUG=gctrace=1,asyncpreemptoff=1 GOGC=off GOMAXPROCS=1 HOTBUDGET_SAMPLER_CHECK=off " + exactChildEnv + "=d|0"
+	want := "PATH=/bin GODEBUG=gctrace=1,asyncpreemptoff=1 GOGC=off GOMAXPROCS=1 HOTBUDGET_SAMPLER_CHECK=off " + exactChildEnv + "=d|0|T"
 	if got != want {
 		t.Errorf("env:\n got %s\nwant %s", got, want)
 	}
 }
 
 // TestExactRunsFor checks the counted runs: powers of ten executing about
-// 30 million instructions.
+// 10 million instructions.
 func TestExactRunsFor(t *testing.T) {
 	for _, c := range []struct {
 		one  int64
 		want int
-	}{{0, 10000}, {1, 10000}, {3000, 10000}, {3001, 1000}, {30000, 1000}, {300_001, 10}, {3_000_000, 10}, {3_000_001, 1}, {1 << 40, 1}} {
+	}{{0, 10000}, {1, 10000}, {1000, 10000}, {1001, 1000}, {10000, 1000}, {100_001, 10}, {1_000_000, 10}, {1_000_001, 1}, {1 << 40, 1}} {
 		if got := exactRunsFor(c.one); got != c.want {
 			t.Errorf("exactRunsFor(%d) = %d, want %d", c.one, got, c.want)
 		}
 	}
 }
 
-// TestDumpTotal checks the sum of a dump's self costs, leaving out the
-// inclusive costs of calls.
-func TestDumpTotal(t *testing.T) {
+// TestDumpCost checks the sum of a dump's self costs, leaving out the
+// inclusive costs of calls, and the part of it at chosen addresses (the
+// runtime's cache-miss paths, in a child).
+func TestDumpCost(t *testing.T) {
 	dump := filepath.Join(t.TempDir(), "callgrind.out.1")
 	os.WriteFile(dump, []byte("positions: instr line\nevents: Ir\nfn=0x1\n0x1 0 10\ncfn=0x2\ncalls=1 0x2 0\n0x1 0 99\n0x5 0 3\nfn=0x2\n0x2 0 99\n"), 0o644)
-	if n, err := dumpTotal(dump); err != nil || n != 112 {
-		t.Errorf("dumpTotal = %d, %v; want 10+3+99 = 112", n, err)
+	n, part, err := dumpCost(dump, func(addr uint64) bool { return addr == 2 || addr == 5 })
+	if err != nil || n != 112 || part != 102 {
+		t.Errorf("dumpCost = %d, %d, %v; want 10+3+99 = 112, of which 3+99 = 102 at 0x2 and 0x5", n, part, err)
+	}
+	if _, part, _ := dumpCost(dump, nil); part != 0 {
+		t.Errorf("dumpCost without addresses: part %d", part)
 	}
 }
 
@@ -427,5 +445,58 @@ func TestInstructionsNotInBenchmark(t *testing.T) {
 	})
 	if !strings.Contains(msg, "Instructions counts in a test") {
 		t.Errorf("error %q, want one saying Instructions counts in a test", msg)
+	}
+}
+
+// exactEveryRunEnv makes TestInstructionsEveryRun the inner test binary's
+// test: captures in subtests, parallel ones among them, run twice.
+const exactEveryRunEnv = "HOTBUDGET_TEST_EXACT_EVERY_RUN"
+
+// TestInstructionsEveryRun runs this test binary again with -count=2 and
+// a -run pattern, on captures in subtests (two of them parallel, one with
+// two captures): every run of every capture is counted. (Before, the
+// second run's child counted the test's third capture, which it never
+// made: "left no capture", and MatchBaseline got a nil profile.)
+func TestInstructionsEveryRun(t *testing.T) {
+	if os.Getenv(exactEveryRunEnv) != "" {
+		capture := func(t *testing.T, n int) {
+			p := Capture(t, func() { exactLoop(n) }, Instructions())
+			if p == nil {
+				t.Fatal("no capture")
+			}
+			if runs, _ := Iterations(p); runs < 1 {
+				t.Fatalf("a capture of %d iterations", runs)
+			}
+		}
+		t.Run("serial", func(t *testing.T) { capture(t, 1000) })
+		t.Run("parallel", func(t *testing.T) {
+			t.Parallel()
+			capture(t, 2000)
+		})
+		t.Run("twice", func(t *testing.T) {
+			t.Parallel()
+			capture(t, 3000)
+			capture(t, 4000)
+		})
+		return
+	}
+	needValgrind(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^TestInstructionsEveryRun$", "-test.count=2", "-test.v", "-test.timeout=10m")
+	cmd.Env = append(os.Environ(), exactEveryRunEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go test -count=2 of captures in subtests: %v\n%s", err, tail(string(out), 60))
+	}
+	for _, sub := range []string{"serial", "parallel", "twice"} {
+		if n := strings.Count(string(out), "--- PASS: TestInstructionsEveryRun/"+sub+" "); n != 2 {
+			t.Errorf("subtest %s passed %d times of 2:\n%s", sub, n, tail(string(out), 60))
+		}
+	}
+	if n := strings.Count(string(out), "instructions per iteration, counted in"); n != 8 {
+		t.Errorf("%d captures counted, want 8 (4 a run):\n%s", n, tail(string(out), 60))
 	}
 }

@@ -103,11 +103,50 @@ func exactUpdateCommand(t TestingT, race bool) string {
 }
 
 // judgeCounts judges the exact counts of current against base, the
-// module's functions (diff.CompareCounts), and reports to t as check.
+// module's functions (diff.CompareCounts), and reports to t as check. A
+// failure is confirmed before it is reported: a current capture this
+// process made with Instructions is counted again in a fresh child
+// process, and the check fails only when a function fails both
+// judgements.
 func judgeCounts(t TestingT, check, sides string, base, current *profile.Profile) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
+	rep, text, err := compareCountsText(base, current)
+	if err != nil {
+		t.Errorf("perfassert.%s: %s: %v", check, sides, err)
+		return false
+	}
+	if !rep.Failed() {
+		logf(t, "perfassert.%s: %s: %s", check, sides, text)
+		return true
+	}
+	b2, c2, how, err := countAgain(t, base, current)
+	if err != nil {
+		t.Errorf("perfassert.%s: %s: %s\n(confirming it in a fresh process failed: %v)", check, sides, text, err)
+		return false
+	}
+	if b2 == nil {
+		t.Errorf("perfassert.%s: %s: %s", check, sides, text)
+		return false
+	}
+	rep2, text2, err := compareCountsText(b2, c2)
+	if err != nil {
+		t.Errorf("perfassert.%s: %s: %v", check, sides, err)
+		return false
+	}
+	both := failedBoth(rep, rep2)
+	if len(both) == 0 {
+		logf(t, "perfassert.%s: %s: passed: the first count failed, and %s did not repeat it (the runtime's per-process state, not the code):\nfirst: %s\nagain: %s", check, sides, how, text, text2)
+		return true
+	}
+	t.Errorf("perfassert.%s: %s: %s\n(confirmed: %s, counted again %s, failed both times)", check, sides, text2, textfmt.Line(strings.Join(both, ", ")), how)
+	return false
+}
+
+// compareCountsText is diff.CompareCounts of the module's functions and
+// its report in text.
+func compareCountsText(base, current *profile.Profile) (*diff.CountReport, string, error) {
 	judge := func(string) bool { return true }
 	re := moduleFuncs()
 	if re != nil {
@@ -115,8 +154,7 @@ func judgeCounts(t TestingT, check, sides string, base, current *profile.Profile
 	}
 	rep, err := diff.CompareCounts(base, current, judge)
 	if err != nil {
-		t.Errorf("perfassert.%s: %v", check, err)
-		return false
+		return nil, "", err
 	}
 	if rep.Judged == 0 {
 		// Nothing judged is not a pass: a filter that matches none of the
@@ -126,13 +164,11 @@ func judgeCounts(t TestingT, check, sides string, base, current *profile.Profile
 		if re != nil {
 			what, mods = "the functions of "+mainModule()+" (the module under test)", []string{mainModule()}
 		}
-		t.Errorf("perfassert.%s: %s: %s", check, sides, modname.Unmatched(what, mods, "", countNames(base, current)))
-		return false
+		return nil, "", errors.New(modname.Unmatched(what, mods, "", countNames(base, current)))
 	}
 	var b strings.Builder
 	if err := rep.Write(&b, "text"); err != nil {
-		t.Errorf("perfassert.%s: %v", check, err)
-		return false
+		return nil, "", err
 	}
 	judged := plural(rep.Judged, "function", "functions")
 	if re != nil {
@@ -144,12 +180,51 @@ func judgeCounts(t TestingT, check, sides string, base, current *profile.Profile
 	if rest != "" {
 		text += "\n" + rest
 	}
-	if rep.Failed() {
-		t.Errorf("perfassert.%s: %s: %s", check, sides, text)
-		return false
+	return rep, text, nil
+}
+
+// failedBoth are the functions that regressed (or are new) in both
+// reports.
+func failedBoth(a, b *diff.CountReport) []string {
+	failed := map[string]bool{}
+	for _, row := range a.Rows {
+		if row.Verdict == diff.Regressed || row.Verdict == diff.New {
+			failed[row.Name] = true
+		}
 	}
-	logf(t, "perfassert.%s: %s: %s", check, sides, text)
-	return true
+	var both []string
+	for _, row := range b.Rows {
+		if failed[row.Name] && (row.Verdict == diff.Regressed || row.Verdict == diff.New) {
+			both = append(both, row.Name)
+		}
+	}
+	slices.Sort(both)
+	return both
+}
+
+// countAgain counts current again in a fresh child process when this
+// process captured it with Instructions, and says so; nil profiles when
+// it did not (nothing to count again). The base stays as it is: a
+// baseline's processes are its own, and a capture used as a base may
+// have been made under settings the test has changed since.
+func countAgain(t TestingT, base, current *profile.Profile) (b2, c2 *profile.Profile, how string, err error) {
+	if _, _, child := exactChild(); child {
+		return nil, nil, "", nil
+	}
+	exactMu.Lock()
+	plan, ok := exactPlans[current]
+	exactMu.Unlock()
+	if !ok {
+		return nil, nil, "", nil
+	}
+	vg, err := valgrindPath()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if c2, _, err = runExactChild(t, vg, plan); err != nil {
+		return nil, nil, "", err
+	}
+	return base, c2, "the current capture in a fresh process", nil
 }
 
 // countNames is the functions of the counts of both sides, each weighed
@@ -240,7 +315,7 @@ func recordExact(t TestingT, current *profile.Profile) (*profile.Profile, string
 	logf(t, "perfassert.MatchBaseline: recording exact counts of %s in %d processes: %d more under callgrind (%s sets how many)", plan.test, n, n-1, ProcessesEnv)
 	ps := []*profile.Profile{current}
 	for range n - 1 {
-		p, err := runExactChild(t, vg, plan)
+		p, _, err := runExactChild(t, vg, plan)
 		if err != nil {
 			return nil, "", err
 		}

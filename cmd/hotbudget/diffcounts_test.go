@@ -10,15 +10,15 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// counted is a real counted baseline (five processes of a perfassert
+// countedBase is a real countedBase baseline (five processes of a perfassert
 // Instructions capture of examples/capture.Parse, go1.26).
-const counted = "examples/baseline/testdata/go1.26/parse.instructions.pb.gz"
+const countedBase = "examples/baseline/testdata/go1.26/parse.instructions.pb.gz"
 
-// slowed writes a copy of the counted baseline in which fn's self
+// slowed writes a copy of the countedBase baseline in which fn's self
 // instructions are scale times what they were, in every process.
 func slowed(t *testing.T, fn string, scale float64) string {
 	t.Helper()
-	f, err := os.Open(counted)
+	f, err := os.Open(countedBase)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func slowed(t *testing.T, fn string, scale float64) string {
 		}
 	}
 	if n == 0 {
-		t.Fatalf("%s has no samples of %s", counted, fn)
+		t.Fatalf("%s has no samples of %s", countedBase, fn)
 	}
 	out := filepath.Join(t.TempDir(), "head.instructions.pb.gz")
 	w, err := os.Create(out)
@@ -51,7 +51,7 @@ func slowed(t *testing.T, fn string, scale float64) string {
 	return out
 }
 
-// TestDiffCounts: diff judges counted profiles as counts, exactly (it
+// TestDiffCounts: diff judges countedBase profiles as counts, exactly (it
 // judged them as shares with a 10% minimum, and passed a +2.7% change): a
 // function 3.8% of the count made 2% slower regressed, named alone; the
 // same profile on both sides passes, saying how many functions it judged;
@@ -67,17 +67,17 @@ func TestDiffCounts(t *testing.T) {
 		want []string
 		not  []string
 	}{
-		{"slower", []string{"diff", counted, "--", head}, exitFail,
+		{"slower", []string{"diff", countedBase, "--", head}, exitFail,
 			[]string{"regressed " + parse, "1 of 296 functions judged regressed: " + parse}, []string{"share", "min-change"}},
-		{"slower-module", []string{"diff", "--module", "github.com/hotbudget/hotbudget", counted, "--", head}, exitFail,
+		{"slower-module", []string{"diff", "--module", "github.com/hotbudget/hotbudget", countedBase, "--", head}, exitFail,
 			[]string{"1 of 4 functions judged regressed"}, nil},
-		{"unchanged", []string{"diff", "--module", "github.com/hotbudget/hotbudget", counted, "--", counted}, exitOK,
+		{"unchanged", []string{"diff", "--module", "github.com/hotbudget/hotbudget", countedBase, "--", countedBase}, exitOK,
 			[]string{"no function's count regressed (4 functions judged: the functions of module github.com/hotbudget/hotbudget)"}, nil},
-		{"json", []string{"diff", "--format", "json", counted, "--", head}, exitFail,
+		{"json", []string{"diff", "--format", "json", countedBase, "--", head}, exitFail,
 			[]string{`"schema": "hotbudget.counts/v1"`, `"failed": true`, `"judged": 296`}, nil},
-		{"nothing-judged", []string{"diff", "--module", "example.com/other", counted, "--", counted}, exitUsage,
+		{"nothing-judged", []string{"diff", "--module", "example.com/other", countedBase, "--", countedBase}, exitUsage,
 			[]string{"the functions of module example.com/other matched none of the", "nothing was judged", "heaviest names: github.com/hotbudget/hotbudget/examples/capture.normalizeKey"}, nil},
-		{"mixed", []string{"diff", counted, "--", "testdata/pprof/busy.pb.gz"}, exitUsage,
+		{"mixed", []string{"diff", countedBase, "--", "testdata/pprof/busy.pb.gz"}, exitUsage,
 			[]string{"holds exact counts and testdata/pprof/busy.pb.gz does not"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/hotbudget/hotbudget/internal/history"
 	"github.com/hotbudget/hotbudget/internal/testutil"
 )
@@ -213,5 +215,62 @@ func TestRecordBaseFromHistory(t *testing.T) {
 	if r := recordIn(t, repo, "--instructions", "--base-from-history", "HEAD~1", "HEAD"); r.code != 2 || !strings.Contains(r.stderr, "was counted on Another CPU @ 1.00GHz") ||
 		strings.Contains(r.stderr, "counted BenchmarkProcess") {
 		t.Errorf("another CPU: exit %d, want 2 before counting\n%s", r.code, r.stderr)
+	}
+}
+
+// TestCompareExactNegative checks that a function whose count per op is
+// below zero on a side (a record made before valgrind.Difference stored
+// it so, or one Difference named) is never judged, let alone regressed,
+// under --gate . too, while a function that did grow still fails.
+func TestCompareExactNegative(t *testing.T) {
+	all := func(string) bool { return true } // --gate .
+	base := countsDiff(100, map[string]int64{"runtime.(*pageAlloc).find": -8_763_500, "example.com/m.work": 1_000_000})
+	head := countsDiff(100, map[string]int64{"runtime.(*pageAlloc).find": 3_833_800, "example.com/m.work": 1_000_000, "runtime.sysmon": 900})
+	rep, err := compareExact(base, head, all, []string{"runtime.sysmon"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed() || len(rep.Rows) != 0 || rep.Judged != 1 {
+		t.Errorf("judged %d functions, rows %+v: want work alone judged, unchanged", rep.Judged, rep.Rows)
+	}
+	slower := countsDiff(100, map[string]int64{"runtime.(*pageAlloc).find": 3_833_800, "example.com/m.work": 1_100_000})
+	rep, err = compareExact(base, slower, all, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Failed() || len(rep.Rows) != 1 || rep.Rows[0].Name != "example.com/m.work" {
+		t.Errorf("rows %+v: want work alone regressed", rep.Rows)
+	}
+}
+
+// TestCacheMisses checks the detection of the module's code calling the
+// runtime's type-assertion cache-miss path.
+func TestCacheMisses(t *testing.T) {
+	p := countsDiff(1, map[string]int64{"runtime.typeAssert": 46_000, "example.com/m.work": 10})
+	// runtime.typeAssert called from work: a stack of two.
+	var work *profile.Location
+	for _, l := range p.Location {
+		if l.Line[0].Function.Name == "example.com/m.work" {
+			work = l
+		}
+	}
+	for _, s := range p.Sample {
+		if s.Location[0].Line[0].Function.Name == "runtime.typeAssert" {
+			s.Location = append(s.Location, work)
+		}
+	}
+	module := func(n string) bool { return strings.HasPrefix(n, "example.com/m.") }
+	if got := cacheMisses(p, module); got != "example.com/m.work" {
+		t.Errorf("cacheMisses = %q, want example.com/m.work", got)
+	}
+	// A stack that names no function of the module (callgrind's, after
+	// goroutine switches): the miss path itself.
+	if got := cacheMisses(p, func(n string) bool { return strings.HasPrefix(n, "example.com/other.") }); got != "runtime.typeAssert" {
+		t.Errorf("cacheMisses without the module on the stack = %q, want runtime.typeAssert", got)
+	}
+	// A few misses, as go test's printing makes: none.
+	few := countsDiff(1, map[string]int64{"runtime.typeAssert": 460, "example.com/m.work": 10})
+	if got := cacheMisses(few, module); got != "" {
+		t.Errorf("cacheMisses of 460 instructions = %q, want none", got)
 	}
 }

@@ -1,0 +1,338 @@
+// The child process of a counted capture (Instructions): its warm-up and
+// counted phases under callgrind, and how its parent reads them.
+
+package perfassert
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/internal/binsym"
+	"github.com/hotbudget/hotbudget/internal/callgrind"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/valgrind"
+)
+
+// countInChild counts fn under callgrind: one run to learn its count,
+// then, in rounds, runs uninstrumented to warm it up (the runtime's
+// type-assertion and type-switch caches fill at random, on about one miss
+// in 1,024 chosen per process: until they are full, what an assertion
+// costs depends on the process), then runs runs of it counted and 2*runs
+// counted, each phase its own dump. A round whose phases executed no
+// instruction in the runtime's cache-miss paths (exactMissFuncs) ends the
+// warm-up: the counts repeat from there; after exactMaxRounds rounds, or
+// exactWarmBudget instructions of warm-up, the last round stands, and the
+// parent says so. The parent reads the dumps natively (under valgrind that
+// takes seconds) and takes the difference of the two phases, what runs
+// runs execute, free of anything a phase adds once.
+func countInChild(fn func(), dir string) error {
+	if valgrind.RunningOnValgrind() == 0 {
+		return errors.New("perfassert: the exact child process does not run under valgrind")
+	}
+	runtime.MemProfileRate = 0
+	countRuns(fn, 1)
+	valgrind.DumpStatsAt(exactDump + " (one run)")
+	one, _, err := dumpCost(filepath.Join(dir, "callgrind.out.1"), nil)
+	if err != nil {
+		return err
+	}
+	runs := exactRunsFor(one)
+	seq, warmed, warm := 1, 0, runs
+	var missed int64
+	for round := 1; ; round++ {
+		for i := range warm {
+			if i%runs == runs-1 {
+				runtime.GC() // GOGC=off: the warm-up's garbage
+			}
+			fn()
+		}
+		warmed += warm
+		missed = 0
+		for _, n := range []int{runs, 2 * runs} {
+			runtime.GC()
+			countRuns(fn, n)
+			seq++
+			valgrind.DumpStatsAt(fmt.Sprintf("%s (%d runs)", exactDump, n))
+			_, m, err := dumpCost(filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", seq)), isMissFunc)
+			if err != nil {
+				return err
+			}
+			missed += m
+		}
+		if missed == 0 || round >= exactMaxRounds || float64(warmed)*float64(max(one, 1)) >= exactWarmBudget {
+			break
+		}
+		warm *= 4
+	}
+	note := fmt.Sprintf("%d %d %d %d %d\n", runs, countRunsPC(), seq, warmed, missed)
+	return os.WriteFile(filepath.Join(dir, exactCounted), []byte(note), 0o644)
+}
+
+// Warm-up of an exact capture (countInChild).
+const (
+	// exactMaxRounds bounds the rounds of warm-up and counting.
+	exactMaxRounds = 6
+	// exactWarmBudget bounds the instructions of warm-up (uninstrumented
+	// under valgrind, some 200 million a second here).
+	exactWarmBudget = 2e9
+)
+
+// exactMissFuncs are the runtime's functions that code calls when its
+// type-assertion or type-switch cache misses (runtime/iface.go): while
+// they run, the caches may still grow, at random.
+var exactMissFuncs = map[string]bool{"runtime.typeAssert": true, "runtime.interfaceSwitch": true}
+
+// isMissFunc reports whether the instruction at addr is in one of
+// exactMissFuncs.
+func isMissFunc(addr uint64) bool {
+	f := runtime.FuncForPC(uintptr(addr))
+	return f != nil && exactMissFuncs[f.Name()]
+}
+
+// exactCounted is the file in which a child says what it counted: "runs
+// pc last warmed missed": the runs of the first of its last two dumps (the
+// second counts twice as many), where this process has countRuns, the
+// number of its last dump, the runs of warm-up and the instructions of
+// the cache-miss paths in the last two dumps.
+const exactCounted = "counted"
+
+// countRunsPC is the address of countRuns in this process: the parent and
+// the child are one binary, so the difference of their addresses moves
+// the child's to the parent's (zero unless the binary is
+// position-independent).
+func countRunsPC() uintptr { return reflect.ValueOf(countRuns).Pointer() }
+
+// exactNote is what a child counted, as its note says.
+type exactNote struct {
+	runs     int
+	pc       uint64
+	last     int // the number of the dump of 2*runs runs
+	warmed   int
+	missed   int64
+	warnings []string
+}
+
+// readCounted reads what the child in dir counted: the difference of its
+// last two dumps (2*runs runs less runs runs), symbolised in this process.
+func readCounted(dir, name string) (*profile.Profile, exactNote, error) {
+	var n exactNote
+	data, err := os.ReadFile(filepath.Join(dir, exactCounted))
+	if err != nil {
+		return nil, n, err
+	}
+	if _, err := fmt.Sscan(string(data), &n.runs, &n.pc, &n.last, &n.warmed, &n.missed); err != nil || n.runs < 1 || n.last < 3 {
+		return nil, n, fmt.Errorf("perfassert: the child's note %q: %v", data, err)
+	}
+	shift := uint64(countRunsPC()) - n.pc
+	var phases [2]*profile.Profile
+	for i := range phases {
+		dump := filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", n.last-1+i))
+		f, err := os.Open(dump)
+		if err != nil {
+			return nil, n, fmt.Errorf("perfassert: callgrind's dump: %w", err)
+		}
+		p, err := callgrind.ParseByAddress(f, pbuild.Options{Name: dump}, func(addr uint64) ([]callgrind.Frame, bool) {
+			return runtimeFrames(addr + shift)
+		})
+		f.Close()
+		if err != nil {
+			return nil, n, fmt.Errorf("perfassert: callgrind's dump %s: %w", dump, err)
+		}
+		for _, w := range meta.Warnings(p.Comments) {
+			if !slices.Contains(n.warnings, w) {
+				n.warnings = append(n.warnings, w)
+			}
+		}
+		p.Comments = nil
+		phases[i] = trimExact(p)
+	}
+	// What both phases executed alike cancels: their start, and the
+	// work that did not repeat (the runtime's monitor thread, timers).
+	p, _, err := valgrind.Difference(phases[1], phases[0])
+	if err != nil {
+		return nil, n, fmt.Errorf("perfassert: the difference of callgrind's dumps: %w", err)
+	}
+	p.Comments = meta.MarkExact(nil) // without the loader's format: a capture says what it is
+	for _, s := range p.Sample {
+		s.Label = map[string][]string{meta.LabelRun: {"1"}}
+	}
+	meta.Set(p, meta.Record{Name: name, Build: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH, Race: raceEnabled,
+		WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "1", Work: float64(n.runs)}}})
+	return p, n, nil
+}
+
+// exactTarget is about how many instructions a counted phase of runs
+// executes (the second phase twice as many): callgrind runs some 30
+// million a second here.
+const exactTarget = 10_000_000
+
+// exactRunsFor is how many runs to count of a function that executes one
+// instructions a run: the largest power of ten whose runs execute at most
+// exactTarget, from 1 to exactMaxRuns. A count, not a time, so that every
+// process counts the same runs of the same code.
+func exactRunsFor(one int64) int {
+	runs := 1
+	for runs*10 <= exactMaxRuns && int64(runs*10)*max(one, 1) <= exactTarget {
+		runs *= 10
+	}
+	return runs
+}
+
+// dumpCost is the sum of the self costs (the first event) of a callgrind
+// dump written with positions "instr line", and the part of it at the
+// addresses in reports true for (none without in).
+func dumpCost(path string, in func(addr uint64) bool) (total, part int64, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, fmt.Errorf("perfassert: callgrind's dump: %w", err)
+	}
+	call := false
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "calls="):
+			call = true
+		case strings.HasPrefix(line, "0x"):
+			f := strings.Fields(line)
+			if !call && len(f) >= 3 {
+				v, err := strconv.ParseInt(f[2], 10, 64)
+				if err != nil {
+					return 0, 0, fmt.Errorf("perfassert: callgrind's dump %s: cost line %q", path, line)
+				}
+				total += v
+				if in != nil && v != 0 {
+					if addr, err := strconv.ParseUint(f[0][2:], 16, 64); err == nil && in(addr) {
+						part += v
+					}
+				}
+			}
+			call = false
+		}
+	}
+	return total, part, nil
+}
+
+// countRunsName is countRuns's name in a profile.
+var countRunsName = funcName(countRuns)
+
+// countRuns runs fn runs times with callgrind's instrumentation on: the
+// root of every stack of fn in the dump.
+//
+//go:noinline
+func countRuns(fn func(), runs int) {
+	valgrind.StartInstrumentation()
+	valgrind.ZeroStats()
+	for range runs {
+		fn()
+	}
+	valgrind.StopInstrumentation()
+}
+
+// runtimeFrames names the code at an address as runtime/pprof does, from
+// this binary's own line table: the compiled function, then, when the
+// address is in code inlined into it, the innermost inlined function. (The
+// runtime's API names only those two for an address: the functions inlined
+// in between, when inlining nests, are on no stack of an exact capture,
+// while their own code counts as theirs.)
+func runtimeFrames(addr uint64) ([]callgrind.Frame, bool) {
+	f := runtime.FuncForPC(uintptr(addr))
+	if f == nil {
+		return nil, false
+	}
+	// runtime/pprof names a function by its symbol (a generic one with
+	// its shape, pkg.F[go.shape.int]), and an address in inlined code
+	// by the innermost function there, as FuncForPC does.
+	outer := runtime.FuncForPC(f.Entry())
+	if outer == nil {
+		outer = f
+	}
+	file, _ := outer.FileLine(f.Entry())
+	frames := []callgrind.Frame{{Func: symbolName(outer.Name(), uint64(f.Entry()), false), File: file}}
+	if f.Name() != outer.Name() {
+		file, _ := f.FileLine(uintptr(addr))
+		frames = append(frames, callgrind.Frame{Func: symbolName(f.Name(), addr, true), File: file})
+	}
+	return frames, true
+}
+
+// ownBinary is this binary's symbol table, read when a generic function
+// needs its symbol name.
+var ownBinary = sync.OnceValue(func() *binsym.Binary {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	b, err := binsym.Open(exe)
+	if err != nil {
+		return nil
+	}
+	return b
+})
+
+// symbolName is the symbol name runtime/pprof gives the function printed
+// as name at pc (the innermost one with inner, else the outermost): the
+// runtime prints a generic function's type arguments as "...", runtime/pprof
+// writes its symbol, with the shape (pkg.F[go.shape.int]), which the
+// binary's line table holds.
+func symbolName(name string, pc uint64, inner bool) string {
+	if !strings.Contains(name, "[...]") {
+		return name
+	}
+	b := ownBinary()
+	if b == nil {
+		return name
+	}
+	m, err := b.Resolve([]uint64{pc})
+	if err != nil || len(m[pc]) == 0 {
+		return name
+	}
+	fr := m[pc][len(m[pc])-1]
+	if inner {
+		fr = m[pc][0]
+	}
+	if fr.Func != name || fr.Symbol == "" {
+		return name // the binary has no inlined frames (no DWARF)
+	}
+	return fr.Symbol
+}
+
+// trimExact drops perfassert's and the client requests' own frames from a
+// child's profile: the counting loop at the root of fn's stacks, and the
+// few instructions of the loop and the requests themselves.
+func trimExact(p *profile.Profile) *profile.Profile {
+	own := func(l *profile.Location) bool {
+		for _, ln := range l.Line {
+			if ln.Function != nil && (ln.Function.Name == countRunsName || strings.HasPrefix(ln.Function.Name, valgrindPkg)) {
+				return true
+			}
+		}
+		return false
+	}
+	kept := p.Sample[:0]
+	for _, s := range p.Sample {
+		locs := s.Location
+		for len(locs) > 0 && own(locs[len(locs)-1]) {
+			locs = locs[:len(locs)-1]
+		}
+		if len(locs) == 0 {
+			continue
+		}
+		s.Location = locs
+		kept = append(kept, s)
+	}
+	p.Sample = kept
+	return p.Compact()
+}
+
+// valgrindPkg is the prefix of the client requests' function names.
+const valgrindPkg = "github.com/hotbudget/hotbudget/internal/valgrind."
