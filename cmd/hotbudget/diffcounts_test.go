@@ -10,11 +10,11 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// countedBase is a real countedBase baseline (five processes of a perfassert
+// countedBase is a real counted baseline (five processes of a perfassert
 // Instructions capture of examples/capture.Parse, go1.26).
 const countedBase = "examples/baseline/testdata/go1.26/parse.instructions.pb.gz"
 
-// slowed writes a copy of the countedBase baseline in which fn's self
+// slowed writes a copy of the counted baseline in which fn's self
 // instructions are scale times what they were, in every process.
 func slowed(t *testing.T, fn string, scale float64) string {
 	t.Helper()
@@ -51,7 +51,7 @@ func slowed(t *testing.T, fn string, scale float64) string {
 	return out
 }
 
-// TestDiffCounts: diff judges countedBase profiles as counts, exactly (it
+// TestDiffCounts: diff judges counted profiles as counts, exactly (it
 // judged them as shares with a 10% minimum, and passed a +2.7% change): a
 // function 3.8% of the count made 2% slower regressed, named alone; the
 // same profile on both sides passes, saying how many functions it judged;
