@@ -23,7 +23,6 @@ func FuzzParse(f *testing.F) {
 	f.Add(threadSlots(10, 10, 5))
 	f.Add(fanIn(10, 10))
 	f.Add(deepEvents(5, 20))
-	f.Add(roundTrips())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, ok := testutil.ParseValid(t, Parse, data)
 		if !ok {
