@@ -108,13 +108,6 @@ func deepEvents(nev, d int) []byte {
 	return b.Bytes()
 }
 
-// roundTrips is the shape of a cycle whose calls carry far more than
-// comes into it: a piece of 1 would go round it 10^12 times.
-func roundTrips() []byte {
-	return []byte("events: Ir\nfn=main\n0 1\ncfn=A\ncalls=1 0\n0 1\nfn=A\ncfn=B\ncalls=1 0\n0 1000000000000\n" +
-		"fn=B\ncfn=A\ncalls=1 0\n0 1000000000000\n")
-}
-
 // usage is what a call allocated in all and the most its heap's objects
 // took at once (sampled every millisecond), and how long it took.
 type usage struct {
@@ -184,7 +177,6 @@ func smallShapes() []shape {
 		{"a row per thread, function and event", threadSlots(1000, 200, 20)},
 		{"fan-in chains", fanIn(1000, 1000)},
 		{"deep stacks for many events", deepEvents(100, 400)},
-		{"round trips of a cycle", roundTrips()},
 	}
 }
 
@@ -229,7 +221,6 @@ func TestMemoryBoundedLong(t *testing.T) {
 		{"fan-in chains, 300,000 x 300,000", fanIn(300000, 300000)},
 		{"a row per thread, function and event, 100 x 2,000 x 500", threadSlots(100, 2000, 500)},
 		{"deep stacks for many events, 1,000 x 3,000", deepEvents(1000, 3000)},
-		{"round trips of a cycle", roundTrips()},
 	}
 	budgets := []struct {
 		name  string
