@@ -14,6 +14,11 @@ import (
 	"github.com/hotbudget/hotbudget/internal/pbuild"
 )
 
+// maxPathSCC bounds the size of a call cycle inside which paths between
+// its functions are searched; in larger ones a stack goes from the
+// function the cost entered by straight to the one that spent it.
+const maxPathSCC = 256
+
 // maxWork bounds the frames the builder pushes and walks and the calls
 // its path searches follow, in all: a bound on its time (a few seconds),
 // as stacks deep and many, for many events, take little memory at a time
@@ -51,10 +56,9 @@ type step struct {
 // piece is cost on its way down the graph: the stack of its callers
 // (-1: none) and the function it enters.
 type piece struct {
-	path    int32
-	entry   int32
-	amt     int64
-	outside bool // came from outside the component
+	path  int32
+	entry int32
+	amt   int64
 }
 
 type builder struct {
@@ -77,7 +81,6 @@ type builder struct {
 	stepsCharged, piecesCharged, live int
 	work                              int64     // frames pushed and walked; see maxWork
 	free                              [][]piece // inboxes done with, for reuse
-	cs                                cycleState
 	// mismatch collects the functions whose calls carry more or less
 	// cost than they spent.
 	mismatch map[int32]bool
@@ -317,12 +320,9 @@ func (b *builder) group(g *group, labels map[string][]string) error {
 		return err
 	}
 	comp, order := sccs(gr)
-	if err := b.ps.charge(membudget.Other, int64(len(order)), 24*int64(len(order))+int64(gr.n)*96); err != nil {
+	if err := b.ps.charge(membudget.Other, int64(len(order)), 24*int64(len(order))); err != nil {
 		return err
 	}
-	n := gr.n
-	b.cs = cycleState{pos: make([]int32, n), first: make([]int32, n), end: make([]int32, n), cur: make([]int32, n),
-		left: make([]int64, n), spent: make([]int64, n), unmetIn: make([]int64, n), capIn: make([]int64, n), pend: make([][]piece, n), nextPend: make([][]piece, n), queued: make([]bool, n)}
 	inbox := make([][]piece, len(order))
 	b.steps = b.steps[:0]
 	b.stepOf = make(map[step]int32)
@@ -373,6 +373,104 @@ func (b *builder) reserve(pieces, hops int) error {
 	return nil
 }
 
+// demand is cost a function of a component spends: its self cost (arc
+// -1) or a call out of the component.
+type demand struct {
+	member int32
+	arc    int32
+	amt    int64
+}
+
+func (b *builder) component(gr *graph, e int, comp []int32, ci int32, members []int32, inbox [][]piece, labels map[string][]string) error {
+	nev := gr.nev
+	var demands []demand
+	var need int64
+	for _, m := range members {
+		if s := gr.self[int(m)*nev+e]; s > 0 {
+			demands = append(demands, demand{m, -1, s})
+			need = satAdd(need, s)
+		}
+		for _, a := range gr.out[m] {
+			if comp[gr.to[a]] == ci {
+				continue
+			}
+			if c := gr.cost[int(a)*nev+e]; c > 0 {
+				demands = append(demands, demand{m, a, c})
+				need = satAdd(need, c)
+			}
+		}
+	}
+	in := inbox[ci]
+	var have int64
+	for _, p := range in {
+		have = satAdd(have, p.amt)
+	}
+	if have != need && have > 0 && len(members) == 1 {
+		b.mismatch[gr.glob[members[0]]] = true
+	}
+	// Each turn of the loop below ends a piece or a demand, and pushes
+	// at most a path within the component and the member.
+	hops := 2
+	if len(members) > 1 && len(members) <= maxPathSCC {
+		hops = len(members) + 1
+	}
+	if err := b.reserve(len(in)+len(demands), hops); err != nil {
+		return err
+	}
+	// Cut the incoming pieces along the demands.
+	pi := 0
+	var left int64
+	if len(in) > 0 {
+		left = in[0].amt
+	}
+	pathOf := int32(-1) // the path of in[pi] extended to lastM
+	lastM := int32(-1)
+	var bfs map[int32][]int32 // by entry: parent of each member on a path from it
+	for _, d := range demands {
+		rest := d.amt
+		for rest > 0 {
+			var path int32
+			var amt int64
+			if pi < len(in) {
+				amt = min(rest, left)
+				if lastM != d.member || pathOf < 0 {
+					path = b.extend(gr, in[pi].path, in[pi].entry, d.member, members, &bfs)
+					pathOf, lastM = path, d.member
+				} else {
+					path = pathOf
+				}
+				left -= amt
+				if left == 0 {
+					pi++
+					pathOf, lastM = -1, -1
+					if pi < len(in) {
+						left = in[pi].amt
+					}
+				}
+			} else {
+				// Cost no call brought: the function is a root for it.
+				amt = rest
+				path = b.push(-1, d.member)
+			}
+			rest -= amt
+			if d.arc < 0 {
+				if err := b.sample(path, e, amt, labels); err != nil {
+					return err
+				}
+			} else {
+				to := gr.to[d.arc]
+				box := &inbox[comp[to]]
+				if *box == nil && len(b.free) > 0 {
+					*box, b.free = b.free[len(b.free)-1], b.free[:len(b.free)-1]
+				}
+				*box = append(*box, piece{path, to, amt})
+				b.live++
+			}
+		}
+	}
+	return nil
+}
+
 func satAdd(a, b int64) int64 {
 	if a > math.MaxInt64-b {
 		return math.MaxInt64
@@ -390,6 +488,67 @@ func (b *builder) push(parent, fn int32) int32 {
 	b.stepOf[k] = int32(len(b.steps))
 	b.steps = append(b.steps, k)
 	return int32(len(b.steps) - 1)
+}
+
+// extend returns path with the frames from entry to m within their
+// component (members): entry, the functions on a shortest path of calls
+// between them, and m.
+func (b *builder) extend(gr *graph, path, entry, m int32, members []int32, bfs *map[int32][]int32) int32 {
+	path = b.push(path, entry)
+	if entry == m {
+		return path
+	}
+	if len(members) > maxPathSCC {
+		return b.push(path, m)
+	}
+	if *bfs == nil {
+		*bfs = make(map[int32][]int32)
+	}
+	idx := func(v int32) int {
+		i, _ := slices.BinarySearch(members, v)
+		return i
+	}
+	// parent[i] is the caller of members[i] on a shortest path of calls
+	// from entry: -1 for entry, -2 where there is none.
+	parent, ok := (*bfs)[entry]
+	if !ok {
+		parent = make([]int32, len(members))
+		for i := range parent {
+			parent[i] = -2
+		}
+		parent[idx(entry)] = -1
+		queue := []int32{entry}
+		for len(queue) > 0 {
+			v := queue[0]
+			queue = queue[1:]
+			b.work += int64(len(gr.out[v]))
+			for _, a := range gr.out[v] {
+				w := gr.to[a]
+				if j := idx(w); j < len(members) && members[j] == w && parent[j] == -2 {
+					parent[j] = v
+					queue = append(queue, w)
+				}
+			}
+		}
+		(*bfs)[entry] = parent
+	}
+	var hops []int32
+	for v := m; v != entry; {
+		u := parent[idx(v)]
+		if u < 0 {
+			hops = hops[:0]
+			break
+		}
+		hops = append(hops, v)
+		v = u
+	}
+	if len(hops) == 0 {
+		return b.push(path, m)
+	}
+	for i := len(hops) - 1; i >= 0; i-- {
+		path = b.push(path, hops[i])
+	}
+	return path
 }
 
 // sample adds amt of event e to the sample of path (leaf last pushed).

@@ -224,16 +224,13 @@ type parser struct {
 // calling itself, or "f'2" calling "f'2" under --separate-recs, or mutual
 // recursion), callgrind_annotate adds up the inclusive cost of every
 // nested call, counting the cost of a deep recursion once per level,
-// while a profile counts each sample once whatever its stack. Within a
-// cycle the cost goes round: pieces of it pass on along the calls,
-// forward in the order of what the functions spend and back round the
-// cycle in later rounds, and a function's total is its self cost plus its
-// calls' unless cost comes back to it round the cycle (it is then on that
-// stack twice and counted once). Go programs are cycles in callgrind's
-// graph from end to end (goroutine switches and stack growth look like
-// calls into the middle of functions), so this holds for most of their
-// functions; no total is ever above the function's self cost plus its
-// calls.
+// while a profile counts each sample once whatever its stack. The cycle is
+// then taken as one: the cost entering it is shared among its functions
+// along paths of their calls, each function is on a stack once, and the
+// total of the cycle's functions together (any of them on the stack)
+// equals the inclusive cost of the calls into the cycle, which is what
+// KCachegrind's cycle detection shows. Such a function's total is at most
+// callgrind_annotate's.
 //
 // Where a function's calls cost more or less than it spent (self plus its
 // own calls), which callgrind writes when the process ends inside a call

@@ -1,2 +1,0 @@
-module example.com/work
-go 1.25
