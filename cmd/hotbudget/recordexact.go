@@ -120,6 +120,12 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 			if rep, ps, err = r.confirmExact(ctx, vg, sides, l, ops, judge, negative, ps, rep); err != nil {
 				return err
 			}
+			// The counts written and judged are now the confirmation's,
+			// of more repetitions: the ops the report and shard.json say
+			// are theirs.
+			if rec, ok := meta.Known(ps[1]); ok && len(rec.Runs) == 1 && rec.Runs[0].Work >= 1 {
+				work = int64(rec.Runs[0].Work)
+			}
 		}
 		res.exact = append(res.exact, exactResult{name: l.key(), ops: work, base: ps[0], head: ps[1], report: rep})
 		r.progress("counted %s (%d of %d, %s ops a side: repetitions of N in two processes, of N and 2N): %s; %s so far", l.name, i+1, len(leaves), textfmt.Count(float64(work)), exactLine(rep), since(t0))

@@ -147,14 +147,19 @@ func (r *recorder) calibrateFromHistory(ctx context.Context, base, head *recSide
 				missing = append(missing, l.key())
 				continue
 			}
-			if r.o.fixedIters > 0 && r.o.fixedIters != b.Ops {
-				return nil, fmt.Errorf("--base-from-history: --benchtime %dx, but the record of base %.12s counted %s at %dx: the head is counted at the base's iterations (drop --benchtime)",
-					r.o.fixedIters, rec.Commit, textfmt.Name(l.key()), b.Ops)
+			// The record's ops are the N of each repetition times the
+			// repetitions (exactReps, more where the code missed the
+			// runtime's caches): the head repeats N exactReps times, as
+			// many ops in all where the base was not repeated more.
+			n := max(b.Ops/exactReps, 1)
+			if r.o.fixedIters > 0 && r.o.fixedIters*exactReps != b.Ops {
+				return nil, fmt.Errorf("--base-from-history: --benchtime %dx, but the record of base %.12s counted %s at %dx (%d repetitions, %d ops): the head is counted at the base's iterations (drop --benchtime)",
+					r.o.fixedIters, rec.Commit, textfmt.Name(l.key()), n, exactReps, b.Ops)
 			}
-			l.iters = b.Ops
-			// Counted twice (N and 2N ops) under callgrind, which runs
-			// code about 50 times slower.
-			if err := checkHistoryIters(rec, l, res.nsOp, 3*callgrindSlowdown, r.o.budget); err != nil {
+			l.iters = n
+			// Counted at N and 2N ops, each repeated, under callgrind,
+			// which runs code about 50 times slower.
+			if err := checkHistoryIters(rec, l, res.nsOp, 3*exactReps*callgrindSlowdown, r.o.budget); err != nil {
 				return nil, err
 			}
 			base.leaves[l.key()] = true

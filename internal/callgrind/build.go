@@ -356,7 +356,7 @@ func (b *builder) reserve(pieces, hops int) error {
 		// A step is 8 bytes; growing the buffer copies it, and the old
 		// one is garbage until the next collection.
 		grow := max(need, 2*b.stepsCharged) - b.stepsCharged
-		if err := ps.charge(membudget.Frame, int64(grow), costStep*int64(grow)); err != nil {
+		if err := ps.expand(membudget.Frame, int64(grow), costStep*int64(grow)); err != nil {
 			return err
 		}
 		b.stepsCharged += grow
@@ -365,7 +365,7 @@ func (b *builder) reserve(pieces, hops int) error {
 	if need := b.live + pieces; need > b.piecesCharged {
 		grow := max(need, 2*b.piecesCharged) - b.piecesCharged
 		// A piece (24 bytes) in an inbox slice that may have doubled.
-		if err := ps.charge(membudget.Frame, int64(grow), 48*int64(grow)); err != nil {
+		if err := ps.expand(membudget.Frame, int64(grow), 48*int64(grow)); err != nil {
 			return err
 		}
 		b.piecesCharged += grow
@@ -568,7 +568,7 @@ func (b *builder) sample(path int32, e int, amt int64, labels map[string][]strin
 	if b.work += int64(depth); b.work > maxWork {
 		return errWork
 	}
-	if err := ps.charge(membudget.Sample, 1, membudget.CostSample+64+
+	if err := ps.expand(membudget.Sample, 1, membudget.CostSample+64+
 		int64(ps.nev)*membudget.CostValue+int64(depth)*membudget.CostLocationID); err != nil {
 		return err
 	}

@@ -263,6 +263,19 @@ func (ps *parser) charge(k membudget.Kind, n, cost int64) error {
 	return nil
 }
 
+// expand is charge for what the builder derives from the call graph
+// (stack frames, the samples that hold them): held to the budgets' limits,
+// not to the caller's ratio of memory to input (membudget.Meter.Expand).
+func (ps *parser) expand(k membudget.Kind, n, cost int64) error {
+	if err := ps.own.Expand(k, n, cost); err != nil {
+		return err
+	}
+	if ps.meter != nil {
+		return ps.meter.Expand(k, n, cost)
+	}
+	return nil
+}
+
 // err returns the error of an exceeded budget, or nil.
 func (ps *parser) err() error {
 	if err := ps.own.Err(); err != nil {
