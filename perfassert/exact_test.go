@@ -460,7 +460,7 @@ const exactEveryRunEnv = "HOTBUDGET_TEST_EXACT_EVERY_RUN"
 func TestInstructionsEveryRun(t *testing.T) {
 	if os.Getenv(exactEveryRunEnv) != "" {
 		capture := func(t *testing.T, n int) {
-			p := Capture(t, func() { exactLoop(n) }, Instructions())
+			p := Capture(t, func() { exactSink = exactLoop(n) }, Instructions())
 			if p == nil {
 				t.Fatal("no capture")
 			}
