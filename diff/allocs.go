@@ -51,8 +51,8 @@ type AllocFunc struct {
 	// tiny allocator shares among objects under 16 bytes without pointers.
 	// The heap profile records a block under the allocation that opened
 	// it, so these counts move between functions as their neighbours
-	// change: counted in Self, never judged per function (the benchmark's
-	// allocs/op, which count every object, judge them).
+	// change: counted in Self, judged only when the judged functions'
+	// 16-byte blocks grew as a whole.
 	Blocks16 AllocCount `json:"blocks16,omitempty"`
 }
 
@@ -62,12 +62,10 @@ type AllocFunc struct {
 // that opened it, and none for the objects that fit into a block already
 // open (runtime/malloc.go, mallocgcTiny): whose stack a tiny object is
 // counted under depends on its neighbours, and one function's change moves
-// counts onto functions nobody touched. An ordinary 16-byte object (one
-// with pointers, or of exactly 16 bytes) is recorded the same way, so the
-// profile cannot tell the two apart: CompareAllocs judges a function's
-// allocations without its 16-byte blocks, always, and says when the
-// blocks grew or moved (counted instructions count every allocation, tiny
-// ones included).
+// counts onto functions nobody touched. CompareAllocs therefore judges a
+// function's allocations without its 16-byte blocks when the judged
+// functions' 16-byte blocks did not grow as a whole (they moved); when
+// they grew, they are allocations and count.
 const tinyBlock = 16
 
 // AllocTable is an exact allocation profile summed by function, with the
@@ -252,13 +250,17 @@ type AllocPer struct {
 	Total AllocCount `json:"total"`
 	// Blocks16 is the part of Self in 16-byte blocks, which the runtime's
 	// tiny allocator shares among objects under 16 bytes without pointers
-	// (never judged per function: AllocFunc.Blocks16).
+	// (AllocFunc.Blocks16 says when they are judged).
 	Blocks16 AllocCount `json:"blocks16,omitempty"`
 }
 
 // judged is the part of a function's self allocations CompareAllocs
-// judges: without its 16-byte blocks.
-func (a AllocPer) judged() AllocCount {
+// judges: without its 16-byte blocks unless blocks16, when the judged
+// functions' 16-byte blocks grew as a whole.
+func (a AllocPer) judged(blocks16 bool) AllocCount {
+	if blocks16 {
+		return a.Self
+	}
 	return a.Self.add(a.Blocks16, -1)
 }
 
@@ -323,7 +325,8 @@ func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *All
 	for _, f := range head.Funcs {
 		h16 = h16.add(f.Blocks16, 1/head.Work)
 	}
-	var moved []string // functions whose 16-byte blocks changed
+	blocks16 := tol.grew(b16, h16, work)
+	var moved []string // functions whose 16-byte blocks alone changed
 	names := map[string]bool{}
 	for n := range base.Funcs {
 		names[n] = true
@@ -341,19 +344,19 @@ func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *All
 			row.Verdict = Unchanged
 		case bf == nil || bf.Total == (AllocCount{}):
 			row.Verdict = New
-			if grewAll && tol.grew(AllocCount{}, row.Head.judged(), work) {
+			if grewAll && tol.grew(AllocCount{}, row.Head.judged(blocks16), work) {
 				row.Verdict = Regressed
 			}
 		case hf == nil || hf.Total == (AllocCount{}):
 			row.Verdict = Gone
-		case tol.grew(row.Base.judged(), row.Head.judged(), work):
+		case tol.grew(row.Base.judged(blocks16), row.Head.judged(blocks16), work):
 			row.Verdict = Regressed
-		case tol.grew(row.Head.judged(), row.Base.judged(), work):
+		case tol.grew(row.Head.judged(blocks16), row.Base.judged(blocks16), work):
 			row.Verdict = Improved
 		default:
 			row.Verdict = Unchanged
 		}
-		if d := row.Head.Blocks16.Objects - row.Base.Blocks16.Objects; math.Abs(d) >= tol.Objects {
+		if d := row.Head.Blocks16.Objects - row.Base.Blocks16.Objects; !blocks16 && math.Abs(d) >= tol.Objects && row.Verdict != Regressed {
 			moved = append(moved, fmt.Sprintf("%s %+.3g", name, d))
 		}
 		row.Lines = changedLines(base, head, bf, hf)
@@ -372,11 +375,7 @@ func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *All
 	}
 	if len(moved) > 0 {
 		slices.Sort(moved)
-		how := "changed"
-		if tol.grew(b16, h16, work) {
-			how = fmt.Sprintf("grew as a whole (%.3g -> %.3g)", b16.Objects, h16.Objects)
-		}
-		r.Notes = append(r.Notes, fmt.Sprintf("16-byte blocks per %s %s in %s, not judged per function: the runtime packs objects under 16 bytes without pointers into shared 16-byte blocks and records each block under the allocation that opened it, so these counts move between functions as their neighbours change, and an ordinary 16-byte object looks the same; the allocations per %s of the whole count every object, and counted instructions count them by function", unit, how, strings.Join(moved, ", "), unit))
+		r.Notes = append(r.Notes, fmt.Sprintf("16-byte blocks per %s changed in %s, not judged: the runtime packs objects under 16 bytes without pointers into shared 16-byte blocks and records each block under the allocation that opened it, so these counts move between functions as their neighbours change", unit, strings.Join(moved, ", ")))
 	}
 	slices.SortFunc(r.Rows, func(a, b AllocRow) int {
 		return cmp.Or(cmp.Compare(rank(a.Verdict), rank(b.Verdict)),

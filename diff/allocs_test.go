@@ -49,37 +49,6 @@ func TestCompareAllocsTinyBlocks(t *testing.T) {
 	}
 }
 
-// TestCompareAllocsTinyBlocksGrew: 16-byte blocks are not judged per
-// function even when they grow as a whole. On BurntSushi/toml a change
-// that made Key.String size its builder exactly failed record on
-// toml.lexBool ("1 object, 16B -> 2 objects, 32B"), untouched, because the
-// blocks of the whole had grown and were then judged per function: a
-// profile cannot tell a tiny block from an ordinary 16-byte object, nor
-// under whose allocation a tiny object was counted. Here m.f allocates one
-// 16-byte block more and m.g's block count moves with it: nothing
-// regressed, and the note says the blocks grew.
-func TestCompareAllocsTinyBlocksGrew(t *testing.T) {
-	only := regexp.MustCompile(`^m\.`)
-	base := allocProfile(map[string][2]int64{"m.f@1;m.run@1": {100, 1600}, "m.g@2;m.run@2": {100, 1600}})
-	head := allocProfile(map[string][2]int64{"m.f@1;m.run@1": {300, 4800}, "m.g@2;m.run@2": {200, 3200}})
-	bt, _ := diff.AllocTableOf(base, 100, only)
-	ht, _ := diff.AllocTableOf(head, 100, only)
-	rep := diff.CompareAllocs(bt, ht, "iteration", diff.DefaultAllocTolerance)
-	if rep.Failed() {
-		t.Errorf("16-byte blocks judged per function: %+v", rep.Regressions())
-	}
-	var b strings.Builder
-	rep.Write(&b, "text")
-	if !strings.Contains(b.String(), "16-byte blocks per iteration grew as a whole (2 -> 5) in m.f +2, m.g +1, not judged per function") {
-		t.Errorf("no note on the blocks that grew:\n%s", b.String())
-	}
-	// Their bytes still count in the whole, which the benchmark's B/op
-	// and allocs/op judge.
-	if rep.Head.Objects != 5 || rep.Base.Objects != 2 {
-		t.Errorf("judged allocations of the whole: %v -> %v objects, want 2 -> 5", rep.Base.Objects, rep.Head.Objects)
-	}
-}
-
 // TestCompareAllocsExact works a comparison out by hand: per 100
 // iterations, m.parse allocates 200 objects itself (2 an iteration) and
 // 100 through strings.Clone (attributed to m.parse, the innermost
