@@ -24,6 +24,7 @@ import (
 
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
+	"github.com/hotbudget/hotbudget/internal/valgrind"
 	"github.com/hotbudget/hotbudget/limits"
 )
 
@@ -249,28 +250,12 @@ func notCounted(name string) *profile.Profile {
 // valgrindPath finds valgrind, or says why the exact instrument cannot
 // run here.
 func valgrindPath() (string, error) {
-	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64") {
-		return "", &exactSkip{fmt.Sprintf("perfassert.Instructions: counting instructions needs valgrind on linux/amd64 or linux/arm64; this is %s/%s", runtime.GOOS, runtime.GOARCH)}
-	}
-	vg, err := exec.LookPath("valgrind")
+	vg, err := valgrind.Find()
 	if err != nil {
-		return "", &exactSkip{"perfassert.Instructions: valgrind is not installed, so instructions cannot be counted: install it (Debian, Ubuntu: sudo apt-get install valgrind; in a GitHub workflow, a step `run: sudo apt-get install -y valgrind`) and run the test again"}
+		return "", &exactSkip{"perfassert.Instructions: " + err.Error() + ", so instructions cannot be counted here"}
 	}
 	return vg, nil
 }
-
-// valgrindVersion is the installed valgrind's version ("valgrind-3.19.0").
-var valgrindVersion = sync.OnceValue(func() string {
-	vg, err := exec.LookPath("valgrind")
-	if err != nil {
-		return ""
-	}
-	out, err := exec.Command(vg, "--version").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-})
 
 // runExactChild runs the test again under callgrind to count the capture
 // plan names, and returns what the child counted.
@@ -292,9 +277,8 @@ func runExactChild(t TestingT, vg string, plan exactPlan) (*profile.Profile, exa
 			defer cancel()
 		}
 	}
-	args := append(exactValgrindArgs(filepath.Join(dir, "callgrind.out")),
-		exe, "-test.run="+runPattern(plan.test), "-test.count=1", "-test.v", "-test.timeout=30m")
-	cmd := exec.CommandContext(ctx, vg, args...)
+	run := valgrind.Run{Out: filepath.Join(dir, "callgrind.out")}
+	cmd := exec.CommandContext(ctx, vg, run.Args(exe, "-test.run="+runPattern(plan.test), "-test.count=1", "-test.v", "-test.timeout=30m")...)
 	cmd.Env = exactEnv(os.Environ(), fmt.Sprintf("%s|%d|%s", dir, plan.index, plan.test))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -312,7 +296,7 @@ func runExactChild(t TestingT, vg string, plan exactPlan) (*profile.Profile, exa
 			plan.test, textfmt.Line(filepath.Base(exe)), why, textfmt.Lines(tail(out.String(), 40)))
 	}
 	rec, _, _ := meta.Get(p)
-	rec.Instrument = instrumentCallgrind + " " + valgrindVersion()
+	rec.Instrument = instrumentCallgrind + " " + valgrind.Version()
 	rec.Depends = exactDepends()
 	meta.Set(p, rec)
 	return p, note, nil
@@ -340,34 +324,11 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// exactValgrindArgs are valgrind's arguments before the program: callgrind
-// with instrumentation off until the child switches it on, writing out
-// with every instruction's address, uncompressed.
-func exactValgrindArgs(out string) []string {
-	return []string{"--tool=callgrind", "--instr-atstart=no", "--dump-instr=yes",
-		"--compress-pos=no", "--compress-strings=no", "--callgrind-out-file=" + out}
-}
-
 // exactEnv is the child's environment: env without what would make it
 // record baselines or check the sampler, with the settings that make
 // counts repeat (see Instructions).
 func exactEnv(env []string, child string) []string {
-	out := make([]string, 0, len(env)+6)
-	godebug := "asyncpreemptoff=1"
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case UpdateEnv, childDirEnv, "GOGC", "GOMAXPROCS", exactChildEnv:
-			continue
-		case "GODEBUG":
-			if v != "" {
-				godebug = v + "," + godebug
-			}
-			continue
-		}
-		out = append(out, kv)
-	}
-	return append(out, "GODEBUG="+godebug, "GOGC=off", "GOMAXPROCS=1",
+	return append(valgrind.Env(env, UpdateEnv, childDirEnv, exactChildEnv),
 		"HOTBUDGET_SAMPLER_CHECK=off", exactChildEnv+"="+child)
 }
 
@@ -378,7 +339,7 @@ func exactDepends() map[string]string {
 	d := map[string]string{
 		"go":       runtime.Version(),
 		"platform": runtime.GOOS + "/" + runtime.GOARCH,
-		"valgrind": valgrindVersion(),
+		"valgrind": valgrind.Version(),
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {

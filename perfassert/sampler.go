@@ -38,7 +38,7 @@ const (
 // for the whole test binary: "pprof" forces runtime/pprof, "perf" the perf
 // event (a capture then fails where perf events are refused), "auto" or
 // unset the perf event where allowed. The Sampler option wins over it.
-const SamplerEnv = "HOTBUDGET_SAMPLER"
+const SamplerEnv = samplercheck.SamplerEnv
 
 // perfPeriod is the perf event's sample period: 2,000 samples a second of
 // the capturing thread's CPU time, eight times what runtime/pprof delivers
@@ -227,13 +227,13 @@ var samplerNote sync.Once
 func resolveSampler(c *captureConfig) error {
 	want := c.sampler
 	if !c.samplerSet {
-		switch v := os.Getenv(SamplerEnv); v {
-		case "", "auto":
+		v, err := samplercheck.Sampler(os.Getenv)
+		if err != nil {
+			return fmt.Errorf("perfassert: %w", err)
+		}
+		want = v
+		if v == "auto" {
 			want = samplerAuto
-		case samplerPerf, samplerPprof:
-			want = v
-		default:
-			return fmt.Errorf("perfassert: %s=%q: want \"perf\", \"pprof\" or \"auto\"", SamplerEnv, v)
 		}
 	}
 	c.refused, c.checked = nil, nil

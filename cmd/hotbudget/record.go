@@ -15,6 +15,7 @@ import (
 
 	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/samplercheck"
 )
 
 const recordUsage = `Usage: hotbudget record [flags] BASE HEAD [PACKAGE...]
@@ -220,7 +221,7 @@ func (c *cli) record(args []string) int {
 	if err := rc.finish(pos); err != nil {
 		return c.usageErr("record", "%v", err)
 	}
-	if err := checkSampler(c.getenv(samplerEnv)); err != nil {
+	if _, err := samplercheck.Sampler(c.getenv); err != nil {
 		return c.usageErr("record", "%v", err)
 	}
 	o := rc.o

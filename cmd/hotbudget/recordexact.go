@@ -12,7 +12,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -59,9 +58,9 @@ type exactResult struct {
 
 // runExact counts every benchmark on both sides.
 func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf, res *recordResult) error {
-	vg, err := exec.LookPath("valgrind")
+	vg, err := valgrind.Find()
 	if err != nil {
-		return errors.New("--instructions counts instructions under valgrind, which is not installed: sudo apt-get install valgrind (Debian, Ubuntu)")
+		return fmt.Errorf("--instructions counts instructions under valgrind: %w", err)
 	}
 	judge := func(string) bool { return true }
 	if r.o.gate != nil {
@@ -315,11 +314,9 @@ func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testB
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "callgrind.out")
-	args := []string{"--tool=callgrind", "--dump-instr=yes", "--compress-pos=no", "--compress-strings=no",
-		"--callgrind-out-file=" + out, b.path,
-		"-test.run", "^$", "-test.cpu", "1", "-test.bench", l.pattern(), "-test.benchtime", strconv.FormatInt(n, 10) + "x",
-		"-test.count", strconv.Itoa(reps)}
-	stdout, stderr, err := underValgrind(ctx, vg, b, args)
+	run := valgrind.Run{Out: out, InstrAtStart: true}
+	stdout, stderr, err := underValgrind(ctx, vg, b, run, "-test.run", "^$", "-test.cpu", "1", "-test.bench", l.pattern(),
+		"-test.benchtime", strconv.FormatInt(n, 10)+"x", "-test.count", strconv.Itoa(reps))
 	if err != nil {
 		return nil, nil, benchFailed(ctx, s, b, err, stdout, stderr)
 	}
@@ -631,14 +628,13 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// underValgrind runs valgrind with args (its tool's options, then the test
-// binary b and its flags) in b's directory, as record counts: one P, no
-// garbage collection, no asynchronous preemption.
-func underValgrind(ctx context.Context, vg string, b *testBinary, args []string) (stdout, stderr *bytes.Buffer, err error) {
-	cmd := exec.CommandContext(ctx, vg, args...)
+// underValgrind runs the test binary b with args under valgrind as run
+// says, in b's directory, as record counts: one P, no garbage collection,
+// no asynchronous preemption (valgrind.Env).
+func underValgrind(ctx context.Context, vg string, b *testBinary, run valgrind.Run, args ...string) (stdout, stderr *bytes.Buffer, err error) {
+	cmd := run.Command(ctx, vg, os.Environ(), b.path, args...)
 	stopGroupOnCancel(cmd)
 	cmd.Dir = b.dir
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1")
 	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	return stdout, stderr, cmd.Run()

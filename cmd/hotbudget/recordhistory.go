@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"slices"
 	"sort"
@@ -18,6 +17,7 @@ import (
 	"github.com/hotbudget/hotbudget/internal/history"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
+	"github.com/hotbudget/hotbudget/internal/valgrind"
 )
 
 // record --base-from-history (issue 34): a pull request's base is a commit
@@ -188,12 +188,12 @@ func (r *recorder) calibrateFromHistory(ctx context.Context, base, head *recSide
 // CPU valgrind emulates, whose features the runtime chooses its code by,
 // and the one a record's counted runs name (countLeaf).
 func (r *recorder) valgrindCPU(ctx context.Context, s *recSide, l leaf) error {
-	vg, err := exec.LookPath("valgrind")
+	vg, err := valgrind.Find()
 	if err != nil {
-		return errors.New("--instructions counts instructions under valgrind, which is not installed: sudo apt-get install valgrind (Debian, Ubuntu)")
+		return fmt.Errorf("--instructions counts instructions under valgrind: %w", err)
 	}
 	b := s.bins[l.pkg]
-	stdout, stderr, err := underValgrind(ctx, vg, b, []string{"--tool=none", "-q", b.path, "-test.run", "^$", "-test.cpu", "1", "-test.bench", l.pattern(), "-test.benchtime", "1x"})
+	stdout, stderr, err := underValgrind(ctx, vg, b, valgrind.Run{Tool: "none"}, "-test.run", "^$", "-test.cpu", "1", "-test.bench", l.pattern(), "-test.benchtime", "1x")
 	if err != nil {
 		return benchFailed(ctx, s, b, err, stdout, stderr)
 	}

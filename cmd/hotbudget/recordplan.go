@@ -16,6 +16,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/samplercheck"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -225,7 +226,7 @@ func (r *recorder) profilerCost(ctx context.Context, base *recSide, leaves []lea
 	// The binary's symbols are opened once for all its runs when perf
 	// events profile them: not a cost of a run. An error is the run's to
 	// report.
-	if r.c.getenv(samplerEnv) != "pprof" {
+	if mode, _ := samplercheck.Sampler(r.c.getenv); mode != "pprof" {
 		r.symbols(base.bins[l.pkg])
 	}
 	var slow []float64

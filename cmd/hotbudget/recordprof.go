@@ -23,7 +23,7 @@ import (
 // (perfassert.SamplerEnv): "pprof" forces go test's -test.cpuprofile
 // (runtime/pprof), "perf" Linux perf events (record fails where they are
 // refused), "auto" or unset perf events where allowed, else pprof.
-const samplerEnv = "HOTBUDGET_SAMPLER"
+const samplerEnv = samplercheck.SamplerEnv
 
 // recProfiler is what record knows of its profiler across runs.
 type recProfiler struct {
@@ -43,12 +43,12 @@ type recProfiler struct {
 // ran and at what rate; where perf events are refused it says so and how
 // to allow them.
 func (r *recorder) profileRun(ctx context.Context, s *recSide, b *testBinary, what string, args ...string) ([]byte, *profile.Profile, error) {
-	mode := r.c.getenv(samplerEnv)
-	if err := checkSampler(mode); err != nil {
+	mode, err := samplercheck.Sampler(r.c.getenv)
+	if err != nil {
 		return nil, nil, err
 	}
 	pr := &r.prof
-	if mode == "" || mode == "auto" {
+	if mode == "auto" {
 		r.hostChecked()
 	}
 	pr.mu.Lock()
@@ -64,15 +64,6 @@ func (r *recorder) profileRun(ctx context.Context, s *recSide, b *testBinary, wh
 		pr.mu.Unlock()
 	}
 	return r.pprofRun(ctx, s, b, what, mode, args)
-}
-
-// checkSampler checks the value of samplerEnv.
-func checkSampler(mode string) error {
-	switch mode {
-	case "", "auto", "perf", "pprof":
-		return nil
-	}
-	return fmt.Errorf("%s=%q: want perf, pprof or auto", samplerEnv, mode)
 }
 
 // runPerf is perfexec.Run; tests replace it to refuse perf events.
