@@ -84,6 +84,13 @@ func TestChangePointsWhereRecordGates(t *testing.T) {
 		return rep
 	}
 	t.Run("runtime alone", func(t *testing.T) { check(t, recs[:4], -1) })
+	t.Run("counts", func(t *testing.T) { check(t, recs, 4) })
+	// As Notes.Load returns them: without the counts, from the
+	// functions kept (decode's 2.4% among them).
+	for _, r := range recs {
+		r.Benchmarks[0].Counts = nil
+	}
+	t.Run("runtime alone, loaded", func(t *testing.T) { check(t, recs[:4], -1) })
 	rep := check(t, recs, 4)
 	var text bytes.Buffer
 	if err := rep.WriteText(&text); err != nil {

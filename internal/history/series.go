@@ -250,12 +250,13 @@ func gates(records []*Record) []func(string) bool {
 }
 
 // gatedSelf is the self instructions per op of the functions of b that
-// gate selects: its exact counts (Counts over Ops) when the record kept
-// them, and then complete (a function absent executed none); else its
-// compacted functions, where one absent is unknown.
+// gate selects: its exact counts (Counts over Ops) when it holds them, and
+// then complete (a function absent executed none); else its compacted
+// functions, where one absent is unknown. (Notes.Load drops the counts,
+// which only record --base-from-history reads.)
 func gatedSelf(b *Benchmark, gate func(string) bool) (self map[string]float64, complete bool) {
 	self = map[string]float64{}
-	if b.CountTotal > 0 && b.Ops > 0 {
+	if len(b.Counts) > 0 && b.Ops > 0 {
 		for _, c := range b.Counts {
 			if gate(c.Name) {
 				self[c.Name] += float64(c.N) / float64(b.Ops)
