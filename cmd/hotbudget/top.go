@@ -322,7 +322,9 @@ func topHeader(path string, notes []string, t *analysis.Table, shown []analysis.
 }
 
 // countNoun is what a table of counts counts: "objects" for Go's
-// alloc_objects and inuse_objects, else "samples" or "events".
+// alloc_objects and inuse_objects, the event of exact counts
+// ("instructions", "cycles": callgrind's and perfassert's), else "samples"
+// or "events".
 func countNoun(t *analysis.Table) string {
 	typ, _, _ := strings.Cut(t.SampleType, "/")
 	switch {
@@ -330,8 +332,8 @@ func countNoun(t *analysis.Table) string {
 		return "objects"
 	case typ == "samples":
 		return "samples"
-	case typ == "instructions":
-		return "instructions"
+	case typ == "instructions", t.Exact && typ != "" && textfmt.Line(typ) == typ && len(typ) <= 40:
+		return typ
 	}
 	return "events"
 }

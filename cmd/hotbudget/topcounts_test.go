@@ -124,6 +124,16 @@ func TestTopReadsRecordOut(t *testing.T) {
 	if code := run([]string{"top", capture}, nil, &stdout, &stderr, os.Getenv); code != exitOK || !strings.Contains(stdout.String(), "Per iteration: 110 instructions over 4 iterations") {
 		t.Errorf("top of a capture: exit %d\n%s", code, stdout.String())
 	}
+	// Counted cycles are cycles, not "events".
+	stdout.Reset()
+	cycles := testutil.CountProfile(4, map[string]int64{"example.com/m.parse": 400})
+	cycles.SampleType[0].Type, cycles.PeriodType.Type = "cycles", "cycles"
+	if err := writeProfile(capture, cycles); err != nil {
+		t.Fatal(err)
+	}
+	if code := run([]string{"top", capture}, nil, &stdout, &stderr, os.Getenv); code != exitOK || !strings.Contains(stdout.String(), "Total: 400 cycles (exact counts)\nPer iteration: 100 cycles over 4 iterations") {
+		t.Errorf("top of counted cycles: exit %d\n%s", code, stdout.String())
+	}
 	// A CPU profile says nothing per op.
 	stdout.Reset()
 	inRepoRoot(t)
