@@ -111,6 +111,12 @@
 //     change that counts: the rule fails when diff judges a matching function
 //     Regressed, i.e. the change is both significant and above the limit. A
 //     function new in the profiles passes with a note; it has no baseline.
+//     Profiles of exact counts on both sides (marked exact, their value a
+//     count: perfassert.Instructions, record --instructions, callgrind
+//     files) are judged as counts instead (diff.CompareCounts): each
+//     function's self count per iteration, never its share with a minimum
+//     change, fails when diff judges it Regressed and it grew by more than
+//     the limit; a count below zero on a side is shown, never judged.
 //
 // Errors in a budget file are reported as "file:line: what is wrong", all of
 // them at once. Unknown keys, duplicate keys, wrong types and malformed

@@ -89,15 +89,24 @@ func Check(b *Budget, profiles, baseline []*profile.Profile) (*Result, error) {
 		}
 	}
 	c := &checker{profiles: profiles, baseline: baseline, reports: map[regKey]*diff.Report{}}
+	if len(baseline) > 0 {
+		var err error
+		if c.counted, err = counted(profiles, baseline); err != nil {
+			return nil, fmt.Errorf("%s: %w", b.Name, err)
+		}
+	}
 	res := &Result{Budget: b.Name, Profiles: len(profiles), Baseline: len(baseline)}
 	for i := range b.Rules {
 		r := &b.Rules[i]
 		for _, l := range r.Limits {
 			var rr RuleResult
 			var err error
-			if l.Bound.Quantity == "" {
+			switch {
+			case l.Bound.Quantity == "" && c.counted:
+				rr, err = c.countRegression(r, l)
+			case l.Bound.Quantity == "":
 				rr, err = c.regression(r, l)
-			} else {
+			default:
 				rr, err = c.limit(r, l)
 			}
 			if err != nil {
@@ -121,6 +130,11 @@ type checker struct {
 	profiles, baseline []*profile.Profile
 	limits             *limits.Checker // made when a limit first needs it
 	reports            map[regKey]*diff.Report
+	// counted says both sides hold exact counts: max_regression is
+	// judged as counts (countRegression), made when a limit first
+	// needs it.
+	counted bool
+	counts  *countComparison
 }
 
 // assertion returns what a limit of r checks as a limits check: the

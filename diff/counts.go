@@ -73,6 +73,12 @@ type CountReport struct {
 	HeadTotal float64 `json:"head_total"`
 	// Judged is how many functions were judged.
 	Judged int `json:"judged"`
+	// Negative are the functions judge accepted whose count is below zero
+	// in a process of either side, sorted: such a count is a difference of
+	// two processes (record --instructions counts 2N ops less N), where
+	// their runtimes' work differed, not what the function executes, so it
+	// is shown and never judged (never Regressed).
+	Negative []string `json:"negative,omitempty"`
 	// Rows are the judged functions whose count changed (a verdict other
 	// than Unchanged), the largest change first.
 	Rows []CountRow `json:"rows"`
@@ -119,7 +125,6 @@ func CompareCounts(base, head *profile.Profile, judge func(name string) bool) (*
 		if judge != nil && !judge(name) {
 			continue
 		}
-		rep.Judged++
 		row := CountRow{Name: name}
 		for _, p := range bs {
 			row.Base = append(row.Base, p.self[name])
@@ -127,6 +132,11 @@ func CompareCounts(base, head *profile.Profile, judge func(name string) bool) (*
 		for _, p := range hs {
 			row.Head = append(row.Head, p.self[name])
 		}
+		if slices.Min(row.Base) < 0 || slices.Min(row.Head) < 0 {
+			rep.Negative = append(rep.Negative, name)
+			continue
+		}
+		rep.Judged++
 		lo, hi := slices.Min(row.Base), slices.Max(row.Base)
 		mb, mh := stats.Median(row.Base), stats.Median(row.Head)
 		row.Change = mh - mb
@@ -148,6 +158,7 @@ func CompareCounts(base, head *profile.Profile, judge func(name string) bool) (*
 	slices.SortFunc(rep.Rows, func(a, b CountRow) int {
 		return cmp.Or(cmp.Compare(math.Abs(b.Change), math.Abs(a.Change)), strings.Compare(a.Name, b.Name))
 	})
+	slices.Sort(rep.Negative)
 	return rep, nil
 }
 
@@ -235,6 +246,19 @@ func (r *CountReport) writeText(w io.Writer) error {
 		mb, mh := stats.Median(row.Base), stats.Median(row.Head)
 		fmt.Fprintf(&b, "  %-9s %s: %s -> %s %s (%s; allowed ±%s)\n", row.Verdict, textfmt.Line(row.Name), rng,
 			textfmt.Count(math.Round(mh)), r.Event, relChange(mb, mh), textfmt.Count(math.Round(row.Allowed)))
+	}
+	if n := len(r.Negative); n > 0 {
+		const shown = 4
+		names := make([]string, 0, shown)
+		for _, name := range r.Negative[:min(n, shown)] {
+			names = append(names, textfmt.Line(name))
+		}
+		more := ""
+		if n > shown {
+			more = fmt.Sprintf(" and %d more", n-shown)
+		}
+		fmt.Fprintf(&b, "  not judged: %d %s below zero on a side (a difference of two processes whose runtimes' work differed, not a count): %s%s\n",
+			n, plural(n, "function", "functions"), strings.Join(names, ", "), more)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

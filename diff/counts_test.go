@@ -126,3 +126,46 @@ func TestCompareCountsRefuses(t *testing.T) {
 		t.Errorf("other event: %v", err)
 	}
 }
+
+// TestCompareCountsNegative: a function below zero on a side is a
+// difference of two processes (record --instructions counts 2N ops less
+// N), never a count: record's report once called
+// runtime.(*pageAlloc).find "-87635 -> 38338 instructions (-143.75%)"
+// regressed. It is listed as not judged, on either side, and a function
+// that did regress beside it still fails.
+func TestCompareCountsNegative(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		base, head int64
+	}{{"negative base", -87635, 38338}, {"negative head", 38338, -87635}, {"both", -100, -90_000}} {
+		base := countProfile(t, 1, map[string]int64{"m.A": 10_000, "runtime.find": c.base, "runtime.x": 1_000_000})
+		head := countProfile(t, 1, map[string]int64{"m.A": 10_000, "runtime.find": c.head, "runtime.x": 1_000_000})
+		rep, err := CompareCounts(base, head, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Failed() || len(rep.Rows) != 0 {
+			t.Errorf("%s: failed %v, rows %+v; want nothing judged of runtime.find", c.name, rep.Failed(), rep.Rows)
+		}
+		if len(rep.Negative) != 1 || rep.Negative[0] != "runtime.find" || rep.Judged != 2 {
+			t.Errorf("%s: negative %q, judged %d; want [runtime.find], 2", c.name, rep.Negative, rep.Judged)
+		}
+		var b strings.Builder
+		if err := rep.writeText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "not judged: 1 function below zero on a side") || strings.Contains(b.String(), "regressed") {
+			t.Errorf("%s: text:\n%s", c.name, b.String())
+		}
+	}
+	// A regression beside a negative count still fails.
+	base := countProfile(t, 1, map[string]int64{"m.A": 10_000, "runtime.find": -5, "runtime.x": 1_000_000})
+	head := countProfile(t, 1, map[string]int64{"m.A": 10_200, "runtime.find": 9, "runtime.x": 1_000_000})
+	rep, err := CompareCounts(base, head, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Failed() || len(rep.Rows) != 1 || rep.Rows[0].Name != "m.A" || rep.Rows[0].Verdict != Regressed {
+		t.Errorf("m.A +2%% beside a negative count: %+v", rep.Rows)
+	}
+}

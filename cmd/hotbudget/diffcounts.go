@@ -101,6 +101,9 @@ func (c *cli) diffCounts(d *diffFlags, sel selection, format string, out outputs
 	if err != nil {
 		return c.inputErr("diff", err)
 	}
+	if judge == nil {
+		judge, what = defaultCountJudge(base, head)
+	}
 	if diffs := dependsDiffer(base, head); diffs != "" {
 		fmt.Fprintf(c.stderr, "hotbudget diff: warning: the sides count different programs (%s): a function's count may move with them\n", textfmt.Line(diffs))
 	}
@@ -207,6 +210,41 @@ func (d *diffFlags) countJudge() (func(string) bool, string, error) {
 		}
 		return true
 	}, strings.Join(what, " and "), nil
+}
+
+// defaultCountJudge is what a comparison of counts judges without --gate,
+// --module or --only: as record gates a module's functions and shows the
+// runtime's, the functions outside Go's runtime and standard library when
+// the profiles hold any (the allocator's and the page allocator's counts
+// follow the heap's state: two counted captures of blang/semver's
+// ParseComplex, one 2.46% more in Parse, also had eight runtime functions
+// past their allowance), else every function (a C program's callgrind
+// file). nil judges every function.
+func defaultCountJudge(ps ...*profile.Profile) (func(string) bool, string) {
+	for _, c := range leafCounts(ps...) {
+		if !stdFunction(c.Name) {
+			return func(name string) bool { return !stdFunction(name) },
+				"the functions outside Go's runtime and standard library; --gate . judges theirs too"
+		}
+	}
+	return nil, "every function"
+}
+
+// stdFunction reports whether a function name is of Go's runtime or
+// standard library, as a Go binary names it: its package path's first
+// element has no dot (runtime.mallocgc, internal/bytealg.IndexByte,
+// strings.(*Builder).WriteByte), main's excepted, or it has no package
+// (indexbytebody, the runtime's assembly; a C function). A module's path
+// has a dot in its first element (github.com/blang/semver/v4.Parse).
+func stdFunction(name string) bool {
+	if i := strings.IndexByte(name, '/'); i >= 0 {
+		return !strings.Contains(name[:i], ".")
+	}
+	pkg, _, ok := strings.Cut(name, ".")
+	if !ok {
+		return true
+	}
+	return pkg != "main" && pkg != "main_test"
 }
 
 // dependsDiffer names what the counts of base and head depend on that

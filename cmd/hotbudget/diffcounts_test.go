@@ -68,13 +68,19 @@ func TestDiffCounts(t *testing.T) {
 		not  []string
 	}{
 		{"slower", []string{"diff", countedBase, "--", head}, exitFail,
-			[]string{"regressed " + parse, "1 of 296 functions judged regressed: " + parse}, []string{"share", "min-change"}},
+			[]string{"regressed " + parse, "1 of 4 functions judged regressed: " + parse}, []string{"share", "min-change"}},
+		{"slower-every-function", []string{"diff", "--gate", ".", countedBase, "--", head}, exitFail,
+			[]string{"regressed " + parse, "1 of 296 functions judged regressed: " + parse}, nil},
+		{"unchanged-default", []string{"diff", countedBase, "--", countedBase}, exitOK,
+			[]string{"no function's count regressed (4 functions judged: the functions outside Go's runtime and standard library; --gate . judges theirs too)"}, nil},
+		{"c-program", []string{"diff", "testdata/callgrind/c.callgrind.gz", "--", "testdata/callgrind/c.callgrind.gz"}, exitOK,
+			[]string{"no function's count regressed (253 functions judged: every function)"}, nil},
 		{"slower-module", []string{"diff", "--module", "github.com/hotbudget/hotbudget", countedBase, "--", head}, exitFail,
 			[]string{"1 of 4 functions judged regressed"}, nil},
 		{"unchanged", []string{"diff", "--module", "github.com/hotbudget/hotbudget", countedBase, "--", countedBase}, exitOK,
 			[]string{"no function's count regressed (4 functions judged: the functions of module github.com/hotbudget/hotbudget)"}, nil},
 		{"json", []string{"diff", "--format", "json", countedBase, "--", head}, exitFail,
-			[]string{`"schema": "hotbudget.counts/v1"`, `"failed": true`, `"judged": 296`}, nil},
+			[]string{`"schema": "hotbudget.counts/v1"`, `"failed": true`, `"judged": 4`}, nil},
 		{"nothing-judged", []string{"diff", "--module", "example.com/other", countedBase, "--", countedBase}, exitUsage,
 			[]string{"the functions of module example.com/other matched none of the", "nothing was judged", "heaviest names: github.com/hotbudget/hotbudget/examples/capture.normalizeKey"}, nil},
 		{"mixed", []string{"diff", countedBase, "--", "testdata/pprof/busy.pb.gz"}, exitUsage,
@@ -98,5 +104,59 @@ func TestDiffCounts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDiffCountsRealModule: two counted captures of a module nobody here
+// wrote (testdata/counts/semver: blang/semver's ParseComplex as record
+// --instructions wrote it, base and head): diff names Parse, 2.46% more
+// instructions, regressed, alone; the same code counted in other
+// processes passes, the runtime's functions whose counts follow the heap's
+// state not judged by default (--gate . judges them, and finds five past
+// their allowance).
+func TestDiffCountsRealModule(t *testing.T) {
+	inRepoRoot(t)
+	const dir = "testdata/counts/semver/"
+	for _, tc := range []struct {
+		args []string
+		exit int
+		want string
+	}{
+		{[]string{"diff", dir + "base.instructions-diff.pb.gz", "--", dir + "head.instructions-diff.pb.gz"}, exitFail,
+			"  regressed github.com/blang/semver/v4.Parse: 366 -> 375 instructions (+2.46%; allowed ±2)\n1 of 11 functions judged regressed: github.com/blang/semver/v4.Parse\n"},
+		{[]string{"diff", "--module", "github.com/blang/semver/v4", dir + "base.instructions-diff.pb.gz", "--", dir + "head.instructions-diff.pb.gz"}, exitFail,
+			"1 of 11 functions judged regressed: github.com/blang/semver/v4.Parse\n"},
+		{[]string{"diff", dir + "base.instructions-diff.pb.gz", "--", dir + "same.instructions-diff.pb.gz"}, exitOK,
+			"no function's count regressed (11 functions judged"},
+		{[]string{"diff", "--gate", ".", dir + "base.instructions-diff.pb.gz", "--", dir + "same.instructions-diff.pb.gz"}, exitFail,
+			"5 of 613 functions judged regressed: runtime."},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(tc.args, nil, &stdout, &stderr, os.Getenv)
+		if code != tc.exit || !strings.Contains(stdout.String(), tc.want) {
+			t.Errorf("%q: exit %d, want %d and %q:\n%s%s", tc.args, code, tc.exit, tc.want, stdout.String(), stderr.String())
+		}
+	}
+}
+
+// TestStdFunction: which names are Go's runtime's and standard library's.
+func TestStdFunction(t *testing.T) {
+	for name, want := range map[string]bool{
+		"runtime.mallocgcSmallScanNoHeader":                     true,
+		"internal/bytealg.IndexByteString":                      true,
+		"strings.(*Builder).WriteByte":                          true,
+		"indexbytebody":                                         true,
+		"msort_with_tmp.part.0":                                 true,
+		"github.com/blang/semver/v4.Parse":                      false,
+		"gopkg.in/yaml%2ev3.(*decoder).prepare":                 false,
+		"main.work":                                             false,
+		"main_test.TestX.func1":                                 false,
+		"example.com/m/sub.F[go.shape.int]":                     false,
+		"golang.org/x/text/unicode/norm.(*Form).Bytes":          false,
+		"github.com/hotbudget/hotbudget/examples/capture.Parse": false,
+	} {
+		if got := stdFunction(name); got != want {
+			t.Errorf("stdFunction(%q) = %v, want %v", name, got, want)
+		}
 	}
 }

@@ -293,6 +293,8 @@ func writeHistoryJSON(c *cli, rep *history.Report) error {
 		P         float64 `json:"p,omitempty"`
 		Context   string  `json:"context,omitempty"`
 		By        string  `json:"by,omitempty"`
+		// Functions are the names of those By names.
+		Functions []string `json:"functions,omitempty"`
 	}
 	out := struct {
 		Schema  string   `json:"schema"`
@@ -307,7 +309,7 @@ func writeHistoryJSON(c *cli, rep *history.Report) error {
 	for _, sc := range rep.Changes() {
 		ch := sc.Change
 		out.Changes = append(out.Changes, change{Benchmark: sc.Series.Benchmark, Function: sc.Series.Function, Measure: sc.Series.Measure.Key,
-			Commit: ch.Commit, Prev: ch.Prev, Before: ch.Before, After: ch.After, Change: ch.ChangePoint.Change(), P: ch.P, Context: ch.Context, By: ch.By})
+			Commit: ch.Commit, Prev: ch.Prev, Before: ch.Before, After: ch.After, Change: ch.ChangePoint.Change(), P: ch.P, Context: ch.Context, By: ch.By, Functions: ch.Functions})
 	}
 	enc := json.NewEncoder(c.stdout)
 	enc.SetIndent("", "  ")

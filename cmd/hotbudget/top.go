@@ -10,7 +10,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/indexload"
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
 )
@@ -135,15 +139,38 @@ func (c *cli) top(args []string) int {
 		return c.usageErr("top", "%v", err)
 	}
 	x, err := c.loadIndex("top", path, sel.loadOptions()...)
-	if err != nil {
-		return c.inputErr("top", err)
-	}
-	t, err := x.Table(selected)
-	if err != nil {
-		return c.inputErr("top", fmt.Errorf("%s: %w", path, err))
-	}
-	if err := analysis.CheckTime("", selected, []*analysis.Index{x}, []*analysis.Table{t}); err != nil {
-		return c.noTimeErr("top", err, map[string][]string{"": {path}})
+	var t *analysis.Table
+	var notes []string // lines under the header
+	var diffed *profile.Profile
+	switch {
+	case err != nil:
+		// record --instructions's counted difference, which has counts
+		// below zero that the loaders refuse: shown as it is.
+		if diffed = countDifference(path); diffed == nil {
+			return c.inputErr("top", err)
+		}
+		if t, err = differenceTable(diffed, selected); err != nil {
+			return c.inputErr("top", fmt.Errorf("%s: %w", path, err))
+		}
+		for _, w := range t.Warnings {
+			fmt.Fprintf(c.stderr, "hotbudget top: warning: %s: %s\n", textfmt.Line(path), textfmt.Line(w))
+		}
+		rec, ok := meta.Known(diffed)
+		notes = append(notes, differenceNote(diffed))
+		if l := perOp(rec, ok, t); l != "" {
+			notes = append(notes, l)
+		}
+	default:
+		if t, err = x.Table(selected); err != nil {
+			return c.inputErr("top", fmt.Errorf("%s: %w", path, err))
+		}
+		if err := analysis.CheckTime("", selected, []*analysis.Index{x}, []*analysis.Table{t}); err != nil {
+			return c.noTimeErr("top", err, map[string][]string{"": {path}})
+		}
+		rec, ok := (*indexload.Index)(x).Index().Facts.Known()
+		if l := perOp(rec, ok, t); l != "" {
+			notes = append(notes, l)
+		}
 	}
 	shown := t.Functions
 	if *n > 0 && len(shown) > *n {
@@ -154,11 +181,14 @@ func (c *cli) top(args []string) int {
 		case "json":
 			return writeTopJSON(w, t, shown)
 		case "markdown":
-			return writeTopMarkdown(w, path, t, shown)
+			return writeTopMarkdown(w, path, notes, t, shown)
 		case "html":
-			return writeTopHTML(w, path, x, []analysis.Option{selected}, t, shown)
+			if diffed != nil {
+				return writeDifferenceHTML(w, path, notes, t, shown)
+			}
+			return writeTopHTML(w, path, notes, x, []analysis.Option{selected}, t, shown)
 		default:
-			writeTopText(w, path, t, shown)
+			writeTopText(w, path, notes, t, shown)
 		}
 		return nil
 	}
@@ -244,7 +274,10 @@ func location(file string, line int64) string {
 	return file
 }
 
-func topHeader(path string, t *analysis.Table, shown []analysis.Function) []string {
+// topHeader is the lines above top's table: the file, the sample type,
+// the total, notes (a difference of counts, per op) and what the shown
+// functions account for.
+func topHeader(path string, notes []string, t *analysis.Table, shown []analysis.Function) []string {
 	lines := []string{"File: " + path, "Type: " + t.SampleType}
 	kind := "sampled"
 	switch {
@@ -267,6 +300,7 @@ func topHeader(path string, t *analysis.Table, shown []analysis.Function) []stri
 		total = fmt.Sprintf("Duration: %s, %s", textfmt.Duration(t.Duration), total)
 	}
 	lines = append(lines, total)
+	lines = append(lines, notes...)
 	var sum float64
 	for _, f := range shown {
 		sum += float64(f.Self)
@@ -288,7 +322,9 @@ func topHeader(path string, t *analysis.Table, shown []analysis.Function) []stri
 }
 
 // countNoun is what a table of counts counts: "objects" for Go's
-// alloc_objects and inuse_objects, else "samples" or "events".
+// alloc_objects and inuse_objects, the event of exact counts
+// ("instructions", "cycles": callgrind's and perfassert's), else "samples"
+// or "events".
 func countNoun(t *analysis.Table) string {
 	typ, _, _ := strings.Cut(t.SampleType, "/")
 	switch {
@@ -296,14 +332,14 @@ func countNoun(t *analysis.Table) string {
 		return "objects"
 	case typ == "samples":
 		return "samples"
-	case typ == "instructions":
-		return "instructions"
+	case typ == "instructions", t.Exact && typ != "" && textfmt.Line(typ) == typ && len(typ) <= 40:
+		return typ
 	}
 	return "events"
 }
 
-func writeTopText(w io.Writer, path string, t *analysis.Table, shown []analysis.Function) {
-	for _, l := range topHeader(path, t, shown) {
+func writeTopText(w io.Writer, path string, notes []string, t *analysis.Table, shown []analysis.Function) {
+	for _, l := range topHeader(path, notes, t, shown) {
 		fmt.Fprintln(w, textfmt.Line(l))
 	}
 	fmt.Fprintf(w, "%10s %7s %7s %10s %7s  %s\n", "flat", "flat%", "sum%", "cum", "cum%", "name")
@@ -319,8 +355,8 @@ func writeTopText(w io.Writer, path string, t *analysis.Table, shown []analysis.
 // writeTopMarkdown writes the table for Markdown: names in code spans,
 // file names and the sample type escaped, at most textfmt.MaxMarkdown
 // bytes.
-func writeTopMarkdown(out io.Writer, path string, t *analysis.Table, shown []analysis.Function) error {
-	hdr := topHeader(path, t, shown)
+func writeTopMarkdown(out io.Writer, path string, notes []string, t *analysis.Table, shown []analysis.Function) error {
+	hdr := topHeader(path, notes, t, shown)
 	var w strings.Builder
 	fmt.Fprintf(&w, "#### %s\n\n", textfmt.MarkdownCode(path))
 	for _, l := range hdr[1:] {

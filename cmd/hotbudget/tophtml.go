@@ -17,7 +17,7 @@ const topMaxNodes = 100000
 // header of the text report, a flame graph of every selected sample (width
 // is total time as a share of the profile) and the table of the shown
 // functions.
-func writeTopHTML(w io.Writer, path string, x *analysis.Index, aopts []analysis.Option, t *analysis.Table, shown []analysis.Function) error {
+func writeTopHTML(w io.Writer, path string, notes []string, x *analysis.Index, aopts []analysis.Option, t *analysis.Table, shown []analysis.Function) error {
 	_, stacks, err := x.Stacks(aopts...)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -41,7 +41,7 @@ func writeTopHTML(w io.Writer, path string, x *analysis.Index, aopts []analysis.
 	}
 	tree := b.Tree(topMaxNodes, nil)
 	tree.Unit, tree.Metric = "share", "total"
-	hdr := topHeader(path, t, shown)
+	hdr := topHeader(path, notes, t, shown)
 	page := &htmlreport.Report{
 		Title:     "hotbudget top",
 		Headline:  path,

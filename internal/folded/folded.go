@@ -151,11 +151,19 @@ func truncate(b []byte) string {
 //
 // The count is the profile's count value (samples/count). A profile without
 // one gets its time value in units of SampleNanos, rounded, so that Parse
-// reads the same time back. Samples with an empty stack or a count of 0 are
+// reads the same time back; one whose value is a count and no time
+// (instructions counted exactly, objects) that count. Samples with an empty stack or a count of 0 are
 // left out, since the format cannot hold them; so are negative counts.
 // p is not modified.
 func Write(w io.Writer, p *profile.Profile) error {
 	ti, ci, toNanos, err := pbuild.ValueIndex(p, "")
+	if errors.Is(err, pbuild.ErrNotTime) {
+		// A count (instructions counted exactly, objects) is written
+		// as it is.
+		if i, ok := pbuild.CountIndex(p); ok {
+			ti, ci, err = i, i, nil
+		}
+	}
 	if err != nil {
 		return err
 	}

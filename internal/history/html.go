@@ -107,7 +107,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 			what += "; by " + textfmt.Shorten(textfmt.Line(c.Change.By), maxHTMLName)
 		}
 		p.Changes = append(p.Changes, htmlChange{Commit: short(c.Change.Commit), Date: r.date(c.At), Benchmark: htmlName(c.Series.Benchmark),
-			Function: htmlName(c.Series.Function), Measure: c.Series.Measure.Label, What: what,
+			Function: htmlName(changeFunction(c)), Measure: c.Series.Measure.Label, What: what,
 			Context: textfmt.Line(c.Change.Context)})
 	}
 	var cur *benchSection
@@ -137,6 +137,16 @@ func (r *Report) WriteHTML(w io.Writer) error {
 }
 
 func num(v float64) string { return fmt.Sprintf("%.1f", v) }
+
+// changeFunction is the function column of a change: its series'
+// function, or for a benchmark's instructions the functions whose steps
+// are its change.
+func changeFunction(c SeriesChange) string {
+	if c.Series.Function != "" {
+		return c.Series.Function
+	}
+	return strings.Join(c.Change.Functions, ", ")
+}
 
 // chart lays out one series: x by the record's index (so that the charts
 // of a page line up), y from the lowest to the highest value drawn.
@@ -192,8 +202,13 @@ func (r *Report) chart(s *Series, height float64) chart {
 		start = end
 	}
 	for _, ch := range s.Changes {
-		// Between the point before and the first point of the new level.
-		cx := (x(s.Points[ch.Index-1].Record) + x(s.Points[ch.Index].Record)) / 2
+		// An exact count steps at the commit that made it, the first
+		// point of the new level; a noisy measure's level changes
+		// somewhere between the point before and that one.
+		cx := x(s.Points[ch.Index].Record)
+		if !s.Measure.Exact {
+			cx = (x(s.Points[ch.Index-1].Record) + x(s.Points[ch.Index].Record)) / 2
+		}
 		title := fmt.Sprintf("%s changed at %s: %s", s.Measure.Label, short(ch.Commit), describe(s.Measure, ch.ChangePoint))
 		if ch.By != "" {
 			title += "; by " + textfmt.Line(ch.By)

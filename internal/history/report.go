@@ -212,10 +212,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(changes) > 0 {
 		b.WriteString("| commit | date | benchmark | function | measure | change |\n|---|---|---|---|---|---|\n")
 		for _, c := range changes {
-			fn := ""
-			if c.Series.Function != "" {
-				fn = textfmt.MarkdownCode(c.Series.Function)
+			var fns []string
+			for _, f := range append([]string{c.Series.Function}, c.Change.Functions...) {
+				if f != "" {
+					fns = append(fns, textfmt.MarkdownCode(f))
+				}
 			}
+			fn := strings.Join(fns, ", ")
 			what := textfmt.MarkdownEscape(describe(c.Series.Measure, c.Change.ChangePoint))
 			if c.Change.By != "" {
 				what += "; by " + textfmt.MarkdownEscape(c.Change.By)

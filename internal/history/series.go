@@ -1,9 +1,13 @@
 package history
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/hotbudget/hotbudget/internal/modname"
 )
 
 // countTolerance and countFloor are record's rule for a function's
@@ -80,8 +84,9 @@ type Change struct {
 	// version, the machine, the instrument), which may explain the change.
 	Context string
 	// By names the functions whose change is the benchmark's (its
-	// instructions), with theirs.
-	By string
+	// instructions), with theirs; Functions are their names, sorted.
+	By        string
+	Functions []string
 }
 
 // Series is one benchmark's (or one function's) measure across commits.
@@ -157,18 +162,22 @@ func Build(records []*Record, functions bool) []*Series {
 // Steps at their Tolerance, noisy ones by e.
 //
 // Instructions are judged as hotbudget record judges them, function by
-// function: a function's self instructions step when they move by more than
-// 0.5% of themselves and 0.01% of their benchmark's (countTolerance,
-// countFloor, diff's), and a benchmark's instructions change where one of its
-// functions does. Its total is drawn, not judged: it holds the runtime's
-// varying work (the collector testing starts, the page allocator), which
-// the difference of two processes does not cancel and which, divided by
-// the N iterations record calibrated, moved fastjson's Validate/medium
-// -1.1% and +2.0% at two commits that did not change it. Between two
-// records of which one kept no functions (pruned), the total steps at
-// 0.5%.
+// function, and only the functions record gates by default: those of the
+// modules a record's counts are of (Record.CountsOf; every function when
+// it names none). A runtime function (runtime.mallocgcSmallScanNoHeader,
+// whose count follows the collector) is drawn, never a change point. A
+// function's self instructions step when they move by more than 0.5% of
+// themselves and 0.01% of their benchmark's (countTolerance, countFloor,
+// diff's), and a benchmark's instructions change where one of its
+// functions does, at the commit where it moved. Its total is drawn, not
+// judged: it holds the runtime's varying work (the collector testing
+// starts, the page allocator), which the difference of two processes does
+// not cancel and which, divided by the N iterations record calibrated,
+// moved fastjson's Validate/medium -1.1% and +2.0% at two commits that did
+// not change it. Between two records of which one kept no functions
+// (pruned), the total steps at 0.5%.
 func Analyze(records []*Record, series []*Series, e EDivisive) {
-	moved := functionSteps(records)
+	steps := countSteps(records)
 	for _, s := range series {
 		values := make([]float64, len(s.Points))
 		for i, p := range s.Points {
@@ -177,9 +186,9 @@ func Analyze(records []*Record, series []*Series, e EDivisive) {
 		var cps []ChangePoint
 		switch {
 		case s.Measure.Key == MeasureInstr.Key && s.Function == "":
-			cps = instrSteps(records, s, moved[s.Benchmark])
+			cps = instrSteps(records, s, steps[s.Benchmark])
 		case s.Measure.Key == MeasureSelfInstr.Key:
-			cps = selfInstrSteps(records, s)
+			cps = selfInstrSteps(s, steps[s.Benchmark])
 		case s.Measure.Exact:
 			cps = Steps(values, s.Measure.Tolerance)
 		default:
@@ -190,8 +199,12 @@ func Analyze(records []*Record, series []*Series, e EDivisive) {
 			at, prev := records[s.Points[cp.Index].Record], records[s.Points[cp.Index-1].Record]
 			ch := Change{ChangePoint: cp, Commit: at.Commit, Prev: prev.Commit, Context: differences(prev, at)}
 			if s.Measure.Key == MeasureInstr.Key && s.Function == "" {
-				by := moved[s.Benchmark][s.Points[cp.Index].Record]
-				sort.Strings(by)
+				moved := steps[s.Benchmark][s.Points[cp.Index].Record]
+				var by []string
+				for _, name := range slices.Sorted(maps.Keys(moved)) {
+					ch.Functions = append(ch.Functions, name)
+					by = append(by, name+" "+describe(MeasureSelfInstr, moved[name]))
+				}
 				ch.By = strings.Join(by, "; ")
 			}
 			s.Changes = append(s.Changes, ch)
@@ -199,57 +212,148 @@ func Analyze(records []*Record, series []*Series, e EDivisive) {
 	}
 }
 
-// benchInstr is benchmark name's instructions per op in r, 0 without.
+// benchInstr is benchmark name's instructions per op in r, 0 without, and
+// whether r kept its functions.
 func benchInstr(r *Record, name string) (float64, bool) {
 	for i := range r.Benchmarks {
 		if b := &r.Benchmarks[i]; b.Name == name {
+			kept := len(b.Functions) > 0 || b.CountTotal > 0
 			if b.InstrPerOp == nil {
-				return 0, len(b.Functions) > 0
+				return 0, kept
 			}
-			return *b.InstrPerOp, len(b.Functions) > 0
+			return *b.InstrPerOp, kept
 		}
 	}
 	return 0, false
 }
 
-// selfInstrSteps are the steps of a function's self instructions: beyond
-// countTolerance of itself and countFloor of its benchmark's
-// instructions at the earlier record, record's rule.
-func selfInstrSteps(records []*Record, s *Series) []ChangePoint {
-	var out []ChangePoint
-	for i := 1; i < len(s.Points); i++ {
-		a, b := s.Points[i-1], s.Points[i]
-		total, _ := benchInstr(records[a.Record], s.Benchmark)
-		if math.Abs(b.Value-a.Value) > math.Max(countTolerance*math.Abs(a.Value), countFloor*total) {
-			out = append(out, ChangePoint{Index: i, Before: a.Value, After: b.Value})
+// gates is which functions record gates by default in each record: those
+// of the modules of its counts (CountsOf), every function when it names
+// none.
+func gates(records []*Record) []func(string) bool {
+	all := func(string) bool { return true }
+	compiled := map[string]func(string) bool{}
+	out := make([]func(string) bool, len(records))
+	for i, r := range records {
+		key := strings.Join(r.CountsOf, "\x00")
+		g, ok := compiled[key]
+		if !ok {
+			g = all
+			if re := modname.Pattern(r.CountsOf); re != nil {
+				g = re.MatchString
+			}
+			compiled[key] = g
+		}
+		out[i] = g
+	}
+	return out
+}
+
+// gatedSelf is the self instructions per op of the functions of b that
+// gate selects: its exact counts (Counts over Ops) when it holds them, and
+// then complete (a function absent executed none); else its compacted
+// functions, where one absent is unknown. (Notes.Load drops the counts,
+// which only record --base-from-history reads.)
+func gatedSelf(b *Benchmark, gate func(string) bool) (self map[string]float64, complete bool) {
+	self = map[string]float64{}
+	if len(b.Counts) > 0 && b.Ops > 0 {
+		for _, c := range b.Counts {
+			if gate(c.Name) {
+				self[c.Name] += float64(c.N) / float64(b.Ops)
+			}
+		}
+		return self, true
+	}
+	for _, f := range b.Functions {
+		if gate(f.Name) {
+			self[f.Name] = f.PerOp
+		}
+	}
+	return self, false
+}
+
+// countSteps is, by benchmark, then by the record where it happened, the
+// functions whose self instructions per op stepped from the benchmark's
+// record of instructions before: record's rule (beyond countTolerance of
+// the function's count and countFloor of the benchmark's), for the
+// functions record gates (gates).
+func countSteps(records []*Record) map[string]map[int]map[string]ChangePoint {
+	gate := gates(records)
+	type at struct {
+		rec int
+		b   *Benchmark
+	}
+	byBench := map[string][]at{}
+	for i, r := range records {
+		if r.Instrument != InstrumentInstructions {
+			continue
+		}
+		for j := range r.Benchmarks {
+			b := &r.Benchmarks[j]
+			byBench[b.Name] = append(byBench[b.Name], at{i, b})
+		}
+	}
+	out := map[string]map[int]map[string]ChangePoint{}
+	for name, ats := range byBench {
+		for k := 1; k < len(ats); k++ {
+			a, b := ats[k-1], ats[k]
+			both := func(fn string) bool { return gate[a.rec](fn) && gate[b.rec](fn) }
+			sa, fullA := gatedSelf(a.b, both)
+			sb, fullB := gatedSelf(b.b, both)
+			total := 0.0
+			if a.b.InstrPerOp != nil {
+				total = *a.b.InstrPerOp
+			}
+			for _, fn := range slices.Sorted(maps.Keys(union(sa, sb))) {
+				x, okA := sa[fn]
+				y, okB := sb[fn]
+				if (!okA && !fullA) || (!okB && !fullB) {
+					continue // compacted away: unknown, not zero
+				}
+				if math.Abs(y-x) <= math.Max(countTolerance*math.Abs(x), countFloor*total) {
+					continue
+				}
+				if out[name] == nil {
+					out[name] = map[int]map[string]ChangePoint{}
+				}
+				if out[name][b.rec] == nil {
+					out[name][b.rec] = map[string]ChangePoint{}
+				}
+				out[name][b.rec][fn] = ChangePoint{Before: x, After: y}
+			}
 		}
 	}
 	return out
 }
 
-// functionSteps is, by benchmark, the records at which one of its
-// functions' self instructions stepped.
-func functionSteps(records []*Record) map[string]map[int][]string {
-	out := map[string]map[int][]string{}
-	for _, f := range Build(records, true) {
-		if f.Measure.Key != MeasureSelfInstr.Key {
-			continue
-		}
-		for _, cp := range selfInstrSteps(records, f) {
-			if out[f.Benchmark] == nil {
-				out[f.Benchmark] = map[int][]string{}
-			}
-			at := f.Points[cp.Index].Record
-			out[f.Benchmark][at] = append(out[f.Benchmark][at], f.Function+" "+describe(f.Measure, cp))
+func union(a, b map[string]float64) map[string]bool {
+	u := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		u[k] = true
+	}
+	for k := range b {
+		u[k] = true
+	}
+	return u
+}
+
+// selfInstrSteps are the change points of a function's self instructions:
+// the points at the records where it stepped (countSteps of its
+// benchmark), none for a function record does not gate.
+func selfInstrSteps(s *Series, steps map[int]map[string]ChangePoint) []ChangePoint {
+	var out []ChangePoint
+	for i := 1; i < len(s.Points); i++ {
+		if cp, ok := steps[s.Points[i].Record][s.Function]; ok {
+			out = append(out, ChangePoint{Index: i, Before: cp.Before, After: cp.After})
 		}
 	}
 	return out
 }
 
 // instrSteps are the changes of a benchmark's instructions: where one of
-// its functions stepped, when both records kept functions; at
+// its gated functions stepped, when both records kept functions; at
 // MeasureInstr's tolerance of the total otherwise.
-func instrSteps(records []*Record, s *Series, moved map[int][]string) []ChangePoint {
+func instrSteps(records []*Record, s *Series, moved map[int]map[string]ChangePoint) []ChangePoint {
 	var out []ChangePoint
 	for i := 1; i < len(s.Points); i++ {
 		a, b := s.Points[i-1], s.Points[i]

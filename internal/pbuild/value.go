@@ -94,3 +94,24 @@ func UnitNanos(u string) int64 {
 	}
 	return 0
 }
+
+// CountIndex is, for a profile whose selected value (p's
+// DefaultSampleType, else its last type, as ValueIndex selects it) is not
+// a time, the index of that value when its unit is "count" (instructions
+// or other events counted, objects), and whether it is one: writers of
+// formats that hold counts (folded stacks, speedscope's unit "none") write
+// it as it is.
+func CountIndex(p *profile.Profile) (int, bool) {
+	if len(p.SampleType) == 0 {
+		return 0, false
+	}
+	i := len(p.SampleType) - 1
+	for j, st := range p.SampleType {
+		if st != nil && p.DefaultSampleType != "" && st.Type == p.DefaultSampleType {
+			i = j
+			break
+		}
+	}
+	st := p.SampleType[i]
+	return i, st != nil && st.Unit == "count"
+}

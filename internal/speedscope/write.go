@@ -2,6 +2,7 @@ package speedscope
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -50,11 +51,23 @@ type outProfile struct {
 // or tid) and process (name or pid) labels; profiles are sorted by name and
 // activeProfileIndex is 0. Exact data (see pbuild.IsExact) is written as
 // sampled profiles too, since its timeline is gone: reading the file back
-// gives the same self and total times, as samples. Write fails on negative
-// values, which speedscope cannot hold, and on profiles whose values are not
-// time. p is not modified.
+// gives the same self and total times, as samples. A profile whose value is
+// a count (instructions counted exactly by callgrind or perfassert, objects)
+// is written with its counts as weights of unit "none", which speedscope
+// shows as numbers (its reader, this package's too, takes "none" for sample
+// counts of 1 ms). Write fails on negative values, which speedscope cannot
+// hold, and on profiles whose values are neither a time nor a count. p is
+// not modified.
 func Write(w io.Writer, p *profile.Profile) error {
 	ti, _, toNanos, err := pbuild.ValueIndex(p, "")
+	unit := "nanoseconds"
+	if errors.Is(err, pbuild.ErrNotTime) {
+		// Counts (instructions counted exactly, objects) are weights
+		// of unit "none", as they are.
+		if i, ok := pbuild.CountIndex(p); ok {
+			ti, toNanos, unit, err = i, 1, "none", nil
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -152,7 +165,9 @@ func Write(w io.Writer, p *profile.Profile) error {
 		}
 		bw.WriteString("\n{\"type\":\"sampled\",\"name\":")
 		writeString(bw, name)
-		bw.WriteString(`,"unit":"nanoseconds","startValue":0,"endValue":`)
+		bw.WriteString(`,"unit":`)
+		writeString(bw, unit)
+		bw.WriteString(`,"startValue":0,"endValue":`)
 		bw.WriteString(strconv.FormatInt(op.sum, 10))
 		bw.WriteString(`,"samples":[`)
 		for i, st := range op.stacks {
