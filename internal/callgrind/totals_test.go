@@ -182,7 +182,7 @@ func checkTotals(t *testing.T, name string, p ours, spent map[string][]int64, cy
 }
 
 // goTestBinary builds the test binary of testdata/src/gotest into dir.
-func goTestBinary(t *testing.T, dir string) string {
+func goTestBinary(t testing.TB, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "work.test")
 	cmd := exec.Command("go", "test", "-c", "-o", bin, ".")
@@ -192,6 +192,25 @@ func goTestBinary(t *testing.T, dir string) string {
 		t.Fatalf("go test -c: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// goDump records bin's whole run of TestWorkload under callgrind into
+// dump, with or without --dump-instr=yes, and returns the dump.
+func goDump(t testing.TB, vg, bin, dump string, instr bool) []byte {
+	t.Helper()
+	r := valgrind.Run{Out: dump, InstrAtStart: true, Extra: []string{"-q"}}
+	if !instr {
+		r.Extra = append(r.Extra, "--dump-instr=no")
+	}
+	cmd := r.Command(context.Background(), vg, os.Environ(), bin, "-test.run", "^TestWorkload$", "-test.count", "1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+	}
+	data, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // annotateTotals runs callgrind_annotate --inclusive=yes on dump: the
@@ -294,18 +313,7 @@ func TestGoTotals(t *testing.T) {
 	for _, instr := range []bool{true, false} {
 		name := map[bool]string{true: "instr", false: "noinstr"}[instr]
 		dump := filepath.Join(dir, name+".callgrind")
-		r := valgrind.Run{Out: dump, InstrAtStart: true, Extra: []string{"-q"}}
-		if !instr {
-			r.Extra = append(r.Extra, "--dump-instr=no")
-		}
-		cmd := r.Command(context.Background(), vg, os.Environ(), bin, "-test.run", "^TestWorkload$", "-test.count", "1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", cmd.Args, err, out)
-		}
-		data, err := os.ReadFile(dump)
-		if err != nil {
-			t.Fatal(err)
-		}
+		data := goDump(t, vg, bin, dump, instr)
 		selfA, inclA := annotateTotals(t, dump, false), annotateTotals(t, dump, true)
 		p, err := Parse(bytes.NewReader(data), pbuild.Options{})
 		if err != nil {
