@@ -1,7 +1,6 @@
 package callgrind
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -80,12 +79,12 @@ type builder struct {
 	// charged is what the builder's reused buffers may hold without a
 	// new charge: steps, live pieces, the inbox.
 	stepsCharged, piecesCharged, live int
-	work                              int64     // frames pushed and walked; see maxWork
-	free                              [][]piece // inboxes done with, for reuse
-	pool                              []piece   // cost brought where nothing spends it
-	deferred                          []demand  // self cost no call brought: member is the parser's node, arc the local one
-	roots                             []piece   // the stacks of cost no call brought: each a root step of its own
-	stackless                         []int32   // the steps of the samples whose stacks are still to be made
+	work                              int64      // frames pushed and walked; see maxWork
+	free                              [][]piece  // inboxes done with, for reuse
+	pool                              []piece    // cost brought where nothing spends it
+	deferred                          []lateSelf // self cost no call brought, met at the end of the event
+	roots                             []piece    // the stacks of cost no call brought: each a root step of its own
+	stackless                         []int32    // the steps of the samples whose stacks are still to be made
 	// mismatch collects the functions whose calls carry more or less
 	// cost than they spent.
 	mismatch map[int32]bool
@@ -419,7 +418,7 @@ func (b *builder) component(gr *graph, e int, comp []int32, ci int32, members []
 		// that the self cost can wait for the pool (filled by the
 		// components after this one) and the calls carry the callers'.
 		slices.SortStableFunc(demands, func(x, y demand) int {
-			return cmp.Compare(min(x.arc, 0), min(y.arc, 0)) * -1
+			return selfLast(x) - selfLast(y)
 		})
 	}
 	if have != need && have > 0 && len(members) == 1 {
@@ -465,10 +464,17 @@ func (b *builder) component(gr *graph, e int, comp []int32, ci int32, members []
 					}
 				}
 			} else if d.arc < 0 {
-				b.deferred = append(b.deferred, demand{gr.glob[d.member], int32(d.member), rest})
+				if err := b.reserve(1, 0); err != nil {
+					return err
+				}
+				b.deferred = append(b.deferred, lateSelf{d.member, rest})
+				b.live++
 				break
 			} else if len(b.pool) > 0 {
 				// Cost callers brought to others, which did not spend it.
+				if err := b.reserve(1, hops); err != nil {
+					return err
+				}
 				last := &b.pool[len(b.pool)-1]
 				amt = min(rest, last.amt)
 				path = b.push(last.path, d.member)
@@ -496,12 +502,22 @@ func (b *builder) component(gr *graph, e int, comp []int32, ci int32, members []
 			}
 		}
 	}
-	// What the callers brought and the component does not spend.
+	// What the callers brought and the component does not spend: live
+	// pieces still, until the end of the event.
 	if pi < len(in) {
 		in[pi].amt = left
 		b.pool = append(b.pool, in[pi:]...)
+		b.live += len(in) - pi
 	}
 	return nil
+}
+
+// selfLast is 1 for self cost, 0 for a call.
+func selfLast(d demand) int {
+	if d.arc < 0 {
+		return 1
+	}
+	return 0
 }
 
 func satAdd(a, b int64) int64 {

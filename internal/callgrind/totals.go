@@ -17,6 +17,12 @@ package callgrind
 // carries as much (reparent). Cost still in the pool then is on no stack:
 // the functions on its stacks are short of what they spent by it.
 
+// lateSelf is self cost of local node node that no call brought.
+type lateSelf struct {
+	node int32
+	amt  int64
+}
+
 // root returns a new root step for local node m, whose stacks carry amt:
 // a step of its own, that reparent may put under a stack from the pool.
 func (b *builder) root(m int32, amt int64) int32 {
@@ -24,6 +30,7 @@ func (b *builder) root(m int32, amt int64) int32 {
 	b.steps = append(b.steps, step{b.glob[m], -1})
 	s := int32(len(b.steps) - 1)
 	b.roots = append(b.roots, piece{path: s, amt: amt})
+	b.live++ // until the end of the event
 	return s
 }
 
@@ -33,20 +40,31 @@ func (b *builder) root(m int32, amt int64) int32 {
 func (b *builder) late(e int, labels map[string][]string) error {
 	for i := range b.deferred {
 		d := &b.deferred[i]
-		for j := len(b.pool) - 1; j >= 0 && d.amt > 0; j-- {
+		fn := b.glob[d.node]
+		for len(b.pool) > 0 && b.pool[len(b.pool)-1].amt == 0 {
+			b.pool = b.pool[:len(b.pool)-1]
+		}
+		tried := 0
+		for j := len(b.pool) - 1; j >= 0 && d.amt > 0 && tried < maxCandidates; j-- {
 			p := &b.pool[j]
-			if p.amt == 0 || b.holds(p.path, -1, d.member) {
+			if p.amt == 0 {
+				continue
+			}
+			if tried++; b.holds(p.path, -1, fn) {
 				continue
 			}
 			amt := min(d.amt, p.amt)
 			p.amt -= amt
 			d.amt -= amt
-			if err := b.sample(b.push(p.path, d.arc), e, amt, labels); err != nil {
+			if err := b.reserve(0, 1); err != nil {
 				return err
 			}
-			if b.work > maxWork {
-				return errWork
+			if err := b.sample(b.push(p.path, d.node), e, amt, labels); err != nil {
+				return err
 			}
+		}
+		if b.work > maxWork {
+			return errWork
 		}
 	}
 	if b.reparent(); b.work > maxWork {
@@ -54,7 +72,10 @@ func (b *builder) late(e int, labels map[string][]string) error {
 	}
 	for _, d := range b.deferred {
 		if d.amt > 0 {
-			if err := b.sample(b.push(-1, d.arc), e, d.amt, labels); err != nil {
+			if err := b.reserve(0, 1); err != nil {
+				return err
+			}
+			if err := b.sample(b.push(-1, d.node), e, d.amt, labels); err != nil {
 				return err
 			}
 		}
@@ -63,7 +84,8 @@ func (b *builder) late(e int, labels map[string][]string) error {
 	return nil
 }
 
-// maxCandidates bounds the pool's pieces reparent tries for a root.
+// maxCandidates bounds the pool's pieces late and reparent try for a
+// function's self cost or a root step (whose stacks they walk).
 const maxCandidates = 64
 
 // reparent puts each root step of the event under the stack of a piece of

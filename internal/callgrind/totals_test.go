@@ -110,12 +110,11 @@ func spending(t *testing.T, data []byte, am *addrMode) (spent map[string][]int64
 
 // totalsCount is what checkTotals found.
 type totalsCount struct {
-	annotate  int // totals equal to callgrind_annotate's (on no cycle)
-	lost      int // on no cycle, callgrind_annotate's other than self plus calls (the callers' calls)
-	short     int // on no cycle, where callgrind lost track: total short of self plus calls
-	onCycles  int
-	cycleOK   int // on a cycle and equal to self plus calls
-	annotated int // functions callgrind_annotate prints
+	annotate int // totals equal to callgrind_annotate's (on no cycle)
+	lost     int // on no cycle, callgrind_annotate's other than self plus calls (the callers' calls)
+	short    int // on no cycle, where callgrind lost track: total short of self plus calls
+	onCycles int
+	cycleOK  int // on a cycle and equal to self plus calls
 }
 
 // checkTotals holds the profile p of a real Go dump to what the file says
