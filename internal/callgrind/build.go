@@ -79,12 +79,13 @@ type builder struct {
 	// charged is what the builder's reused buffers may hold without a
 	// new charge: steps, live pieces, the inbox.
 	stepsCharged, piecesCharged, live int
-	work                              int64      // frames pushed and walked; see maxWork
-	free                              [][]piece  // inboxes done with, for reuse
-	pool                              []piece    // cost brought where nothing spends it
-	deferred                          []lateSelf // self cost no call brought, met at the end of the event
-	roots                             []piece    // the stacks of cost no call brought: each a root step of its own
-	stackless                         []int32    // the steps of the samples whose stacks are still to be made
+	work                              int64             // frames pushed and walked; see maxWork
+	free                              [][]piece         // inboxes done with, for reuse
+	pool                              []piece           // cost brought where nothing spends it
+	deferred                          []lateSelf        // self cost no call brought, met at the end of the event
+	roots                             []piece           // the stacks of cost no call brought: each a root step of its own
+	stackless                         []int32           // the steps of the samples whose stacks are still to be made
+	splits                            map[int32][]piece // root steps shared among stacks of the pool: see reparent
 	// mismatch collects the functions whose calls carry more or less
 	// cost than they spent.
 	mismatch map[int32]bool
@@ -620,29 +621,6 @@ func (b *builder) sample(path int32, e int, amt int64, labels map[string][]strin
 	b.sampleOf[path] = s
 	b.stackless = append(b.stackless, path)
 	b.p.Sample = append(b.p.Sample, s)
-	return nil
-}
-
-// stacks makes the stacks of the samples of the group.
-func (b *builder) stacks() error {
-	for _, path := range b.stackless {
-		depth := 0
-		for s := path; s >= 0; s = b.steps[s].parent {
-			depth++
-		}
-		if b.work += int64(depth); b.work > maxWork {
-			return errWork
-		}
-		if err := b.ps.expand(membudget.Sample, 0, int64(depth)*membudget.CostLocationID); err != nil {
-			return err
-		}
-		stack := make([]*profile.Location, 0, depth)
-		for s := path; s >= 0; s = b.steps[s].parent {
-			stack = append(stack, b.location(b.steps[s].fn))
-		}
-		b.sampleOf[path].Location = stack
-	}
-	b.stackless = b.stackless[:0]
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -349,5 +350,80 @@ func TestGoTotals(t *testing.T) {
 		if c.annotate < 300 {
 			t.Errorf("%s by address: %d totals compared with callgrind_annotate's", name, c.annotate)
 		}
+	}
+}
+
+// lostTrack is a call graph where callgrind lost track, as around a Go
+// program's goroutine switches: main's calls to A and B carry 90 and 40
+// that their callees X and Z do not spend, and W, which no call brought,
+// spends 100 in Y (the other side of the switch).
+const lostTrack = `# callgrind format
+version: 1
+creator: callgrind-3.19.0
+events: Ir
+fl=t.c
+fn=main
+1 0
+cfn=A
+calls=1 1
+1 100
+cfn=B
+calls=1 1
+1 80
+fn=A
+1 10
+cfn=X
+calls=1 1
+1 90
+fn=X
+1 30
+fn=B
+1 40
+cfn=Z
+calls=1 1
+1 40
+fn=W
+1 0
+cfn=Y
+calls=1 1
+1 100
+fn=Y
+1 100
+`
+
+// TestLostTrack checks the totals where callers' calls carry other than
+// their callees spend: every function's total is its self cost plus its
+// calls' (main's 180, not the 90 its callees spend on its stacks), W's
+// stacks go under main's calls that carried what nothing spent (split
+// between them, as no one carries all 100), and no stack holds a
+// function twice.
+func TestLostTrack(t *testing.T) {
+	p, err := Parse(strings.NewReader(lostTrack), pbuild.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.CheckProfile(t, "lost track", p)
+	o := tables(t, p, []string{"Ir"})
+	want := map[string][2]int64{ // self, total
+		"main": {0, 180}, "A": {10, 100}, "B": {40, 80}, "X": {30, 30}, "W": {0, 100}, "Y": {100, 100},
+	}
+	for name, w := range want {
+		var got [2]int64
+		if o.self["t.c:"+name] != nil {
+			got = [2]int64{o.self["t.c:"+name][0], o.total["t.c:"+name][0]}
+		}
+		if got != w {
+			t.Errorf("%s: self, total %v, want %v", name, got, w)
+		}
+	}
+	stacks := stacksOf(p)
+	for _, s := range stacks {
+		names := strings.Split(strings.Fields(s)[0], ";")
+		if len(names) != len(slices.Compact(slices.Sorted(slices.Values(names)))) {
+			t.Errorf("stack %q holds a function twice", s)
+		}
+	}
+	if !slices.Contains(stacks, "Y;W;A;main 60") || !slices.Contains(stacks, "Y;W;B;main 40") {
+		t.Errorf("W's stacks are not under main's calls that carried what nothing spent: %q", stacks)
 	}
 }
