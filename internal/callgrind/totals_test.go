@@ -126,8 +126,9 @@ type totalsCount struct {
 // which is callgrind_annotate --inclusive=yes's but where callgrind lost
 // track (callgrind_annotate sums the callers' calls, which then carry
 // other than the function spent): for such a function, and one that calls
-// it, directly or not, the total may be short (counted, at most 5% of
-// the totals compared). incl is callgrind_annotate's totals by
+// it, directly or not, the total may be short (counted, at most 1% of
+// the totals compared: before the pool, 8 of 1,431 in Parse's profile and
+// 64 of 528 in ParseByAddress's). incl is callgrind_annotate's totals by
 // "file:function".
 func checkTotals(t *testing.T, name string, p ours, spent map[string][]int64, cyc, odd map[string]bool, incl map[string][]int64) totalsCount {
 	t.Helper()
@@ -175,7 +176,7 @@ func checkTotals(t *testing.T, name string, p ours, spent map[string][]int64, cy
 			t.Errorf("%s: %s (on no call cycle): total %v, but it spends %v (callgrind_annotate %v)", name, k, total, s, a)
 		}
 	}
-	if c.short*20 > c.annotate {
+	if c.short*100 > c.annotate {
 		t.Errorf("%s: %d totals short of self plus calls where callgrind lost track, against %d equal to callgrind_annotate's", name, c.short, c.annotate)
 	}
 	return c
