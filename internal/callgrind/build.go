@@ -79,8 +79,13 @@ type builder struct {
 	// charged is what the builder's reused buffers may hold without a
 	// new charge: steps, live pieces, the inbox.
 	stepsCharged, piecesCharged, live int
-	work                              int64     // frames pushed and walked; see maxWork
-	free                              [][]piece // inboxes done with, for reuse
+	work                              int64             // frames pushed and walked; see maxWork
+	free                              [][]piece         // inboxes done with, for reuse
+	pool                              []piece           // cost brought where nothing spends it
+	deferred                          []lateSelf        // self cost no call brought, met at the end of the event
+	roots                             []piece           // the stacks of cost no call brought: each a root step of its own
+	stackless                         []int32           // the steps of the samples whose stacks are still to be made
+	splits                            map[int32][]piece // root steps shared among stacks of the pool: see reparent
 	// mismatch collects the functions whose calls carry more or less
 	// cost than they spent.
 	mismatch map[int32]bool
@@ -329,6 +334,7 @@ func (b *builder) group(g *group, labels map[string][]string) error {
 	b.sampleOf = make(map[int32]*profile.Sample)
 	for e := 0; e < gr.nev; e++ {
 		b.live = 0
+		b.pool = b.pool[:0]
 		for ci, members := range order {
 			if err := b.component(gr, e, comp, int32(ci), members, inbox, labels); err != nil {
 				return err
@@ -342,8 +348,11 @@ func (b *builder) group(g *group, labels map[string][]string) error {
 				return errWork
 			}
 		}
+		if err := b.late(e, labels); err != nil {
+			return err
+		}
 	}
-	return nil
+	return b.stacks()
 }
 
 // reserve charges, before it is allocated, the room for the steps and
@@ -405,6 +414,14 @@ func (b *builder) component(gr *graph, e int, comp []int32, ci int32, members []
 	for _, p := range in {
 		have = satAdd(have, p.amt)
 	}
+	if have < need {
+		// What no call brought is met last, self cost after calls, so
+		// that the self cost can wait for the pool (filled by the
+		// components after this one) and the calls carry the callers'.
+		slices.SortStableFunc(demands, func(x, y demand) int {
+			return selfLast(x) - selfLast(y)
+		})
+	}
 	if have != need && have > 0 && len(members) == 1 {
 		b.mismatch[gr.glob[members[0]]] = true
 	}
@@ -447,10 +464,28 @@ func (b *builder) component(gr *graph, e int, comp []int32, ci int32, members []
 						left = in[pi].amt
 					}
 				}
+			} else if d.arc < 0 {
+				if err := b.reserve(1, 0); err != nil {
+					return err
+				}
+				b.deferred = append(b.deferred, lateSelf{d.member, rest})
+				b.live++
+				break
+			} else if len(b.pool) > 0 {
+				// Cost callers brought to others, which did not spend it.
+				if err := b.reserve(1, hops); err != nil {
+					return err
+				}
+				last := &b.pool[len(b.pool)-1]
+				amt = min(rest, last.amt)
+				path = b.push(last.path, d.member)
+				if last.amt -= amt; last.amt == 0 {
+					b.pool = b.pool[:len(b.pool)-1]
+				}
 			} else {
 				// Cost no call brought: the function is a root for it.
 				amt = rest
-				path = b.push(-1, d.member)
+				path = b.root(d.member, amt)
 			}
 			rest -= amt
 			if d.arc < 0 {
@@ -468,7 +503,22 @@ func (b *builder) component(gr *graph, e int, comp []int32, ci int32, members []
 			}
 		}
 	}
+	// What the callers brought and the component does not spend: live
+	// pieces still, until the end of the event.
+	if pi < len(in) {
+		in[pi].amt = left
+		b.pool = append(b.pool, in[pi:]...)
+		b.live += len(in) - pi
+	}
 	return nil
+}
+
+// selfLast is 1 for self cost, 0 for a call.
+func selfLast(d demand) int {
+	if d.arc < 0 {
+		return 1
+	}
+	return 0
 }
 
 func satAdd(a, b int64) int64 {
@@ -561,24 +611,15 @@ func (b *builder) sample(path int32, e int, amt int64, labels map[string][]strin
 		s.Value[e] += amt
 		return nil
 	}
-	depth := 0
-	for s := path; s >= 0; s = b.steps[s].parent {
-		depth++
-	}
-	if b.work += int64(depth); b.work > maxWork {
-		return errWork
-	}
-	if err := ps.expand(membudget.Sample, 1, membudget.CostSample+64+
-		int64(ps.nev)*membudget.CostValue+int64(depth)*membudget.CostLocationID); err != nil {
+	// Its stack is made when the group is done (stacks), as a root step
+	// may yet go under a stack that brought cost nothing spent.
+	if err := ps.expand(membudget.Sample, 1, membudget.CostSample+64+4+int64(ps.nev)*membudget.CostValue); err != nil {
 		return err
 	}
-	stack := make([]*profile.Location, 0, depth)
-	for s := path; s >= 0; s = b.steps[s].parent {
-		stack = append(stack, b.location(b.steps[s].fn))
-	}
-	s := &profile.Sample{Location: stack, Value: make([]int64, ps.nev), Label: labels}
+	s := &profile.Sample{Value: make([]int64, ps.nev), Label: labels}
 	s.Value[e] = amt
 	b.sampleOf[path] = s
+	b.stackless = append(b.stackless, path)
 	b.p.Sample = append(b.p.Sample, s)
 	return nil
 }
