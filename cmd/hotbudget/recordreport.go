@@ -233,6 +233,8 @@ func recordBenchWords(benches *bench.Report) *bench.Report {
 //
 //	{
 //	  "schema": "hotbudget.record/v4",
+//	  "instrument": "time",
+//	  "why": "timing: chosen by --instrument time",  // the text report's first line
 //	  "verdict": "hotbudget record: regressed (exit 1): ...",  // the text report's first and last line
 //	  "exit": 1,
 //	  "base": {"revision": "origin/main", "commit": "0123..."},
