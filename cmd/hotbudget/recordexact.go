@@ -75,7 +75,9 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 	// is one thread.
 	found := make([]*exactResult, len(leaves))
 	var done atomic.Int64
-	err = parallel(ctx, exactWorkers(len(leaves)), len(leaves), func(i int) error {
+	order := longestFirst(leaves)
+	err = parallel(ctx, exactWorkers(len(leaves)), len(leaves), func(at int) error {
+		i := order[at]
 		l := leaves[i]
 		if !sides[0].leaves[l.key()] || !sides[1].leaves[l.key()] {
 			r.progress("%s: only at %s, not compared", l.name, map[bool]string{true: "base", false: "head"}[sides[0].leaves[l.key()]])

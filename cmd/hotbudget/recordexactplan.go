@@ -85,6 +85,20 @@ func (r *recorder) countPair(ctx context.Context, vg string, sides []*recSide, l
 	return &exactResult{name: l.key(), ops: work, base: ps[0], head: ps[1], report: rep}, nil
 }
 
+// longestFirst is the order to count leaves in: the longest first (by
+// exactCost), so that the last benchmark counted is a short one and the
+// cores are busy to the end.
+func longestFirst(leaves []leaf) []int {
+	order := make([]int, len(leaves))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(exactCost(leaves[b], max(leaves[b].reps, 1), 1), exactCost(leaves[a], max(leaves[a].reps, 1), 1))
+	})
+	return order
+}
+
 // exactWorkers is how many benchmarks are counted at once: one a CPU
 // this process may use (GOMAXPROCS), at most n.
 func exactWorkers(n int) int {
