@@ -44,9 +44,10 @@ import (
 // past its allowance is counted again before it fails (confirmExact).
 
 // exactBenchtime is the native time a benchmark's counted iterations
-// take by default with --instructions (N; the runs count N and 2N): the
-// counts per op are exact whatever N, and callgrind runs them about 50
-// times slower.
+// take by default when counting (N, scaled from a longer calibration by
+// exactIters; the runs count N and 2N, each repeated): the counts per op
+// are exact whatever N, and callgrind runs them about 150 times slower
+// (exactSlowdown).
 const exactBenchtime = 1 * time.Millisecond
 
 // exactResult is one benchmark's exact comparison.
