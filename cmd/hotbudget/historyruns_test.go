@@ -258,11 +258,11 @@ func TestTimeHistoryRefusals(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--base-from-history", "--benchtime", "1s", "a", "b"}, "drop --benchtime"},
-		{[]string{"--base-from-history", "--metric", "total", "a", "b"}, "--metric total needs the base measured"},
-		{[]string{"--base-from-history", "--key", "name+file", "a", "b"}, "--key name+file needs the base measured"},
-		{[]string{"--base-from-history", "--history-max-age", "-1h", "a", "b"}, "must not be negative"},
-		{[]string{"--base-from-history", "--benchtime", "100x", "--runs", "3", "a", "b"}, ""},
+		{[]string{"--time", "--base-from-history", "--benchtime", "1s", "a", "b"}, "drop --benchtime"},
+		{[]string{"--time", "--base-from-history", "--metric", "total", "a", "b"}, "--metric total needs the base measured"},
+		{[]string{"--time", "--base-from-history", "--key", "name+file", "a", "b"}, "--key name+file needs the base measured"},
+		{[]string{"--time", "--base-from-history", "--history-max-age", "-1h", "a", "b"}, "must not be negative"},
+		{[]string{"--time", "--base-from-history", "--benchtime", "100x", "--runs", "3", "a", "b"}, ""},
 	} {
 		c2 := &cli{}
 		rc := c2.recordFlags()
@@ -295,7 +295,7 @@ func TestRecordTimeBaseFromHistory(t *testing.T) {
 	}
 	repo := gitRepo(t)
 	// As TestRecord: 600ms a run gives checksum enough samples a run.
-	args := []string{"--runs", "5", "--benchtime", "600ms", "--no-allocs"}
+	args := []string{"--instrument", "time", "--runs", "5", "--benchtime", "600ms", "--no-allocs"}
 	pushed := filepath.Join(t.TempDir(), "pushed")
 	if r := recordIn(t, repo, append(args, "--out", pushed, "HEAD~2", "HEAD~1")...); r.code != 0 {
 		t.Fatalf("recording HEAD~1: exit %d\n%s", r.code, r.stdout)
@@ -330,7 +330,7 @@ func TestRecordTimeBaseFromHistory(t *testing.T) {
 		measured := recordIn(t, repo, append(args, "HEAD~1", "HEAD")...)
 		tMeasured := time.Since(t0)
 		t0 = time.Now()
-		stored := recordIn(t, repo, "--no-allocs", "--base-from-history", "HEAD~1", "HEAD")
+		stored := recordIn(t, repo, "--time", "--no-allocs", "--base-from-history", "HEAD~1", "HEAD")
 		t.Logf("wall time: base measured %v, base from the history %v", tMeasured.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
 		if !strings.Contains(stored.stdout, "\nbase: from history (commit "+rec.Commit[:12]+", recorded ") || !strings.Contains(measured.stdout, "\nbase: measured\n") {
 			t.Fatalf("the reports do not say where the base came from:\n%s\n%s", measured.stdout, stored.stdout)
@@ -372,7 +372,7 @@ func TestRecordTimeBaseFromHistory(t *testing.T) {
 	}
 	// Another kind of machine's record, then one without runs.
 	put(strings.Replace(string(note), fmt.Sprintf(`"cpus":%d`, rec.CPUs), `"cpus":96`, 1))
-	if r := recordIn(t, repo, "--base-from-history", "HEAD~1", "HEAD"); r.code != 2 || !strings.Contains(r.stderr, "on a machine of 96 processors") {
+	if r := recordIn(t, repo, "--time", "--base-from-history", "HEAD~1", "HEAD"); r.code != 2 || !strings.Contains(r.stderr, "on a machine of 96 processors") {
 		t.Errorf("another machine: exit %d\n%s", r.code, r.stderr)
 	}
 	rec.Prune()
@@ -381,7 +381,7 @@ func TestRecordTimeBaseFromHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	put(string(data))
-	if r := recordIn(t, repo, "--base-from-history", "HEAD~1", "HEAD"); r.code != 2 || !strings.Contains(r.stderr, "keeps no runs") || strings.Contains(r.stderr, "built 1 test binary") {
+	if r := recordIn(t, repo, "--time", "--base-from-history", "HEAD~1", "HEAD"); r.code != 2 || !strings.Contains(r.stderr, "keeps no runs") || strings.Contains(r.stderr, "built 1 test binary") {
 		t.Errorf("no runs: exit %d, want 2 before building\n%s", r.code, r.stderr)
 	}
 }

@@ -232,7 +232,7 @@ func mergeOut(t testing.TB, args ...string) (string, string, int) {
 // false-discovery control over every shard's benchmarks, as record does.
 func TestMergeSameAsWhole(t *testing.T) {
 	rec := fakeRecord(t, 5)
-	args := []string{"--runs", "5", "main", "HEAD", "./..."}
+	args := []string{"--instrument", "time", "--runs", "5", "main", "HEAD", "./..."}
 	for _, n := range []int{1, 3, 8} {
 		dirs := rec.writeShards(t, t.TempDir(), n, args)
 		// Written first, as runLeaf writes a profile before record judges it.
@@ -248,7 +248,7 @@ func TestMergeSameAsWhole(t *testing.T) {
 			}
 		}
 		text, _, _ := mergeOut(t, dirs...)
-		if !strings.HasPrefix(text, "hotbudget record: regressed (exit 1): functions' CPU time: m.slow +") || !strings.Contains(text, "allocations per op: m.parse in example.com/m BenchmarkA") {
+		if !strings.HasPrefix(text, "timing: chosen by --instrument time\nhotbudget record: regressed (exit 1): functions' CPU time: m.slow +") || !strings.Contains(text, "allocations per op: m.parse in example.com/m BenchmarkA") {
 			t.Errorf("%d shards: want m.slow's CPU time and m.parse's allocations regressed in BenchmarkA:\n%s", n, text)
 		}
 		if n == 3 {
@@ -264,7 +264,7 @@ func TestMergeSameAsWhole(t *testing.T) {
 // would catch a merge that judged per shard.
 func TestMergeOneFamily(t *testing.T) {
 	rec := fakeRecord(t, 5)
-	args := []string{"--runs", "5", "main", "HEAD", "./..."}
+	args := []string{"--instrument", "time", "--runs", "5", "main", "HEAD", "./..."}
 	dirs := rec.writeShards(t, t.TempDir(), 4, args)
 	all, _, _ := mergeOut(t, append([]string{"--format", "json"}, dirs...)...)
 	// Shard 1 alone: not a record (shards 2-4 missing), so judged here
@@ -359,7 +359,7 @@ func countedShards(t testing.TB, dir string) ([]string, *recordResult, []string)
 		}
 		all = append(all, exactResult{name: key, ops: 100, base: base, head: head, report: rep})
 	}
-	args := []string{"--instructions", "main", "HEAD"}
+	args := []string{"--instrument", "instructions", "main", "HEAD"}
 	var dirs []string
 	for k := 1; k <= 2; k++ {
 		out := filepath.Join(dir, fmt.Sprint(k))
@@ -410,7 +410,7 @@ func TestMergeInstructions(t *testing.T) {
 // merge refuses what is not the N shards of one record, naming why.
 func TestMergeErrors(t *testing.T) {
 	rec := fakeRecord(t, 2)
-	args := []string{"--runs", "2", "main", "HEAD", "./..."}
+	args := []string{"--instrument", "time", "--runs", "2", "main", "HEAD", "./..."}
 	dirs := rec.writeShards(t, t.TempDir(), 3, args)
 	other := rec.writeShards(t, t.TempDir(), 3, append([]string{"--alpha", "0.01"}, args...))
 	two := rec.writeShards(t, t.TempDir(), 2, args)

@@ -115,7 +115,7 @@ func TestRecordNothingJudged(t *testing.T) {
 	}
 	same.exact[0].report = rep
 	out, errOut, code = judgeRecordOut(t, same, "--instructions", "main", "HEAD")
-	if want := "no function executes more instructions in 1 benchmark (exact counts, callgrind; 2 functions judged)"; code != exitOK || !strings.HasPrefix(out, want) {
+	if want := "no function executes more instructions in 1 benchmark (exact counts, callgrind; 2 functions judged)"; code != exitOK || !strings.HasPrefix(out, "counting instructions (callgrind): chosen by --instructions\n"+want) {
 		t.Errorf("--instructions, unchanged: exit %d, want %d saying %q\n%s%s", code, exitOK, want, out, errOut)
 	}
 
@@ -142,11 +142,11 @@ func TestRecordNothingJudged(t *testing.T) {
 		benchOut := []byte("pkg: gopkg.in/yaml.v3\n" + strings.Repeat("BenchmarkUnmarshal-2   \t     100\t     10000 ns/op\n", 5))
 		return &recordResult{modules: mods, pairs: []diff.Pair{pr}, baseBench: benchOut, headBench: benchOut, baseRev: revision{Name: "main", Commit: "0123456789abcdef"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210"}}
 	}
-	out, errOut, code = judgeRecordOut(t, timed([]string{"gopkg.in/yaml.v3"}), "--no-allocs", "main", "HEAD")
+	out, errOut, code = judgeRecordOut(t, timed([]string{"gopkg.in/yaml.v3"}), "--time", "--no-allocs", "main", "HEAD")
 	if code != exitFail || !strings.Contains(out, "yaml_parser_scan_to_next_token") || !strings.Contains(out, "1 benchmarks, 4 function rows (2 judged): 1 regressed") {
 		t.Errorf("time, gopkg.in/yaml.v3: exit %d, want %d naming %s\n%s%s", code, exitFail, scan, out, errOut)
 	}
-	out, errOut, code = judgeRecordOut(t, timed([]string{"gopkg.in/yaml.v2"}), "--no-allocs", "main", "HEAD")
+	out, errOut, code = judgeRecordOut(t, timed([]string{"gopkg.in/yaml.v2"}), "--time", "--no-allocs", "main", "HEAD")
 	want = "the functions of gopkg.in/yaml.v2 (the module gated by default; --gate . gates every function) matched none of the 4 functions measured, so nothing was judged; closest names: gopkg.in/yaml%2ev3."
 	if code != exitUsage || !strings.Contains(errOut, want) {
 		t.Errorf("time, gopkg.in/yaml.v2: exit %d, want %d saying %q\n%s%s", code, exitUsage, want, out, errOut)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,33 +17,36 @@ import (
 	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/samplercheck"
+	"github.com/hotbudget/hotbudget/internal/valgrind"
 )
 
 const recordUsage = `Usage: hotbudget record [flags] BASE HEAD [PACKAGE...]
 
 Builds the test binaries of the packages (default ./...) at two git
-revisions (anything git rev-parse takes; HEAD may be "." for the working
-tree), runs their benchmarks at both, interleaved and at the same
-iterations, writes what it measured under --out, and judges every function
-of your module (go list -m) and every benchmark; the runtime's functions
-are shown, never gated (--gate . gates them).
+revisions (HEAD may be "." for the working tree), runs their benchmarks at
+both, at the same iterations, writes what it measured under --out, and
+judges every function of your module (go list -m) and every benchmark; the
+runtime's functions are shown, never gated (--gate . gates them).
 
-  time (default)   CPU profiles, --runs a side (perf events at 10 kHz where
-                   allowed, else go test -cpuprofile), judged by shares with
-                   one false-discovery control; allocations counted exactly
-  --instructions   instructions counted under valgrind's callgrind at N and
-                   2N ops, judged exactly; blind to I/O, system calls, the
-                   collector and cache misses, which time sees
+--instrument (the report's first line says which and why):
+  instructions  the default where valgrind runs: every function's
+                instructions counted under callgrind at N and 2N ops,
+                judged exactly, the same on every machine
+  time          the default elsewhere: CPU profiles, --runs a side,
+                judged by shares with one false-discovery control. The
+                better choice for code whose cost is I/O, system calls,
+                the garbage collector or cache effects (until cycles are
+                estimated), to which counts are blind
 
 Exit status: 0 nothing regressed, 1 something regressed, 2 usage, input or
-build error. docs/gate.md says what record does and writes; see also
-docs/instructions.md, docs/history.md (--base-from-history), docs/sharding.md
-(--shard K/N and 'hotbudget merge').
+build error. See docs/gate.md, docs/instructions.md, docs/history.md
+(--base-from-history), docs/sharding.md (--shard K/N, 'hotbudget merge').
 
 Examples:
 
 	hotbudget record origin/main HEAD
-	hotbudget record --instructions --bench 'Parse' origin/main . ./parser
+	hotbudget record --bench 'Parse' origin/main . ./parser
+	hotbudget record --instrument time --runs 8 origin/main HEAD
 	hotbudget record --format markdown --out perf "$BASE_SHA" HEAD ./...
 `
 
@@ -62,8 +66,12 @@ type recordOpts struct {
 	budget      time.Duration
 	gate        *regexp.Regexp // --gate or --module: the functions whose allocations are judged (nil: the module's)
 	noAllocs    bool           // --no-allocs
-	// instructions counts instructions under callgrind (--instructions).
+	// instrument is what record measures: "instructions" (counted under
+	// callgrind) or "time" (chooseInstrument); instructions says it is
+	// "instructions", why is the report's first line: which and why.
+	instrument   string
 	instructions bool
+	why          string
 	full         bool      // --full: every table in the text report
 	shard        shardSpec // --shard K/N: record the K-th of N parts, unjudged (zero: all, judged)
 
@@ -87,6 +95,7 @@ type recordCmd struct {
 	o      recordOpts
 	d      *diffFlags
 	format *choiceFlag
+	instr  *instrumentFlag
 }
 
 // recordFlags defines record's flags.
@@ -96,12 +105,15 @@ func (c *cli) recordFlags() *recordCmd {
 	fs.IntVar(&o.runs, "runs", 5, "interleaved `runs` a side")
 	fs.IntVar(&o.count, "count", 1, "`n` benchmark results a run (go test -count)")
 	fs.StringVar(&o.bench, "bench", ".", "run the benchmarks matching this `regexp` (go test -bench)")
-	fs.StringVar(&o.benchtime, "benchtime", "1s", "calibrate each benchmark to run for this `duration` on the base revision, or Nx for N iterations")
-	fs.DurationVar(&o.budget, "budget", 15*time.Minute, "fit the runs into this `duration`: when the estimate after calibration is longer, every benchmark runs fewer iterations (0: no limit)")
+	fs.StringVar(&o.benchtime, "benchtime", "1s", "calibrate each benchmark to run for this `duration` on the base revision (counting: 1ms unless given), or Nx for N iterations")
+	fs.DurationVar(&o.budget, "budget", 15*time.Minute, "fit the runs into this `duration`: when the estimate after calibration is longer, every benchmark runs fewer iterations (counting: the longest are left out, named) (0: no limit)")
 	fs.StringVar(&o.out, "out", "", "write base/ and head/ under this `directory` (default: a new temporary directory)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the worktrees and test binaries (their directory is printed)")
 	fs.BoolVar(&o.full, "full", false, "print every function's and every benchmark result's table in the text report and the Markdown comment (default: what was judged and flagged, near misses, one line for the other benchmarks)")
-	fs.BoolVar(&o.instructions, "instructions", false, "count every function's instructions under valgrind's callgrind instead of sampling CPU time: each benchmark at N and 2N iterations a side (N calibrated to --benchtime, 5ms unless given with this flag), judged exactly")
+	rc.instr = &instrumentFlag{}
+	fs.Var(rc.instr, "instrument", "measure `instructions|time` (default: instructions where valgrind runs, else time)")
+	fs.Var(instrumentShorthand{rc.instr, "instructions"}, "instructions", "shorthand for --instrument instructions")
+	fs.Var(instrumentShorthand{rc.instr, "time"}, "time", "shorthand for --instrument time")
 	fs.BoolVar(&o.baseFromHistory, "base-from-history", false, "take the base's counts (--instructions) or runs (time) from its record in the history (hotbudget history append, git notes) instead of measuring it again, when it was measured by the same Go on the same kind of machine (time: within --history-max-age); the head is measured alone")
 	fs.StringVar(&o.historyRef, "history-ref", "refs/notes/hotbudget", "the notes `ref` --base-from-history reads")
 	fs.DurationVar(&o.historyMaxAge, "history-max-age", defaultHistoryMaxAge, "time: --base-from-history takes a record at most this `duration` old (0: any age)")
@@ -162,6 +174,9 @@ func (rc *recordCmd) finish(pos []string) error {
 				return fmt.Errorf("--%s is hotbudget merge's with --shard: a shard records, the merge of every shard judges and reports", name)
 			}
 		}
+	}
+	if err := rc.chooseInstrument(); err != nil {
+		return err
 	}
 	o.runsSet, o.countSet = flagSet(fs, "runs"), flagSet(fs, "count")
 	if o.baseFromHistory {
@@ -256,6 +271,7 @@ func (c *cli) record(args []string) int {
 // written.
 func (c *cli) judgeRecord(cmd string, res *recordResult, rc *recordCmd, progress func(format string, args ...any)) int {
 	o, d, fs := rc.o, rc.d, rc.fs.FlagSet
+	res.why = o.why
 	what, mods, gate := d.gateWhat(res.modules)
 	if o.instructions {
 		if err := exactUnmatched(res.exact, what, mods, gate); err != nil {
@@ -317,4 +333,116 @@ func (c *cli) judgeRecord(cmd string, res *recordResult, rc *recordCmd, progress
 		progress("wrote the allocations' HTML report of %s to %s", top.Name, o.allocsHTML)
 	}
 	return c.recordReport(res, funcs, benches, allocs, rc.format.value, o.full)
+}
+
+// instruments are the names --instrument takes, the default's first: what
+// record measures. (An estimate of cycles would join them.)
+var instruments = []string{"instructions", "time"}
+
+// timeOnlyFlags are record's flags that only time uses: given without an
+// instrument they choose time, given with another they are refused.
+var timeOnlyFlags = []string{"runs", "count", "history-max-age", "html", "allocs-html"}
+
+// instrumentFlag is --instrument and its shorthands (--instructions,
+// --time): the instrument chosen ("" when none was) and how each choice
+// was written, to refuse two different ones.
+type instrumentFlag struct {
+	name  string
+	given []string
+	names []string // the instrument each of given chose
+}
+
+func (f *instrumentFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.name
+}
+
+func (f *instrumentFlag) Set(v string) error {
+	if !slices.Contains(instruments, v) {
+		return fmt.Errorf("must be one of %s", strings.Join(instruments, ", "))
+	}
+	f.choose(v, "--instrument "+v)
+	return nil
+}
+
+func (f *instrumentFlag) choose(name, as string) {
+	f.name = name
+	f.given = append(f.given, as)
+	f.names = append(f.names, name)
+}
+
+// instrumentShorthand is a boolean flag (--instructions, --time) that
+// chooses one instrument: --time is --instrument time. Set to false it
+// chooses nothing.
+type instrumentShorthand struct {
+	f    *instrumentFlag
+	name string
+}
+
+func (s instrumentShorthand) String() string {
+	if s.f != nil && s.f.name == s.name {
+		return "true"
+	}
+	return "false"
+}
+
+func (s instrumentShorthand) Set(v string) error {
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return errors.New("want true or false")
+	}
+	if on {
+		s.f.choose(s.name, "--"+s.name)
+	}
+	return nil
+}
+
+func (instrumentShorthand) IsBoolFlag() bool { return true }
+
+// chooseInstrument sets rc.o's instrument from the command line: the one
+// chosen, else time when a flag only time uses was given, else
+// instructions where valgrind runs (valgrind.Find), else time; and the
+// report's first line, which says which and why.
+func (rc *recordCmd) chooseInstrument() error {
+	o, f := &rc.o, rc.instr
+	for i, n := range f.names {
+		if n != f.names[0] {
+			return fmt.Errorf("%s and %s choose two instruments: give one", f.given[0], f.given[i])
+		}
+	}
+	var timeOnly []string
+	for _, n := range timeOnlyFlags {
+		if flagSet(rc.fs.FlagSet, n) {
+			timeOnly = append(timeOnly, "--"+n)
+		}
+	}
+	switch {
+	case f.name == "time":
+		o.instrument, o.why = "time", "timing: chosen by "+f.given[0]
+	case f.name != "":
+		if len(timeOnly) > 0 {
+			return fmt.Errorf("%s is time's: %s counts each benchmark at N and 2N iterations, exactly, without runs to repeat (drop %s, or give --instrument time)", strings.Join(timeOnly, ", "), f.given[0], strings.Join(timeOnly, ", "))
+		}
+		o.instrument, o.why = f.name, "counting instructions (callgrind): chosen by "+f.given[0]
+	case len(timeOnly) > 0:
+		o.instrument, o.why = "time", fmt.Sprintf("timing: %s is time's (counting instructions, exact, is the default where valgrind runs)", strings.Join(timeOnly, ", "))
+	default:
+		if _, err := valgrind.Find(); err != nil {
+			why := err.Error()
+			if errors.Is(err, valgrind.ErrMissing) {
+				why = "valgrind is not installed (sudo apt-get install valgrind)"
+			}
+			o.instrument, o.why = "time", "timing: "+why+"; counts would be exact"
+			break
+		}
+		v := valgrind.Version()
+		if v == "" {
+			v = "valgrind"
+		}
+		o.instrument, o.why = "instructions", fmt.Sprintf("counting instructions (callgrind, %s): exact, the default where valgrind runs (--instrument time for I/O, system calls, the collector, cache effects)", v)
+	}
+	o.instructions = o.instrument == "instructions"
+	return nil
 }

@@ -175,7 +175,8 @@ func TestRecord32ShortReport(t *testing.T) {
 			t.Fatalf("%s: %d benchmarks flagged; the fixture means 15 to fail", c.name, n)
 		}
 		limit := short32Lines + short32PerFlag*n
-		res := &recordResult{baseRev: revision{Name: "HEAD~1", Commit: "8f3bd3912345678"}, headRev: revision{Name: "HEAD", Commit: "6245bc012345678"}, out: "/tmp/hotbudget-record-1234"}
+		res := &recordResult{baseRev: revision{Name: "HEAD~1", Commit: "8f3bd3912345678"}, headRev: revision{Name: "HEAD", Commit: "6245bc012345678"}, out: "/tmp/hotbudget-record-1234",
+			why: "timing: chosen by --instrument time"}
 		for _, format := range []string{"text", "markdown", "full"} {
 			var stdout, stderr bytes.Buffer
 			cl := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
@@ -229,8 +230,8 @@ func TestRecord32ShortReport(t *testing.T) {
 					t.Errorf("%s markdown: title %q, want the verdict %q", c.name, lines[0], want)
 				}
 			case "full":
-				if !strings.HasPrefix(lines[0], want) || lines[len(lines)-1] != lines[0] {
-					t.Errorf("%s --full: the verdict %q is not first and last", c.name, want)
+				if lines[0] != res.why || !strings.HasPrefix(lines[1], want) || lines[len(lines)-1] != lines[1] {
+					t.Errorf("%s --full: the instrument is not first, or the verdict %q second and last", c.name, want)
 				}
 				// 5 runs: the benchmark table gives their range, and
 				// its advice is record's.

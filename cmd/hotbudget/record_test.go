@@ -166,7 +166,7 @@ func TestRecord(t *testing.T) {
 	// 600ms a run gives checksum about 45 samples a run at pprof's 100 Hz
 	// (where perf events are refused; 4,500 at their 10 kHz); with 300ms
 	// its 20 samples' noise hides a 50% change now and then.
-	args := []string{"--runs", "5", "--benchtime", "600ms"}
+	args := []string{"--instrument", "time", "--runs", "5", "--benchtime", "600ms"}
 
 	var slow result
 	for try := 1; try <= 2; try++ {

@@ -154,7 +154,7 @@ func TestRecordAllocations(t *testing.T) {
 	gitIn("add", "README.md")
 	gitIn("commit", "-q", "-m", "readme")
 
-	args := []string{"--runs", "1", "--benchtime", "100ms"}
+	args := []string{"--time", "--runs", "1", "--benchtime", "100ms"}
 	out := filepath.Join(t.TempDir(), "perf")
 	page := filepath.Join(t.TempDir(), "allocs.html")
 	changed := recordIn(t, dir, append(args, "--out", out, "--allocs-html", page, "HEAD~2", "HEAD~1")...)

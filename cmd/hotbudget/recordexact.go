@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -43,10 +44,11 @@ import (
 // past its allowance is counted again before it fails (confirmExact).
 
 // exactBenchtime is the native time a benchmark's counted iterations
-// take by default with --instructions (N; the runs count N and 2N): the
-// counts per op are exact whatever N, and callgrind runs them about 50
-// times slower.
-const exactBenchtime = 5 * time.Millisecond
+// take by default when counting (N, scaled from a longer calibration by
+// exactIters; the runs count N and 2N, each repeated): the counts per op
+// are exact whatever N, and callgrind runs them about 150 times slower
+// (exactSlowdown).
+const exactBenchtime = 1 * time.Millisecond
 
 // exactResult is one benchmark's exact comparison.
 type exactResult struct {
@@ -69,66 +71,36 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 		judge = modulePattern(res.modules).MatchString
 	}
 	t0 := time.Now()
-	for i, l := range leaves {
+	// The benchmarks are counted a few at once, one a core: a count is
+	// exact whatever else the machine runs, and each callgrind process
+	// is one thread.
+	found := make([]*exactResult, len(leaves))
+	var done atomic.Int64
+	order := longestFirst(leaves)
+	err = parallel(ctx, exactWorkers(len(leaves)), len(leaves), func(at int) error {
+		i := order[at]
+		l := leaves[i]
 		if !sides[0].leaves[l.key()] || !sides[1].leaves[l.key()] {
 			r.progress("%s: only at %s, not compared", l.name, map[bool]string{true: "base", false: "head"}[sides[0].leaves[l.key()]])
-			continue
+			return nil
 		}
-		ops := max(l.iters, 1)
-		work := int64(exactReps) * ops // iterations a side
-		var ps [2]*profile.Profile
-		var negative []string
-		for j, s := range sides {
-			if j == 0 && r.hist != nil {
-				// The base's counts as its record stored them.
-				if ps[j], err = historyProfile(r.hist, l.key()); err != nil {
-					return err
-				}
-				if err := writeProfile(countsProfile(s.out, l.pkg, l.name), ps[j]); err != nil {
-					return err
-				}
-				continue
-			}
-			c, err := r.countLeaf(ctx, vg, s, l, ops, exactReps, judge)
-			if err != nil {
-				return err
-			}
-			ps[j] = c.diffed
-			work = c.work
-			negative = append(negative, c.negative...)
-			if c.note != "" {
-				r.progress("%s at %s: %s", l.name, s.name, c.note)
-			}
-			// The whole process of 2N ops as callgrind counted it, for
-			// pprof.
-			if err := writeProfile(filepath.Join(s.out, filepath.FromSlash(l.pkg), benchFile(l.name)+".instructions.pb.gz"), c.whole); err != nil {
-				return err
-			}
-			// The difference judged: what history append stores.
-			if err := writeProfile(countsProfile(s.out, l.pkg, l.name), c.diffed); err != nil {
-				return err
-			}
-		}
-		rep, err := compareExact(ps[0], ps[1], judge, negative)
+		e, err := r.countPair(ctx, vg, sides, l, judge)
 		if err != nil {
-			return fmt.Errorf("%s: %w", l.name, err)
+			return err
 		}
-		if rep.Failed() {
-			// Confirmed before it fails: counted again, in fresh
-			// processes, a function fails only when it fails both times.
-			if rep, ps, err = r.confirmExact(ctx, vg, sides, l, ops, judge, negative, ps, rep); err != nil {
-				return err
-			}
-			// The counts written and judged are now the confirmation's,
-			// of more repetitions: the ops the report and shard.json say
-			// are theirs.
-			if rec, ok := meta.Known(ps[1]); ok && len(rec.Runs) == 1 && rec.Runs[0].Work >= 1 {
-				work = int64(rec.Runs[0].Work)
-			}
-		}
-		res.exact = append(res.exact, exactResult{name: l.key(), ops: work, base: ps[0], head: ps[1], report: rep})
-		r.progress("counted %s (%d of %d, %s ops a side: repetitions of N in two processes, of N and 2N): %s; %s so far", l.name, i+1, len(leaves), textfmt.Count(float64(work)), exactLine(rep), since(t0))
+		found[i] = e
+		r.progress("counted %s (%d of %d, %s ops a side: repetitions of N in two processes, of N and 2N): %s; %s so far", l.name, done.Add(1), len(leaves), textfmt.Count(float64(e.ops)), exactLine(e.report), since(t0))
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	for _, e := range found {
+		if e != nil {
+			res.exact = append(res.exact, *e)
+		}
+	}
+	res.notCounted = r.notCounted
 	// What go test printed in the runs of 2N ops: the machine's
 	// description (cpu:) for history append.
 	for _, s := range sides {
@@ -217,10 +189,12 @@ func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf,
 				missing = m
 			}
 			if i == 1 {
+				r.exactMu.Lock()
 				s.bench.Write(stdout)
 				if m := cpuLine.FindSubmatch(stdout); m != nil {
 					s.cpu = strings.TrimSpace(string(m[1]))
 				}
+				r.exactMu.Unlock()
 			}
 		}
 		if missing == "" || int64(reps)*ops >= exactMissOps || reps >= exactMaxReps {
@@ -352,24 +326,9 @@ var cpuLine = regexp.MustCompile(`(?m)^cpu: (.*)$`)
 // at once, from its DWARF (inlined frames included), and names them as
 // runtime/pprof does (a generic function's symbol, with its shape).
 func (r *recorder) dumpSymbolizer(binary, dump string) (callgrind.Symbolizer, error) {
-	bin := r.bins[binary]
-	if bin == nil {
-		ef, err := elf.Open(binary)
-		if err != nil {
-			return nil, err
-		}
-		typ := ef.Type
-		ef.Close()
-		if typ != elf.ET_EXEC {
-			return nil, fmt.Errorf("%s is position-independent (%v): --instructions needs the default build mode, whose addresses are the file's", binary, typ)
-		}
-		if bin, err = binsym.Open(binary); err != nil {
-			return nil, err
-		}
-		if r.bins == nil {
-			r.bins = map[string]*binsym.Binary{}
-		}
-		r.bins[binary] = bin // its symbols are cached for the next runs
+	bin, err := r.binary(binary)
+	if err != nil {
+		return nil, err
 	}
 	pcs, err := dumpAddresses(dump)
 	if err != nil {
@@ -394,6 +353,34 @@ func (r *recorder) dumpSymbolizer(binary, dump string) (callgrind.Symbolizer, er
 		}
 		return out, true
 	}, nil
+}
+
+// binary is the symbols of the test binary at path, opened once for
+// every run of it (its symbols are cached for the next runs).
+func (r *recorder) binary(path string) (*binsym.Binary, error) {
+	r.exactMu.Lock()
+	defer r.exactMu.Unlock()
+	if bin := r.bins[path]; bin != nil {
+		return bin, nil
+	}
+	ef, err := elf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	typ := ef.Type
+	ef.Close()
+	if typ != elf.ET_EXEC {
+		return nil, fmt.Errorf("%s is position-independent (%v): --instructions needs the default build mode, whose addresses are the file's", path, typ)
+	}
+	bin, err := binsym.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if r.bins == nil {
+		r.bins = map[string]*binsym.Binary{}
+	}
+	r.bins[path] = bin
+	return bin, nil
 }
 
 // dumpAddresses lists the instruction addresses a dump written with
@@ -558,6 +545,11 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 	}
 	verdict := exactSummary(res.exact)
 	baseLine := historyBaseLine(res.baseHistory)
+	// A benchmark not counted is said beside the verdict.
+	notCounted := ""
+	if res.notCounted != "" {
+		notCounted = res.notCounted + "\n"
+	}
 	switch format {
 	case "json":
 		type row struct {
@@ -567,16 +559,23 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 			Report    *diff.CountReport `json:"report"`
 		}
 		out := struct {
-			Verdict string   `json:"verdict"`
-			Exit    int      `json:"exit"`
-			Base    revision `json:"base"`
+			// Instrument is what was measured, Why the report's first
+			// line: which instrument and why.
+			Instrument string `json:"instrument"`
+			Why        string `json:"why"`
+			Verdict    string `json:"verdict"`
+			// NotCounted says which benchmarks were left out to fit
+			// --budget.
+			NotCounted string   `json:"not_counted,omitempty"`
+			Exit       int      `json:"exit"`
+			Base       revision `json:"base"`
 			// BaseFrom is "measured", or "history" when the base's
 			// counts came from its record (BaseRecorded: when).
 			BaseFrom     string   `json:"base_from"`
 			BaseRecorded string   `json:"base_recorded,omitempty"`
 			Head         revision `json:"head"`
 			Rows         []row    `json:"benchmarks"`
-		}{Verdict: verdict, Exit: exit, Base: res.baseRev, BaseFrom: "measured", Head: res.headRev}
+		}{Instrument: "instructions", Why: res.why, Verdict: verdict, NotCounted: res.notCounted, Exit: exit, Base: res.baseRev, BaseFrom: "measured", Head: res.headRev}
 		if h := res.baseHistory; h != nil {
 			out.BaseFrom, out.BaseRecorded = "history", h.Recorded
 		}
@@ -593,7 +592,10 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 		if failed {
 			icon = "❌"
 		}
-		fmt.Fprintf(&b, "## %s hotbudget record --instructions: %s\n\n", icon, textfmt.MarkdownEscape(verdict))
+		fmt.Fprintf(&b, "## %s hotbudget record, counted: %s\n\n%s\n\n", icon, textfmt.MarkdownEscape(verdict), textfmt.MarkdownEscape(res.why))
+		if notCounted != "" {
+			fmt.Fprintf(&b, "%s\n", textfmt.MarkdownEscape(notCounted))
+		}
 		for _, e := range res.exact {
 			if len(e.report.Rows) == 0 {
 				continue
@@ -606,7 +608,7 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 		}
 		fmt.Fprintf(&b, "base %s, head %s; profiles under %s\n\n%s\n", textfmt.MarkdownEscape(res.baseRev.String()), textfmt.MarkdownEscape(res.headRev.String()), textfmt.MarkdownCode(res.out), textfmt.MarkdownEscape(baseLine))
 	default:
-		fmt.Fprintf(&b, "%s\n%s\n\n", textfmt.Line(verdict), textfmt.Line(baseLine))
+		fmt.Fprintf(&b, "%s\n%s\n%s%s\n\n", textfmt.Line(res.why), textfmt.Line(verdict), notCounted, textfmt.Line(baseLine))
 		for _, e := range res.exact {
 			fmt.Fprintf(&b, "%s (%s ops a side): ", textfmt.Line(e.name), textfmt.Count(float64(e.ops)))
 			var t bytes.Buffer

@@ -21,7 +21,8 @@ import (
 // --instructions: the README commit changes no function's count (exit 0),
 // and checksum's 12 rounds instead of 8 make it execute 1.5 times its
 // instructions, which the gate names alone (exit 1), the verdict in the
-// report's first and last lines.
+// report's second and last lines, the instrument and why in its first.
+// Without a flag it counts: the default where valgrind runs.
 func TestRecordInstructions(t *testing.T) {
 	testutil.Slow(t, "builds two revisions twice and counts a benchmark under valgrind eight times")
 	for _, tool := range []string{"git", "valgrind"} {
@@ -30,8 +31,11 @@ func TestRecordInstructions(t *testing.T) {
 		}
 	}
 	repo := gitRepo(t)
-	same := recordIn(t, repo, "--instructions", "HEAD~2", "HEAD~1")
-	if same.code != 0 || !strings.HasPrefix(same.stdout, "no function executes more instructions in 1 benchmark") {
+	// Counting is the default where valgrind runs: the report's first
+	// line says so.
+	same := recordIn(t, repo, "HEAD~2", "HEAD~1")
+	if first, rest, _ := strings.Cut(same.stdout, "\n"); same.code != 0 || !regexp.MustCompile(`^counting instructions \(callgrind, valgrind-[0-9.]+\): exact, the default where valgrind runs`).MatchString(first) ||
+		!strings.HasPrefix(rest, "no function executes more instructions in 1 benchmark") {
 		t.Errorf("README commit: exit %d\n%s", same.code, same.stdout)
 	}
 	slower := recordIn(t, repo, "--instructions", "--format", "text", "HEAD~1", "HEAD")
@@ -39,7 +43,10 @@ func TestRecordInstructions(t *testing.T) {
 		t.Fatalf("checksum with 12 rounds: exit %d, want 1\n%s", slower.code, slower.stdout)
 	}
 	lines := strings.Split(strings.TrimSpace(slower.stdout), "\n")
-	first, last := lines[0], lines[len(lines)-1]
+	if lines[0] != "counting instructions (callgrind): chosen by --instructions" {
+		t.Errorf("first line %q, want the instrument chosen", lines[0])
+	}
+	first, last := lines[1], lines[len(lines)-1]
 	if !strings.HasPrefix(first, "1 of 1 benchmarks execute more instructions: BenchmarkProcess: regressed rec.checksum +") ||
 		!strings.HasPrefix(last, first) || !strings.HasSuffix(last, "exit status 1") {
 		t.Errorf("first and last lines disagree with exit 1:\n%s\n...\n%s", first, last)

@@ -79,7 +79,7 @@ func (r *recorder) historyBase(ctx context.Context, top string, base *recSide) (
 		return rec, nil
 	}
 	if rec.Instrument != history.InstrumentInstructions {
-		return nil, fmt.Errorf("--base-from-history: the record of base %s measured %s, not instructions: record --instructions compares counted instructions only", base.rev, textfmt.Line(rec.Instrument))
+		return nil, fmt.Errorf("--base-from-history: the record of base %s measured %s, not instructions: counting compares counted instructions only (%s; --instrument time to time the head against it)", base.rev, textfmt.Line(rec.Instrument), r.o.why)
 	}
 	for _, b := range rec.Benchmarks {
 		if b.Ops > 0 && b.CountTotal != 0 {

@@ -64,7 +64,7 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 		}
 		return nil
 	}
-	benchtime := r.o.benchtime
+	benchtime := r.calibrationBenchtime()
 	if r.o.fixedIters > 0 || r.o.shard.n > 0 {
 		benchtime = "1x" // only to find the benchmarks (a shard calibrates its own: calibrateShard)
 	}
@@ -82,7 +82,7 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 		if r.o.fixedIters > 0 || r.o.shard.n > 0 {
 			continue
 		}
-		out, err := r.runBinary(ctx, head, head.bins[l.pkg], "-test.bench", l.pattern(), "-test.benchtime", r.o.benchtime)
+		out, err := r.runBinary(ctx, head, head.bins[l.pkg], "-test.bench", l.pattern(), "-test.benchtime", benchtime)
 		if err != nil {
 			return nil, err
 		}
@@ -119,11 +119,7 @@ func (r *recorder) calibrate(ctx context.Context, base, head *recSide) ([]leaf, 
 		leaves = append(leaves, l)
 	}
 	if r.o.instructions {
-		for _, l := range leaves {
-			r.progress("%s %s: counted at %d and %d iterations a side", textfmt.Name(l.pkg), textfmt.Name(l.name), l.iters, 2*l.iters)
-		}
-		r.progress("calibrated %s in %s; each is counted in four runs under callgrind (N and 2N iterations a side), about 6s a benchmark", plural(len(leaves), "benchmark", "benchmarks"), since(t0))
-		return leaves, nil
+		return r.planExact(leaves, t0)
 	}
 	// Profiling slows the runs down (10 kHz perf events double a
 	// benchmark's CPU time on some machines) and each run's profile is

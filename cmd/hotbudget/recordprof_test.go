@@ -76,7 +76,7 @@ func TestRecordSampler(t *testing.T) {
 	repo := gitRepo(t)
 	args := func(out string) []string {
 		// The allocation runs say nothing of the profiler: left out.
-		return []string{"--runs", "2", "--benchtime", "300ms", "--no-allocs", "--out", out, "HEAD~2", "HEAD"}
+		return []string{"--time", "--runs", "2", "--benchtime", "300ms", "--no-allocs", "--out", out, "HEAD~2", "HEAD"}
 	}
 	notes := func(r result, what string) {
 		t.Helper()

@@ -26,6 +26,12 @@ type recordResult struct {
 	baseBench, headBench []byte
 	allocs               []allocResult // per benchmark both sides have: allocations per op, exact
 	exact                []exactResult // --instructions: per benchmark both sides have
+	// why is the report's first line: the instrument and why it was
+	// chosen (recordOpts.why).
+	why string
+	// notCounted says which benchmarks a counted record left out to fit
+	// --budget: "" when none.
+	notCounted string
 	// baseHistory is the record the base's counts came from
 	// (--base-from-history); nil when the base was measured.
 	baseHistory *history.Record
@@ -112,7 +118,7 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 		if exit != exitOK {
 			icon = "❌"
 		}
-		fmt.Fprintf(w, "## %s %s\n\n%s\n\n", icon, textfmt.MarkdownEscape(verdict), textfmt.MarkdownEscape(historyBaseLine(res.baseHistory)))
+		fmt.Fprintf(w, "## %s %s\n\n%s\n\n%s\n\n", icon, textfmt.MarkdownEscape(verdict), textfmt.MarkdownEscape(res.why), textfmt.MarkdownEscape(historyBaseLine(res.baseHistory)))
 		if !full {
 			return writeRecordMarkdownShort(w, res, verdict, funcs, benches, allocs)
 		}
@@ -150,7 +156,7 @@ func (c *cli) recordReport(res *recordResult, funcs []*diff.Report, benches *ben
 			_, err = c.stdout.Write(b.Bytes())
 		}
 	default:
-		fmt.Fprintf(c.stdout, "%s\n%s\n\n", textfmt.Line(verdict), textfmt.Line(historyBaseLine(res.baseHistory)))
+		fmt.Fprintf(c.stdout, "%s\n%s\n%s\n\n", textfmt.Line(res.why), textfmt.Line(verdict), textfmt.Line(historyBaseLine(res.baseHistory)))
 		fmt.Fprintf(c.stdout, "functions' CPU time (%s -> %s, each function's share of its benchmark's profiles, one false-discovery control over all):\n", textfmt.Line(res.baseRev.String()), textfmt.Line(res.headRev.String()))
 		if full {
 			for _, r := range shown {
@@ -227,6 +233,8 @@ func recordBenchWords(benches *bench.Report) *bench.Report {
 //
 //	{
 //	  "schema": "hotbudget.record/v4",
+//	  "instrument": "time",
+//	  "why": "timing: chosen by --instrument time",  // the text report's first line
 //	  "verdict": "hotbudget record: regressed (exit 1): ...",  // the text report's first and last line
 //	  "exit": 1,
 //	  "base": {"revision": "origin/main", "commit": "0123..."},
@@ -263,10 +271,14 @@ func writeRecordJSON(w io.Writer, res *recordResult, verdict string, exit int, f
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		Schema  string   `json:"schema"`
-		Verdict string   `json:"verdict"`
-		Exit    int      `json:"exit"`
-		Base    revision `json:"base"`
+		Schema string `json:"schema"`
+		// Instrument is what was measured ("time"), Why the report's
+		// first line: which instrument and why.
+		Instrument string   `json:"instrument"`
+		Why        string   `json:"why"`
+		Verdict    string   `json:"verdict"`
+		Exit       int      `json:"exit"`
+		Base       revision `json:"base"`
 		// BaseFrom is "measured", or "history" when the base's runs came
 		// from its record (BaseRecorded: when).
 		BaseFrom     string `json:"base_from"`
@@ -279,7 +291,7 @@ func writeRecordJSON(w io.Writer, res *recordResult, verdict string, exit int, f
 		Functions    []json.RawMessage   `json:"functions"`
 		Benchmarks   json.RawMessage     `json:"benchmarks"`
 		Allocations  []*diff.AllocReport `json:"allocations,omitempty"`
-	}{"hotbudget.record/v4", verdict, exit, res.baseRev, from, recorded, res.timeShown, res.headRev, res.out, fs, b.Bytes(), orderedAllocs(allocs)})
+	}{"hotbudget.record/v4", "time", res.why, verdict, exit, res.baseRev, from, recorded, res.timeShown, res.headRev, res.out, fs, b.Bytes(), orderedAllocs(allocs)})
 }
 
 // hasNearMiss reports whether a row of r has a near miss: suspicious, not

@@ -110,9 +110,10 @@ func TestRecordReportPerBenchmark(t *testing.T) {
 }
 
 // TestRecordReportOneVerdict checks issue 32's rule on record's reports:
-// the gate's decision leads and ends the text report, titles the Markdown
-// and is the JSON's verdict, and says what the exit code says, whether a
-// function, only a benchmark result, or nothing regressed.
+// the gate's decision follows the instrument's line (which and why) at the
+// head of the text report and ends it, titles the Markdown and is the
+// JSON's verdict, and says what the exit code says, whether a function,
+// only a benchmark result, or nothing regressed.
 func TestRecordReportOneVerdict(t *testing.T) {
 	funcs, _ := recordReports(t)
 	passing := funcs[:1] // BenchmarkB, unchanged
@@ -132,7 +133,7 @@ func TestRecordReportOneVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &recordResult{baseRev: revision{Name: "main", Commit: "0123456789abcdef"}, headRev: revision{Name: "."}, out: "perf"}
+	res := &recordResult{baseRev: revision{Name: "main", Commit: "0123456789abcdef"}, headRev: revision{Name: "."}, out: "perf", why: "timing: chosen by --instrument time"}
 	for _, c := range []struct {
 		name    string
 		funcs   []*diff.Report
@@ -155,8 +156,8 @@ func TestRecordReportOneVerdict(t *testing.T) {
 			switch format {
 			case "text":
 				lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
-				if !strings.HasPrefix(lines[0], c.reason) || lines[len(lines)-1] != lines[0] {
-					t.Errorf("%s: text's first and last lines disagree or lack %q:\n%s", c.name, c.reason, out)
+				if lines[0] != res.why || !strings.HasPrefix(lines[1], c.reason) || lines[len(lines)-1] != lines[1] {
+					t.Errorf("%s: text's first line is not the instrument's, or its second and last lines disagree or lack %q:\n%s", c.name, c.reason, out)
 				}
 				if strings.Contains(out, "∞") || len(lines) > 40 {
 					t.Errorf("%s: %d lines, ± ∞ %v:\n%s", c.name, len(lines), strings.Contains(out, "∞"), out)
@@ -169,11 +170,11 @@ func TestRecordReportOneVerdict(t *testing.T) {
 				}
 			case "json":
 				var doc struct {
-					Verdict string
-					Exit    int
+					Instrument, Why, Verdict string
+					Exit                     int
 				}
-				if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc.Exit != c.exit || !strings.HasPrefix(doc.Verdict, c.reason) {
-					t.Errorf("%s: json verdict %q exit %d (%v), want %q, %d", c.name, doc.Verdict, doc.Exit, err, c.reason, c.exit)
+				if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc.Exit != c.exit || !strings.HasPrefix(doc.Verdict, c.reason) || doc.Instrument != "time" || doc.Why != res.why {
+					t.Errorf("%s: json %s (%q) verdict %q exit %d (%v), want time, %q, %d", c.name, doc.Instrument, doc.Why, doc.Verdict, doc.Exit, err, c.reason, c.exit)
 				}
 			}
 		}

@@ -39,6 +39,12 @@ type recorder struct {
 	estimated time.Duration
 	// bins are the test binaries' symbols, by path (--instructions).
 	bins map[string]*binsym.Binary
+	// notCounted says which benchmarks a counted record left out to fit
+	// --budget (exactPlan): "" when none.
+	notCounted string
+	// exactMu guards bins and the sides' bench and cpu while
+	// benchmarks are counted at once.
+	exactMu sync.Mutex
 	// shard is what a shard (--shard) writes for merge; nil otherwise.
 	shard *shardLog
 	// hist is the base's record when --base-from-history takes its
@@ -80,6 +86,9 @@ type leaf struct {
 	// iterations: starting the test binary, the benchmark's setup, its
 	// first one-iteration round, writing the profile.
 	overhead time.Duration
+	// reps is how many times each counting process repeats the
+	// benchmark (go test -count), chosen by exactPlan; 0: exactReps.
+	reps int
 }
 
 func (l leaf) key() string { return l.pkg + " " + l.name }
@@ -201,9 +210,9 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *recor
 		r.removeWorktrees(top, sides)
 	}()
 
-	how := fmt.Sprintf("%d runs a side", r.o.runs)
+	how := fmt.Sprintf("%s; %d runs a side", r.o.why, r.o.runs)
 	if r.o.instructions {
-		how = "counting instructions under callgrind"
+		how = r.o.why
 	}
 	r.progress("base %s, head %s; packages %s; %s", sides[0].rev, sides[1].rev, strings.Join(r.o.pkgs, " "), how)
 	for _, s := range sides {

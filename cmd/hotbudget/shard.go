@@ -105,7 +105,7 @@ func (r *recorder) calibrateShard(ctx context.Context, base, head *recSide, byKe
 		if !base.leaves[k] {
 			s = head
 		}
-		out, err := r.runBinary(ctx, s, s.bins[l.pkg], "-test.bench", l.pattern(), "-test.benchtime", r.o.benchtime)
+		out, err := r.runBinary(ctx, s, s.bins[l.pkg], "-test.bench", l.pattern(), "-test.benchtime", r.calibrationBenchtime())
 		if err != nil {
 			return nil, err
 		}

@@ -205,7 +205,7 @@ func recordSharded(t *testing.T, repo string, n, total int, args ...string) (str
 func TestRecordShards(t *testing.T) {
 	testutil.Slow(t, "builds and benchmarks two revisions of four benchmarks, whole and in three shards")
 	repo := shardRepo(t)
-	args := []string{"--runs", "5", "--benchtime", "300ms"}
+	args := []string{"--time", "--runs", "5", "--benchtime", "300ms"}
 	want := "example.com/rec BenchmarkProcess example.com/rec.checksum"
 	for try := 1; try <= 2; try++ {
 		whole := recordIn(t, repo, append(args, "--format", "json", "--out", filepath.Join(t.TempDir(), "whole"), "HEAD~1", "HEAD")...)

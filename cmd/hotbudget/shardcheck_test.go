@@ -392,7 +392,7 @@ func TestShardLimits(t *testing.T) {
 // measurement's as record completed them, a shard's own flags left out.
 func TestShardSettingsRoundTrip(t *testing.T) {
 	args := []string{"--rename", "a.f=a.g", "--shard", "2/3", "--out", "x", "--budget", "5m", "--alpha", "0.01",
-		"--rename", "b.f=b.g", "--instructions", "--runs", "3", "main", "HEAD", "./a", "./b"}
+		"--rename", "b.f=b.g", "--instructions", "main", "HEAD", "./a", "./b"}
 	c := &cli{}
 	rc := c.recordFlags()
 	pos, err := parseArgs(rc.fs.FlagSet, args)
@@ -406,7 +406,7 @@ func TestShardSettingsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"runs":3,"count":1,"bench":".","benchtime":"5ms","instructions":true,"no_allocs":false,"packages":["./a","./b"],` +
+	want := `{"runs":5,"count":1,"bench":".","benchtime":"1ms","instructions":true,"no_allocs":false,"packages":["./a","./b"],` +
 		`"judge":[{"flag":"alpha","value":"0.01"},{"flag":"rename","value":"a.f=a.g"},{"flag":"rename","value":"b.f=b.g"}]}`
 	if s.text() != want {
 		t.Errorf("settings %s\nwant     %s", s.text(), want)
@@ -415,8 +415,26 @@ func TestShardSettingsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.o.runs != 3 || !back.o.instructions || back.o.benchtime != "5ms" || back.o.shard != (shardSpec{2, 3}) ||
+	if back.o.runs != 5 || !back.o.instructions || back.o.why != "counting instructions (callgrind): chosen by --instrument instructions" || back.o.benchtime != "1ms" || back.o.shard != (shardSpec{2, 3}) ||
 		!slices.Equal(back.o.pkgs, []string{"./a", "./b"}) || back.d.alpha != 0.01 || !slices.Equal(back.d.renames, rc.d.renames) {
 		t.Errorf("merge's flags from the settings: %+v, renames %q, alpha %v", back.o, back.d.renames, back.d.alpha)
+	}
+	// Time, chosen by its flag (--runs): merge's flags time it too.
+	args = []string{"--shard", "1/2", "--out", "x", "--runs", "3", "main", "HEAD"}
+	rc = c.recordFlags()
+	if pos, err = parseArgs(rc.fs.FlagSet, args); err == nil {
+		err = rc.finish(pos)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err = c.settingsOf(rc.o, args); err != nil {
+		t.Fatal(err)
+	}
+	if back, err = s.recordCmd(c, "main", "HEAD", 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if back.o.instrument != "time" || back.o.runs != 3 || s.Instructions {
+		t.Errorf("time's settings %s: merge's flags %+v", s.text(), back.o)
 	}
 }

@@ -52,7 +52,7 @@ func (f flagLog) IsBoolFlag() bool {
 
 // typedSettings are the record flags shardSettings holds in its own fields;
 // mergeIgnored those shards may differ in. Neither is in Judge.
-var typedSettings = []string{"runs", "count", "bench", "benchtime", "instructions", "no-allocs"}
+var typedSettings = []string{"runs", "count", "bench", "benchtime", "instrument", "instructions", "time", "no-allocs"}
 
 // mergeIgnored are the record flags shards may differ in: where and how
 // long they ran, not what they measured or how it is judged (and the
@@ -99,9 +99,16 @@ func (s *shardSettings) recordCmd(c *cli, base, head string, k, n int) (*recordC
 			return nil, fmt.Errorf("judge: %w", err)
 		}
 	}
+	instrument := "time"
+	if s.Instructions {
+		instrument = "instructions"
+	}
 	for name, v := range map[string]string{"runs": strconv.Itoa(s.Runs), "count": strconv.Itoa(s.Count), "bench": s.Bench,
-		"benchtime": s.Benchtime, "instructions": strconv.FormatBool(s.Instructions), "no-allocs": strconv.FormatBool(s.NoAllocs),
+		"benchtime": s.Benchtime, "instrument": instrument, "no-allocs": strconv.FormatBool(s.NoAllocs),
 		"shard": fmt.Sprintf("%d/%d", k, n), "out": "."} {
+		if instrument != "time" && (name == "runs" || name == "count") {
+			continue // time's flags, refused with another instrument
+		}
 		if err := set(name, v); err != nil {
 			return nil, err
 		}
