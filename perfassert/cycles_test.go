@@ -1,0 +1,145 @@
+package perfassert
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/valgrind"
+)
+
+// cyclesWideEnv makes the records cyclesSum reads four times as wide: the
+// memory-layout change TestCyclesSeeMemoryLayout plants (the child
+// processes inherit it).
+const cyclesWideEnv = "HOTBUDGET_TEST_CYCLES_WIDE"
+
+// cyclesRecords is the records cyclesSum reads: 1<<13 of them, of
+// cyclesStride words each (16 bytes, a key and a value), or of four times
+// as many (64 bytes: a record that grew by six words the loop never reads).
+// Both layouts are larger than a first-level cache and smaller than the
+// last level of valgrind.CIGeometry.
+var cyclesRecords = make([]int64, 8*(1<<13))
+
+const cyclesStride = 2
+
+// cyclesSum sums the key of every record, stride words apart: the same
+// instructions whatever the stride, four times the cache lines when the
+// records are four times as wide.
+//
+//go:noinline
+func cyclesSum(recs []int64, stride int) int64 {
+	var s int64
+	for i := 0; i+stride <= len(recs) && i < (1<<13)*stride; i += stride {
+		s += recs[i]
+	}
+	return s
+}
+
+func cyclesWork() {
+	stride := cyclesStride
+	if os.Getenv(cyclesWideEnv) != "" {
+		stride *= 4
+	}
+	exactSink = int(cyclesSum(cyclesRecords, stride))
+}
+
+// TestCyclesSeeMemoryLayout plants a memory-layout change, records four
+// times as wide and the same instructions: a baseline of estimated cycles
+// names cyclesSum regressed, as memory, while a baseline of instructions
+// passes the same change; unchanged code passes both.
+func TestCyclesSeeMemoryLayout(t *testing.T) {
+	needValgrind(t)
+	dir := t.TempDir()
+	cpath, ipath := filepath.Join(dir, "layout.cycles.pb.gz"), filepath.Join(dir, "layout.instructions.pb.gz")
+	// Captures first: a child runs the test again up to its capture.
+	c := Capture(t, cyclesWork, Cycles())
+	same := Capture(t, cyclesWork, Cycles())
+	i := Capture(t, cyclesWork, Instructions())
+	t.Setenv(ProcessesEnv, "2")
+	t.Setenv(UpdateEnv, "1")
+	rec := &namedRec{name: t.Name()}
+	if c == nil || i == nil || !MatchBaseline(rec, cpath, c) || !MatchBaseline(rec, ipath, i) || len(rec.errs) > 0 {
+		t.Fatalf("recording: %q", rec.errs)
+	}
+	os.Unsetenv(UpdateEnv)
+	t.Setenv(cyclesWideEnv, "1")
+	cw := Capture(t, cyclesWork, Cycles())
+	iw := Capture(t, cyclesWork, Instructions())
+	if same == nil || cw == nil || iw == nil {
+		t.Fatal("no capture")
+	}
+
+	// One profile: cycles first, the instructions and the cache events
+	// after, and the geometry in the record.
+	var types []string
+	for _, st := range cw.SampleType {
+		types = append(types, st.Type)
+	}
+	if want := append([]string{"cycles"}, valgrind.CacheEvents...); !slices.Equal(types, want) {
+		t.Errorf("sample types %q, want %q", types, want)
+	}
+	if r, _ := meta.Known(cw); r.Depends[cacheDepends] != cacheRecord(valgrind.CIGeometry) {
+		t.Errorf("cache recorded %q, want %q", r.Depends[cacheDepends], cacheRecord(valgrind.CIGeometry))
+	}
+	name := exactPrefix + "cyclesSum"
+	// The same instructions (to a few in a million: where a stack switch
+	// lands differs between processes), a fifth more cycles.
+	if ci, wi := selfOf(c, name, 1), selfOf(cw, name, 1); ci == 0 || max(ci-wi, wi-ci) > ci/10000 {
+		t.Errorf("cyclesSum's instructions: %d narrow, %d wide: want the same", ci, wi)
+	}
+	if cc, wc := selfOf(c, name, 0), selfOf(cw, name, 0); 10*wc < 11*cc {
+		t.Errorf("cyclesSum's cycles: %d narrow, %d wide: want 10%% more at least", cc, wc)
+	}
+
+	rec = &namedRec{name: t.Name()}
+	if !MatchBaseline(rec, cpath, same) {
+		t.Errorf("unchanged code failed its cycles baseline: %q", rec.errs)
+	}
+	rec = &namedRec{name: t.Name()}
+	if !MatchBaseline(rec, ipath, iw) {
+		t.Errorf("the wider records failed the instructions baseline, which cannot see them: %q", rec.errs)
+	}
+	rec = &namedRec{name: t.Name()}
+	if MatchBaseline(rec, cpath, cw) {
+		t.Fatalf("the wider records passed the cycles baseline: %q", rec.logs)
+	}
+	msg := strings.Join(rec.errs, "\n")
+	if !strings.Contains(msg, "regressed "+name+": ") || strings.Count(msg, "regressed ") != 2 ||
+		!strings.Contains(msg, "memory: the same instructions") || !strings.Contains(msg, "confirmed: "+name) {
+		t.Errorf("want cyclesSum alone regressed, as memory, confirmed:\n%s", msg)
+	}
+	t.Logf("the planted change:\n%s", msg)
+
+	// A capture of instructions against a baseline of cycles, and the
+	// other way round, are refused with the command that records it again.
+	for _, tc := range []struct {
+		path string
+		p    *profile.Profile
+		want string
+	}{{cpath, iw, "holds estimated cycles"}, {ipath, cw, "holds counted instructions"}} {
+		rec = &namedRec{name: t.Name()}
+		if MatchBaseline(rec, tc.path, tc.p) {
+			t.Errorf("%s: passed", tc.want)
+		}
+		if msg := strings.Join(rec.errs, "\n"); !strings.Contains(msg, tc.want) || !strings.Contains(msg, UpdateEnv+"=1 go test") {
+			t.Errorf("refusal:\n%s", msg)
+		}
+	}
+}
+
+// selfOf is the self value at index i of the function called name in p.
+func selfOf(p *profile.Profile, name string, i int) int64 {
+	var v int64
+	for _, s := range p.Sample {
+		if len(s.Location) > 0 && len(s.Location[0].Line) > 0 && s.Location[0].Line[0].Function != nil &&
+			s.Location[0].Line[0].Function.Name == name && i < len(s.Value) {
+			v += s.Value[i]
+		}
+	}
+	return v
+}
