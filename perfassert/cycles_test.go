@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -32,9 +33,9 @@ const cyclesStride = 2
 // records are four times as wide.
 //
 //go:noinline
-func cyclesSum(recs []int64, stride int) int64 {
+func cyclesSum(recs []int64, stride, n int) int64 {
 	var s int64
-	for i := 0; i+stride <= len(recs) && i < (1<<13)*stride; i += stride {
+	for i := 0; i+stride <= len(recs) && i < n*stride; i += stride {
 		s += recs[i]
 	}
 	return s
@@ -45,7 +46,7 @@ func cyclesWork() {
 	if os.Getenv(cyclesWideEnv) != "" {
 		stride *= 4
 	}
-	exactSink = int(cyclesSum(cyclesRecords, stride))
+	exactSink = int(cyclesSum(cyclesRecords, stride, 1<<13))
 }
 
 // TestCyclesSeeMemoryLayout plants a memory-layout change, records four
@@ -142,4 +143,54 @@ func selfOf(p *profile.Profile, name string, i int) int64 {
 		}
 	}
 	return v
+}
+
+// cyclesTenMS is a function of about 10ms natively: a pass over 4 MiB of
+// records and a loop of arithmetic.
+func cyclesTenMS() {
+	var s int64
+	for range 4 {
+		s += cyclesSum(cyclesBig, 8, 1<<16)
+	}
+	exactSink = int(s) + int(exactSpin(2_000_000))
+}
+
+var cyclesBig = make([]int64, 1<<19)
+
+// TestCyclesCost holds a capture of estimated cycles of a ~10ms function to
+// at most 2.5 times the time of a capture of its instructions, both made
+// here one after the other: a ratio of two measurements under the same
+// load. A ratio past the bound is measured once more, and the quicker of
+// each kind judged, so that a burst of other work in one capture does not
+// fail it.
+func TestCyclesCost(t *testing.T) {
+	needValgrind(t)
+	if testing.Short() {
+		t.Skip("captures a 10ms function four times under callgrind; skipped with -short")
+	}
+	cyclesTenMS() // its memory's first touch
+	start := time.Now()
+	cyclesTenMS()
+	t.Logf("the function takes %s natively", time.Since(start))
+	var instr, cycles []time.Duration
+	for round := range 2 {
+		for _, o := range []CaptureOption{Instructions(), Cycles()} {
+			start := time.Now()
+			if p := Capture(t, cyclesTenMS, o); p == nil {
+				t.Fatal("no capture")
+			}
+			took := time.Since(start)
+			if exactAsked([]CaptureOption{o}) && len(instr) == len(cycles) {
+				instr = append(instr, took)
+			} else {
+				cycles = append(cycles, took)
+			}
+		}
+		ratio := float64(slices.Min(cycles)) / float64(slices.Min(instr))
+		t.Logf("round %d: instructions %s, cycles %s: %.2fx", round+1, instr, cycles, ratio)
+		if ratio <= 2.5 {
+			return
+		}
+	}
+	t.Errorf("a capture of cycles took %s, of instructions %s: more than 2.5 times", slices.Min(cycles), slices.Min(instr))
 }
