@@ -7,7 +7,6 @@ package perfassert
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -55,35 +54,20 @@ func (plan exactPlan) cache() *valgrind.Geometry {
 
 // estimate turns a child's capture p into estimated cycles when plan asks
 // for them, and records in rec's Depends the geometry that callgrind's last
-// dump in dir says it simulated. It returns p unchanged otherwise.
+// dump in dir says it simulated (EstimateDump refuses another). It returns p unchanged otherwise.
 func (plan exactPlan) estimate(p *profile.Profile, rec *meta.Record, dir string, note exactNote) (*profile.Profile, error) {
 	if !plan.cycles {
 		return p, nil
 	}
 	dump := filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", note.last))
-	f, err := os.Open(dump)
-	if err != nil {
-		return nil, fmt.Errorf("perfassert: callgrind's dump: %w", err)
-	}
-	g, ok, err := valgrind.DumpGeometry(f)
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("perfassert: %s: %w", dump, err)
-	}
-	if !ok {
-		return nil, fmt.Errorf("perfassert: callgrind's dump %s simulated no caches", dump)
-	}
-	if g != valgrind.CIGeometry {
-		return nil, fmt.Errorf("perfassert: callgrind simulated caches %s, not the %s asked for", g, valgrind.CIGeometry)
-	}
-	q, err := valgrind.EstimateCycles(p)
+	q, err := valgrind.EstimateDump(p, dump, valgrind.CIGeometry)
 	if err != nil {
 		return nil, fmt.Errorf("perfassert: estimating cycles: %w", err)
 	}
 	if rec.Depends == nil {
 		rec.Depends = map[string]string{}
 	}
-	rec.Depends[cacheDepends] = cacheRecord(g)
+	rec.Depends[cacheDepends] = cacheRecord(valgrind.CIGeometry)
 	return q, nil
 }
 

@@ -64,6 +64,7 @@ type recordOpts struct {
 	noAllocs    bool           // --no-allocs
 	// instructions counts instructions under callgrind (--instructions).
 	instructions bool
+	cycles       bool      // --cycles (recordcycles.go): instructions with cache simulation
 	full         bool      // --full: every table in the text report
 	shard        shardSpec // --shard K/N: record the K-th of N parts, unjudged (zero: all, judged)
 
@@ -102,6 +103,7 @@ func (c *cli) recordFlags() *recordCmd {
 	fs.BoolVar(&o.keep, "keep", false, "keep the worktrees and test binaries (their directory is printed)")
 	fs.BoolVar(&o.full, "full", false, "print every function's and every benchmark result's table in the text report and the Markdown comment (default: what was judged and flagged, near misses, one line for the other benchmarks)")
 	fs.BoolVar(&o.instructions, "instructions", false, "count every function's instructions under valgrind's callgrind instead of sampling CPU time: each benchmark at N and 2N iterations a side (N calibrated to --benchtime, 5ms unless given with this flag), judged exactly")
+	addCyclesFlag(fs.FlagSet, o)
 	fs.BoolVar(&o.baseFromHistory, "base-from-history", false, "take the base's counts (--instructions) or runs (time) from its record in the history (hotbudget history append, git notes) instead of measuring it again, when it was measured by the same Go on the same kind of machine (time: within --history-max-age); the head is measured alone")
 	fs.StringVar(&o.historyRef, "history-ref", "refs/notes/hotbudget", "the notes `ref` --base-from-history reads")
 	fs.DurationVar(&o.historyMaxAge, "history-max-age", defaultHistoryMaxAge, "time: --base-from-history takes a record at most this `duration` old (0: any age)")

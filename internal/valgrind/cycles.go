@@ -2,6 +2,7 @@ package valgrind
 
 import (
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/google/pprof/profile"
@@ -72,4 +73,30 @@ func Cycles(ev []int64) int64 {
 	ll := i1mr + d1mr + d1mw - ram
 	l1 := ir + dr + dw - ll - ram
 	return l1 + CyclesLL*ll + CyclesRAM*ram
+}
+
+// EstimateDump is EstimateCycles of p, read from callgrind's dump at path,
+// after checking that the dump says it simulated want: a dump of other
+// caches (the host's, when the options were lost) is an error naming both.
+func EstimateDump(p *profile.Profile, path string, want Geometry) (*profile.Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	g, ok, err := DumpGeometry(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("callgrind's dump %s simulated no caches", path)
+	}
+	if g != want {
+		return nil, fmt.Errorf("callgrind's dump %s simulated caches %s, not the %s asked for", path, g, want)
+	}
+	q, err := EstimateCycles(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return q, nil
 }
