@@ -12,6 +12,7 @@ import (
 
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/valgrind"
+	"github.com/hotbudget/hotbudget/limits"
 )
 
 // cyclesWideEnv makes the records cyclesSum reads four times as wide: the
@@ -115,6 +116,24 @@ func TestCyclesSeeMemoryLayout(t *testing.T) {
 		t.Errorf("want cyclesSum alone regressed, as memory, confirmed:\n%s", msg)
 	}
 	t.Logf("the planted change:\n%s", msg)
+
+	// Limits: one vocabulary, limits.Check with the quantity; the
+	// instruction limits bound a cycles capture's instructions.
+	runs, _ := Iterations(c)
+	narrow, wide := selfOf(c, name, 0)/runs, selfOf(cw, name, 0)/runs
+	bound := limits.Limit{Quantity: limits.SelfCycles, Count: (narrow + wide) / 2}
+	if r, err := limits.Check(c, name, bound, PerIteration()); err != nil || !r.Passed {
+		t.Errorf("narrow records (%d cycles) under a bound of %d: %+v, %v", narrow, bound.Count, r, err)
+	}
+	if r, err := limits.Check(cw, name, bound, PerIteration()); err != nil || r.Passed || r.Value != wide {
+		t.Errorf("wide records (%d cycles) under a bound of %d: %+v, %v", wide, bound.Count, r, err)
+	}
+	if !MaxSelfInstructions(t, cw, name, selfOf(cw, name, 1)/runs+1, PerIteration()) {
+		t.Error("the instruction limit did not bound the cycles capture's instructions")
+	}
+	if _, err := limits.Check(i, name, bound, PerIteration()); err == nil || !strings.Contains(err.Error(), "perfassert.Cycles") {
+		t.Errorf("a cycles limit on a capture of instructions: %v", err)
+	}
 
 	// A capture of instructions against a baseline of cycles, and the
 	// other way round, are refused with the command that records it again.
