@@ -11,6 +11,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 	"github.com/hotbudget/hotbudget/internal/valgrind"
 	"github.com/hotbudget/hotbudget/limits"
 )
@@ -116,6 +117,23 @@ func TestCyclesSeeMemoryLayout(t *testing.T) {
 		t.Errorf("want cyclesSum alone regressed, as memory, confirmed:\n%s", msg)
 	}
 	t.Logf("the planted change:\n%s", msg)
+
+	// go tool pprof reads each sample type of the one profile: cycles by
+	// default, and instructions and every cache event by -sample_index,
+	// each with cyclesSum's self count.
+	pb := filepath.Join(dir, "wide.pb.gz")
+	if err := WriteBaseline(pb, cw); err != nil {
+		t.Fatal(err)
+	}
+	for i, index := range append([]string{""}, valgrind.CacheEvents...) {
+		got := testutil.PprofTopIndex(t, pb, index)[name][0]
+		want := selfOf(cw, name, i)
+		// The loop reads: cycles, instructions, reads and first-level
+		// read misses are never zero (the records fit the last level).
+		if got != want || (want == 0 && slices.Contains([]string{"", "instructions", "dr", "d1mr"}, index)) {
+			t.Errorf("go tool pprof -sample_index=%s: cyclesSum's self %d, want %d", index, got, want)
+		}
+	}
 
 	// Limits: one vocabulary, limits.Check with the quantity; the
 	// instruction limits bound a cycles capture's instructions.
