@@ -182,14 +182,14 @@ func selfOf(p *profile.Profile, name string, i int) int64 {
 	return v
 }
 
-// cyclesTenMS is a function of about 10ms natively: a pass over 4 MiB of
+// cyclesTenMS is a function of about 10ms natively: passes over 4 MiB of
 // records and a loop of arithmetic.
 func cyclesTenMS() {
 	var s int64
-	for range 4 {
+	for range 8 {
 		s += cyclesSum(cyclesBig, 8, 1<<16)
 	}
-	exactSink = int(s) + int(exactSpin(2_000_000))
+	exactSink = int(s) + int(exactSpin(8_000_000))
 }
 
 var cyclesBig = make([]int64, 1<<19)

@@ -472,7 +472,7 @@ func exactLine(rep *diff.CountReport) string {
 		}
 	}
 	if len(changed) == 0 {
-		return fmt.Sprintf("no function slower (%s instructions per op)", textfmt.Count(float64(int64(rep.HeadTotal))))
+		return fmt.Sprintf("no function slower (%s %s per op)", textfmt.Count(float64(int64(rep.HeadTotal))), rep.Event)
 	}
 	return strings.Join(changed, ", ")
 }
