@@ -170,6 +170,38 @@ func TestCyclesSeeMemoryLayout(t *testing.T) {
 	}
 }
 
+// TestCyclesOtherGeometry refuses a baseline of cycles estimated with
+// other caches, with the command that records it again.
+func TestCyclesOtherGeometry(t *testing.T) {
+	mk := func(cache string) *profile.Profile {
+		p := notCounted("capture")
+		rec, _, _ := meta.Get(p)
+		rec.Instrument = instrumentCallgrind + " valgrind-3.19.0"
+		rec.Depends = map[string]string{"go": "go1.26.8", cacheDepends: cache}
+		meta.Set(p, rec)
+		return p
+	}
+	other := valgrind.CIGeometry
+	other.LL.Size = 8 << 20
+	path := filepath.Join(t.TempDir(), "other.cycles.pb.gz")
+	file := path
+	if raceEnabled {
+		file = racePath(path)
+	}
+	if err := WriteBaseline(file, mk(cacheRecord(other))); err != nil {
+		t.Fatal(err)
+	}
+	rec := &namedRec{name: t.Name()}
+	if MatchBaseline(rec, path, mk(cacheRecord(valgrind.CIGeometry))) {
+		t.Fatal("a baseline of other caches judged the capture")
+	}
+	msg := strings.Join(rec.errs, "\n")
+	if !strings.Contains(msg, "counted another program: cache "+cacheRecord(valgrind.CIGeometry)+" here, "+cacheRecord(other)+" in the baseline") ||
+		!strings.Contains(msg, UpdateEnv+"=1 go test") {
+		t.Errorf("refusal:\n%s", msg)
+	}
+}
+
 // selfOf is the self value at index i of the function called name in p.
 func selfOf(p *profile.Profile, name string, i int) int64 {
 	var v int64
