@@ -118,6 +118,16 @@ func TestCyclesSeeMemoryLayout(t *testing.T) {
 	}
 	t.Logf("the planted change:\n%s", msg)
 
+	// NoRegression judges two captures of cycles the same way.
+	rec = &namedRec{name: t.Name()}
+	if NoRegression(rec, same, cw) || !strings.Contains(strings.Join(rec.errs, "\n"), "regressed "+name+": ") {
+		t.Errorf("NoRegression(same, wide) did not name cyclesSum: %q", rec.errs)
+	}
+	rec = &namedRec{name: t.Name()}
+	if !NoRegression(rec, c, same) {
+		t.Errorf("NoRegression of two unchanged captures of cycles failed: %q", rec.errs)
+	}
+
 	// go tool pprof reads each sample type of the one profile: cycles by
 	// default, and instructions and every cache event by -sample_index,
 	// each with cyclesSum's self count.
