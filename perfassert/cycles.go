@@ -36,8 +36,8 @@ import (
 //
 // Choose it over Instructions when a change may make code slower without
 // executing more instructions (a hot struct grows, a loop strides across
-// cache lines); it takes about twice as long to count. docs/instructions.md
-// says how the geometry and the costs were chosen.
+// cache lines); it takes longer to count. docs/instructions.md
+// says how the geometry and the costs were chosen, and how much longer.
 func Cycles() CaptureOption {
 	return captureFunc(func(c *captureConfig) { c.exact, c.cycles = true, true })
 }

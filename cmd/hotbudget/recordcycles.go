@@ -21,7 +21,7 @@ import (
 )
 
 // cyclesUsage is --cycles's line in record's help.
-const cyclesUsage = "estimate every function's cycles under callgrind's cache simulation (a fixed geometry, a CI runner's core: the same on every machine) instead of counting instructions alone: --instructions that also sees cache misses, judged exactly on cycles, instructions shown beside; about twice its time"
+const cyclesUsage = "estimate every function's cycles under callgrind's cache simulation (a fixed geometry, a CI runner's core: the same on every machine) instead of counting instructions alone: --instructions that also sees cache misses, judged exactly on cycles, instructions shown beside; slower to count (docs/instructions.md)"
 
 // cyclesFlag is record's --cycles: a boolean that also sets
 // --instructions, whose runs it makes with cache simulation.
