@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"flag"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -9,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/testutil"
+	"github.com/hotbudget/hotbudget/internal/valgrind"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -110,5 +116,68 @@ func TestRecordCycles(t *testing.T) {
 	}
 	if !slices.Equal(types, []string{"cycles", "instructions", "dr", "dw", "i1mr", "d1mr", "d1mw", "ilmr", "dlmr", "dlmw"}) {
 		t.Errorf("sample types %q", types)
+	}
+}
+
+// cyclesProfile is one process's estimated cycles over work ops: each
+// function's events (instructions, reads, first-level read misses; the
+// others zero), by name, as record --cycles makes of a dump.
+func cyclesProfile(t *testing.T, work float64, events map[string][3]int64) *profile.Profile {
+	t.Helper()
+	self := map[string]int64{}
+	for name, ev := range events {
+		self[name] = ev[0]
+	}
+	p := testutil.CountProfile(work, self)
+	for _, e := range valgrind.CacheEvents[1:] {
+		p.SampleType = append(p.SampleType, &profile.ValueType{Type: e, Unit: "count"})
+	}
+	for _, s := range p.Sample {
+		ev := events[s.Location[0].Line[0].Function.Name]
+		s.Value = []int64{ev[0], ev[1], 0, 0, ev[2], 0, 0, 0, 0}
+	}
+	q, err := valgrind.EstimateCycles(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// TestCyclesBeside checks record's report of estimated cycles: a function
+// whose cycles grew with the same instructions is shown as memory, one
+// whose instructions grew as work, and a report of instructions gets no
+// such lines; --cycles sets --instructions.
+func TestCyclesBeside(t *testing.T) {
+	base := cyclesProfile(t, 10, map[string][3]int64{"m.sweep": {100_000, 20_000, 1_000}, "m.hash": {50_000, 0, 0}})
+	head := cyclesProfile(t, 10, map[string][3]int64{"m.sweep": {100_000, 20_000, 4_000}, "m.hash": {60_000, 0, 0}})
+	rep, err := diff.CompareCounts(base, head, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	writeCyclesBeside(&b, exactResult{base: base, head: head, report: rep})
+	out := b.String()
+	for _, want := range []string{
+		"regressed m.sweep: 10000 -> 10000 instructions (+0.00%) beside its cycles: memory: the same instructions, other cache misses",
+		"regressed m.hash: 5000 -> 6000 instructions (+20.00%) beside its cycles: work: its instructions moved too",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	irep, err := diff.CompareCounts(testutil.CountProfile(1, map[string]int64{"m.f": 10}), testutil.CountProfile(1, map[string]int64{"m.f": 20}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if writeCyclesBeside(&b, exactResult{report: irep}); b.Len() != 0 {
+		t.Errorf("a report of instructions got %q", b.String())
+	}
+
+	var o recordOpts
+	fs := flag.NewFlagSet("record", flag.ContinueOnError)
+	addCyclesFlag(fs, &o)
+	if err := fs.Parse([]string{"--cycles"}); err != nil || !o.cycles || !o.instructions || o.cache() == nil || *o.cache() != valgrind.CIGeometry {
+		t.Errorf("--cycles: %v, cycles %v, instructions %v", err, o.cycles, o.instructions)
 	}
 }
