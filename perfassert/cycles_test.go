@@ -90,9 +90,9 @@ func TestCyclesSeeMemoryLayout(t *testing.T) {
 		t.Errorf("cache recorded %q, want %q", r.Depends[cacheDepends], cacheRecord(valgrind.CIGeometry))
 	}
 	name := exactPrefix + "cyclesSum"
-	// The same instructions (to a few in a million: where a stack switch
-	// lands differs between processes), a fifth more cycles.
-	if ci, wi := selfOf(c, name, 1), selfOf(cw, name, 1); ci == 0 || max(ci-wi, wi-ci) > ci/10000 {
+	// The same instructions (to a few in a hundred thousand: where a
+	// stack switch lands differs between processes), a fifth more cycles.
+	if ci, wi := selfOf(c, name, 1), selfOf(cw, name, 1); ci == 0 || max(ci-wi, wi-ci) > ci/1000 {
 		t.Errorf("cyclesSum's instructions: %d narrow, %d wide: want the same", ci, wi)
 	}
 	if cc, wc := selfOf(c, name, 0), selfOf(cw, name, 0); 10*wc < 11*cc {
@@ -239,20 +239,20 @@ var cyclesBig = make([]int64, 1<<19)
 // TestCyclesCost holds a capture of estimated cycles of a ~10ms function to
 // at most 2.5 times the time of a capture of its instructions, both made
 // here one after the other: a ratio of two measurements under the same
-// load. A ratio past the bound is measured once more, and the quicker of
-// each kind judged, so that a burst of other work in one capture does not
-// fail it.
+// load. A ratio past the bound is measured again, up to three times, and
+// the quicker of each kind judged, so that a burst of other work in one
+// capture does not fail it.
 func TestCyclesCost(t *testing.T) {
 	needValgrind(t)
 	if testing.Short() {
-		t.Skip("captures a 10ms function four times under callgrind; skipped with -short")
+		t.Skip("captures a 10ms function two to six times under callgrind; skipped with -short")
 	}
 	cyclesTenMS() // its memory's first touch
 	start := time.Now()
 	cyclesTenMS()
 	t.Logf("the function takes %s natively", time.Since(start))
 	var instr, cycles []time.Duration
-	for round := range 2 {
+	for round := range 3 {
 		for _, o := range []CaptureOption{Instructions(), Cycles()} {
 			start := time.Now()
 			if p := Capture(t, cyclesTenMS, o); p == nil {
