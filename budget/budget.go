@@ -227,11 +227,15 @@ var limitKeys = []struct {
 	{"max_total_instructions", limits.TotalInstructions, false, "instructions"},
 	{"max_self_instructions_per_op", limits.SelfInstructions, true, "instructions/op"},
 	{"max_total_instructions_per_op", limits.TotalInstructions, true, "instructions/op"},
+	{"max_self_cycles", limits.SelfCycles, false, "cycles"},
+	{"max_total_cycles", limits.TotalCycles, false, "cycles"},
+	{"max_self_cycles_per_op", limits.SelfCycles, true, "cycles/op"},
+	{"max_total_cycles_per_op", limits.TotalCycles, true, "cycles/op"},
 }
 
 // key is the budget file's key of l ("max_self") and the unit of its
 // value and result: "ns", "ns/op", "share", "objects", "bytes",
-// "instructions", "instructions/op" or
+// "instructions", "instructions/op", "cycles", "cycles/op" or
 // "relative".
 func (l Limit) key() (key, unit string) {
 	for _, k := range limitKeys {

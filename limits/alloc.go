@@ -76,8 +76,8 @@ func (r *Result) fmtValue(v int64) string { return textfmt.Value(r.unit(), float
 
 // fmtMeasured is fmtValue with the unit of a count: "1200 instructions".
 func (r *Result) fmtMeasured(v int64) string {
-	if r.Selection.SampleType == instructionsType && r.unit() == analysis.UnitCount {
-		return textfmt.Count(float64(v)) + " instructions"
+	if isCounted(r.Selection.SampleType) && r.unit() == analysis.UnitCount {
+		return textfmt.Count(float64(v)) + " " + r.Selection.SampleType
 	}
 	return r.fmtValue(v)
 }
@@ -88,8 +88,8 @@ func (r *Result) noun() string {
 	case analysis.UnitBytes:
 		return "bytes"
 	case analysis.UnitCount:
-		if r.Selection.SampleType == instructionsType {
-			return "instructions"
+		if isCounted(r.Selection.SampleType) {
+			return r.Selection.SampleType
 		}
 		return "allocations"
 	}

@@ -170,7 +170,7 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 	}
 	instr := limit.Quantity.isInstr()
 	if c.sel.SampleType == "" && !alloc && countsInstructions(ck.pooled) {
-		c.sel.SampleType = instructionsType
+		c.sel.SampleType = defaultCount(ck.pooled, limit.Quantity)
 	}
 	if instr && c.sel.SampleType == "" {
 		st, err := instrSampleType(ck.pooled, limit.Quantity)
@@ -185,7 +185,7 @@ func (ck *Checker) Check(fn string, limit Limit, opts ...Option) (*Result, error
 	}
 	// Shares of counted instructions are shares of the program's
 	// instructions.
-	instrShare := limit.Quantity.isShare() && c.sel.SampleType == instructionsType && t.Unit == analysis.UnitCount
+	instrShare := limit.Quantity.isShare() && isCounted(c.sel.SampleType) && t.Unit == analysis.UnitCount
 	switch {
 	case alloc && t.Unit != limit.Quantity.allocUnit():
 		return nil, fmt.Errorf("perfassert: a limit on %s needs a sample type of %s; %s is %s", limit.Quantity, limit.Quantity.allocUnit(), t.SampleType, t.Unit)

@@ -49,7 +49,7 @@ const (
 
 func (q Quantity) isShare() bool { return q == SelfShare || q == TotalShare }
 func (q Quantity) isSelf() bool {
-	return q == SelfTime || q == SelfShare || q == SelfAllocs || q == SelfAllocBytes || q == SelfInstructions
+	return q == SelfTime || q == SelfShare || q == SelfAllocs || q == SelfAllocBytes || q == SelfInstructions || q == SelfCycles
 }
 
 // checkName is the perfassert assertion that bounds q ("MaxSelfTime"), as
@@ -76,7 +76,7 @@ func (l Limit) validate() error {
 		if !(l.Share >= 0 && l.Share <= 1) {
 			return fmt.Errorf("perfassert: %s limit %v is not a share in [0,1]", l.Quantity, l.Share)
 		}
-	case SelfAllocs, TotalAllocs, SelfAllocBytes, TotalAllocBytes, SelfInstructions, TotalInstructions:
+	case SelfAllocs, TotalAllocs, SelfAllocBytes, TotalAllocBytes, SelfInstructions, TotalInstructions, SelfCycles, TotalCycles:
 		if l.Count < 0 {
 			return fmt.Errorf("perfassert: negative %s limit %d", l.Quantity, l.Count)
 		}
@@ -93,7 +93,7 @@ func (l Limit) String() string {
 		return textfmt.Percent(l.Share)
 	}
 	if l.Quantity.isInstr() {
-		return textfmt.Count(float64(l.Count)) + " instructions"
+		return textfmt.Count(float64(l.Count)) + " " + l.Quantity.countType()
 	}
 	if l.Quantity.isAlloc() {
 		if l.Quantity.allocUnit() == analysis.UnitBytes {

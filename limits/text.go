@@ -187,7 +187,7 @@ func (r *Result) used() float64 {
 
 // metric is the word for the measured value in failure text.
 func (r *Result) metric() string {
-	if r.Selection.SampleType == instructionsType && r.unit() == analysis.UnitCount {
+	if isCounted(r.Selection.SampleType) && r.unit() == analysis.UnitCount {
 		if r.Limit.Quantity.isSelf() {
 			return "self count"
 		}

@@ -41,6 +41,7 @@ type captureConfig struct {
 
 	noAllocs bool // NoAllocs: no allocation phase
 	exact    bool // Instructions: count instructions under callgrind
+	cycles   bool // Cycles: estimate cycles, with callgrind's cache simulation
 
 	sampler string // samplerPerf or samplerPprof once resolved
 	refused error  // why perf events were not used, when they were not asked against

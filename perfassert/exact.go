@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,9 +95,10 @@ const (
 // exactPlan is what a child process counts: the capture at index among
 // the exact captures of the test called test.
 type exactPlan struct {
-	test  string
-	index int
-	name  string // the capture's name
+	test   string
+	index  int
+	name   string // the capture's name
+	cycles bool   // Cycles: with cache simulation (cycles.go)
 }
 
 // exactChild returns the child's directory and the index of the capture
@@ -215,7 +215,7 @@ func captureExact(t TestingT, fn func(), c captureConfig) (*profile.Profile, str
 	if err != nil {
 		return nil, "", err
 	}
-	plan := exactPlan{test: test, index: index, name: c.name}
+	plan := exactPlan{test: test, index: index, name: c.name, cycles: c.cycles}
 	start := time.Now()
 	p, note, err := runExactChild(t, vg, plan)
 	if err != nil {
@@ -277,7 +277,7 @@ func runExactChild(t TestingT, vg string, plan exactPlan) (*profile.Profile, exa
 			defer cancel()
 		}
 	}
-	run := valgrind.Run{Out: filepath.Join(dir, "callgrind.out")}
+	run := valgrind.Run{Out: filepath.Join(dir, "callgrind.out"), Cache: plan.cache()}
 	cmd := exec.CommandContext(ctx, vg, run.Args(exe, "-test.run="+runPattern(plan.test), "-test.count=1", "-test.v", "-test.timeout=30m")...)
 	cmd.Env = exactEnv(os.Environ(), fmt.Sprintf("%s|%d|%s", dir, plan.index, plan.test))
 	var out bytes.Buffer
@@ -298,6 +298,9 @@ func runExactChild(t TestingT, vg string, plan exactPlan) (*profile.Profile, exa
 	rec, _, _ := meta.Get(p)
 	rec.Instrument = instrumentCallgrind + " " + valgrind.Version()
 	rec.Depends = exactDepends()
+	if p, err = plan.estimate(p, &rec, dir, note); err != nil {
+		return nil, note, err
+	}
 	meta.Set(p, rec)
 	return p, note, nil
 }
@@ -361,19 +364,13 @@ func exactDepends() map[string]string {
 
 // exactSummary is Capture's log line for an exact capture.
 func exactSummary(p *profile.Profile, note exactNote, took time.Duration) string {
-	var total int64
-	for _, s := range p.Sample {
-		if len(s.Value) > 0 {
-			total += s.Value[0]
-		}
-	}
 	rec, _, _ := meta.Get(p)
 	settled := "the runtime's type-assertion and type-switch caches full"
 	if note.missed > 0 {
 		settled = fmt.Sprintf("the runtime's type-assertion and type-switch caches still missing (%s instructions in their miss paths)", textfmt.Count(float64(note.missed)))
 	}
-	return fmt.Sprintf("%s instructions per iteration, counted in %s (%d less %d, after %s of warm-up, %s) by %s in a child process (%s)",
-		textfmt.Count(math.Round(float64(total)/float64(note.runs))), plural(note.runs, "iteration", "iterations"), 2*note.runs, note.runs,
+	return fmt.Sprintf("%s per iteration, counted in %s (%d less %d, after %s of warm-up, %s) by %s in a child process (%s)",
+		perIteration(p, note.runs), plural(note.runs, "iteration", "iterations"), 2*note.runs, note.runs,
 		plural(note.warmed, "run", "runs"), settled, rec.Instrument, textfmt.Duration(took.Round(time.Millisecond)))
 }
 

@@ -180,7 +180,7 @@ func compareCountsText(base, current *profile.Profile) (*diff.CountReport, strin
 	if rest != "" {
 		text += "\n" + rest
 	}
-	return rep, text, nil
+	return rep, cyclesBeside(rep, text, base, current), nil
 }
 
 // failedBoth are the functions that regressed (or are new) in both
@@ -260,6 +260,9 @@ var noted = map[string]bool{"valgrind": true}
 func exactMismatch(br, cr meta.Record) string {
 	if br.Instrument == "" {
 		return "holds sampled time, and the current capture counts instructions (perfassert.Instructions)"
+	}
+	if why := cyclesMismatch(br, cr); why != "" {
+		return why
 	}
 	var diffs []string
 	for _, k := range slices.Sorted(maps.Keys(cr.Depends)) {

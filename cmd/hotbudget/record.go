@@ -72,6 +72,7 @@ type recordOpts struct {
 	instrument   string
 	instructions bool
 	why          string
+	cycles       bool // --instrument cycles (recordcycles.go): instructions with cache simulation
 	full         bool      // --full: every table in the text report
 	shard        shardSpec // --shard K/N: record the K-th of N parts, unjudged (zero: all, judged)
 
@@ -111,8 +112,9 @@ func (c *cli) recordFlags() *recordCmd {
 	fs.BoolVar(&o.keep, "keep", false, "keep the worktrees and test binaries (their directory is printed)")
 	fs.BoolVar(&o.full, "full", false, "print every function's and every benchmark result's table in the text report and the Markdown comment (default: what was judged and flagged, near misses, one line for the other benchmarks)")
 	rc.instr = &instrumentFlag{}
-	fs.Var(rc.instr, "instrument", "measure `instructions|time` (default: instructions where valgrind runs, else time)")
+	fs.Var(rc.instr, "instrument", "measure `instructions|cycles|time` (default: instructions where valgrind runs, else time); cycles: "+cyclesUsage)
 	fs.Var(instrumentShorthand{rc.instr, "instructions"}, "instructions", "shorthand for --instrument instructions")
+	fs.Var(instrumentShorthand{rc.instr, "cycles"}, "cycles", "shorthand for --instrument cycles")
 	fs.Var(instrumentShorthand{rc.instr, "time"}, "time", "shorthand for --instrument time")
 	fs.BoolVar(&o.baseFromHistory, "base-from-history", false, "take the base's counts (--instructions) or runs (time) from its record in the history (hotbudget history append, git notes) instead of measuring it again, when it was measured by the same Go on the same kind of machine (time: within --history-max-age); the head is measured alone")
 	fs.StringVar(&o.historyRef, "history-ref", "refs/notes/hotbudget", "the notes `ref` --base-from-history reads")
@@ -336,8 +338,8 @@ func (c *cli) judgeRecord(cmd string, res *recordResult, rc *recordCmd, progress
 }
 
 // instruments are the names --instrument takes, the default's first: what
-// record measures. (An estimate of cycles would join them.)
-var instruments = []string{"instructions", "time"}
+// record measures.
+var instruments = []string{"instructions", "cycles", "time"}
 
 // timeOnlyFlags are record's flags that only time uses: given without an
 // instrument they choose time, given with another they are refused.
@@ -426,6 +428,9 @@ func (rc *recordCmd) chooseInstrument() error {
 			return fmt.Errorf("%s is time's: %s counts each benchmark at N and 2N iterations, exactly, without runs to repeat (drop %s, or give --instrument time)", strings.Join(timeOnly, ", "), f.given[0], strings.Join(timeOnly, ", "))
 		}
 		o.instrument, o.why = f.name, "counting instructions (callgrind): chosen by "+f.given[0]
+		if f.name == "cycles" {
+			o.why = "estimating cycles (callgrind's cache simulation, a fixed CI runner's caches): chosen by " + f.given[0]
+		}
 	case len(timeOnly) > 0:
 		o.instrument, o.why = "time", fmt.Sprintf("timing: %s is time's (counting instructions, exact, is the default where valgrind runs)", strings.Join(timeOnly, ", "))
 	default:
@@ -441,8 +446,9 @@ func (rc *recordCmd) chooseInstrument() error {
 		if v == "" {
 			v = "valgrind"
 		}
-		o.instrument, o.why = "instructions", fmt.Sprintf("counting instructions (callgrind, %s): exact, the default where valgrind runs (--instrument time for I/O, system calls, the collector, cache effects)", v)
+		o.instrument, o.why = "instructions", fmt.Sprintf("counting instructions (callgrind, %s): exact, the default where valgrind runs (--instrument cycles for cache effects, time for I/O, system calls, the collector)", v)
 	}
-	o.instructions = o.instrument == "instructions"
+	o.instructions = o.instrument == "instructions" || o.instrument == "cycles"
+	o.cycles = o.instrument == "cycles"
 	return nil
 }

@@ -288,13 +288,16 @@ func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testB
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "callgrind.out")
-	run := valgrind.Run{Out: out, InstrAtStart: true}
+	run := valgrind.Run{Out: out, InstrAtStart: true, Cache: r.o.cache()}
 	stdout, stderr, err := underValgrind(ctx, vg, b, run, "-test.run", "^$", "-test.cpu", "1", "-test.bench", l.pattern(),
 		"-test.benchtime", strconv.FormatInt(n, 10)+"x", "-test.count", strconv.Itoa(reps))
 	if err != nil {
 		return nil, nil, benchFailed(ctx, s, b, err, stdout, stderr)
 	}
 	p, err := r.readDump(b.path, out)
+	if err == nil {
+		p, err = r.o.estimate(p, out)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
 	}
@@ -456,7 +459,7 @@ func exactLine(rep *diff.CountReport) string {
 		}
 	}
 	if len(changed) == 0 {
-		return fmt.Sprintf("no function slower (%s instructions per op)", textfmt.Count(float64(int64(rep.HeadTotal))))
+		return fmt.Sprintf("no function slower (%s %s per op)", textfmt.Count(float64(int64(rep.HeadTotal))), rep.Event)
 	}
 	return strings.Join(changed, ", ")
 }
@@ -603,6 +606,7 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 			fmt.Fprintf(&b, "#### %s\n\n```text\n", textfmt.MarkdownCode(e.name))
 			var t bytes.Buffer
 			e.report.Write(&t, "text")
+			writeCyclesBeside(&t, e)
 			b.WriteString(strings.ReplaceAll(t.String(), "```", "'''"))
 			b.WriteString("```\n\n")
 		}
@@ -613,6 +617,7 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 			fmt.Fprintf(&b, "%s (%s ops a side): ", textfmt.Line(e.name), textfmt.Count(float64(e.ops)))
 			var t bytes.Buffer
 			e.report.Write(&t, "text")
+			writeCyclesBeside(&t, e)
 			b.Write(t.Bytes())
 		}
 		fmt.Fprintf(&b, "\nprofiles (each benchmark's run of 2N ops, base and head): %s\n%s; exit status %d\n", textfmt.Line(res.out), textfmt.Line(verdict), exit)

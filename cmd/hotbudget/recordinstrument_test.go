@@ -77,7 +77,7 @@ func TestRecordInstrumentChoice(t *testing.T) {
 		err        string
 	}{
 		{nil, map[bool]string{true: "instructions", false: "time"}[counts], map[bool]string{
-			true:  `^counting instructions \(callgrind, valgrind-[0-9.]+\): exact, the default where valgrind runs \(--instrument time for I/O`,
+			true:  `^counting instructions \(callgrind, valgrind-[0-9.]+\): exact, the default where valgrind runs \(--instrument cycles for cache effects, time for I/O`,
 			false: `^timing: counting instructions needs valgrind`}[counts], ""},
 		{[]string{"--instrument", "time"}, "time", `^timing: chosen by --instrument time$`, ""},
 		{[]string{"--time"}, "time", `^timing: chosen by --time$`, ""},
@@ -89,7 +89,9 @@ func TestRecordInstrumentChoice(t *testing.T) {
 		{[]string{"--instrument", "instructions", "--runs", "3"}, "", "", "--runs is time's: --instrument instructions counts each benchmark"},
 		{[]string{"--instructions", "--history-max-age", "1h"}, "", "", "--history-max-age is time's"},
 		{[]string{"--time", "--instructions"}, "", "", "--time and --instructions choose two instruments: give one"},
-		{[]string{"--instrument", "cycles"}, "", "", "must be one of instructions, time"},
+		{[]string{"--instrument", "cycles"}, "cycles", `^estimating cycles \(callgrind's cache simulation, a fixed CI runner's caches\): chosen by --instrument cycles$`, ""},
+		{[]string{"--cycles", "--instructions"}, "", "", "--cycles and --instructions choose two instruments: give one"},
+		{[]string{"--instrument", "branches"}, "", "", "must be one of instructions, cycles, time"},
 	} {
 		rc, err := choose(c.args...)
 		if c.err != "" {
@@ -98,7 +100,7 @@ func TestRecordInstrumentChoice(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || rc.o.instrument != c.instrument || rc.o.instructions != (c.instrument == "instructions") || !regexp.MustCompile(c.why).MatchString(rc.o.why) {
+		if err != nil || rc.o.instrument != c.instrument || rc.o.instructions != (c.instrument == "instructions" || c.instrument == "cycles") || !regexp.MustCompile(c.why).MatchString(rc.o.why) {
 			t.Errorf("%q: %v, %q saying %q; want %s saying %s", c.args, err, rc.o.instrument, rc.o.why, c.instrument, c.why)
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// Difference returns more less less, two profiles of counts (the first
-// sample value) of one program counted twice, as a profile of counts: what
+// Difference returns more less less, two profiles of counts (every sample
+// value, each apart; the first decides what is dropped) of one program counted twice, as a profile of counts: what
 // the second ran that the first did not, as when more counts 2N runs of a
 // loop and less N of them in the same process or another.
 //
@@ -48,31 +48,40 @@ func Difference(more, less *profile.Profile) (diff *profile.Profile, negative []
 	}
 	byLeaf := map[string][]*profile.Sample{}
 	for _, s := range d.Sample {
-		if len(s.Value) > 0 && s.Value[0] != 0 {
+		if slices.ContainsFunc(s.Value, func(v int64) bool { return v != 0 }) {
 			byLeaf[leaf(s)] = append(byLeaf[leaf(s)], s)
 		}
 	}
 	var kept []*profile.Sample
 	for name, ss := range byLeaf {
-		var debt, sum int64
+		var sum int64
 		for _, s := range ss {
-			if s.Value[0] < 0 {
-				debt -= s.Value[0]
-			}
 			sum += s.Value[0]
 		}
 		if sum < 0 {
 			negative = append(negative, name)
+			continue
 		}
-		slices.SortStableFunc(ss, func(a, b *profile.Sample) int { return cmp.Compare(b.Value[0], a.Value[0]) })
-		for _, s := range ss {
-			if s.Value[0] <= 0 {
-				break
+		// Each value apart (the further events of a dump with cache
+		// simulation as the first), so that every event's self count
+		// stays the function's.
+		for i := range ss[0].Value {
+			var debt int64
+			for _, s := range ss {
+				if s.Value[i] < 0 {
+					debt -= s.Value[i]
+					s.Value[i] = 0
+				}
 			}
-			take := min(debt, s.Value[0])
-			s.Value[0] -= take
-			debt -= take
-			if s.Value[0] > 0 {
+			slices.SortStableFunc(ss, func(a, b *profile.Sample) int { return cmp.Compare(b.Value[i], a.Value[i]) })
+			for _, s := range ss {
+				take := min(debt, s.Value[i])
+				s.Value[i] -= take
+				debt -= take
+			}
+		}
+		for _, s := range ss {
+			if slices.ContainsFunc(s.Value, func(v int64) bool { return v > 0 }) {
 				kept = append(kept, s)
 			}
 		}

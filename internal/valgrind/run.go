@@ -54,6 +54,12 @@ type Run struct {
 	// InstrAtStart false starts callgrind with instrumentation off, until
 	// the program switches it on (StartInstrumentation).
 	InstrAtStart bool
+	// Cache, when set, makes callgrind simulate these caches
+	// (--cache-sim=yes with --I1, --D1 and --LL), whose events (Dr, Dw,
+	// I1mr, D1mr, D1mw, ILmr, DLmr, DLmw) follow Ir in the dump; without
+	// it callgrind counts instructions alone. Its options come after
+	// Extra, so that they win over any cache Extra names.
+	Cache *Geometry
 	// Extra are further tool options, placed after the ones above.
 	Extra []string
 }
@@ -80,6 +86,9 @@ func (r Run) Args(program string, args ...string) []string {
 		out = append(out, "-q")
 	}
 	out = append(out, r.Extra...)
+	if r.Cache != nil && tool == "callgrind" {
+		out = append(out, r.Cache.Args()...)
+	}
 	out = append(out, program)
 	return append(out, args...)
 }
