@@ -72,7 +72,7 @@ type recordOpts struct {
 	instrument   string
 	instructions bool
 	why          string
-	cycles       bool // --instrument cycles (recordcycles.go): instructions with cache simulation
+	cycles       bool      // --instrument cycles (recordcycles.go): instructions with cache simulation
 	full         bool      // --full: every table in the text report
 	shard        shardSpec // --shard K/N: record the K-th of N parts, unjudged (zero: all, judged)
 

@@ -21,7 +21,6 @@ import (
 // cyclesUsage says what --instrument cycles does, in record's help.
 const cyclesUsage = "instructions with callgrind's cache simulation (a CI runner's caches, fixed), judged exactly on estimated cycles, instructions beside: sees cache misses, slower to count"
 
-
 // cache is the geometry callgrind simulates in record's counted runs: none
 // without --cycles.
 func (o recordOpts) cache() *valgrind.Geometry {
