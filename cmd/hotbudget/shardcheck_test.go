@@ -419,6 +419,22 @@ func TestShardSettingsRoundTrip(t *testing.T) {
 		!slices.Equal(back.o.pkgs, []string{"./a", "./b"}) || back.d.alpha != 0.01 || !slices.Equal(back.d.renames, rc.d.renames) {
 		t.Errorf("merge's flags from the settings: %+v, renames %q, alpha %v", back.o, back.d.renames, back.d.alpha)
 	}
+	// Cycles: merge counts them as the shards did, with the cache
+	// simulation, not as instructions alone.
+	args = []string{"--shard", "1/2", "--out", "x", "--cycles", "main", "HEAD"}
+	rc = c.recordFlags()
+	if pos, err = parseArgs(rc.fs.FlagSet, args); err == nil {
+		err = rc.finish(pos)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err = c.settingsOf(rc.o, args); err != nil || !strings.Contains(s.text(), `"instructions":true,"cycles":true`) {
+		t.Fatalf("cycles' settings %s: %v", s.text(), err)
+	}
+	if back, err = s.recordCmd(c, "main", "HEAD", 1, 2); err != nil || back.o.instrument != "cycles" || !back.o.cycles || !back.o.instructions || back.o.cache() == nil {
+		t.Errorf("merge's flags from cycles' settings: %v, %+v", err, back.o)
+	}
 	// Time, chosen by its flag (--runs): merge's flags time it too.
 	args = []string{"--shard", "1/2", "--out", "x", "--runs", "3", "main", "HEAD"}
 	rc = c.recordFlags()

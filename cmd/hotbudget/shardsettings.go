@@ -18,6 +18,7 @@ type shardSettings struct {
 	Bench        string   `json:"bench"`     // --bench
 	Benchtime    string   `json:"benchtime"` // --benchtime, as record took it
 	Instructions bool     `json:"instructions"`
+	Cycles       bool     `json:"cycles,omitempty"` // counted with the cache simulation (--instrument cycles)
 	NoAllocs     bool     `json:"no_allocs"`
 	Packages     []string `json:"packages"`
 	// Judge are the judgement's flags given to record (--alpha, --gate,
@@ -52,7 +53,7 @@ func (f flagLog) IsBoolFlag() bool {
 
 // typedSettings are the record flags shardSettings holds in its own fields;
 // mergeIgnored those shards may differ in. Neither is in Judge.
-var typedSettings = []string{"runs", "count", "bench", "benchtime", "instrument", "instructions", "time", "no-allocs"}
+var typedSettings = []string{"runs", "count", "bench", "benchtime", "instrument", "instructions", "cycles", "time", "no-allocs"}
 
 // mergeIgnored are the record flags shards may differ in: where and how
 // long they ran, not what they measured or how it is judged (and the
@@ -63,7 +64,7 @@ var mergeIgnored = []string{"shard", "out", "keep", "budget", "format", "full", 
 // command line args.
 func (c *cli) settingsOf(o recordOpts, args []string) (*shardSettings, error) {
 	s := &shardSettings{Runs: o.runs, Count: o.count, Bench: o.bench, Benchtime: o.benchtime,
-		Instructions: o.instructions, NoAllocs: o.noAllocs, Packages: o.pkgs}
+		Instructions: o.instructions, Cycles: o.cycles, NoAllocs: o.noAllocs, Packages: o.pkgs}
 	rc := c.recordFlags()
 	var given []judgeFlag
 	rc.fs.VisitAll(func(f *flag.Flag) { f.Value = flagLog{f.Value, f.Name, &given} })
@@ -102,6 +103,9 @@ func (s *shardSettings) recordCmd(c *cli, base, head string, k, n int) (*recordC
 	instrument := "time"
 	if s.Instructions {
 		instrument = "instructions"
+	}
+	if s.Cycles {
+		instrument = "cycles"
 	}
 	for name, v := range map[string]string{"runs": strconv.Itoa(s.Runs), "count": strconv.Itoa(s.Count), "bench": s.Bench,
 		"benchtime": s.Benchtime, "instrument": instrument, "no-allocs": strconv.FormatBool(s.NoAllocs),
