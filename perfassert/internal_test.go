@@ -193,6 +193,32 @@ func TestCaptureDropsUnlabelledSamples(t *testing.T) {
 }
 
 func testCaptureDropsUnlabelledSamples(t *testing.T, sampler string) {
+	least := map[string]int64{"pprof": 10, "auto": 3}[sampler]
+	// The neighbour must run beside the capture for the test to say
+	// anything: on a loaded machine it may get no CPU in the capture's
+	// rounds, and the capture is made again (a precondition, not the
+	// product's verdict).
+	for try := 1; ; try++ {
+		rounds, neighbour, mine, burner := captureBesideNeighbour(t, sampler)
+		t.Logf("rounds: %d samples, %d of the neighbour; capture: %d samples, %d of the neighbour", rounds, neighbour, mine, burner)
+		if neighbour < least {
+			if try < 4 {
+				continue
+			}
+			t.Fatalf("the neighbour has %d samples in the profiler's rounds in %d tries: it did not run beside the capture", neighbour, try)
+		}
+		if mine == 0 || float64(burner) >= 0.01*float64(mine) {
+			t.Errorf("the capture holds %d of the neighbour's samples out of %d, want under 1%%", burner, mine)
+		}
+		return
+	}
+}
+
+// captureBesideNeighbour captures ownWork with sampler while a goroutine
+// burns CPU beside it, and returns the samples of the profiler's rounds
+// and of the neighbour in them, and those of the capture and of the
+// neighbour in it.
+func captureBesideNeighbour(t *testing.T, sampler string) (rounds, neighbour, mine, burner int64) {
 	var raw, rawBurner atomic.Int64
 	coord.mu.Lock()
 	coord.roundHook = func(p *profile.Profile) {
@@ -236,7 +262,6 @@ func testCaptureDropsUnlabelledSamples(t *testing.T, sampler string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mine, burner int64
 	for _, s := range p.Sample {
 		mine += s.Value[0]
 		for _, l := range s.Location {
@@ -245,13 +270,7 @@ func testCaptureDropsUnlabelledSamples(t *testing.T, sampler string) {
 			}
 		}
 	}
-	t.Logf("rounds: %d samples, %d of the neighbour; capture: %d samples, %d of the neighbour", raw.Load(), rawBurner.Load(), mine, burner)
-	if least := map[string]int64{"pprof": 10, "auto": 3}[sampler]; rawBurner.Load() < least {
-		t.Fatalf("the neighbour has %d samples in the profiler's rounds: it did not run beside the capture", rawBurner.Load())
-	}
-	if mine == 0 || float64(burner) >= 0.01*float64(mine) {
-		t.Errorf("the capture holds %d of the neighbour's samples out of %d, want under 1%%", burner, mine)
-	}
+	return raw.Load(), rawBurner.Load(), mine, burner
 }
 
 // TestRoundSumsAreTheTables: the CPU time splitRound adds up for a round
