@@ -74,11 +74,14 @@ func countInChild(fn func(), dir string) error {
 			phases[i] = m
 		}
 		settled := unsettled(phases[0], phases[1]) == ""
-		if (missed == 0 && settled) || round >= exactMaxRounds || float64(warmed)*float64(max(one, 1)) >= exactWarmBudget {
+		// Counts that vary from run to run settle with more runs, within
+		// the budget; beyond it another round would count the same.
+		more := !settled && runs*10 <= exactMaxRuns && 3*float64(runs*10)*float64(max(one, 1)) <= exactCountBudget
+		if (missed == 0 && !more) || round >= exactMaxRounds || float64(warmed)*float64(max(one, 1)) >= exactWarmBudget {
 			break
 		}
-		if !settled && runs*10 <= exactMaxRuns && 3*float64(runs*10)*float64(max(one, 1)) <= exactCountBudget {
-			runs *= 10 // counts that vary from run to run: more runs
+		if more {
+			runs *= 10
 		}
 		warm = max(warm*4, runs)
 	}

@@ -3,9 +3,14 @@ package perfassert
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // TestUnsettled checks when a round of a counted child is settled: every
@@ -71,3 +76,70 @@ func TestPhaseCounts(t *testing.T) {
 		t.Error("a missing dump read without an error")
 	}
 }
+
+// settleMaps are the maps randomLoop walks: 500 of 32 keys each.
+var settleMaps = func() []map[string]int {
+	ms := make([]map[string]int, 500)
+	for i := range ms {
+		ms[i] = map[string]int{}
+		for k := range 32 {
+			ms[i]["k"+strconv.Itoa(k)] = k
+		}
+	}
+	return ms
+}()
+
+// randomLoop walks each of settleMaps until its key "k7": where a walk
+// starts is random in every walk, so its count is too.
+//
+//go:noinline
+func randomLoop() int {
+	n := 0
+	for _, m := range settleMaps {
+		for k, v := range m {
+			n += v
+			if k == "k7" {
+				break
+			}
+		}
+	}
+	return n
+}
+
+// TestInstructionsRandomCount captures, with Instructions, a function of
+// some 2 million instructions a run (one counted run at first) whose count
+// is random in every run (randomLoop), and one whose count is not: the
+// first is counted in ten times the runs (a hundred would pass the count
+// budget, and it stops there: before, it went on warming up in rounds until
+// their bound, 341 runs), the second in one.
+func TestInstructionsRandomCount(t *testing.T) {
+	if v := os.Getenv(settleEnv); v != "" {
+		if v == "random" {
+			Capture(t, func() { exactSink = randomLoop() + exactLoop(100_000) }, Instructions())
+		} else {
+			Capture(t, func() { exactSink = exactLoop(400_000) }, Instructions())
+		}
+		return
+	}
+	testutil.Slow(t, "two captures under callgrind")
+	needValgrind(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ kind, want string }{{"random", "counted in 10 iterations (20 less 10, after 11 runs of warm-up"}, {"fixed", "counted in 1 iteration (2 less 1"}} {
+		cmd := exec.Command(exe, "-test.run=^TestInstructionsRandomCount$", "-test.count=1", "-test.v", "-test.timeout=20m")
+		cmd.Env = append(os.Environ(), settleEnv+"="+c.kind)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.kind, err, tail(string(out), 40))
+		}
+		if !strings.Contains(string(out), c.want) {
+			t.Errorf("%s: the capture was not %s:\n%s", c.kind, c.want, tail(string(out), 40))
+		}
+	}
+}
+
+// settleEnv makes TestInstructionsRandomCount capture: "random" or
+// "fixed".
+const settleEnv = "HOTBUDGET_TEST_SETTLE"
