@@ -48,7 +48,10 @@ import (
 // N is a power of ten chosen from the count of the uncounted run, so that
 // the counted runs execute about 30 million instructions (at most 10,000
 // runs, at least one), about a second under callgrind; from a count, not a
-// time, so that every process counts the same runs. A test capturing a 10ms
+// time, so that every process counts the same runs; ten times as many (up
+// to 100 million instructions) while a function of the module counts
+// differently in N runs than half of 2N, as a loop over a map does, whose
+// order is random in every run. A test capturing a 10ms
 // function this way takes about 2s.
 //
 // The child runs with GOMAXPROCS=1 (goroutines fn starts run on the same

@@ -6,6 +6,7 @@ package perfassert
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -59,21 +60,30 @@ func countInChild(fn func(), dir string) error {
 		}
 		warmed += warm
 		missed = 0
-		for _, n := range []int{runs, 2 * runs} {
+		var phases [2]map[string]int64
+		for i, n := range []int{runs, 2 * runs} {
 			runtime.GC()
 			countRuns(fn, n)
 			seq++
 			valgrind.DumpStatsAt(fmt.Sprintf("%s (%d runs)", exactDump, n))
-			_, m, err := dumpCost(filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", seq)), isMissFunc)
+			m, err := phaseCounts(filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", seq)))
 			if err != nil {
 				return err
 			}
-			missed += m
+			missed += m[missKey]
+			phases[i] = m
 		}
-		if missed == 0 || round >= exactMaxRounds || float64(warmed)*float64(max(one, 1)) >= exactWarmBudget {
+		settled := unsettled(phases[0], phases[1]) == ""
+		// Counts that vary from run to run settle with more runs, within
+		// the budget; beyond it another round would count the same.
+		more := !settled && runs*10 <= exactMaxRuns && 3*float64(runs*10)*float64(max(one, 1)) <= exactCountBudget
+		if (missed == 0 && !more) || round >= exactMaxRounds || float64(warmed)*float64(max(one, 1)) >= exactWarmBudget {
 			break
 		}
-		warm *= 4
+		if more {
+			runs *= 10
+		}
+		warm = max(warm*4, runs)
 	}
 	note := fmt.Sprintf("%d %d %d %d %d\n", runs, countRunsPC(), seq, warmed, missed)
 	return os.WriteFile(filepath.Join(dir, exactCounted), []byte(note), 0o644)
@@ -81,6 +91,13 @@ func countInChild(fn func(), dir string) error {
 
 // Warm-up of an exact capture (countInChild).
 const (
+	// exactCountBudget bounds the instructions of a round's two counted
+	// phases (3*runs runs) when runs grow for counts that vary from run to
+	// run (unsettled): a few seconds under callgrind. (Counting 100 runs of
+	// mapstructure's 2.5 million instructions, 770 million, took minutes
+	// on a loaded machine; 10 runs held its noisiest function to a third
+	// of the tolerance.)
+	exactCountBudget = 1e8
 	// exactMaxRounds bounds the rounds of warm-up and counting.
 	exactMaxRounds = 6
 	// exactWarmBudget bounds the instructions of warm-up (uninstrumented
@@ -191,8 +208,9 @@ func exactRunsFor(one int64) int {
 
 // dumpCost is the sum of the self costs (the first event) of a callgrind
 // dump written with positions "instr line", and the part of it at the
-// addresses in reports true for (none without in).
-func dumpCost(path string, in func(addr uint64) bool) (total, part int64, err error) {
+// addresses in reports true for (none without in); each, when given, sees
+// every such address with its cost.
+func dumpCost(path string, in func(addr uint64) bool, each ...func(addr uint64, v int64)) (total, part int64, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0, 0, fmt.Errorf("perfassert: callgrind's dump: %w", err)
@@ -213,6 +231,9 @@ func dumpCost(path string, in func(addr uint64) bool) (total, part int64, err er
 				if in != nil && v != 0 {
 					if addr, err := strconv.ParseUint(f[0][2:], 16, 64); err == nil && in(addr) {
 						part += v
+						for _, e := range each {
+							e(addr, v)
+						}
 					}
 				}
 			}
@@ -336,3 +357,85 @@ func trimExact(p *profile.Profile) *profile.Profile {
 
 // valgrindPkg is the prefix of the client requests' function names.
 const valgrindPkg = "github.com/hotbudget/hotbudget/internal/valgrind."
+
+// Counts that vary from run to run (issue 42). Some code's count depends
+// on the runtime's randomness in every run, not only until its caches
+// fill: a map's iteration starts at a random place and each new map has
+// its own hash seed, so a loop over a map that stops at a key
+// (go-viper/mapstructure's decodeStructFromMap matching field names)
+// executes a random number of iterations. Counting one run, as a 2.5
+// million-instruction function was, its count moved by 1% between
+// processes and failed unchanged code (a baseline's five processes showed
+// less spread than that). Such noise shrinks as more runs are counted: a
+// round is settled when no function of the module moved, between its two
+// phases, by more than exactNoise of what the comparison tolerates, and
+// an unsettled round counts ten times as many runs in the next one.
+
+// missKey is the key of phaseCounts's map under which it sums the
+// instructions of the runtime's cache-miss paths (exactMissFuncs).
+const missKey = "\x00miss"
+
+// Noise a settled round allows (unsettled).
+const (
+	// exactTolerance is diff.CompareCounts's smallest verdict, as a
+	// fraction of a function's count (its countTolerance).
+	exactTolerance = 0.005
+	// exactNoise is the part of exactTolerance that the difference of a
+	// round's two phases may move a function's count by: about a third,
+	// so that the counts judged (runs runs, whose spread is about 1/1.4 of
+	// that difference's) stay some four spreads within the tolerance.
+	exactNoise = 1.0 / 3
+	// exactNoiseFloor is the smallest count, in instructions, that is
+	// noise: a function of a few hundred instructions that moves by one
+	// or two is not.
+	exactNoiseFloor = 64
+)
+
+// phaseCounts reads a counted phase's dump at path: the self count of each
+// function of the module (moduleFuncs; every function when it is not
+// known), as an exact capture names them (the innermost inlined function),
+// and under missKey the instructions of the cache-miss paths.
+func phaseCounts(path string) (map[string]int64, error) {
+	re := moduleFuncs()
+	names := map[uint64]string{}
+	counts := map[string]int64{}
+	_, _, err := dumpCost(path, func(addr uint64) bool {
+		n, ok := names[addr]
+		if !ok {
+			if f := runtime.FuncForPC(uintptr(addr)); f != nil {
+				n = f.Name()
+			}
+			names[addr] = n
+		}
+		return n != ""
+	}, func(addr uint64, v int64) {
+		n := names[addr]
+		switch {
+		case exactMissFuncs[n]:
+			counts[missKey] += v
+		case n != "" && (re == nil || re.MatchString(n)):
+			counts[n] += v
+		}
+	})
+	return counts, err
+}
+
+// unsettled names the function of the module whose count moved most
+// beyond the noise a round allows between its phases once (runs runs)
+// and twice (2*runs runs): "" when none did. Without randomness a
+// function's second count is twice its first.
+func unsettled(once, twice map[string]int64) string {
+	worst, by := "", 0.0
+	for n, b := range twice {
+		if n == missKey {
+			continue
+		}
+		a := once[n]
+		moved := math.Abs(float64(b - 2*a))
+		allowed := max(exactNoise*exactTolerance*float64(b-a), exactNoiseFloor)
+		if moved > allowed && moved/allowed > by {
+			worst, by = n, moved/allowed
+		}
+	}
+	return worst
+}
