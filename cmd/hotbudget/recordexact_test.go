@@ -192,7 +192,7 @@ func TestRecordBaseFromHistory(t *testing.T) {
 		want string
 	}{
 		{"no record", []string{"--instructions", "--base-from-history", "HEAD~2", "HEAD"}, "has no record under refs/notes/hotbudget"},
-		{"time", []string{"--base-from-history", "HEAD~1", "HEAD"}, "counted instructions: time needs a record of time"},
+		{"time", []string{"--time", "--base-from-history", "HEAD~1", "HEAD"}, "counted instructions: time needs a record of time"},
 		{"another gate", []string{"--instructions", "--gate", ".", "--base-from-history", "HEAD~1", "HEAD"}, "keeps the counts of the functions of example.com/rec only"},
 		{"another N", []string{"--instructions", "--benchtime", "100x", "--base-from-history", "HEAD~1", "HEAD"}, "counted example.com/rec BenchmarkProcess at 400x"},
 	} {
