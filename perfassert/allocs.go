@@ -447,7 +447,17 @@ func compareAllocs(ba, ca *profile.Profile) (rep *diff.AllocReport, ok bool, err
 	if err != nil {
 		return nil, false, fmt.Errorf("current: %w", err)
 	}
-	return diff.CompareAllocs(bt, ct, "iteration", diff.DefaultAllocTolerance), true, nil
+	tol := diff.DefaultAllocTolerance
+	bc, _ := countedAllocs(ba)
+	cc, _ := countedAllocs(ca)
+	switch {
+	case bc && cc:
+		// Counted one by one under callgrind: any growth is one.
+		tol = diff.AllocTolerance{Counted: true}
+	case bc || cc:
+		return nil, false, errors.New("one side's allocations were counted under callgrind (Instructions), the other's recorded by the memory profile: compare captures of one instrument")
+	}
+	return diff.CompareAllocs(bt, ct, "iteration", tol), true, nil
 }
 
 // anyFuncOf reports whether p has a function matching re.
