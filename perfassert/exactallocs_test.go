@@ -173,7 +173,7 @@ func TestInstructionsAllocations(t *testing.T) {
 	}
 	msg := strings.Join(rec.errs, "\n")
 	_, allocs, _ := strings.Cut(msg, "allocations regressed")
-	if !regexp.MustCompile(`regressed\s+` + regexp.QuoteMeta(exactPrefix) + `allocG: self 5 objects`).MatchString(allocs) || len(regexp.MustCompile(`(?m)^\s+regressed\s`).FindAllString(allocs, -1)) != 1 {
+	if !regexp.MustCompile(`regressed\s+`+regexp.QuoteMeta(exactPrefix)+`allocG: self 5 objects`).MatchString(allocs) || len(regexp.MustCompile(`(?m)^\s+regressed\s`).FindAllString(allocs, -1)) != 1 {
 		t.Errorf("want allocG alone regressed (one object an iteration):\n%s", msg)
 	}
 	t.Logf("one more allocation:\n%s", msg)
