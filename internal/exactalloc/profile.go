@@ -24,8 +24,8 @@ type Counts struct {
 	// them: shared among those by their calls.
 	Shared int64
 	// Std is the allocations whose chain of Depth callers named only the
-	// runtime's and the standard library's functions: charged to the
-	// chain's outermost function.
+	// runtime's and the standard library's functions: on the chain's
+	// stack, its innermost function as their leaf.
 	Std int64
 	// Contexts is the number of mallocgc's contexts in the dump.
 	Contexts int
