@@ -356,7 +356,11 @@ func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *All
 			}
 		case hf == nil || hf.Total == (AllocCount{}):
 			row.Verdict = Gone
-		case tol.grew(row.Base.judged(blocks16), row.Head.judged(blocks16), work):
+		case tol.grew(row.Base.judged(blocks16), row.Head.judged(blocks16), work) && (blocks16 || tol.grew(row.Base.Self, row.Head.Self, work)):
+			// Without its 16-byte blocks, and, where they are not
+			// judged, with them too: objects that moved out of
+			// 16-byte blocks into a larger one (a buffer sized once
+			// instead of grown) add no allocation.
 			row.Verdict = Regressed
 		case tol.grew(row.Head.judged(blocks16), row.Base.judged(blocks16), work):
 			row.Verdict = Improved

@@ -49,6 +49,27 @@ func TestCompareAllocsTinyBlocks(t *testing.T) {
 	}
 }
 
+// TestCompareAllocsSizedOnce: a function whose two 16-byte allocations
+// became one of 32 bytes (a buffer sized once instead of grown) allocates
+// no more: not judged from a memory profile, whose 16-byte blocks alone
+// are not; one of 400 bytes is.
+func TestCompareAllocsSizedOnce(t *testing.T) {
+	only := regexp.MustCompile(`^m\.`)
+	base := allocProfile(map[string][2]int64{"m.b@1;m.run@1": {200, 3200}})
+	head := allocProfile(map[string][2]int64{"m.b@1;m.run@1": {100, 3200}})
+	more := allocProfile(map[string][2]int64{"m.b@1;m.run@1": {100, 40000}})
+	bt, _ := diff.AllocTableOf(base, 100, only)
+	for _, c := range []struct {
+		head *profile.Profile
+		fail bool
+	}{{head, false}, {more, true}} {
+		ht, _ := diff.AllocTableOf(c.head, 100, only)
+		if rep := diff.CompareAllocs(bt, ht, "iteration", diff.DefaultAllocTolerance); rep.Failed() != c.fail {
+			t.Errorf("16-byte objects to %v bytes: failed %v, want %v", c.head.Sample[0].Value[1]/100, rep.Failed(), c.fail)
+		}
+	}
+}
+
 // TestCompareAllocsBlocksNeverJudged: 16-byte blocks that grew as a whole
 // (m.f's tiny objects removed, so that m.g's, which shared m.f's blocks,
 // now open more blocks of their own, and m.k, untouched, opens one more)
