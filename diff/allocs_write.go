@@ -120,7 +120,10 @@ func (r *AllocReport) shown() (rows []AllocRow, hidden int) {
 func (r *AllocReport) tolText() string {
 	tol := r.Tolerance
 	if tol.Counted {
-		s := fmt.Sprintf("exact counts (every allocation counted under callgrind, tiny objects one by one), no statistics: a function regressed when its own allocations per %s grew at all", r.unitWord())
+		s := fmt.Sprintf("exact counts (every allocation counted under callgrind, tiny objects one by one), no statistics: a function regressed when its own allocations per %s grew", r.unitWord())
+		if tol.Once.Objects > 0 && r.Work > 0 {
+			s += fmt.Sprintf(" by more than %s objects over its %s %ss (what a process may allocate once)", strconv.FormatFloat(tol.Once.Objects, 'g', -1, 64), textfmt.Count(r.Work), r.unitWord())
+		}
 		if r.Base.Bytes == 0 && r.Head.Bytes == 0 {
 			s += "; bytes not counted (the allocators name an object's size only with GOEXPERIMENT=sizespecializedmalloc)"
 		}

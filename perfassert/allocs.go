@@ -453,7 +453,7 @@ func compareAllocs(ba, ca *profile.Profile) (rep *diff.AllocReport, ok bool, err
 	switch {
 	case bc && cc:
 		// Counted one by one under callgrind: any growth is one.
-		tol = diff.AllocTolerance{Counted: true}
+		tol = diff.CountedAllocTolerance
 	case bc || cc:
 		return nil, false, errors.New("one side's allocations were counted under callgrind (Instructions), the other's recorded by the memory profile: compare captures of one instrument")
 	}
