@@ -532,6 +532,12 @@ func judgeAllocs(t TestingT, check, sides string, base, current []string) bool {
 		t.Errorf("perfassert.%s: %v", check, err)
 		return false
 	}
-	logf(t, "perfassert.%s: %s (%s)", check, strings.TrimSuffix(sum.String(), "\n"), sides)
+	msg := fmt.Sprintf("perfassert.%s: %s (%s)", check, strings.TrimSuffix(sum.String(), "\n"), sides)
+	for _, n := range rep.Notes {
+		// What is shown and not judged (a memory profile's 16-byte
+		// blocks), and why.
+		msg += "\nnote: " + textfmt.Line(n)
+	}
+	logf(t, "%s", msg)
 	return true
 }
