@@ -233,9 +233,11 @@ type AllocTolerance struct {
 // CountedAllocTolerance is the tolerance of allocations counted one by one
 // under callgrind (perfassert.Instructions, record --instructions): any
 // growth per unit of work, beyond the few objects a process may allocate
-// once where another did not (Once: a goroutine switch inside an
-// allocation leaves it off its caller's chain), spread over the work.
-var CountedAllocTolerance = AllocTolerance{Counted: true, Once: AllocCount{Objects: 4}}
+// once where another did not (Once: callgrind's chains of callers follow
+// its shadow stack across the runtime's goroutine switches, so that the
+// few allocations of other goroutines around a switch are charged to the
+// function that was running), spread over the work.
+var CountedAllocTolerance = AllocTolerance{Counted: true, Once: AllocCount{Objects: 8}}
 
 // DefaultAllocTolerance is CompareAllocs' tolerance when none is given.
 var DefaultAllocTolerance = AllocTolerance{Objects: 0.5, Relative: 0.01, Bytes: 8, Once: AllocCount{Objects: 16, Bytes: 16 << 10}}

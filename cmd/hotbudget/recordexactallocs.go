@@ -104,7 +104,8 @@ func (r *recorder) exactAllocsOnly(res *recordResult) *regexp.Regexp {
 // against base, exactly (diff.CountedAllocTolerance: one more allocation
 // an op of a judged function is a regression, a few objects over the
 // whole run are not: measured, uuid.UUID.String's count moved by one
-// object over 242,872 ops between processes); nil when a side has none (a
+// object over 242,872 ops between processes, go-version's benchmark
+// function's by four); nil when a side has none (a
 // base from the history recorded without them).
 func compareExactAllocs(base, head *profile.Profile, only *regexp.Regexp) (*diff.AllocReport, error) {
 	ba, err := allocsOf(base)
