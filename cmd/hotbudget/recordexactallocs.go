@@ -129,8 +129,20 @@ func compareExactAllocs(base, head *profile.Profile, only *regexp.Regexp) (*diff
 			return nil, err
 		}
 	}
-	return diff.CompareAllocs(t[0], t[1], "op", diff.CountedAllocTolerance), nil
+	// A benchmark's process runs many more ops than a capture's
+	// iterations, and its goroutines move between threads more (go test's
+	// own goroutines): up to 6 of uuid.UUID.String's allocations were
+	// charged to runtime.slicebytetostring in one process, callgrind's
+	// chain of callers lost after a thread switch. 16 objects over at
+	// least thousands of ops.
+	tol := diff.CountedAllocTolerance
+	tol.Once.Objects = max(tol.Once.Objects, recordAllocsOnce)
+	return diff.CompareAllocs(t[0], t[1], "op", tol), nil
 }
+
+// recordAllocsOnce is the objects a counted benchmark's run may allocate
+// once without a verdict (diff.AllocTolerance.Once).
+const recordAllocsOnce = 16
 
 // allocsFailed reports whether e's counted allocations regressed.
 func (e exactResult) allocsFailed() bool { return e.allocs != nil && e.allocs.Failed() }
