@@ -51,8 +51,8 @@ type AllocFunc struct {
 	// tiny allocator shares among objects under 16 bytes without pointers.
 	// The heap profile records a block under the allocation that opened
 	// it, so these counts move between functions as their neighbours
-	// change: counted in Self, judged only when the judged functions'
-	// 16-byte blocks grew as a whole.
+	// change: counted in Self, shown and not judged (unless the
+	// allocations were counted one by one: AllocTolerance.Counted).
 	Blocks16 AllocCount `json:"blocks16,omitempty"`
 }
 
@@ -62,10 +62,10 @@ type AllocFunc struct {
 // that opened it, and none for the objects that fit into a block already
 // open (runtime/malloc.go, mallocgcTiny): whose stack a tiny object is
 // counted under depends on its neighbours, and one function's change moves
-// counts onto functions nobody touched. CompareAllocs therefore judges a
-// function's allocations without its 16-byte blocks when the judged
-// functions' 16-byte blocks did not grow as a whole (they moved); when
-// they grew, they are allocations and count.
+// counts onto functions nobody touched, and an ordinary 16-byte object
+// (one with a pointer) cannot be told from a block. CompareAllocs
+// therefore judges a memory profile's allocations without its 16-byte
+// blocks, and shows them.
 const tinyBlock = 16
 
 // AllocTable is an exact allocation profile summed by function, with the
@@ -144,7 +144,11 @@ func AllocTableOf(p *profile.Profile, work float64, only *regexp.Regexp) (*Alloc
 				if ln.Function == nil {
 					continue
 				}
-				frames = append(frames, frame{ln.Function.Name, ln.Function.Filename + ":" + strconv.FormatInt(ln.Line, 10)})
+				line := "" // none known: counted allocations name functions only
+				if ln.Line > 0 || ln.Function.Filename != "" {
+					line = ln.Function.Filename + ":" + strconv.FormatInt(ln.Line, 10)
+				}
+				frames = append(frames, frame{ln.Function.Name, line})
 			}
 		}
 		names := make([]string, len(frames))
@@ -169,7 +173,9 @@ func AllocTableOf(p *profile.Profile, work float64, only *regexp.Regexp) (*Alloc
 		if c.Bytes == tinyBlock*c.Objects {
 			fn.Blocks16 = fn.Blocks16.add(c, 1)
 		}
-		fn.Lines[frames[self].line] = fn.Lines[frames[self].line].add(c, 1)
+		if l := frames[self].line; l != "" {
+			fn.Lines[l] = fn.Lines[l].add(c, 1)
+		}
 		seen = seen[:0]
 		for _, f := range frames[self:] {
 			if only != nil && !only.MatchString(f.name) || slices.Contains(seen, f.name) {
@@ -217,7 +223,21 @@ type AllocTolerance struct {
 	// applies it with the smaller side's work; a run of few units of work
 	// therefore tolerates more per unit.
 	Once AllocCount `json:"once"`
+	// Counted is set for allocations counted one by one (under
+	// callgrind: perfassert.Instructions, record --instructions), where
+	// no object shares a block with another: their 16-byte objects are
+	// judged like any other.
+	Counted bool `json:"counted,omitempty"`
 }
+
+// CountedAllocTolerance is the tolerance of allocations counted one by one
+// under callgrind (perfassert.Instructions, record --instructions): any
+// growth per unit of work, beyond the few objects a process may allocate
+// once where another did not (Once: callgrind's chains of callers follow
+// its shadow stack across the runtime's goroutine switches, so that the
+// few allocations of other goroutines around a switch are charged to the
+// function that was running), spread over the work.
+var CountedAllocTolerance = AllocTolerance{Counted: true, Once: AllocCount{Objects: 8}}
 
 // DefaultAllocTolerance is CompareAllocs' tolerance when none is given.
 var DefaultAllocTolerance = AllocTolerance{Objects: 0.5, Relative: 0.01, Bytes: 8, Once: AllocCount{Objects: 16, Bytes: 16 << 10}}
@@ -255,8 +275,8 @@ type AllocPer struct {
 }
 
 // judged is the part of a function's self allocations CompareAllocs
-// judges: without its 16-byte blocks unless blocks16, when the judged
-// functions' 16-byte blocks grew as a whole.
+// judges: without its 16-byte blocks unless blocks16 (allocations
+// counted one by one).
 func (a AllocPer) judged(blocks16 bool) AllocCount {
 	if blocks16 {
 		return a.Self
@@ -316,17 +336,13 @@ func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *All
 	work := min(base.Work, head.Work)
 	r.Work = work
 	grewAll := tol.grew(r.Base, r.Head, work)
-	// 16-byte blocks that moved between functions are the tiny
-	// allocator's doing; blocks that grew in number are allocations.
-	var b16, h16 AllocCount
-	for _, f := range base.Funcs {
-		b16 = b16.add(f.Blocks16, 1/base.Work)
-	}
-	for _, f := range head.Funcs {
-		h16 = h16.add(f.Blocks16, 1/head.Work)
-	}
-	blocks16 := tol.grew(b16, h16, work)
-	var moved []string // functions whose 16-byte blocks alone changed
+	// 16-byte blocks are judged only where allocations were counted one
+	// by one: a memory profile records a tiny-allocator block under the
+	// allocation that opened it, so its counts move between functions
+	// whose code and allocations did not change, and an ordinary 16-byte
+	// object looks the same as a block.
+	blocks16 := tol.Counted
+	var moved []string // functions whose 16-byte blocks changed, not judged
 	names := map[string]bool{}
 	for n := range base.Funcs {
 		names[n] = true
@@ -349,14 +365,18 @@ func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *All
 			}
 		case hf == nil || hf.Total == (AllocCount{}):
 			row.Verdict = Gone
-		case tol.grew(row.Base.judged(blocks16), row.Head.judged(blocks16), work):
+		case tol.grew(row.Base.judged(blocks16), row.Head.judged(blocks16), work) && (blocks16 || tol.grew(row.Base.Self, row.Head.Self, work)):
+			// Without its 16-byte blocks, and, where they are not
+			// judged, with them too: objects that moved out of
+			// 16-byte blocks into a larger one (a buffer sized once
+			// instead of grown) add no allocation.
 			row.Verdict = Regressed
 		case tol.grew(row.Head.judged(blocks16), row.Base.judged(blocks16), work):
 			row.Verdict = Improved
 		default:
 			row.Verdict = Unchanged
 		}
-		if d := row.Head.Blocks16.Objects - row.Base.Blocks16.Objects; !blocks16 && math.Abs(d) >= tol.Objects && row.Verdict != Regressed {
+		if d := row.Head.Blocks16.Objects - row.Base.Blocks16.Objects; !blocks16 && math.Abs(d) >= max(tol.Objects, 0.005) {
 			moved = append(moved, fmt.Sprintf("%s %+.3g", name, d))
 		}
 		row.Lines = changedLines(base, head, bf, hf)
@@ -375,7 +395,7 @@ func CompareAllocs(base, head *AllocTable, unit string, tol AllocTolerance) *All
 	}
 	if len(moved) > 0 {
 		slices.Sort(moved)
-		r.Notes = append(r.Notes, fmt.Sprintf("16-byte blocks per %s changed in %s, not judged: the runtime packs objects under 16 bytes without pointers into shared 16-byte blocks and records each block under the allocation that opened it, so these counts move between functions as their neighbours change", unit, strings.Join(moved, ", ")))
+		r.Notes = append(r.Notes, fmt.Sprintf("16-byte blocks per %s changed in %s: shown, not judged: the runtime packs objects under 16 bytes without pointers into shared 16-byte blocks and the memory profile records each block under the allocation that opened it, so these counts move between functions whose code did not change, and a 16-byte object looks the same; counted allocations judge them exactly (perfassert.Instructions, hotbudget record --instructions)", unit, strings.Join(moved, ", ")))
 	}
 	slices.SortFunc(r.Rows, func(a, b AllocRow) int {
 		return cmp.Or(cmp.Compare(rank(a.Verdict), rank(b.Verdict)),

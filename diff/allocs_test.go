@@ -44,8 +44,62 @@ func TestCompareAllocsTinyBlocks(t *testing.T) {
 	}
 	var b strings.Builder
 	rep.Write(&b, "text")
-	if !strings.Contains(b.String(), "note: 16-byte blocks per iteration changed in m.f -1, m.g +1, not judged") {
+	if !strings.Contains(b.String(), "note: 16-byte blocks per iteration changed in m.f -1, m.g +1: shown, not judged") || !strings.Contains(b.String(), "record --instructions") {
 		t.Errorf("no note on m.g's blocks:\n%s", b.String())
+	}
+}
+
+// TestCompareAllocsSizedOnce: a function whose two 16-byte allocations
+// became one of 32 bytes (a buffer sized once instead of grown) allocates
+// no more: not judged from a memory profile, whose 16-byte blocks alone
+// are not; one of 400 bytes is.
+func TestCompareAllocsSizedOnce(t *testing.T) {
+	only := regexp.MustCompile(`^m\.`)
+	base := allocProfile(map[string][2]int64{"m.b@1;m.run@1": {200, 3200}})
+	head := allocProfile(map[string][2]int64{"m.b@1;m.run@1": {100, 3200}})
+	more := allocProfile(map[string][2]int64{"m.b@1;m.run@1": {100, 40000}})
+	bt, _ := diff.AllocTableOf(base, 100, only)
+	for _, c := range []struct {
+		head *profile.Profile
+		fail bool
+	}{{head, false}, {more, true}} {
+		ht, _ := diff.AllocTableOf(c.head, 100, only)
+		if rep := diff.CompareAllocs(bt, ht, "iteration", diff.DefaultAllocTolerance); rep.Failed() != c.fail {
+			t.Errorf("16-byte objects to %v bytes: failed %v, want %v", c.head.Sample[0].Value[1]/100, rep.Failed(), c.fail)
+		}
+	}
+}
+
+// TestCompareAllocsBlocksNeverJudged: 16-byte blocks that grew as a whole
+// (m.f's tiny objects removed, so that m.g's, which shared m.f's blocks,
+// now open more blocks of their own, and m.k, untouched, opens one more)
+// fail no function of a memory profile; counted one by one
+// (AllocTolerance.Counted), where a 16-byte object is an object, one more
+// is a regression and one fewer is not.
+func TestCompareAllocsBlocksNeverJudged(t *testing.T) {
+	only := regexp.MustCompile(`^m\.`)
+	base := allocProfile(map[string][2]int64{"m.f@1;m.run@1": {100, 1600}, "m.g@2;m.run@2": {100, 1600}, "m.k@3;m.run@3": {100, 1600}})
+	head := allocProfile(map[string][2]int64{"m.g@2;m.run@2": {200, 3200}, "m.k@3;m.run@3": {200, 3200}})
+	bt, _ := diff.AllocTableOf(base, 100, only)
+	ht, _ := diff.AllocTableOf(head, 100, only)
+	rep := diff.CompareAllocs(bt, ht, "iteration", diff.DefaultAllocTolerance)
+	if rep.Failed() {
+		t.Errorf("a memory profile's 16-byte blocks judged: %+v", rep.Regressions())
+	}
+	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "m.g +1") || !strings.Contains(rep.Notes[0], "m.k +1") {
+		t.Errorf("notes %q, want m.g's and m.k's blocks shown", rep.Notes)
+	}
+	counted := diff.CompareAllocs(bt, ht, "iteration", diff.AllocTolerance{Counted: true})
+	var regressed []string
+	for _, r := range counted.Regressions() {
+		regressed = append(regressed, r.Name)
+	}
+	if !slices.Equal(regressed, []string{"m.g", "m.k"}) || len(counted.Notes) != 0 {
+		t.Errorf("counted: regressed %v, notes %q; want m.g and m.k, no note", regressed, counted.Notes)
+	}
+	// Counted, one object fewer: no regression (m.f is gone).
+	if back := diff.CompareAllocs(ht, bt, "iteration", diff.AllocTolerance{Counted: true}); back.Failed() {
+		t.Errorf("counted decrease judged: %+v", back.Regressions())
 	}
 }
 

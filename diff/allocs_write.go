@@ -119,6 +119,16 @@ func (r *AllocReport) shown() (rows []AllocRow, hidden int) {
 // tolText says the tolerance.
 func (r *AllocReport) tolText() string {
 	tol := r.Tolerance
+	if tol.Counted {
+		s := fmt.Sprintf("exact counts (every allocation counted under callgrind, tiny objects one by one), no statistics: a function regressed when its own allocations per %s grew", r.unitWord())
+		if tol.Once.Objects > 0 && r.Work > 0 {
+			s += fmt.Sprintf(" by more than %s objects over its %s %ss (what a process may allocate once)", strconv.FormatFloat(tol.Once.Objects, 'g', -1, 64), textfmt.Count(r.Work), r.unitWord())
+		}
+		if r.Base.Bytes == 0 && r.Head.Bytes == 0 {
+			s += "; bytes not counted (the allocators name an object's size only with GOEXPERIMENT=sizespecializedmalloc)"
+		}
+		return s
+	}
 	s := fmt.Sprintf("exact counts (runtime.MemProfileRate = 1), no statistics: a function regressed when its own allocations per %s grew by more than %s objects or more than %s bytes (or %.3g%% of them)",
 		r.unitWord(), strconv.FormatFloat(tol.Objects, 'g', -1, 64), strconv.FormatFloat(tol.Bytes, 'g', -1, 64), 100*tol.Relative)
 	if tol.Once != (AllocCount{}) && r.Work > 0 {

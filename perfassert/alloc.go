@@ -80,6 +80,10 @@ func allocReport(t TestingT, p *profile.Profile, fn string, limit limits.Limit, 
 	if !ok {
 		return report(t, p, fn, limit, opts)
 	}
+	if counted, bytes := countedAllocs(ap); counted && !bytes && (limit.Quantity == limits.SelfAllocBytes || limit.Quantity == limits.TotalAllocBytes) {
+		t.Errorf("perfassert.%s(%q): the capture counted its allocations under callgrind (Instructions), not their bytes (the runtime's allocators do not name an object's size there): limit the allocations (MaxAllocs), or the bytes of a capture without Instructions", checkname.Of(string(limit.Quantity)), fn)
+		return false
+	}
 	opts = append(slices.Clone(opts), PerIteration())
 	r, err := limits.Check(ap, fn, limit, opts...)
 	if err != nil {

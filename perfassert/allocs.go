@@ -447,7 +447,17 @@ func compareAllocs(ba, ca *profile.Profile) (rep *diff.AllocReport, ok bool, err
 	if err != nil {
 		return nil, false, fmt.Errorf("current: %w", err)
 	}
-	return diff.CompareAllocs(bt, ct, "iteration", diff.DefaultAllocTolerance), true, nil
+	tol := diff.DefaultAllocTolerance
+	bc, _ := countedAllocs(ba)
+	cc, _ := countedAllocs(ca)
+	switch {
+	case bc && cc:
+		// Counted one by one under callgrind: any growth is one.
+		tol = diff.CountedAllocTolerance
+	case bc || cc:
+		return nil, false, errors.New("one side's allocations were counted under callgrind (Instructions), the other's recorded by the memory profile: compare captures of one instrument")
+	}
+	return diff.CompareAllocs(bt, ct, "iteration", tol), true, nil
 }
 
 // anyFuncOf reports whether p has a function matching re.
@@ -522,6 +532,12 @@ func judgeAllocs(t TestingT, check, sides string, base, current []string) bool {
 		t.Errorf("perfassert.%s: %v", check, err)
 		return false
 	}
-	logf(t, "perfassert.%s: %s (%s)", check, strings.TrimSuffix(sum.String(), "\n"), sides)
+	msg := fmt.Sprintf("perfassert.%s: %s (%s)", check, strings.TrimSuffix(sum.String(), "\n"), sides)
+	for _, n := range rep.Notes {
+		// What is shown and not judged (a memory profile's 16-byte
+		// blocks), and why.
+		msg += "\nnote: " + textfmt.Line(n)
+	}
+	logf(t, "%s", msg)
 	return true
 }

@@ -280,13 +280,16 @@ func runExactChild(t TestingT, vg string, plan exactPlan) (*profile.Profile, exa
 			defer cancel()
 		}
 	}
-	run := valgrind.Run{Out: filepath.Join(dir, "callgrind.out"), Cache: plan.cache()}
+	run := valgrind.Run{Out: filepath.Join(dir, "callgrind.out"), Cache: plan.cache(), Extra: countedAllocArgs()}
 	cmd := exec.CommandContext(ctx, vg, run.Args(exe, "-test.run="+runPattern(plan.test), "-test.count=1", "-test.v", "-test.timeout=30m")...)
 	cmd.Env = exactEnv(os.Environ(), fmt.Sprintf("%s|%d|%s", dir, plan.index, plan.test))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()
 	p, note, err := readCounted(dir, plan.name)
+	if err == nil {
+		err = attachCountedAllocs(p, dir, note, plan.name)
+	}
 	if keepDump != nil && err == nil {
 		keepDump(filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", note.last-1)), filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", note.last)))
 	}

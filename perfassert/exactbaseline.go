@@ -112,6 +112,18 @@ func judgeCounts(t TestingT, check, sides string, base, current *profile.Profile
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
+	counts := judgeInstructions(t, check, sides, base, current)
+	// The allocations the child counted, one by one: exact, judged
+	// without tolerance and without confirmation.
+	allocs := judgeAllocs(t, check, sides, base.Comments, current.Comments)
+	return counts && allocs
+}
+
+// judgeInstructions is judgeCounts for the counts of instructions.
+func judgeInstructions(t TestingT, check, sides string, base, current *profile.Profile) bool {
+	if h, ok := t.(helper); ok {
+		h.Helper()
+	}
 	rep, text, err := compareCountsText(base, current)
 	if err != nil {
 		t.Errorf("perfassert.%s: %s: %v", check, sides, err)

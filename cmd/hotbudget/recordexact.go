@@ -56,6 +56,7 @@ type exactResult struct {
 	ops        int64  // the iterations of each side's difference: exactReps*N
 	base, head *profile.Profile
 	report     *diff.CountReport
+	allocs     *diff.AllocReport // counted allocations (recordexactallocs.go); nil: not counted
 }
 
 // runExact counts every benchmark on both sides.
@@ -87,6 +88,9 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 		e, err := r.countPair(ctx, vg, sides, l, judge)
 		if err != nil {
 			return err
+		}
+		if e.allocs, err = compareExactAllocs(e.base, e.head, r.exactAllocsOnly(res)); err != nil {
+			return fmt.Errorf("%s: %w", l.name, err)
 		}
 		found[i] = e
 		r.progress("counted %s (%d of %d, %s ops a side: repetitions of N in two processes, of N and 2N): %s; %s so far", l.name, done.Add(1), len(leaves), textfmt.Count(float64(e.ops)), exactLine(e.report), since(t0))
@@ -221,6 +225,9 @@ func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf,
 	d.Comments = meta.MarkExact(nil)
 	meta.Set(d, meta.Record{Name: l.name + " at " + s.name, Build: s.build, Race: s.race, WorkUnit: meta.WorkOp,
 		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(c.work)}}})
+	if err := diffExactAllocs(d, all[1], all[0], c.work); err != nil {
+		return counted{}, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
+	}
 	c.diffed, c.negative = d, neg
 	return c, nil
 }
@@ -288,7 +295,7 @@ func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testB
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "callgrind.out")
-	run := valgrind.Run{Out: out, InstrAtStart: true, Cache: r.o.cache()}
+	run := valgrind.Run{Out: out, InstrAtStart: true, Cache: r.o.cache(), Extra: r.exactAllocArgs(b.path)}
 	stdout, stderr, err := underValgrind(ctx, vg, b, run, "-test.run", "^$", "-test.cpu", "1", "-test.bench", l.pattern(),
 		"-test.benchtime", strconv.FormatInt(n, 10)+"x", "-test.count", strconv.Itoa(reps))
 	if err != nil {
@@ -297,6 +304,9 @@ func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testB
 	p, err := r.readDump(b.path, out)
 	if err == nil {
 		p, err = r.o.estimate(p, out)
+	}
+	if err == nil {
+		err = r.attachExactAllocs(p, b.path, out)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
@@ -495,7 +505,7 @@ func shortName(name string) string {
 func exactFailed(results []exactResult) []exactResult {
 	var out []exactResult
 	for _, e := range results {
-		if e.report.Failed() {
+		if e.report.Failed() || e.allocsFailed() {
 			out = append(out, e)
 		}
 	}
@@ -512,7 +522,15 @@ func exactSummary(results []exactResult) string {
 	var names []string
 	for _, e := range failed {
 		_, bench, _ := strings.Cut(e.name, " ")
-		names = append(names, bench+": "+exactLine(e.report))
+		line := exactLine(e.report)
+		if a := e.allocsLine(); a != "" {
+			if !e.report.Failed() {
+				line = a
+			} else {
+				line += "; " + a
+			}
+		}
+		names = append(names, bench+": "+line)
 	}
 	return fmt.Sprintf("%d of %d benchmarks execute more instructions: %s", len(failed), len(results), strings.Join(names, "; "))
 }
@@ -560,6 +578,7 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 			Ops       int64             `json:"ops"`
 			Failed    bool              `json:"failed"`
 			Report    *diff.CountReport `json:"report"`
+			Allocs    *diff.AllocReport `json:"allocations,omitempty"`
 		}
 		out := struct {
 			// Instrument is what was measured, Why the report's first
@@ -583,7 +602,7 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 			out.BaseFrom, out.BaseRecorded = "history", h.Recorded
 		}
 		for _, e := range res.exact {
-			out.Rows = append(out.Rows, row{e.name, e.ops, e.report.Failed(), e.report})
+			out.Rows = append(out.Rows, row{e.name, e.ops, e.report.Failed() || e.allocsFailed(), e.report, e.allocs})
 		}
 		enc := json.NewEncoder(&b)
 		enc.SetIndent("", "  ")
@@ -607,6 +626,9 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 			var t bytes.Buffer
 			e.report.Write(&t, "text")
 			writeCyclesBeside(&t, e)
+			if e.allocs != nil {
+				e.allocs.Write(&t, "text")
+			}
 			b.WriteString(strings.ReplaceAll(t.String(), "```", "'''"))
 			b.WriteString("```\n\n")
 		}
@@ -618,6 +640,9 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 			var t bytes.Buffer
 			e.report.Write(&t, "text")
 			writeCyclesBeside(&t, e)
+			if e.allocs != nil {
+				e.allocs.Write(&t, "text")
+			}
 			b.Write(t.Bytes())
 		}
 		fmt.Fprintf(&b, "\nprofiles (each benchmark's run of 2N ops, base and head): %s\n%s; exit status %d\n", textfmt.Line(res.out), textfmt.Line(verdict), exit)

@@ -1,0 +1,325 @@
+// Package exactalloc counts a Go program's allocations exactly under
+// valgrind's callgrind, tiny objects included, and charges each to the
+// function that made it.
+//
+// Every heap allocation of a Go 1.26 program goes through runtime.mallocgc
+// (newobject, makeslice, growslice, the convT functions, rawstring and the
+// string conversions all call it), and mallocgc makes an object by calling
+// one of its allocators: mallocgcTiny, mallocgcSmallNoscan,
+// mallocgcSmallScanNoHeader, mallocgcSmallScanHeader, mallocgcLarge, or,
+// with GOEXPERIMENT=sizespecializedmalloc, mallocgcTinySize<n>,
+// mallocgcSmallNoScanSC<n> and mallocgcSmallScanNoHeaderSC<n>. A call of
+// size 0 returns the runtime's zerobase before any allocator and allocates
+// nothing. So the calls from mallocgc into its allocators are the
+// allocations, one each, where the runtime's memory profile sees a tiny
+// object only when it opens a 16-byte block.
+//
+// Callgrind's call graph says how often mallocgc called an allocator, not
+// for whom. Arg asks callgrind to keep mallocgc apart by its chain of
+// callers (--separate-callers<Depth>): its blocks are then named
+// "runtime.mallocgc'runtime.growslice'strings.(*Builder).grow'pkg.F...",
+// and Read charges each block's allocations to the first function of the
+// chain outside the runtime and the standard library (pkg.F: what it
+// allocates through strings.Builder is its own). Callgrind's chains name
+// compiled functions; which function inlined into pkg.F made the
+// allocation is read from pkg.F's call sites into the chain's next
+// function, through the symbolizer (which knows inlining): when all of
+// them are in one inlined function (or in pkg.F's own code), the count is
+// exact; when several functions inlined into pkg.F call it, the count is
+// shared among them by their calls (exact when each call allocates alike),
+// and Read says so.
+//
+// Bytes are exact where the allocator's name says the size
+// (GOEXPERIMENT=sizespecializedmalloc: a tiny object's size, a size
+// class's bytes); otherwise they are not counted and the profile says so
+// (Counts.Bytes false).
+package exactalloc
+
+import (
+	"bufio"
+	"debug/elf"
+	"debug/gosym"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/hotbudget/hotbudget/internal/callgrind"
+)
+
+// Depth is how many callers of mallocgc name its contexts: enough for
+// the standard library's ordinary chains from a module's function to
+// mallocgc (fmt.Sprintf: Sprintf, doPrintf, printArg, fmtInteger..., then
+// growslice). Allocations whose chain of Depth callers names no function
+// outside the standard library stay on the chain's stack, its innermost
+// function as their leaf (Counts.Std).
+const Depth = 12
+
+// Malloc is the runtime's allocation entry point.
+const Malloc = "runtime.mallocgc"
+
+// Arg returns the callgrind option that keeps mallocgc's contexts apart,
+// for a program in which callgrind names mallocgc name (see MallocName):
+// it goes into valgrind.Run's Extra.
+func Arg(name string) string {
+	return fmt.Sprintf("--separate-callers%d=%s", Depth, name)
+}
+
+// MallocName returns the name callgrind gives runtime.mallocgc in the Go
+// executable at path: the symbol's name when the binary has a symbol
+// table, else (a binary go test stripped) the function's entry address as
+// callgrind writes an unnamed function ("0x0000000000481fe0"), read from
+// the Go line table. A position-independent binary is refused: its
+// addresses at run time are not the file's.
+func MallocName(path string) (string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("exactalloc: %w", err)
+	}
+	defer f.Close()
+	if f.Type != elf.ET_EXEC {
+		return "", fmt.Errorf("exactalloc: %s is position-independent (%v): allocations are counted in the default build mode only", path, f.Type)
+	}
+	if syms, err := f.Symbols(); err == nil {
+		for _, s := range syms {
+			if s.Name == Malloc && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+				return Malloc, nil
+			}
+		}
+	}
+	pcln, text := f.Section(".gopclntab"), f.Section(".text")
+	if pcln == nil || text == nil {
+		return "", fmt.Errorf("exactalloc: %s has neither a symbol table nor a Go line table naming %s", path, Malloc)
+	}
+	data, err := pcln.Data()
+	if err != nil {
+		return "", fmt.Errorf("exactalloc: %s: %w", path, err)
+	}
+	tab, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
+	if err != nil {
+		return "", fmt.Errorf("exactalloc: %s: the Go line table: %w", path, err)
+	}
+	fn := tab.LookupFunc(Malloc)
+	if fn == nil {
+		return "", fmt.Errorf("exactalloc: %s has no %s in its line table", path, Malloc)
+	}
+	return fmt.Sprintf("0x%016x", fn.Entry), nil
+}
+
+// IsAllocator reports whether name is one of mallocgc's allocators (its
+// calls from mallocgc are allocations), and the bytes an allocation takes
+// when the name says (0: not known).
+func IsAllocator(name string) (ok bool, bytes int64) {
+	rest, found := strings.CutPrefix(name, "runtime.mallocgc")
+	if !found || rest == "" || strings.Contains(rest, "Reuse") {
+		return false, 0
+	}
+	for _, k := range []struct {
+		prefix string
+		size   func(int) int64
+	}{
+		{"TinySize", func(n int) int64 { return int64(n) }},
+		{"SmallNoScanSC", classBytes},
+		{"SmallScanNoHeaderSC", classBytes},
+	} {
+		if s, ok := strings.CutPrefix(rest, k.prefix); ok {
+			if n, err := strconv.Atoi(s); err == nil && n > 0 {
+				return true, k.size(n)
+			}
+			return false, 0
+		}
+	}
+	switch rest {
+	case "Tiny", "SmallNoscan", "SmallScanNoHeader", "SmallScanHeader", "Large":
+		return true, 0
+	}
+	return false, 0
+}
+
+// sizeClasses are the Go runtime's small object size classes
+// (internal/runtime/gc/sizeclasses.go), by class.
+var sizeClasses = []int64{0, 8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256, 288, 320, 352, 384, 416, 448, 480, 512,
+	576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792, 2048, 2304, 2688, 3072, 3200, 3456, 4096, 4864, 5376, 6144, 6528, 6784, 6912, 8192,
+	9472, 9728, 10240, 10880, 12288, 13568, 14336, 16384, 18432, 19072, 20480, 21760, 24576, 27264, 28672, 32768}
+
+func classBytes(n int) int64 {
+	if n < len(sizeClasses) {
+		return sizeClasses[n]
+	}
+	return 0
+}
+
+// IsStd reports whether the function named name is the runtime's or the
+// standard library's: its package path has no dot in its first element
+// ("strings.(*Builder).grow", "internal/bytealg.MakeNoZero"), as a
+// module's path has ("example.com/m.F", "github.com/x/y.F").
+func IsStd(name string) bool {
+	first, _, _ := strings.Cut(name, "/")
+	if !strings.Contains(name, "/") {
+		first, _, _ = strings.Cut(name, ".")
+		return first != "main" && first != ""
+	}
+	return !strings.Contains(first, ".")
+}
+
+// chainAllocs is what the mallocgc blocks of one chain of callers
+// allocated.
+type chainAllocs struct {
+	objects, bytes int64
+	unsized        int64 // objects of allocators whose name gives no size
+}
+
+// site is a call site: its address and calls.
+type site struct {
+	addr  uint64
+	calls int64
+}
+
+// dump is what Read gathers from a callgrind file.
+type dump struct {
+	chains map[string]*chainAllocs // by fn= name of a mallocgc block
+	order  []string
+	arcs   map[[2]string][]site // by (caller, callee), compiled functions
+}
+
+// maxLine bounds one line of a dump.
+const maxLine = callgrind.MaxLineBytes
+
+// scan reads a callgrind file written with --dump-instr=yes (positions
+// "instr line", the first an address) and uncompressed names, as
+// valgrind.Run writes it; malloc is the name callgrind gives mallocgc.
+func scan(r io.Reader, malloc string, sym callgrind.Symbolizer) (*dump, error) {
+	d := &dump{chains: map[string]*chainAllocs{}, arcs: map[[2]string][]site{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	var fn, cfn string
+	var last uint64
+	var pendingCalls int64 = -1
+	var target uint64
+	inMalloc := false
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "fn="):
+			fn = line[3:]
+			inMalloc = fn == malloc || strings.HasPrefix(fn, malloc+"'")
+		case strings.HasPrefix(line, "cfn="):
+			cfn = line[4:]
+		case strings.HasPrefix(line, "calls="):
+			f := strings.Fields(line[6:])
+			if len(f) < 2 {
+				return nil, fmt.Errorf("line %d: calls= without a count and a target: %q", lineNo, line)
+			}
+			n, err := strconv.ParseInt(f[0], 10, 64)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("line %d: calls= count %q", lineNo, f[0])
+			}
+			t, err := position(f[1], last)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: calls= target: %w", lineNo, err)
+			}
+			pendingCalls, target = n, t
+		case line != "" && isPos(line[0]):
+			field, _, _ := strings.Cut(line, " ")
+			a, err := position(field, last)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", lineNo, err)
+			}
+			last = a
+			if pendingCalls < 0 {
+				continue
+			}
+			calls := pendingCalls
+			pendingCalls = -1
+			callee := physName(sym, target, cfn)
+			if inMalloc {
+				if ok, bytes := IsAllocator(callee); ok {
+					c := d.chains[fn]
+					if c == nil {
+						c = &chainAllocs{}
+						d.chains[fn] = c
+						d.order = append(d.order, fn)
+					}
+					c.objects += calls
+					c.bytes += calls * bytes
+					if bytes == 0 {
+						c.unsized += calls
+					}
+				}
+			}
+			caller := physName(sym, a, fn)
+			k := [2]string{caller, callee}
+			d.arcs[k] = append(d.arcs[k], site{a, calls})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// isPos reports whether a line starting with b is a cost line.
+func isPos(b byte) bool { return b == '0' || b == '+' || b == '-' || b == '*' }
+
+// position reads an instruction position: absolute ("0x4004d0"), relative
+// to the last ("+3", "-2") or the same ("*").
+func position(s string, last uint64) (uint64, error) {
+	switch {
+	case s == "*":
+		return last, nil
+	case strings.HasPrefix(s, "0x"):
+		return strconv.ParseUint(s[2:], 16, 64)
+	case strings.HasPrefix(s, "+"), strings.HasPrefix(s, "-"):
+		v, err := strconv.ParseInt(s, 0, 64)
+		if err != nil {
+			return 0, fmt.Errorf("position %q", s)
+		}
+		return uint64(int64(last) + v), nil
+	}
+	if v, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return v, nil
+	}
+	return 0, fmt.Errorf("position %q", s)
+}
+
+// physName is the compiled function of the code at addr, as sym names it,
+// else the function callgrind's name (a chain's first) gives.
+func physName(sym callgrind.Symbolizer, addr uint64, name string) string {
+	if sym != nil && addr != 0 {
+		if fr, ok := sym(addr); ok && len(fr) > 0 {
+			return fr[0].Func
+		}
+	}
+	first, _, _ := strings.Cut(name, "'")
+	return resolveName(sym, first)
+}
+
+// resolveName is the function callgrind names name: an unnamed function's
+// address ("0x...") through sym, else the name.
+func resolveName(sym callgrind.Symbolizer, name string) string {
+	if sym != nil && strings.HasPrefix(name, "0x") {
+		if v, err := strconv.ParseUint(name[2:], 16, 64); err == nil {
+			if fr, ok := sym(v); ok && len(fr) > 0 {
+				return fr[0].Func
+			}
+		}
+	}
+	return name
+}
+
+// ErrNoContexts is Read's error for a dump in which mallocgc's blocks
+// carry no chain of callers: callgrind ran without Arg.
+var ErrNoContexts = errors.New("the dump has no contexts of runtime.mallocgc (callgrind ran without --separate-callers)")
+
+// openDump opens a dump for Read.
+func openDump(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("exactalloc: %w", err)
+	}
+	return f, nil
+}

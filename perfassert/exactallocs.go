@@ -1,0 +1,96 @@
+// Allocations of a counted capture (Instructions): counted one by one
+// under callgrind (internal/exactalloc), judged without tolerance.
+
+package perfassert
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/internal/callgrind"
+	"github.com/hotbudget/hotbudget/internal/exactalloc"
+	"github.com/hotbudget/hotbudget/internal/meta"
+	"github.com/hotbudget/hotbudget/internal/valgrind"
+)
+
+// Instruments of a counted capture's allocation profile (its record's
+// Instrument): the allocations counted, with their bytes or without.
+const (
+	instrumentAllocs      = "callgrind allocations"
+	instrumentAllocsBytes = "callgrind allocations and bytes"
+)
+
+// countedMalloc is how callgrind names runtime.mallocgc in this binary
+// (exactalloc.MallocName), or why it cannot be found.
+var countedMalloc = sync.OnceValues(func() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return exactalloc.MallocName(exe)
+})
+
+// countedAllocArgs are the callgrind options under which the child's
+// dumps hold its allocations: none when mallocgc cannot be named (a
+// position-independent test binary), whose captures then hold no
+// allocations.
+func countedAllocArgs() []string {
+	name, err := countedMalloc()
+	if err != nil {
+		return nil
+	}
+	return []string{exactalloc.Arg(name)}
+}
+
+// attachCountedAllocs reads the allocations of the child's two counted
+// dumps in dir (note: what it counted), takes their difference, what
+// note.runs iterations allocate, and attaches it to p as its allocation
+// profile, which MatchBaseline, NoRegression, CheckAllocs and MaxAllocs
+// then judge. Nothing is attached when mallocgc cannot be named.
+func attachCountedAllocs(p *profile.Profile, dir string, note exactNote, name string) error {
+	malloc, err := countedMalloc()
+	if err != nil {
+		return nil
+	}
+	shift := uint64(countRunsPC()) - note.pc
+	sym := func(addr uint64) ([]callgrind.Frame, bool) { return runtimeFrames(addr + shift) }
+	var phases [2]*profile.Profile
+	bytes := true
+	for i := range phases {
+		dump := filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", note.last-1+i))
+		ap, c, err := exactalloc.ReadFile(dump, malloc, sym)
+		if err != nil {
+			return fmt.Errorf("perfassert: counting allocations: %w", err)
+		}
+		bytes = bytes && c.Bytes
+		phases[i] = trimExact(ap)
+	}
+	d, _, err := valgrind.Difference(phases[1], phases[0])
+	if err != nil {
+		return fmt.Errorf("perfassert: the difference of the counted allocations: %w", err)
+	}
+	d.Comments = nil
+	inst := instrumentAllocs
+	if bytes {
+		inst = instrumentAllocsBytes
+	}
+	meta.Set(d, meta.Record{Name: name + " (allocations)", WorkUnit: meta.WorkIteration, Instrument: inst,
+		Runs: []meta.Run{{Label: "1", Work: float64(note.runs)}}})
+	return attachAllocs(p, d)
+}
+
+// countedAllocs reports whether the allocation profile ap was counted
+// under callgrind (every allocation, one by one), and whether its bytes
+// were.
+func countedAllocs(ap *profile.Profile) (counted, bytes bool) {
+	if ap == nil {
+		return false, false
+	}
+	rec, _ := meta.Known(ap)
+	return strings.HasPrefix(rec.Instrument, instrumentAllocs), rec.Instrument == instrumentAllocsBytes
+}
