@@ -204,8 +204,19 @@ func TestInstructionsAgainstAnnotate(t *testing.T) {
 		// phases moved exactSum's total 16% from callgrind_annotate's,
 		// so there only self counts, which the verdicts judge, are held
 		// to it.
+		// On a loaded machine the monitor asks more often (its 10ms are
+		// wall time), and callgrind's record of those switches can leave
+		// callgrind_annotate's inclusive count of exactSpin below its own
+		// self count, which no inclusive count can be: there the total is
+		// held to self plus calls' lower bound, its self.
 		approx := c.name == "exactSpin"
-		if a := aTotal[name]; !raceEnabled && total[name] != a && (!approx || math.Abs(float64(total[name]-a)) > 0.01*float64(a)) {
+		a := aTotal[name]
+		if approx && a < aSelf[name] {
+			t.Logf("%s: callgrind_annotate --inclusive=yes %d is below its self %d (callgrind's call records broken by the scheduler's switches): the total is held to at least self", name, a, aSelf[name])
+			if total[name] < ours {
+				t.Errorf("%s: total %d below self %d", name, total[name], ours)
+			}
+		} else if !raceEnabled && total[name] != a && (!approx || math.Abs(float64(total[name]-a)) > 0.01*float64(a)) {
 			t.Errorf("%s: total %d, callgrind_annotate --inclusive=yes %d", name, total[name], a)
 		}
 		t.Logf("%s: self %d, total %d over %d runs: as callgrind_annotate", c.name, ours, total[name], runs)
