@@ -6,7 +6,6 @@ import (
 	"debug/gosym"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // cacheChildEnv tells TestCacheChild, run by TestCyclesFixedGeometry under
@@ -59,13 +60,7 @@ func TestCacheChild(t *testing.T) {
 // cycles; with Run's Cache, whose options come after any others, both
 // estimate the same cycles, in every process.
 func TestCyclesFixedGeometry(t *testing.T) {
-	vg, err := exec.LookPath("valgrind")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("valgrind is not installed (%v): .ci/run installs it", err)
-		}
-		t.Skipf("valgrind is not installed (%v): apt-get install valgrind", err)
-	}
+	vg := testutil.Tool(t, "valgrind", "apt-get install valgrind")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/hotbudget/hotbudget/internal/callgrind"
 	"github.com/hotbudget/hotbudget/internal/pbuild"
+	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
 // childEnv tells TestCallgrindChild, run by TestCallgrind under callgrind,
@@ -70,13 +71,7 @@ func TestCallgrindChild(t *testing.T) {
 // twice and 2n once. Spin's self cost is the same in the first two and
 // twice that in the third, and the rest of the process is nowhere.
 func TestCallgrind(t *testing.T) {
-	vg, err := exec.LookPath("valgrind")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("valgrind is not installed (%v): .ci/run installs it", err)
-		}
-		t.Skipf("valgrind is not installed (%v): apt-get install valgrind", err)
-	}
+	vg := testutil.Tool(t, "valgrind", "apt-get install valgrind")
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
