@@ -110,13 +110,6 @@ const (
 // they run, the caches may still grow, at random.
 var exactMissFuncs = map[string]bool{"runtime.typeAssert": true, "runtime.interfaceSwitch": true}
 
-// isMissFunc reports whether the instruction at addr is in one of
-// exactMissFuncs.
-func isMissFunc(addr uint64) bool {
-	f := runtime.FuncForPC(uintptr(addr))
-	return f != nil && exactMissFuncs[f.Name()]
-}
-
 // exactCounted is the file in which a child says what it counted: "runs
 // pc last warmed missed": the runs of the first of its last two dumps (the
 // second counts twice as many), where this process has countRuns, the

@@ -31,10 +31,9 @@ const (
 )
 
 var (
-	sink8  *uint64
-	sinkS  string
-	sinkP  *[2]*int
-	sinkP2 *[2]*int
+	sink8 *uint64
+	sinkS string
+	sinkP *[2]*int
 )
 
 //go:noinline
