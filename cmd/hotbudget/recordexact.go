@@ -626,9 +626,7 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 			var t bytes.Buffer
 			e.report.Write(&t, "text")
 			writeCyclesBeside(&t, e)
-			if e.allocs != nil {
-				e.allocs.Write(&t, "text")
-			}
+			writeExactAllocs(&t, e, res.baseHistory != nil)
 			b.WriteString(strings.ReplaceAll(t.String(), "```", "'''"))
 			b.WriteString("```\n\n")
 		}
@@ -640,9 +638,7 @@ func (c *cli) exactReport(res *recordResult, format string) int {
 			var t bytes.Buffer
 			e.report.Write(&t, "text")
 			writeCyclesBeside(&t, e)
-			if e.allocs != nil {
-				e.allocs.Write(&t, "text")
-			}
+			writeExactAllocs(&t, e, res.baseHistory != nil)
 			b.Write(t.Bytes())
 		}
 		fmt.Fprintf(&b, "\nprofiles (each benchmark's run of 2N ops, base and head): %s\n%s; exit status %d\n", textfmt.Line(res.out), textfmt.Line(verdict), exit)

@@ -159,3 +159,15 @@ func (e exactResult) allocsLine() string {
 	}
 	return fmt.Sprint(names)
 }
+
+// writeExactAllocs writes a benchmark's counted allocations' report, or,
+// where the base came from the history (whose records hold no allocation
+// counts), that they were not judged.
+func writeExactAllocs(b *bytes.Buffer, e exactResult, fromHistory bool) {
+	switch {
+	case e.allocs != nil:
+		e.allocs.Write(b, "text")
+	case fromHistory:
+		b.WriteString("allocations per op: not judged: the base's record in the history holds no allocation counts (measure the base, without --base-from-history, to judge them)\n")
+	}
+}
