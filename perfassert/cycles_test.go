@@ -95,8 +95,14 @@ func TestCyclesSeeMemoryLayout(t *testing.T) {
 	if ci, wi := selfOf(c, name, 1), selfOf(cw, name, 1); ci == 0 || max(ci-wi, wi-ci) > ci/1000 {
 		t.Errorf("cyclesSum's instructions: %d narrow, %d wide: want the same", ci, wi)
 	}
-	if cc, wc := selfOf(c, name, 0), selfOf(cw, name, 0); 10*wc < 11*cc {
-		t.Errorf("cyclesSum's cycles: %d narrow, %d wide: want 10%% more at least", cc, wc)
+	// Under the race detector every access also touches its shadow
+	// memory, whose misses dilute the difference (+8.3% in CI).
+	least := int64(10)
+	if raceEnabled {
+		least = 5
+	}
+	if cc, wc := selfOf(c, name, 0), selfOf(cw, name, 0); 100*wc < (100+least)*cc {
+		t.Errorf("cyclesSum's cycles: %d narrow, %d wide: want %d%% more at least", cc, wc, least)
 	}
 
 	rec = &namedRec{name: t.Name()}
@@ -194,12 +200,12 @@ func TestCyclesOtherGeometry(t *testing.T) {
 	other := valgrind.CIGeometry
 	other.LL.Size = 8 << 20
 	path := filepath.Join(t.TempDir(), "other.cycles.pb.gz")
-	file := path
-	if raceEnabled {
-		file = racePath(path)
-	}
-	if err := WriteBaseline(file, mk(cacheRecord(other))); err != nil {
-		t.Fatal(err)
+	// Under the race detector the capture's own Depends choose the path:
+	// these hand-made ones name no -race, so both are written.
+	for _, file := range []string{path, racePath(path)} {
+		if err := WriteBaseline(file, mk(cacheRecord(other))); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rec := &namedRec{name: t.Name()}
 	if MatchBaseline(rec, path, mk(cacheRecord(valgrind.CIGeometry))) {

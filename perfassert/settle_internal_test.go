@@ -127,7 +127,16 @@ func TestInstructionsRandomCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ kind, want string }{{"random", "counted in 10 iterations (20 less 10, after 11 runs of warm-up"}, {"fixed", "counted in 1 iteration (2 less 1"}} {
+	cases := []struct{ kind, want string }{{"random", "counted in 10 iterations (20 less 10, after 11 runs of warm-up"}, {"fixed", "counted in 1 iteration (2 less 1"}}
+	if raceEnabled {
+		// The race detector's work on every map access is the same in
+		// every run and dilutes the random walk's part of the count
+		// below the rule's bound (a third of 0.5%): counted in 1
+		// iteration in CI. TestUnsettled tests the rule itself.
+		t.Log("under the race detector the random map walk is diluted below the settle rule's bound: only the fixed capture is checked")
+		cases = cases[1:]
+	}
+	for _, c := range cases {
 		cmd := exec.Command(exe, "-test.run=^TestInstructionsRandomCount$", "-test.count=1", "-test.v", "-test.timeout=20m")
 		cmd.Env = append(os.Environ(), settleEnv+"="+c.kind)
 		out, err := cmd.CombinedOutput()

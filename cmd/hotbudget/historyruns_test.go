@@ -297,7 +297,10 @@ func TestRecordTimeBaseFromHistory(t *testing.T) {
 	// As TestRecord: 600ms a run gives checksum enough samples a run.
 	args := []string{"--instrument", "time", "--runs", "5", "--benchtime", "600ms", "--no-allocs"}
 	pushed := filepath.Join(t.TempDir(), "pushed")
-	if r := recordIn(t, repo, append(args, "--out", pushed, "HEAD~2", "HEAD~1")...); r.code != 0 {
+	// The push's own verdict is not what this test judges (a README
+	// commit; time errs now and then: rec.render +10% once in CI): its
+	// runs are what the history stores.
+	if r := recordIn(t, repo, append(args, "--out", pushed, "HEAD~2", "HEAD~1")...); r.code != 0 && r.code != 1 {
 		t.Fatalf("recording HEAD~1: exit %d\n%s", r.code, r.stdout)
 	}
 	t.Logf("%s", runOK(t, 0, "history", "append", "--out", pushed, "--commit", "HEAD~1"))

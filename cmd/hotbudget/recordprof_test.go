@@ -175,7 +175,7 @@ func TestRecordSampler(t *testing.T) {
 
 	t.Run("bad", func(t *testing.T) {
 		r := recordEnv(t, repo, map[string]string{samplerEnv: "fast"}, args(filepath.Join(t.TempDir(), "o"))...)
-		if r.code != exitUsage || !strings.Contains(r.stderr, `HOTBUDGET_SAMPLER="fast": want perf, pprof or auto`) {
+		if r.code != exitUsage || !strings.Contains(r.stderr, `HOTBUDGET_SAMPLER="fast": want "perf", "pprof" or "auto"`) {
 			t.Errorf("exit %d, want 2 naming the variable\n%s", r.code, r.stderr)
 		}
 	})
