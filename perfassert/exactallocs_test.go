@@ -1,13 +1,16 @@
 package perfassert
 
 import (
+	"go/version"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/exactalloc"
 )
 
 // allocExtraEnv adds one 8-byte allocation without pointers to allocG an
@@ -117,6 +120,9 @@ func TestInstructionsAllocations(t *testing.T) {
 	needValgrind(t)
 	if raceEnabled {
 		t.Skip("the race detector turns the tiny allocator off")
+	}
+	if v := version.Lang(runtime.Version()); v != exactalloc.ValidatedRelease {
+		t.Skipf("allocations are counted for %s binaries only; this is %s", exactalloc.ValidatedRelease, v)
 	}
 	path := filepath.Join(t.TempDir(), "allocs.pb.gz")
 	p := Capture(t, allocWorkload(), Instructions())

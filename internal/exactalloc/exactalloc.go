@@ -37,10 +37,12 @@ package exactalloc
 
 import (
 	"bufio"
+	"debug/buildinfo"
 	"debug/elf"
 	"debug/gosym"
 	"errors"
 	"fmt"
+	"go/version"
 	"io"
 	"os"
 	"strconv"
@@ -74,6 +76,9 @@ func Arg(name string) string {
 // the Go line table. A position-independent binary is refused: its
 // addresses at run time are not the file's.
 func MallocName(path string) (string, error) {
+	if err := Supported(path); err != nil {
+		return "", err
+	}
 	f, err := elf.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("exactalloc: %w", err)
@@ -322,4 +327,27 @@ func openDump(path string) (*os.File, error) {
 		return nil, fmt.Errorf("exactalloc: %w", err)
 	}
 	return f, nil
+}
+
+// ValidatedRelease is the Go release whose runtime's allocation paths the
+// charging of allocations to their callers was built and tested on.
+const ValidatedRelease = "go1.26"
+
+// ErrRelease says that a binary was built by a Go release whose runtime
+// calls its allocators along other paths than ValidatedRelease's, where
+// allocations would be charged to the wrong functions: they are not
+// counted there.
+var ErrRelease = errors.New("exactalloc: allocations are counted for binaries of " + ValidatedRelease + " only")
+
+// Supported reports whether the binary at path was built by
+// ValidatedRelease, or why its allocations are not counted.
+func Supported(path string) error {
+	bi, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("exactalloc: %s: %w", path, err)
+	}
+	if version.Lang(bi.GoVersion) != ValidatedRelease {
+		return fmt.Errorf("%w: %s was built by %s", ErrRelease, path, bi.GoVersion)
+	}
+	return nil
 }
