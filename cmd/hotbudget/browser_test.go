@@ -24,6 +24,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/internal/atomicfile"
 	"github.com/hotbudget/hotbudget/internal/synth"
 	"github.com/hotbudget/hotbudget/internal/testutil"
 )
@@ -253,7 +254,7 @@ func (p *page) screenshot(path string) {
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		p.t.Fatal(err)
 	}
-	if err := writeFileAtomic(path, func(f *os.File) error { _, err := f.Write(png); return err }); err != nil {
+	if err := atomicfile.Write(path, func(f *os.File) error { _, err := f.Write(png); return err }); err != nil {
 		p.t.Fatal(err)
 	}
 	p.t.Logf("screenshot: %s", path)

@@ -71,17 +71,10 @@ func (c *cli) convert(args []string) int {
 		}
 		return exitOK
 	}
-	if err := writeFileAtomic(out, func(f *os.File) error { return loaders.Write(f, p, format) }); err != nil {
+	if err := atomicfile.Write(out, func(f *os.File) error { return loaders.Write(f, p, format) }); err != nil {
 		return c.inputErr("convert", err)
 	}
 	return exitOK
-}
-
-// writeFileAtomic writes path atomically (atomicfile.Write: through a
-// temporary file renamed into place when write succeeded; a replaced file
-// keeps its permissions, a new one gets 0666 less the umask).
-func writeFileAtomic(path string, write func(*os.File) error) error {
-	return atomicfile.Write(path, write)
 }
 
 // formatFromPath picks an output format from a file name's extension:

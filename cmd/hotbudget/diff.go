@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
 	"github.com/hotbudget/hotbudget/diff"
-	"github.com/hotbudget/hotbudget/internal/modname"
-	"github.com/hotbudget/hotbudget/internal/suggest"
+	"github.com/hotbudget/hotbudget/internal/atomicfile"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -135,8 +135,8 @@ func (c *cli) diff(args []string) int {
 	if err != nil {
 		return c.noTimeErr("diff", err, map[string][]string{"base": basePaths, "head": headPaths})
 	}
-	what, mods, gate := d.gateWhat(nil)
-	if err := gateUnmatched([]*diff.Report{rep}, what, mods, gate); err != nil {
+	what, mods, gateRe := d.gateWhat(nil)
+	if err := gate.GateUnmatched([]*diff.Report{rep}, what, mods, gateRe); err != nil {
 		return c.inputErr("diff", err)
 	}
 	if *pprofOut != "" {
@@ -173,7 +173,7 @@ func writeReport(w io.Writer, rep *diff.Report, format string) error {
 func (c *cli) report(cmd string, rep *diff.Report, format string, out outputs) int {
 	flagWords(rep)
 	toFile := func(path, format string) error {
-		return writeFileAtomic(path, func(f *os.File) error { return writeReport(f, rep, format) })
+		return atomicfile.Write(path, func(f *os.File) error { return writeReport(f, rep, format) })
 	}
 	var err error
 	if out.out != "" {
@@ -215,18 +215,6 @@ func reportAnnotations(cmd string, rep *diff.Report) []annotation {
 	return anns
 }
 
-// modulePattern matches the function names of the modules' packages and
-// their external test packages as the Go toolchain writes them
-// (modname.Pattern: "gopkg.in/yaml%2ev3.F" is gopkg.in/yaml.v3's), as
-// perfassert selects the module under test. For no module it matches
-// nothing, so that a gate of none judges nothing (and says so).
-func modulePattern(mods []string) *regexp.Regexp {
-	if re := modname.Pattern(mods); re != nil {
-		return re
-	}
-	return regexp.MustCompile(`[^\s\S]`)
-}
-
 // gateWhat names the gate the flags chose, or else the modules mods
 // gated by default, for a gate that matched nothing (gateUnmatched).
 func (d *diffFlags) gateWhat(mods []string) (what string, modules []string, gate string) {
@@ -240,29 +228,6 @@ func (d *diffFlags) gateWhat(mods []string) (what string, modules []string, gate
 		return "the comparison", nil, ""
 	}
 	return "the functions of " + strings.Join(mods, " ") + " (the module gated by default; --gate . gates every function)", mods, ""
-}
-
-// gateUnmatched is the error of a gate that matched none of the functions
-// reps compared, naming it (gateWhat) and the names closest to it: nothing
-// judged is not a pass. It is nil when some function is gated, and for
-// reports without a gate.
-func gateUnmatched(reps []*diff.Report, what string, mods []string, gate string) error {
-	var names []suggest.Candidate
-	for _, r := range reps {
-		if r.Settings.Gate == nil {
-			return nil
-		}
-		for _, row := range r.Rows {
-			if !row.Ungated {
-				return nil
-			}
-			names = append(names, suggest.Candidate{Name: row.Name, Weight: max(row.Base.Self, row.Head.Self)})
-		}
-	}
-	if len(reps) == 0 {
-		return nil
-	}
-	return errors.New(modname.Unmatched(what, mods, gate, names))
 }
 
 // diffFlags are the statistical flags shared by diff and record.
@@ -353,7 +318,7 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 		if len(mods) == 0 {
 			return nil, errors.New("--module: give a module's import path")
 		}
-		opts = append(opts, diff.WithGate(modulePattern(mods)))
+		opts = append(opts, diff.WithGate(gate.ModulePattern(mods)))
 	}
 	if d.anchor != "" {
 		opts = append(opts, diff.WithAnchor(d.anchor))
@@ -426,11 +391,11 @@ func writeDiffPprof(path string, basePaths, headPaths []string, opts []loaders.O
 	if err != nil {
 		return err
 	}
-	b, err := mergeRuns(base)
+	b, err := gate.MergeRuns(base)
 	if err != nil {
 		return fmt.Errorf("--pprof: merging baseline runs: %w", err)
 	}
-	h, err := mergeRuns(head)
+	h, err := gate.MergeRuns(head)
 	if err != nil {
 		return fmt.Errorf("--pprof: merging head runs: %w", err)
 	}
@@ -438,16 +403,5 @@ func writeDiffPprof(path string, basePaths, headPaths []string, opts []loaders.O
 	if err != nil {
 		return fmt.Errorf("--pprof: %w", err)
 	}
-	return writeFileAtomic(path, func(f *os.File) error { return loaders.Write(f, d, loaders.FormatPprof) })
-}
-
-func mergeRuns(ps []*profile.Profile) (*profile.Profile, error) {
-	if len(ps) == 1 {
-		return ps[0], nil
-	}
-	cp := make([]*profile.Profile, len(ps))
-	for i, p := range ps {
-		cp[i] = p.Copy() // Merge may normalise its inputs
-	}
-	return profile.Merge(cp)
+	return atomicfile.Write(path, func(f *os.File) error { return loaders.Write(f, d, loaders.FormatPprof) })
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/atomicfile"
 	"github.com/hotbudget/hotbudget/internal/indexload"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/modname"
@@ -142,7 +144,7 @@ func (c *cli) diffCounts(d *diffFlags, sel selection, format string, out outputs
 		return c.inputErr("diff", err)
 	}
 	if out.out != "" {
-		if err := writeFileAtomic(out.out, func(f *os.File) error {
+		if err := atomicfile.Write(out.out, func(f *os.File) error {
 			_, err := f.Write(b.Bytes())
 			return err
 		}); err != nil {
@@ -172,7 +174,7 @@ func countVerdict(rep *diff.CountReport, what string) string {
 	if len(names) == 0 {
 		return fmt.Sprintf("no function's count regressed (%d functions judged: %s)", rep.Judged, what)
 	}
-	return textfmt.Line(fmt.Sprintf("%d of %d functions judged regressed: %s", len(names), rep.Judged, listed(names, 4)))
+	return textfmt.Line(fmt.Sprintf("%d of %d functions judged regressed: %s", len(names), rep.Judged, textfmt.List(names, 4)))
 }
 
 // countJudge is the functions a comparison of counts judges, from --gate,
@@ -190,7 +192,7 @@ func (d *diffFlags) countJudge() (func(string) bool, string, error) {
 		}
 		res, what = append(res, re), append(what, "--gate "+d.gate)
 	case d.module != "":
-		res, what = append(res, modulePattern(strings.Fields(d.module))), append(what, "the functions of module "+d.module)
+		res, what = append(res, gate.ModulePattern(strings.Fields(d.module))), append(what, "the functions of module "+d.module)
 	}
 	if d.only != "" {
 		re, err := regexp.Compile(d.only)

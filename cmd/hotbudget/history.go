@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
+	"github.com/hotbudget/hotbudget/internal/atomicfile"
 	"github.com/hotbudget/hotbudget/internal/history"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
@@ -121,7 +123,7 @@ func (c *cli) historyAppend(args []string) int {
 		countsOf = func() ([]string, error) {
 			if mods == nil && err == nil {
 				var out string
-				if out, err = goOut(ctx, ".", "list", "-m"); err == nil && (out == "" || out == "command-line-arguments") {
+				if out, err = gate.GoOut(ctx, ".", "list", "-m"); err == nil && (out == "" || out == "command-line-arguments") {
 					err = errors.New("not in a module")
 				}
 				if err != nil {
@@ -135,10 +137,10 @@ func (c *cli) historyAppend(args []string) int {
 	var rec *history.Record
 	var whole []string
 	for _, out := range outs {
-		if len(outs) > 1 && emptyShard(out) {
+		if len(outs) > 1 && gate.EmptyShard(out) {
 			continue // a shard whose part held no benchmark
 		}
-		part, recorded, wholeOf, err := readRecordOut(out, countsOf)
+		part, recorded, wholeOf, err := gate.ReadRecordOut(out, countsOf)
 		if err != nil {
 			return c.inputErr("history append", err)
 		}
@@ -146,7 +148,7 @@ func (c *cli) historyAppend(args []string) int {
 		if recorded != "" && !strings.HasPrefix(commit, recorded) {
 			return c.inputErr("history append", fmt.Errorf("%s records HEAD %s, not --commit %s (%.12s)", out, recorded, textfmt.Line(*rev), commit))
 		}
-		if rec, err = joinRecords(rec, part, out); err != nil {
+		if rec, err = gate.JoinRecords(rec, part, out); err != nil {
 			return c.inputErr("history append", err)
 		}
 	}
@@ -159,7 +161,7 @@ func (c *cli) historyAppend(args []string) int {
 		// its start-up, divided by 2N, moves with the N record calibrated,
 		// so the same code gives another value at the next commit.
 		fmt.Fprintf(c.stderr, "hotbudget history: warning: %s of %s counted as whole processes of 2N ops (start-up included; %s), without the counted difference of N ops (PKG/NAME.instructions-diff.pb.gz): their instructions per op move with the N record calibrated, and every such move is a step in the history; record again with this hotbudget's record --instructions, which writes the difference\n",
-			plural(len(whole), "benchmark", "benchmarks"), strings.Join(outs, " "), textfmt.Line(whole[0]))
+			textfmt.Plural(len(whole), "benchmark", "benchmarks"), strings.Join(outs, " "), textfmt.Line(whole[0]))
 	}
 	rec.Commit, rec.Date, rec.Recorded = commit, date, time.Now().UTC().Format(time.RFC3339)
 	rec.Compact(history.Compaction{MinShare: share, MaxFunctions: *maxFuncs})
@@ -179,9 +181,9 @@ func (c *cli) historyAppend(args []string) int {
 		nf += len(b.Functions)
 	}
 	fmt.Fprintf(c.stdout, "hotbudget history: %.12s: %s (%s, %s functions, %d bytes) under %s", commit,
-		plural(len(rec.Benchmarks), "benchmark", "benchmarks"), rec.Instrument, textfmt.Count(float64(nf)), len(data), textfmt.Line(*ref))
+		textfmt.Plural(len(rec.Benchmarks), "benchmark", "benchmarks"), rec.Instrument, textfmt.Count(float64(nf)), len(data), textfmt.Line(*ref))
 	if len(pruned) > 0 {
-		fmt.Fprintf(c.stdout, "; functions or runs pruned from %s", plural(len(pruned), "older record", "older records"))
+		fmt.Fprintf(c.stdout, "; functions or runs pruned from %s", textfmt.Plural(len(pruned), "older record", "older records"))
 	}
 	fmt.Fprintf(c.stdout, "\nshare it with: git push origin %s\n", textfmt.Line(*ref))
 	return exitOK
@@ -233,7 +235,7 @@ func (c *cli) historyShow(sub string, args []string) int {
 		if *out == "" {
 			err = rep.WriteHTML(c.stdout) // through the Guard, as every report
 		} else {
-			err = writeFileAtomic(*out, func(f *os.File) error { return rep.WriteHTML(f) })
+			err = atomicfile.Write(*out, func(f *os.File) error { return rep.WriteHTML(f) })
 		}
 	} else {
 		switch format.value {
@@ -336,7 +338,7 @@ func (c *cli) historyPrune(args []string) int {
 	if err != nil {
 		return c.inputErr("history prune", err)
 	}
-	fmt.Fprintf(c.stdout, "hotbudget history: functions or runs pruned from %s\n", plural(len(pruned), "record", "records"))
+	fmt.Fprintf(c.stdout, "hotbudget history: functions or runs pruned from %s\n", textfmt.Plural(len(pruned), "record", "records"))
 	if *squash {
 		if err := store.Squash(ctx); err != nil {
 			return c.inputErr("history prune", err)

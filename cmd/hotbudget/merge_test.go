@@ -98,8 +98,8 @@ func boolInt(b bool) int {
 
 // whole is what an unsharded record of rec holds; out names where its
 // profiles are.
-func (rec *recorded) whole(out string) *recordResult {
-	res := &recordResult{out: out, baseRev: revision{Name: "main", Commit: "0123456789abcdef0123"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210fedc"},
+func (rec *recorded) whole(out string) *Measurement {
+	res := &Measurement{out: out, baseRev: revision{Name: "main", Commit: "0123456789abcdef0123"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210fedc"},
 		modules: []string{"example.com/m"}}
 	var base, head bytes.Buffer
 	for run := range rec.runs {
@@ -133,7 +133,7 @@ func (rec *recorded) writeShards(t testing.TB, dir string, n int, args []string)
 	for k := 1; k <= n; k++ {
 		out := filepath.Join(dir, fmt.Sprintf("shard-%d", k))
 		dirs = append(dirs, out)
-		spec := shardSpec{k, n}
+		spec := ShardSpec{k, n}
 		part := shardPart(rec.keys, spec)
 		sides := []*recSide{{name: "base", out: filepath.Join(out, "base")}, {name: "head", out: filepath.Join(out, "head")}}
 		sl := &shardLog{plan: rec.keys, part: part, at: map[string][]string{}}
@@ -144,7 +144,7 @@ func (rec *recorded) writeShards(t testing.TB, dir string, n int, args []string)
 				}
 			}
 		}
-		res := &recordResult{out: out, baseRev: revision{Name: "main", Commit: "0123456789abcdef0123"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210fedc"},
+		res := &Measurement{out: out, baseRev: revision{Name: "main", Commit: "0123456789abcdef0123"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210fedc"},
 			modules: []string{"example.com/m"}}
 		for run := range rec.runs {
 			for _, key := range part {
@@ -200,7 +200,7 @@ func (rec *recorded) writeShards(t testing.TB, dir string, n int, args []string)
 }
 
 // judgeWhole judges res as record does after its runs, with args.
-func judgeWhole(t *testing.T, res *recordResult, args []string, format string) (string, int) {
+func judgeWhole(t *testing.T, res *Measurement, args []string, format string) (string, int) {
 	t.Helper()
 	rc := (&cli{}).recordFlags()
 	pos, err := parseArgs(rc.fs.FlagSet, append([]string{"--format", format}, args...))
@@ -342,7 +342,7 @@ func countsDiff(ops int64, self map[string]int64) *profile.Profile {
 // countedShards writes two shards of --instructions of three benchmarks,
 // BenchmarkB's example.com/m.work 30% more at head, under dir; it returns
 // their directories, the whole record and its arguments.
-func countedShards(t testing.TB, dir string) ([]string, *recordResult, []string) {
+func countedShards(t testing.TB, dir string) ([]string, *Measurement, []string) {
 	t.Helper()
 	keys := []string{"example.com/m BenchmarkA", "example.com/m BenchmarkB", "example.com/m BenchmarkC"}
 	var all []exactResult
@@ -364,8 +364,8 @@ func countedShards(t testing.TB, dir string) ([]string, *recordResult, []string)
 	for k := 1; k <= 2; k++ {
 		out := filepath.Join(dir, fmt.Sprint(k))
 		dirs = append(dirs, out)
-		part := shardPart(keys, shardSpec{k, 2})
-		res := &recordResult{out: out, baseRev: revision{Name: "main", Commit: "0123456789abcdef0123"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210fedc"},
+		part := shardPart(keys, ShardSpec{k, 2})
+		res := &Measurement{out: out, baseRev: revision{Name: "main", Commit: "0123456789abcdef0123"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210fedc"},
 			modules: []string{"example.com/m"}}
 		for _, e := range all {
 			for _, key := range part {
@@ -389,7 +389,7 @@ func countedShards(t testing.TB, dir string) ([]string, *recordResult, []string)
 			t.Fatalf("shard %d: exit %d\n%s", k, code, stderr.String())
 		}
 	}
-	whole := &recordResult{out: strings.Join(dirs, " "), baseRev: revision{Name: "main", Commit: "0123456789abcdef0123"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210fedc"},
+	whole := &Measurement{out: strings.Join(dirs, " "), baseRev: revision{Name: "main", Commit: "0123456789abcdef0123"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210fedc"},
 		modules: []string{"example.com/m"}, exact: all}
 	return dirs, whole, args
 }

@@ -63,7 +63,7 @@ func TestDiffModuleEscapedNames(t *testing.T) {
 
 // judgeRecordOut judges res as record does after its runs, with args, and
 // returns its stdout, stderr and exit code.
-func judgeRecordOut(t *testing.T, res *recordResult, args ...string) (string, string, int) {
+func judgeRecordOut(t *testing.T, res *Measurement, args ...string) (string, string, int) {
 	t.Helper()
 	rc := (&cli{}).recordFlags()
 	pos, err := parseArgs(rc.fs.FlagSet, args)
@@ -86,14 +86,14 @@ func judgeRecordOut(t *testing.T, res *recordResult, args ...string) (string, st
 // names the function that regressed.
 func TestRecordNothingJudged(t *testing.T) {
 	scan := "gopkg.in/yaml%2ev3.yaml_parser_scan_to_next_token"
-	exact := func(mods []string) *recordResult {
+	exact := func(mods []string) *Measurement {
 		base := countsDiff(100, map[string]int64{scan: 2_400_000, "gopkg.in/yaml%2ev3.read": 3_000_000, "runtime.mallocgc": 94_600_000})
 		head := countsDiff(100, map[string]int64{scan: 2_465_000, "gopkg.in/yaml%2ev3.read": 3_000_000, "runtime.mallocgc": 94_600_000})
 		rep, err := diff.CompareCounts(base, head, modulePattern(mods).MatchString)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &recordResult{modules: mods, baseRev: revision{Name: "main", Commit: "0123456789abcdef"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210"},
+		return &Measurement{modules: mods, baseRev: revision{Name: "main", Commit: "0123456789abcdef"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210"},
 			exact: []exactResult{{name: "gopkg.in/yaml.v3 BenchmarkUnmarshal", ops: 100, base: base, head: head, report: rep}}}
 	}
 	out, errOut, code := judgeRecordOut(t, exact([]string{"gopkg.in/yaml.v3"}), "--instructions", "main", "HEAD")
@@ -120,7 +120,7 @@ func TestRecordNothingJudged(t *testing.T) {
 	}
 
 	// Sampled time: the same, through diff.CompareEach's gate.
-	timed := func(mods []string) *recordResult {
+	timed := func(mods []string) *Measurement {
 		pr := diff.Pair{Name: "gopkg.in/yaml.v3 BenchmarkUnmarshal"}
 		for r := range 5 {
 			for _, side := range []string{"base", "head"} {
@@ -140,7 +140,7 @@ func TestRecordNothingJudged(t *testing.T) {
 			}
 		}
 		benchOut := []byte("pkg: gopkg.in/yaml.v3\n" + strings.Repeat("BenchmarkUnmarshal-2   \t     100\t     10000 ns/op\n", 5))
-		return &recordResult{modules: mods, pairs: []diff.Pair{pr}, baseBench: benchOut, headBench: benchOut, baseRev: revision{Name: "main", Commit: "0123456789abcdef"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210"}}
+		return &Measurement{modules: mods, pairs: []diff.Pair{pr}, baseBench: benchOut, headBench: benchOut, baseRev: revision{Name: "main", Commit: "0123456789abcdef"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210"}}
 	}
 	out, errOut, code = judgeRecordOut(t, timed([]string{"gopkg.in/yaml.v3"}), "--time", "--no-allocs", "main", "HEAD")
 	if code != exitFail || !strings.Contains(out, "yaml_parser_scan_to_next_token") || !strings.Contains(out, "1 benchmarks, 4 function rows (2 judged): 1 regressed") {

@@ -14,9 +14,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hotbudget/hotbudget/bench"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/atomicfile"
 	"github.com/hotbudget/hotbudget/internal/samplercheck"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/internal/valgrind"
 )
 
@@ -50,50 +52,11 @@ Examples:
 	hotbudget record --format markdown --out perf "$BASE_SHA" HEAD ./...
 `
 
-// recordOpts are record's flags.
-type recordOpts struct {
-	runs, count int
-	bench       string
-	benchtime   string
-	fixedIters  int64         // --benchtime Nx
-	target      time.Duration // --benchtime DURATION
-	out         string
-	html        string // also write the functions' HTML report here
-	allocsHTML  string // and the allocations' here
-	keep        bool
-	pkgs        []string
-	procs       int // -test.cpu: the GOMAXPROCS suffix of benchmark names
-	budget      time.Duration
-	gate        *regexp.Regexp // --gate or --module: the functions whose allocations are judged (nil: the module's)
-	noAllocs    bool           // --no-allocs
-	// instrument is what record measures: "instructions" (counted under
-	// callgrind) or "time" (chooseInstrument); instructions says it is
-	// "instructions", why is the report's first line: which and why.
-	instrument   string
-	instructions bool
-	why          string
-	cycles       bool      // --instrument cycles (recordcycles.go): instructions with cache simulation
-	full         bool      // --full: every table in the text report
-	shard        shardSpec // --shard K/N: record the K-th of N parts, unjudged (zero: all, judged)
-
-	// baseFromHistory takes the base's counts from its record in the
-	// history instead of measuring it (--base-from-history), read from
-	// the notes ref historyRef.
-	baseFromHistory bool
-	historyRef      string
-	// historyMaxAge is the oldest a time record --base-from-history
-	// takes (0: any).
-	historyMaxAge time.Duration
-	// runsSet and countSet say --runs and --count were given: with a
-	// time base from the history they must be the stored record's.
-	runsSet, countSet bool
-}
-
 // recordCmd is record's command line: its flags, parsed by record, and by
 // merge from what each shard wrote (shard.json's args).
 type recordCmd struct {
 	fs     *cmdFlags
-	o      recordOpts
+	o      gate.Config
 	d      *diffFlags
 	format *choiceFlag
 	instr  *instrumentFlag
@@ -103,26 +66,26 @@ type recordCmd struct {
 func (c *cli) recordFlags() *recordCmd {
 	rc := &recordCmd{fs: c.flagSet("record", recordUsage)}
 	fs, o := rc.fs, &rc.o
-	fs.IntVar(&o.runs, "runs", 5, "interleaved `runs` a side")
-	fs.IntVar(&o.count, "count", 1, "`n` benchmark results a run (go test -count)")
-	fs.StringVar(&o.bench, "bench", ".", "run the benchmarks matching this `regexp` (go test -bench)")
-	fs.StringVar(&o.benchtime, "benchtime", "1s", "calibrate each benchmark to run for this `duration` on the base revision (counting: 1ms unless given), or Nx for N iterations")
-	fs.DurationVar(&o.budget, "budget", 15*time.Minute, "fit the runs into this `duration`: when the estimate after calibration is longer, every benchmark runs fewer iterations (counting: the longest are left out, named) (0: no limit)")
-	fs.StringVar(&o.out, "out", "", "write base/ and head/ under this `directory` (default: a new temporary directory)")
-	fs.BoolVar(&o.keep, "keep", false, "keep the worktrees and test binaries (their directory is printed)")
-	fs.BoolVar(&o.full, "full", false, "print every function's and every benchmark result's table in the text report and the Markdown comment (default: what was judged and flagged, near misses, one line for the other benchmarks)")
+	fs.IntVar(&o.Runs, "runs", 5, "interleaved `runs` a side")
+	fs.IntVar(&o.Count, "count", 1, "`n` benchmark results a run (go test -count)")
+	fs.StringVar(&o.Bench, "bench", ".", "run the benchmarks matching this `regexp` (go test -bench)")
+	fs.StringVar(&o.Benchtime, "benchtime", "1s", "calibrate each benchmark to run for this `duration` on the base revision (counting: 1ms unless given), or Nx for N iterations")
+	fs.DurationVar(&o.Budget, "budget", 15*time.Minute, "fit the runs into this `duration`: when the estimate after calibration is longer, every benchmark runs fewer iterations (counting: the longest are left out, named) (0: no limit)")
+	fs.StringVar(&o.Out, "out", "", "write base/ and head/ under this `directory` (default: a new temporary directory)")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the worktrees and test binaries (their directory is printed)")
+	fs.BoolVar(&o.Full, "full", false, "print every function's and every benchmark result's table in the text report and the Markdown comment (default: what was judged and flagged, near misses, one line for the other benchmarks)")
 	rc.instr = &instrumentFlag{}
-	fs.Var(rc.instr, "instrument", "measure `instructions|cycles|time` (default: instructions where valgrind runs, else time); cycles: "+cyclesUsage)
+	fs.Var(rc.instr, "instrument", "measure `instructions|cycles|time` (default: instructions where valgrind runs, else time); cycles: "+gate.CyclesUsage)
 	fs.Var(instrumentShorthand{rc.instr, "instructions"}, "instructions", "shorthand for --instrument instructions")
 	fs.Var(instrumentShorthand{rc.instr, "cycles"}, "cycles", "shorthand for --instrument cycles")
 	fs.Var(instrumentShorthand{rc.instr, "time"}, "time", "shorthand for --instrument time")
-	fs.BoolVar(&o.baseFromHistory, "base-from-history", false, "take the base's counts (--instructions) or runs (time) from its record in the history (hotbudget history append, git notes) instead of measuring it again, when it was measured by the same Go on the same kind of machine (time: within --history-max-age); the head is measured alone")
-	fs.StringVar(&o.historyRef, "history-ref", "refs/notes/hotbudget", "the notes `ref` --base-from-history reads")
-	fs.DurationVar(&o.historyMaxAge, "history-max-age", defaultHistoryMaxAge, "time: --base-from-history takes a record at most this `duration` old (0: any age)")
-	fs.BoolVar(&o.noAllocs, "no-allocs", false, "skip the allocation runs (two a side per benchmark at -test.memprofilerate=1) and their exact verdicts")
-	fs.StringVar(&o.allocsHTML, "allocs-html", "", "also write the allocations' HTML report (table, differential flame graph of bytes per op) of the first benchmark whose allocations regressed, else the first, to `file`")
-	fs.StringVar(&o.html, "html", "", "also write the functions' HTML report (flame graph, explanations) to `file`")
-	fs.Var(&o.shard, "shard", "record only part `K/N` of the benchmarks (the K-th of N shards, for a CI job matrix) under --out, unjudged: hotbudget merge judges the N shards' outputs as one record")
+	fs.BoolVar(&o.BaseFromHistory, "base-from-history", false, "take the base's counts (--instructions) or runs (time) from its record in the history (hotbudget history append, git notes) instead of measuring it again, when it was measured by the same Go on the same kind of machine (time: within --history-max-age); the head is measured alone")
+	fs.StringVar(&o.HistoryRef, "history-ref", "refs/notes/hotbudget", "the notes `ref` --base-from-history reads")
+	fs.DurationVar(&o.HistoryMaxAge, "history-max-age", gate.DefaultHistoryMaxAge, "time: --base-from-history takes a record at most this `duration` old (0: any age)")
+	fs.BoolVar(&o.NoAllocs, "no-allocs", false, "skip the allocation runs (two a side per benchmark at -test.memprofilerate=1) and their exact verdicts")
+	fs.StringVar(&o.AllocsHTML, "allocs-html", "", "also write the allocations' HTML report (table, differential flame graph of bytes per op) of the first benchmark whose allocations regressed, else the first, to `file`")
+	fs.StringVar(&o.HTML, "html", "", "also write the functions' HTML report (flame graph, explanations) to `file`")
+	fs.Var(&o.Shard, "shard", "record only part `K/N` of the benchmarks (the K-th of N shards, for a CI job matrix) under --out, unjudged: hotbudget merge judges the N shards' outputs as one record")
 	rc.format = newChoice("text", "text", "markdown", "json")
 	fs.Var(rc.format, "format", "output `text|markdown|json`")
 	before := map[string]bool{}
@@ -147,28 +110,28 @@ func (rc *recordCmd) finish(pos []string) error {
 	if len(pos) < 2 {
 		return fmt.Errorf("want BASE and HEAD revisions, got %d arguments", len(pos))
 	}
-	o.pkgs = pos[2:]
-	if len(o.pkgs) == 0 {
-		o.pkgs = []string{"./..."}
+	o.Packages = pos[2:]
+	if len(o.Packages) == 0 {
+		o.Packages = []string{"./..."}
 	}
-	for _, p := range o.pkgs {
+	for _, p := range o.Packages {
 		// go list would take it for one of its flags (-toolexec runs a
 		// program), whatever "--" said to hotbudget.
 		if strings.HasPrefix(p, "-") {
 			return fmt.Errorf("package pattern %q starts with '-': flags go before BASE and HEAD; a package pattern never starts with '-' (write ./%s for a directory of that name)", p, p)
 		}
 	}
-	if o.runs < 1 {
-		return fmt.Errorf("--runs must be at least 1, got %d", o.runs)
+	if o.Runs < 1 {
+		return fmt.Errorf("--runs must be at least 1, got %d", o.Runs)
 	}
-	if o.count < 1 {
-		return fmt.Errorf("--count must be at least 1, got %d", o.count)
+	if o.Count < 1 {
+		return fmt.Errorf("--count must be at least 1, got %d", o.Count)
 	}
-	if _, err := regexp.Compile(o.bench); err != nil {
+	if _, err := regexp.Compile(o.Bench); err != nil {
 		return fmt.Errorf("--bench: %v", err)
 	}
-	if o.shard.n > 0 {
-		if o.out == "" {
+	if o.Shard.N > 0 {
+		if o.Out == "" {
 			return errors.New("--shard needs --out: the directory the shard's results go to, which hotbudget merge reads")
 		}
 		for _, name := range []string{"format", "full", "html", "allocs-html"} {
@@ -180,33 +143,33 @@ func (rc *recordCmd) finish(pos []string) error {
 	if err := rc.chooseInstrument(); err != nil {
 		return err
 	}
-	o.runsSet, o.countSet = flagSet(fs, "runs"), flagSet(fs, "count")
-	if o.baseFromHistory {
-		if o.shard.n > 0 {
+	o.RunsSet, o.CountSet = flagSet(fs, "runs"), flagSet(fs, "count")
+	if o.BaseFromHistory {
+		if o.Shard.N > 0 {
 			return errors.New("--base-from-history does not take --shard: a shard's base must be measured for hotbudget merge")
 		}
 		if err := timeHistoryFlags(o, fs); err != nil {
 			return err
 		}
 	}
-	if o.historyMaxAge < 0 {
-		return fmt.Errorf("--history-max-age must not be negative, got %s", o.historyMaxAge)
+	if o.HistoryMaxAge < 0 {
+		return fmt.Errorf("--history-max-age must not be negative, got %s", o.HistoryMaxAge)
 	}
-	if o.instructions && !flagSet(fs, "benchtime") {
-		o.benchtime = exactBenchtime.String()
+	if o.Instructions && !flagSet(fs, "benchtime") {
+		o.Benchtime = gate.ExactBenchtime.String()
 	}
-	if n, ok := strings.CutSuffix(o.benchtime, "x"); ok {
+	if n, ok := strings.CutSuffix(o.Benchtime, "x"); ok {
 		v, err := strconv.ParseInt(n, 10, 64)
 		if err != nil || v < 1 {
-			return fmt.Errorf("--benchtime %q: want a duration such as 1s or an iteration count such as 1000x", o.benchtime)
+			return fmt.Errorf("--benchtime %q: want a duration such as 1s or an iteration count such as 1000x", o.Benchtime)
 		}
-		o.fixedIters = v
+		o.FixedIters = v
 	} else {
-		v, err := time.ParseDuration(o.benchtime)
+		v, err := time.ParseDuration(o.Benchtime)
 		if err != nil || v <= 0 {
-			return fmt.Errorf("--benchtime %q: want a duration such as 1s or an iteration count such as 1000x", o.benchtime)
+			return fmt.Errorf("--benchtime %q: want a duration such as 1s or an iteration count such as 1000x", o.Benchtime)
 		}
-		o.target = v
+		o.Target = v
 	}
 	if _, err := d.options(fs, nil); err != nil {
 		return err
@@ -219,12 +182,12 @@ func (rc *recordCmd) finish(pos []string) error {
 	// 13-32% from run to run and absolute times found the change in 9 of
 	// 20 benchmark comparisons, shares in 20 of 20 (no false alarm in
 	// either in five records of unchanged code).
-	o.procs = runtime.GOMAXPROCS(0)
+	o.Procs = runtime.GOMAXPROCS(0)
 	switch {
 	case d.gate != "":
-		o.gate, _ = regexp.Compile(d.gate) // checked by d.options
+		o.Gate, _ = regexp.Compile(d.gate) // checked by d.options
 	case d.module != "":
-		o.gate = modulePattern([]string{d.module})
+		o.Gate = gate.ModulePattern([]string{d.module})
 	}
 	return nil
 }
@@ -244,14 +207,10 @@ func (c *cli) record(args []string) int {
 	o := rc.o
 
 	ctx, stop := signalContext(context.Background())
-	r := &recorder{c: c, o: o}
-	if o.shard.n > 0 {
-		r.shard = &shardLog{}
-	}
-	res, err := r.run(ctx, pos[0], pos[1])
+	res, err := gate.Record(ctx, o, gate.Env{Stderr: c.stderr, Getenv: c.getenv}, pos[0], pos[1])
 	if sig := stop(); sig != nil {
 		what := "the worktrees and temporary files are removed"
-		if o.keep {
+		if o.Keep {
 			what = "the worktrees and test binaries are kept (--keep)"
 		}
 		fmt.Fprintf(c.stderr, "hotbudget record: stopped by %v; %s\n", sig, what)
@@ -260,81 +219,69 @@ func (c *cli) record(args []string) int {
 	if err != nil {
 		return c.inputErr("record", err)
 	}
-	if r.shard != nil {
-		return c.writeShard(r, res, args)
+	if o.Shard.N > 0 {
+		settings, err := c.settingsOf(o, args)
+		if err == nil {
+			err = res.WriteShard(settings, c.stdout)
+		}
+		if err != nil {
+			return c.inputErr("record", err)
+		}
+		return exitOK
 	}
-	return c.judgeRecord("record", res, rc, r.progress)
+	return c.judgeRecord("record", res, rc)
 }
 
-// judgeRecord judges what record measured, every benchmark at once (one
-// false-discovery control over all of them), writes the report and returns
-// the exit code; record calls it on its runs, merge on the union of its
-// shards'. cmd names the command in errors; progress reports the files
-// written.
-func (c *cli) judgeRecord(cmd string, res *recordResult, rc *recordCmd, progress func(format string, args ...any)) int {
+// judgeRecord judges what record measured (gate.Judge) with the judgement
+// rc's flags give, writes the report and returns the exit code; record
+// calls it on its runs, merge on the union of its shards'. cmd names the
+// command in errors and progress lines.
+func (c *cli) judgeRecord(cmd string, res *gate.Measurement, rc *recordCmd) int {
 	o, d, fs := rc.o, rc.d, rc.fs.FlagSet
-	res.why = o.why
-	what, mods, gate := d.gateWhat(res.modules)
-	if o.instructions {
-		if err := exactUnmatched(res.exact, what, mods, gate); err != nil {
+	what, mods, gateRe := d.gateWhat(res.Modules())
+	j := gate.Judgement{What: what, Modules: mods, Gate: gateRe, GateModules: d.gate == "" && d.module == "",
+		Words: flagWords, BenchWords: benchWords}
+	if !o.Instructions {
+		var err error
+		if j.Diff, err = d.options(fs, nil); err != nil {
+			return c.usageErr(cmd, "%v", err)
+		}
+		if j.Bench, err = d.benchOptions(fs); err != nil {
 			return c.inputErr(cmd, err)
 		}
-		return c.exactReport(res, rc.format.value)
 	}
-	opts, err := d.options(fs, nil)
-	if err != nil {
-		return c.usageErr(cmd, "%v", err)
-	}
-	if d.gate == "" && d.module == "" && len(res.modules) > 0 {
-		opts = append(opts, diff.WithGate(modulePattern(res.modules)))
-	}
-	if res.baseHistory != nil {
-		// The program's time per op of a base measured at another time
-		// measures the machine's drift as much as the code (a function's
-		// share does not): shown, not judged, as for a baseline of
-		// another machine (docs/history.md).
-		opts = append(opts, diff.WithHeadline(false))
-	}
-	funcs, err := diff.CompareEach(res.pairs, opts...)
+	v, err := gate.Judge(res, j)
 	if err != nil {
 		return c.inputErr(cmd, err)
 	}
-	if err := gateUnmatched(funcs, what, mods, gate); err != nil {
-		return c.inputErr(cmd, err)
-	}
-	bopts, err := d.benchOptions(fs)
-	if err != nil {
-		return c.inputErr(cmd, err)
-	}
-	benches, err := bench.Compare(bytes.NewReader(res.baseBench), bytes.NewReader(res.headBench), bopts...)
-	if err != nil {
-		return c.inputErr(cmd, err)
-	}
-	if res.baseHistory != nil {
-		res.timeShown = ungateMeasuredTime(benches)
-	}
-	// The library's messages name Go options; record's user has flags.
-	for _, r := range funcs {
-		flagWords(r)
-	}
-	benchWords(benches)
-	if o.html != "" {
-		// One benchmark's report: the first that needs attention.
-		top := ordered(funcs)[0]
-		if err := writeFileAtomic(o.html, func(f *os.File) error { return top.Write(f, "html") }); err != nil {
+	// One benchmark's HTML report: the first that needs attention.
+	if top := v.Top(); o.HTML != "" && top != nil {
+		if err := atomicfile.Write(o.HTML, func(f *os.File) error { return top.Write(f, "html") }); err != nil {
 			return c.inputErr(cmd, err)
 		}
-		progress("wrote the HTML report of %s to %s", top.Name, o.html)
+		fmt.Fprintf(c.stderr, "hotbudget %s: wrote the HTML report of %s to %s\n", cmd, textfmt.Line(top.Name), textfmt.Line(o.HTML))
 	}
-	allocs := compareAllocs(res.allocs)
-	if o.allocsHTML != "" && len(allocs) > 0 {
-		top := orderedAllocs(allocs)[0]
-		if err := writeFileAtomic(o.allocsHTML, func(f *os.File) error { return top.Write(f, "html") }); err != nil {
+	if top := v.TopAllocs(); o.AllocsHTML != "" && top != nil {
+		if err := atomicfile.Write(o.AllocsHTML, func(f *os.File) error { return top.Write(f, "html") }); err != nil {
 			return c.inputErr(cmd, err)
 		}
-		progress("wrote the allocations' HTML report of %s to %s", top.Name, o.allocsHTML)
+		fmt.Fprintf(c.stderr, "hotbudget %s: wrote the allocations' HTML report of %s to %s\n", cmd, textfmt.Line(top.Name), textfmt.Line(o.AllocsHTML))
 	}
-	return c.recordReport(res, funcs, benches, allocs, rc.format.value, o.full)
+	if err := v.Write(c.stdout, rc.format.value, o.Full); err != nil {
+		return c.inputErr("record", err)
+	}
+	if !v.Counted() {
+		var anns []annotation
+		for _, r := range v.Funcs {
+			anns = append(anns, reportAnnotations("record", r)...)
+		}
+		anns = append(anns, benchAnnotations("record", v.Benches)...)
+		md := func(b *bytes.Buffer) error { return v.Markdown(b, o.Full) }
+		if err := c.reportGitHub(md, anns); err != nil {
+			return c.inputErr("record", err)
+		}
+	}
+	return v.Exit
 }
 
 // instruments are the names --instrument takes, the default's first: what
@@ -422,33 +369,58 @@ func (rc *recordCmd) chooseInstrument() error {
 	}
 	switch {
 	case f.name == "time":
-		o.instrument, o.why = "time", "timing: chosen by "+f.given[0]
+		o.Instrument, o.Why = "time", "timing: chosen by "+f.given[0]
 	case f.name != "":
 		if len(timeOnly) > 0 {
 			return fmt.Errorf("%s is time's: %s counts each benchmark at N and 2N iterations, exactly, without runs to repeat (drop %s, or give --instrument time)", strings.Join(timeOnly, ", "), f.given[0], strings.Join(timeOnly, ", "))
 		}
-		o.instrument, o.why = f.name, "counting instructions (callgrind): chosen by "+f.given[0]
+		o.Instrument, o.Why = f.name, "counting instructions (callgrind): chosen by "+f.given[0]
 		if f.name == "cycles" {
-			o.why = "estimating cycles (callgrind's cache simulation, a fixed CI runner's caches): chosen by " + f.given[0]
+			o.Why = "estimating cycles (callgrind's cache simulation, a fixed CI runner's caches): chosen by " + f.given[0]
 		}
 	case len(timeOnly) > 0:
-		o.instrument, o.why = "time", fmt.Sprintf("timing: %s is time's (counting instructions, exact, is the default where valgrind runs)", strings.Join(timeOnly, ", "))
+		o.Instrument, o.Why = "time", fmt.Sprintf("timing: %s is time's (counting instructions, exact, is the default where valgrind runs)", strings.Join(timeOnly, ", "))
 	default:
 		if _, err := valgrind.Find(); err != nil {
 			why := err.Error()
 			if errors.Is(err, valgrind.ErrMissing) {
 				why = "valgrind is not installed (sudo apt-get install valgrind)"
 			}
-			o.instrument, o.why = "time", "timing: "+why+"; counts would be exact"
+			o.Instrument, o.Why = "time", "timing: "+why+"; counts would be exact"
 			break
 		}
 		v := valgrind.Version()
 		if v == "" {
 			v = "valgrind"
 		}
-		o.instrument, o.why = "instructions", fmt.Sprintf("counting instructions (callgrind, %s): exact, the default where valgrind runs (--instrument cycles for cache effects, time for I/O, system calls, the collector)", v)
+		o.Instrument, o.Why = "instructions", fmt.Sprintf("counting instructions (callgrind, %s): exact, the default where valgrind runs (--instrument cycles for cache effects, time for I/O, system calls, the collector)", v)
 	}
-	o.instructions = o.instrument == "instructions" || o.instrument == "cycles"
-	o.cycles = o.instrument == "cycles"
+	o.Instructions = o.Instrument == "instructions" || o.Instrument == "cycles"
+	o.Cycles = o.Instrument == "cycles"
 	return nil
+}
+
+// timeHistoryFlags refuses the flags a time base from the history cannot
+// honour: the base's iterations are the record's, and its runs keep each
+// function's self time by name, not its total or its file.
+func timeHistoryFlags(o *gate.Config, fs *flag.FlagSet) error {
+	if o.Instructions {
+		return nil
+	}
+	if flagSet(fs, "benchtime") && !strings.HasSuffix(o.Benchtime, "x") {
+		return errors.New("--base-from-history runs the head at the iterations the stored base ran: drop --benchtime (or give the base's as Nx)")
+	}
+	for _, f := range []struct{ name, want string }{{"metric", string(diff.Self)}, {"key", string(diff.KeyName)}, {"anchor", ""}} {
+		if v := fs.Lookup(f.name); v != nil && v.Value.String() != f.want {
+			return fmt.Errorf("--base-from-history: the history keeps each function's self time by name; --%s %s needs the base measured (drop --base-from-history)", f.name, textfmt.Line(v.Value.String()))
+		}
+	}
+	return nil
+}
+
+// flagSet reports whether the command line set the flag called name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -59,13 +59,13 @@ func TestRecordInstrumentChoice(t *testing.T) {
 		if !counts {
 			want = "timing: counting instructions needs valgrind on linux/amd64 or linux/arm64"
 		}
-		if err != nil || rc.o.instrument != "time" || rc.o.instructions || !strings.HasPrefix(rc.o.why, want) {
-			t.Errorf("no valgrind: %v, %q (%q), want time saying %q", err, rc.o.instrument, rc.o.why, want)
+		if err != nil || rc.o.Instrument != "time" || rc.o.Instructions || !strings.HasPrefix(rc.o.Why, want) {
+			t.Errorf("no valgrind: %v, %q (%q), want time saying %q", err, rc.o.Instrument, rc.o.Why, want)
 		}
 		// Chosen, counting is still refused later, at the run, by
 		// valgrind.Find; the choice itself is the user's.
-		if rc, err := choose("--instructions"); err != nil || !rc.o.instructions {
-			t.Errorf("--instructions without valgrind: %v, %q", err, rc.o.instrument)
+		if rc, err := choose("--instructions"); err != nil || !rc.o.Instructions {
+			t.Errorf("--instructions without valgrind: %v, %q", err, rc.o.Instrument)
 		}
 	})
 
@@ -100,8 +100,8 @@ func TestRecordInstrumentChoice(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || rc.o.instrument != c.instrument || rc.o.instructions != (c.instrument == "instructions" || c.instrument == "cycles") || !regexp.MustCompile(c.why).MatchString(rc.o.why) {
-			t.Errorf("%q: %v, %q saying %q; want %s saying %s", c.args, err, rc.o.instrument, rc.o.why, c.instrument, c.why)
+		if err != nil || rc.o.Instrument != c.instrument || rc.o.Instructions != (c.instrument == "instructions" || c.instrument == "cycles") || !regexp.MustCompile(c.why).MatchString(rc.o.Why) {
+			t.Errorf("%q: %v, %q saying %q; want %s saying %s", c.args, err, rc.o.Instrument, rc.o.Why, c.instrument, c.why)
 		}
 	}
 }

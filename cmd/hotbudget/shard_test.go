@@ -14,14 +14,14 @@ import (
 )
 
 func TestShardSpec(t *testing.T) {
-	for in, want := range map[string]shardSpec{"1/1": {1, 1}, "1/4": {1, 4}, "4/4": {4, 4}, "12/40": {12, 40}} {
-		var s shardSpec
+	for in, want := range map[string]ShardSpec{"1/1": {1, 1}, "1/4": {1, 4}, "4/4": {4, 4}, "12/40": {12, 40}} {
+		var s ShardSpec
 		if err := s.Set(in); err != nil || s != want || s.String() != in {
 			t.Errorf("Set(%q): %v, %v (%q), want %v", in, err, s, s.String(), want)
 		}
 	}
 	for _, in := range []string{"", "1", "0/4", "5/4", "1/0", "-1/4", "a/b", "1/4/2", "1 /4"} {
-		var s shardSpec
+		var s ShardSpec
 		if err := s.Set(in); err == nil {
 			t.Errorf("Set(%q) = %v, want an error", in, s)
 		}
@@ -41,8 +41,8 @@ func TestShardPart(t *testing.T) {
 			seen := map[string]int{}
 			lo, hi := total, 0
 			for k := 1; k <= n; k++ {
-				part := shardPart(all, shardSpec{k, n})
-				if !slices.Equal(part, shardPart(slices.Clone(all), shardSpec{k, n})) || !slices.IsSorted(part) {
+				part := shardPart(all, ShardSpec{k, n})
+				if !slices.Equal(part, shardPart(slices.Clone(all), ShardSpec{k, n})) || !slices.IsSorted(part) {
 					t.Fatalf("%d benchmarks, shard %d/%d: %v not sorted or not deterministic", total, k, n, part)
 				}
 				lo, hi = min(lo, len(part)), max(hi, len(part))
@@ -63,7 +63,7 @@ func TestShardPart(t *testing.T) {
 	// Dealt, not cut in blocks: a package's benchmarks, neighbours in the
 	// sorted list and often alike in cost, go to different shards.
 	all := []string{"a B1", "a B2", "a B3", "a B4", "b B1", "b B2", "b B3", "b B4"}
-	if got := shardPart(all, shardSpec{2, 4}); !slices.Equal(got, []string{"a B2", "b B2"}) {
+	if got := shardPart(all, ShardSpec{2, 4}); !slices.Equal(got, []string{"a B2", "b B2"}) {
 		t.Errorf("shard 2/4 of %v: %v", all, got)
 	}
 }
@@ -182,7 +182,7 @@ func recordSharded(t *testing.T, repo string, n, total int, args ...string) (str
 	for k := 1; k <= n; k++ {
 		out := filepath.Join(t.TempDir(), fmt.Sprint("shard-", k))
 		shard := recordIn(t, repo, append(args, "--shard", fmt.Sprintf("%d/%d", k, n), "--out", out, "HEAD~1", "HEAD")...)
-		if want := fmt.Sprintf("shard %d/%d recorded %d of %d benchmarks", k, n, len(shardPart(make([]string, total), shardSpec{k, n})), total); shard.code != exitOK || !strings.Contains(shard.stdout, want) {
+		if want := fmt.Sprintf("shard %d/%d recorded %d of %d benchmarks", k, n, len(shardPart(make([]string, total), ShardSpec{k, n})), total); shard.code != exitOK || !strings.Contains(shard.stdout, want) {
 			t.Fatalf("shard %d/%d: exit %d, want 0 and %q\n%s\n%s", k, n, shard.code, want, shard.stdout, shard.stderr)
 		}
 		dirs = append(dirs, out)

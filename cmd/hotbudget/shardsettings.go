@@ -1,47 +1,24 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
 )
-
-// shardSettings are what a shard was recorded with that decides what was
-// measured and how merge judges it, typed (shard.json v2's "settings"):
-// every shard of a record holds the same.
-type shardSettings struct {
-	Runs         int      `json:"runs"`      // --runs
-	Count        int      `json:"count"`     // --count
-	Bench        string   `json:"bench"`     // --bench
-	Benchtime    string   `json:"benchtime"` // --benchtime, as record took it
-	Instructions bool     `json:"instructions"`
-	Cycles       bool     `json:"cycles,omitempty"` // counted with the cache simulation (--instrument cycles)
-	NoAllocs     bool     `json:"no_allocs"`
-	Packages     []string `json:"packages"`
-	// Judge are the judgement's flags given to record (--alpha, --gate,
-	// --rename...), each as given, sorted by name (a repeated flag's in
-	// the order given): merge sets each of them, as if given to it.
-	Judge []judgeFlag `json:"judge,omitempty"`
-}
-
-// judgeFlag is a judgement's flag given to record: --Flag=Value.
-type judgeFlag struct {
-	Flag  string `json:"flag"`
-	Value string `json:"value"`
-}
 
 // flagLog is a flag's value that logs what it is set to.
 type flagLog struct {
 	flag.Value
 	name string
-	log  *[]judgeFlag
+	log  *[]gate.JudgeFlag
 }
 
 func (f flagLog) Set(v string) error {
-	*f.log = append(*f.log, judgeFlag{f.name, v})
+	*f.log = append(*f.log, gate.JudgeFlag{Flag: f.name, Value: v})
 	return f.Value.Set(v)
 }
 
@@ -51,7 +28,7 @@ func (f flagLog) IsBoolFlag() bool {
 	return ok && b.IsBoolFlag()
 }
 
-// typedSettings are the record flags shardSettings holds in its own fields;
+// typedSettings are the record flags gate.ShardSettings holds in its own fields;
 // mergeIgnored those shards may differ in. Neither is in Judge.
 var typedSettings = []string{"runs", "count", "bench", "benchtime", "instrument", "instructions", "cycles", "time", "no-allocs"}
 
@@ -62,11 +39,11 @@ var mergeIgnored = []string{"shard", "out", "keep", "budget", "format", "full", 
 
 // settingsOf is the settings of a shard recorded with options o from the
 // command line args.
-func (c *cli) settingsOf(o recordOpts, args []string) (*shardSettings, error) {
-	s := &shardSettings{Runs: o.runs, Count: o.count, Bench: o.bench, Benchtime: o.benchtime,
-		Instructions: o.instructions, Cycles: o.cycles, NoAllocs: o.noAllocs, Packages: o.pkgs}
+func (c *cli) settingsOf(o gate.Config, args []string) (*gate.ShardSettings, error) {
+	s := &gate.ShardSettings{Runs: o.Runs, Count: o.Count, Bench: o.Bench, Benchtime: o.Benchtime,
+		Instructions: o.Instructions, Cycles: o.Cycles, NoAllocs: o.NoAllocs, Packages: o.Packages}
 	rc := c.recordFlags()
-	var given []judgeFlag
+	var given []gate.JudgeFlag
 	rc.fs.VisitAll(func(f *flag.Flag) { f.Value = flagLog{f.Value, f.Name, &given} })
 	if _, err := parseArgs(rc.fs.FlagSet, args); err != nil {
 		return nil, err
@@ -76,14 +53,14 @@ func (c *cli) settingsOf(o recordOpts, args []string) (*shardSettings, error) {
 			s.Judge = append(s.Judge, f)
 		}
 	}
-	slices.SortStableFunc(s.Judge, func(a, b judgeFlag) int { return strings.Compare(a.Flag, b.Flag) })
+	slices.SortStableFunc(s.Judge, func(a, b gate.JudgeFlag) int { return strings.Compare(a.Flag, b.Flag) })
 	return s, nil
 }
 
-// recordCmd is the command line that judges as the shard's settings say:
-// record's flags set from them (none parsed from text but each flag's
-// value), for shard k of n recorded at the revisions base and head.
-func (s *shardSettings) recordCmd(c *cli, base, head string, k, n int) (*recordCmd, error) {
+// shardRecordCmd is the command line that judges as the shard's settings
+// s say: record's flags set from them (none parsed from text but each
+// flag's value), for shard k of n recorded at the revisions base and head.
+func (c *cli) shardRecordCmd(s *gate.ShardSettings, base, head string, k, n int) (*recordCmd, error) {
 	rc := c.recordFlags()
 	fs := rc.fs.FlagSet
 	set := func(name, v string) error {
@@ -121,11 +98,4 @@ func (s *shardSettings) recordCmd(c *cli, base, head string, k, n int) (*recordC
 		return nil, err
 	}
 	return rc, nil
-}
-
-// text is the settings as JSON, the same for equal settings: what the
-// shards of a record must agree on.
-func (s *shardSettings) text() string {
-	b, _ := json.Marshal(s) // of strings, numbers and a map: no error
-	return string(b)
 }

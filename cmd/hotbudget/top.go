@@ -13,6 +13,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/internal/atomicfile"
 	"github.com/hotbudget/hotbudget/internal/indexload"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
@@ -193,7 +194,7 @@ func (c *cli) top(args []string) int {
 		return nil
 	}
 	if *out != "" {
-		err = writeFileAtomic(*out, func(f *os.File) error { return write(f, format.value) })
+		err = atomicfile.Write(*out, func(f *os.File) error { return write(f, format.value) })
 		if err == nil {
 			err = write(c.stdout, "text")
 		}

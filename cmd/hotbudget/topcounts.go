@@ -11,6 +11,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
 	"github.com/hotbudget/hotbudget/internal/htmlreport"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
@@ -23,10 +24,7 @@ import (
 // different work. The loaders refuse a negative value; it is nil when path
 // is no such profile (the loader's error then stands).
 func countDifference(path string) *profile.Profile {
-	if checkPprof(path) != nil {
-		return nil
-	}
-	p, err := readProfile(path)
+	p, err := gate.ReadProfile(path)
 	if err != nil || !meta.IsExact(p.Comments) || len(p.SampleType) == 0 {
 		return nil
 	}
@@ -120,7 +118,7 @@ func differenceNote(p *profile.Profile) string {
 			below++
 		}
 	}
-	return fmt.Sprintf("A difference of two processes' counts (record --instructions: 2N ops counted less N): %d %s below zero, shown as they are, where the processes' runtimes did different work", below, plural(below, "sample is", "samples are"))
+	return fmt.Sprintf("A difference of two processes' counts (record --instructions: 2N ops counted less N): %d %s below zero, shown as they are, where the processes' runtimes did different work", below, textfmt.Plural(below, "sample is", "samples are"))
 }
 
 // perOp is a line giving the total of a table of exact counts per op or

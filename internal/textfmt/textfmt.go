@@ -193,3 +193,21 @@ func Count(c float64) string {
 	}
 	return strconv.FormatFloat(c, 'f', 2, 64)
 }
+
+// Plural is n with the noun one or many after it: "1 benchmark", "3
+// benchmarks".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// List joins the first n items with commas and says how many more there
+// are: "a, b, c and 2 more".
+func List(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
+}

@@ -1,0 +1,59 @@
+package gate
+
+import (
+	"errors"
+	"regexp"
+
+	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/modname"
+	"github.com/hotbudget/hotbudget/internal/suggest"
+)
+
+// ModulePattern matches the function names of the modules' packages and
+// their external test packages as the Go toolchain writes them
+// (modname.Pattern: "gopkg.in/yaml%2ev3.F" is gopkg.in/yaml.v3's), as
+// perfassert selects the module under test. For no module it matches
+// nothing, so that a gate of none judges nothing (and says so).
+func ModulePattern(mods []string) *regexp.Regexp {
+	if re := modname.Pattern(mods); re != nil {
+		return re
+	}
+	return regexp.MustCompile(`[^\s\S]`)
+}
+
+// GateUnmatched is the error of a gate that matched none of the functions
+// reps compared, naming it (gateWhat) and the names closest to it: nothing
+// judged is not a pass. It is nil when some function is gated, and for
+// reports without a gate.
+func GateUnmatched(reps []*diff.Report, what string, mods []string, gate string) error {
+	var names []suggest.Candidate
+	for _, r := range reps {
+		if r.Settings.Gate == nil {
+			return nil
+		}
+		for _, row := range r.Rows {
+			if !row.Ungated {
+				return nil
+			}
+			names = append(names, suggest.Candidate{Name: row.Name, Weight: max(row.Base.Self, row.Head.Self)})
+		}
+	}
+	if len(reps) == 0 {
+		return nil
+	}
+	return errors.New(modname.Unmatched(what, mods, gate, names))
+}
+
+// MergeRuns is the profiles of the runs ps merged into one (ps copied:
+// profile.Merge may normalise its inputs).
+func MergeRuns(ps []*profile.Profile) (*profile.Profile, error) {
+	if len(ps) == 1 {
+		return ps[0], nil
+	}
+	cp := make([]*profile.Profile, len(ps))
+	for i, p := range ps {
+		cp[i] = p.Copy() // Merge may normalise its inputs
+	}
+	return profile.Merge(cp)
+}

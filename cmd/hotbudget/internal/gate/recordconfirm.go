@@ -1,0 +1,103 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/textfmt"
+)
+
+// compareExact judges head's counts against base's (diff.CompareCounts)
+// for the functions judge selects, except those whose count is below zero
+// on a side (negative, or found so in a profile, as a record made before
+// valgrind.Difference stored them): a count below zero is work that did
+// not repeat between two processes, not what the ops executed, and is
+// never judged, let alone regressed.
+func compareExact(base, head *profile.Profile, judge func(string) bool, negative []string) (*diff.CountReport, error) {
+	skip := map[string]bool{}
+	for _, n := range negative {
+		skip[n] = true
+	}
+	for _, p := range []*profile.Profile{base, head} {
+		for n, v := range leafSelf(p) {
+			if v < 0 {
+				skip[n] = true
+			}
+		}
+	}
+	return diff.CompareCounts(base, head, func(n string) bool { return judge(n) && !skip[n] })
+}
+
+// leafSelf is the self count (the first value) of each leaf function.
+func leafSelf(p *profile.Profile) map[string]int64 {
+	m := map[string]int64{}
+	for _, s := range p.Sample {
+		if len(s.Value) > 0 && len(s.Location) > 0 && len(s.Location[0].Line) > 0 && s.Location[0].Line[0].Function != nil {
+			m[s.Location[0].Line[0].Function.Name] += s.Value[0]
+		}
+	}
+	return m
+}
+
+// failing reports whether a row fails the gate.
+func failing(row diff.CountRow) bool { return row.Verdict == diff.Regressed || row.Verdict == diff.New }
+
+// confirmExact counts benchmark l again on the sides it measured (a base
+// from the history stays), in fresh processes repeating it twice as many
+// times, after rep failed: a
+// function fails only when it failed both counts, since what the runtime
+// does at random in a process (its type-assertion caches, the hash seeds
+// of its maps) may move a count once, and rarely twice the same way. It
+// returns the second report without the failures the first did not have,
+// and the second counts.
+func (r *recorder) confirmExact(ctx context.Context, vg string, sides []*recSide, l leaf, ops int64, judge func(string) bool, negative []string, ps [2]*profile.Profile, rep *diff.CountReport) (*diff.CountReport, [2]*profile.Profile, error) {
+	again := ps
+	for j, s := range sides {
+		if j == 0 && r.hist != nil {
+			continue
+		}
+		c, err := r.countLeaf(ctx, vg, s, l, ops, 2*exactReps, judge) // more if it misses the caches
+		if err != nil {
+			return nil, ps, err
+		}
+		again[j] = c.diffed
+		negative = append(negative, c.negative...)
+		if err := writeProfile(countsProfile(s.out, l.pkg, l.name), c.diffed); err != nil {
+			return nil, ps, err
+		}
+	}
+	rep2, err := compareExact(again[0], again[1], judge, negative)
+	if err != nil {
+		return nil, ps, fmt.Errorf("%s: %w", l.name, err)
+	}
+	first := map[string]bool{}
+	var firstNames []string
+	for _, row := range rep.Rows {
+		if failing(row) {
+			first[row.Name] = true
+			firstNames = append(firstNames, shortName(row.Name))
+		}
+	}
+	var rows []diff.CountRow
+	var both []string
+	for _, row := range rep2.Rows {
+		if failing(row) {
+			if !first[row.Name] {
+				continue
+			}
+			both = append(both, shortName(row.Name))
+		}
+		rows = append(rows, row)
+	}
+	rep2.Rows = rows
+	what := "not repeated: passed"
+	if len(both) > 0 {
+		what = "repeated by " + strings.Join(both, ", ")
+	}
+	r.progress("%s: %s past its allowance; counted again in fresh processes to confirm: %s", l.name, textfmt.Line(strings.Join(firstNames, ", ")), textfmt.Line(what))
+	return rep2, again, nil
+}
