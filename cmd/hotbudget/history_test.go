@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
 	"github.com/hotbudget/hotbudget/internal/history"
 	"github.com/hotbudget/hotbudget/internal/meta"
 )
@@ -70,8 +71,8 @@ func fakeRecordOut(t *testing.T, dir, commit, bench string, runs int, parseNs fl
 		}
 		meta.Set(p, meta.Record{Name: fmt.Sprintf("example.com/m %s at head HEAD (%.12s), run %d", bench, commit, r+1),
 			Build: "go1.26.8 linux/amd64", WorkUnit: meta.WorkOp, Runs: []meta.Run{{Work: 1000}}})
-		path := filepath.Join(head, "example.com", "m", fmt.Sprintf("%s.%d.pb.gz", unsafeName.ReplaceAllString(bench, "_"), r+1))
-		if err := writeProfile(path, p); err != nil {
+		path := gate.LeafProfile(head, "example.com/m", bench, r+1)
+		if err := gate.WriteProfile(path, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -222,7 +223,7 @@ func TestHistoryAppendShards(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(empty, "head"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(empty, shardManifest), []byte(`{"recorded":[]}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(empty, gate.ShardManifest), []byte(`{"recorded":[]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if got := runOK(t, 0, "history", "append", "--out", a, "--out", empty, "--out", b); !strings.Contains(got, ": 2 benchmarks (time,") {
@@ -257,7 +258,7 @@ func fakeCountsOut(t *testing.T, dir, commit string, ops int64, diffToo bool) {
 	}
 	pkg := filepath.Join(dir, "head", "example.com", "m")
 	// 1000 instructions an op in parse, a start-up of 1e6.
-	if err := writeProfile(filepath.Join(pkg, "BenchmarkParse.instructions.pb.gz"), prof("BenchmarkParse at head (the whole process)", 2*ops, 2000*ops, 1e6)); err != nil {
+	if err := gate.WriteProfile(filepath.Join(pkg, "BenchmarkParse.instructions.pb.gz"), prof("BenchmarkParse at head (the whole process)", 2*ops, 2000*ops, 1e6)); err != nil {
 		t.Fatal(err)
 	}
 	if !diffToo {
@@ -270,11 +271,11 @@ func fakeCountsOut(t *testing.T, dir, commit string, ops int64, diffToo bool) {
 	loc := &profile.Location{ID: 3, Line: []profile.Line{{Function: caller}}}
 	d.Function, d.Location = append(d.Function, caller), append(d.Location, loc)
 	d.Sample = append(d.Sample, &profile.Sample{Location: []*profile.Location{loc}, Value: []int64{2 * ops}})
-	if err := writeProfile(filepath.Join(pkg, "BenchmarkParse.instructions-diff.pb.gz"), d); err != nil {
+	if err := gate.WriteProfile(filepath.Join(pkg, "BenchmarkParse.instructions-diff.pb.gz"), d); err != nil {
 		t.Fatal(err)
 	}
-	sf, _ := json.Marshal(shardFile{Schema: shardSchema, Shard: 1, Of: 1, Head: revision{Name: "HEAD", Commit: commit}})
-	if err := os.WriteFile(filepath.Join(dir, shardManifest), sf, 0o644); err != nil {
+	sf, _ := json.Marshal(map[string]any{"schema": "hotbudget.shard/v2", "shard": 1, "of": 1, "head": map[string]string{"revision": "HEAD", "commit": commit}})
+	if err := os.WriteFile(filepath.Join(dir, gate.ShardManifest), sf, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/testutil"
 	"github.com/hotbudget/hotbudget/internal/valgrind"
@@ -34,7 +35,7 @@ func TestTopReadsRecordOut(t *testing.T) {
 		dir := filepath.Join(out, side)
 		whole := twoN.Copy()
 		meta.Set(whole, meta.Record{Name: bench + " at " + side + " (the whole process)", WorkUnit: meta.WorkOp, Instrument: "callgrind", Runs: []meta.Run{{Work: 20}}})
-		if err := writeProfile(filepath.Join(dir, filepath.FromSlash(pkg), benchFile(bench)+".instructions.pb.gz"), whole); err != nil {
+		if err := gate.WriteProfile(filepath.Join(dir, filepath.FromSlash(pkg), gate.BenchFile(bench)+".instructions.pb.gz"), whole); err != nil {
 			t.Fatal(err)
 		}
 		d, neg, err := valgrind.Difference(twoN, n)
@@ -46,7 +47,7 @@ func TestTopReadsRecordOut(t *testing.T) {
 		}
 		d.Comments = meta.MarkExact(nil)
 		meta.Set(d, meta.Record{Name: bench + " at " + side, WorkUnit: meta.WorkOp, Instrument: "callgrind", Runs: []meta.Run{{Work: 10}}})
-		if err := writeProfile(countsProfile(dir, pkg, bench), d); err != nil {
+		if err := gate.WriteProfile(gate.CountsProfile(dir, pkg, bench), d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -54,8 +55,8 @@ func TestTopReadsRecordOut(t *testing.T) {
 	// runtime.sysmon below zero.
 	old := testutil.CountProfile(10, map[string]int64{"example.com/m.parse": 500, "runtime.sysmon": -7_000})
 	meta.Set(old, meta.Record{Name: "BenchmarkOld at head", WorkUnit: meta.WorkOp, Instrument: "callgrind", Runs: []meta.Run{{Work: 10}}})
-	oldPath := countsProfile(filepath.Join(out, "head"), pkg, "BenchmarkOld")
-	if err := writeProfile(oldPath, old); err != nil {
+	oldPath := gate.CountsProfile(filepath.Join(out, "head"), pkg, "BenchmarkOld")
+	if err := gate.WriteProfile(oldPath, old); err != nil {
 		t.Fatal(err)
 	}
 	var files []string
@@ -118,7 +119,7 @@ func TestTopReadsRecordOut(t *testing.T) {
 	// A counted capture of iterations says its count per iteration.
 	stdout.Reset()
 	capture := filepath.Join(out, "capture.pb.gz")
-	if err := writeProfile(capture, testutil.CountProfile(4, map[string]int64{"example.com/m.parse": 400, "runtime.main": 40})); err != nil {
+	if err := gate.WriteProfile(capture, testutil.CountProfile(4, map[string]int64{"example.com/m.parse": 400, "runtime.main": 40})); err != nil {
 		t.Fatal(err)
 	}
 	if code := run([]string{"top", capture}, nil, &stdout, &stderr, os.Getenv); code != exitOK || !strings.Contains(stdout.String(), "Per iteration: 110 instructions over 4 iterations") {
@@ -128,7 +129,7 @@ func TestTopReadsRecordOut(t *testing.T) {
 	stdout.Reset()
 	cycles := testutil.CountProfile(4, map[string]int64{"example.com/m.parse": 400})
 	cycles.SampleType[0].Type, cycles.PeriodType.Type = "cycles", "cycles"
-	if err := writeProfile(capture, cycles); err != nil {
+	if err := gate.WriteProfile(capture, cycles); err != nil {
 		t.Fatal(err)
 	}
 	if code := run([]string{"top", capture}, nil, &stdout, &stderr, os.Getenv); code != exitOK || !strings.Contains(stdout.String(), "Total: 400 cycles (exact counts)\nPer iteration: 100 cycles over 4 iterations") {

@@ -166,7 +166,7 @@ func TestTimeRunsRoundTrip(t *testing.T) {
 		}
 	}
 	judge := func(base []*profile.Profile) map[string]diff.Row {
-		reps, err := diff.CompareEach([]diff.Pair{{Name: "m BenchmarkX", Base: base, Head: head}}, diff.WithGate(modulePattern([]string{"m"})))
+		reps, err := diff.CompareEach([]diff.Pair{{Name: "m BenchmarkX", Base: base, Head: head}}, diff.WithGate(ModulePattern([]string{"m"})))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -125,7 +125,7 @@ func record32Fixture(t *testing.T, slow, gc float64) ([]*diff.Report, *bench.Rep
 			fmt.Fprintf(&headOut, "%s-2 \t 1000\t %.1f ns/op\t 4096 B/op\t 50 allocs/op\n", name, headNs*noise())
 		}
 	}
-	funcs, err := diff.CompareEach(pairs, diff.WithGate(modulePattern([]string{pkg})))
+	funcs, err := diff.CompareEach(pairs, diff.WithGate(ModulePattern([]string{pkg})))
 	if err != nil {
 		t.Fatal(err)
 	}

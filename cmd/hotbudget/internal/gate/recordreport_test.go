@@ -38,7 +38,7 @@ func recordReports(t *testing.T) ([]*diff.Report, *bench.Report) {
 		}
 		pairs = append(pairs, pr)
 	}
-	funcs, err := diff.CompareEach(pairs, diff.WithMode(diff.Absolute), diff.WithGate(modulePattern([]string{"example.com/m"})))
+	funcs, err := diff.CompareEach(pairs, diff.WithMode(diff.Absolute), diff.WithGate(ModulePattern([]string{"example.com/m"})))
 	if err != nil {
 		t.Fatal(err)
 	}

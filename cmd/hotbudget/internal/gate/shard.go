@@ -293,3 +293,21 @@ func (res *Measurement) WriteShard(settings *ShardSettings, stdout io.Writer) er
 
 // shardManifest is shard.json's name under a shard's --out.
 const shardManifest = "shard.json"
+
+// Layout of record's --out, for the programs and tests that make or read
+// one: where a run's profile, a counted difference and a shard's manifest
+// go, and how a profile is written there.
+var (
+	// LeafProfile is where run (from 1) of benchmark name of package pkg
+	// goes under a side's directory.
+	LeafProfile = leafProfile
+	// CountsProfile is where the counted difference of a benchmark goes.
+	CountsProfile = countsProfile
+	// BenchFile is a benchmark's name as a file name.
+	BenchFile = benchFile
+	// WriteProfile writes p to path atomically, making its directory.
+	WriteProfile = writeProfile
+)
+
+// ShardManifest is the file a shard's --out holds: what it recorded.
+const ShardManifest = shardManifest

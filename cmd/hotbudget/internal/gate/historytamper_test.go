@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"bytes"
@@ -54,7 +54,7 @@ func realRecord(t *testing.T, dir string, countsOf []string, seed string) []byte
 	if countsOf != nil {
 		of = func() ([]string, error) { return countsOf, nil }
 	}
-	rec, _, _, err := readRecordOut(dir, of)
+	rec, _, _, err := ReadRecordOut(dir, of)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,11 +128,11 @@ func TestHistoryTamperedCounts(t *testing.T) {
 	counts["example.com/m.parse"] = 1100 * ops
 	headDir := t.TempDir()
 	countsFixture(t, headDir, ops, counts)
-	head, err := readProfile(filepath.Join(headDir, "head", "example.com", "m", "BenchmarkParse.instructions-diff.pb.gz"))
+	head, err := ReadProfile(filepath.Join(headDir, "head", "example.com", "m", "BenchmarkParse.instructions-diff.pb.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	judged := modulePattern([]string{"example.com/m"}).MatchString
+	judged := ModulePattern([]string{"example.com/m"}).MatchString
 	verdict := func(r *history.Record) (bool, error) {
 		base, err := historyProfile(r, key)
 		if err != nil {

@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"bytes"
@@ -278,7 +278,7 @@ func TestMergeOneFamily(t *testing.T) {
 		p := rec.prof[key]
 		pairs = append(pairs, diff.Pair{Name: key, Base: p[0], Head: p[1]})
 	}
-	alone, err := diff.CompareEach(pairs, diff.WithGate(modulePattern([]string{"example.com/m"})))
+	alone, err := diff.CompareEach(pairs, diff.WithGate(ModulePattern([]string{"example.com/m"})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func countedShards(t testing.TB, dir string) ([]string, *Measurement, []string) 
 	t.Helper()
 	keys := []string{"example.com/m BenchmarkA", "example.com/m BenchmarkB", "example.com/m BenchmarkC"}
 	var all []exactResult
-	judge := modulePattern([]string{"example.com/m"}).MatchString
+	judge := ModulePattern([]string{"example.com/m"}).MatchString
 	for i, key := range keys {
 		base := countsDiff(100, map[string]int64{"example.com/m.work": 100_000 * int64(i+1), "runtime.mallocgc": 5_000})
 		head := countsDiff(100, map[string]int64{"example.com/m.work": 100_000 * int64(i+1), "runtime.mallocgc": 5_100})

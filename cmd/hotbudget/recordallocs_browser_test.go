@@ -1,4 +1,4 @@
-package gate
+package main
 
 import (
 	"os"
@@ -31,7 +31,9 @@ func TestHTMLAllocsInBrowser(t *testing.T) {
 			},
 		}
 	}
-	reps := compareAllocs([]allocResult{{name: "example.com/m BenchmarkA", base: table(0), head: table(100)}})
+	rep := diff.CompareAllocs(table(0), table(100), "op", diff.DefaultAllocTolerance)
+	rep.Name = "example.com/m BenchmarkA"
+	reps := []*diff.AllocReport{rep}
 	out := filepath.Join(t.TempDir(), "allocs.html")
 	if err := atomicfile.Write(out, func(f *os.File) error { return reps[0].Write(f, "html") }); err != nil {
 		t.Fatal(err)
