@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/hotbudget/hotbudget/bench"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
 	"github.com/hotbudget/hotbudget/diff"
 )
 
@@ -104,7 +103,7 @@ func (c *cli) bench(args []string) int {
 	if err != nil {
 		return c.inputErr("bench", fmt.Errorf("%s vs %s: %w", pos[0], pos[1], err))
 	}
-	benchWords(rep)
+	gate.BenchWords(rep)
 	switch format.value {
 	case "json":
 		err = rep.Write(c.stdout, "json")
@@ -163,30 +162,4 @@ func benchAnnotations(cmd string, rep *bench.Report) []annotation {
 		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + name + " regressed", msg: msg})
 	}
 	return anns
-}
-
-// ignoreOption is bench's suggestion to ignore configuration keys, the
-// keys quoted as Go strings.
-var (
-	ignoreOption = regexp.MustCompile(`bench\.WithIgnore\(((?:"(?:[^"\\]|\\.)*"(?:, )?)+)\)`)
-	quotedKey    = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
-)
-
-// benchWords rewrites, in place, the messages of rep that name bench's Go
-// options into the flags of 'hotbudget bench' (WithIgnore: --ignore),
-// before rep is written in any format.
-func benchWords(rep *bench.Report) {
-	for i, w := range rep.Warnings {
-		rep.Warnings[i] = ignoreOption.ReplaceAllStringFunc(w, func(m string) string {
-			var keys []string
-			for _, q := range quotedKey.FindAllString(m, -1) {
-				k, err := strconv.Unquote(q)
-				if err != nil {
-					return m
-				}
-				keys = append(keys, k)
-			}
-			return "hotbudget bench --ignore " + strings.Join(keys, ",")
-		})
-	}
 }

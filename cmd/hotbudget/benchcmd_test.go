@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hotbudget/hotbudget/bench"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
 	"github.com/hotbudget/hotbudget/diff"
 )
 
@@ -47,7 +48,7 @@ func TestBenchIgnoreWarningNamesFlag(t *testing.T) {
 	}
 	// A key that cannot be quoted back stays as the library wrote it.
 	rep := &bench.Report{Warnings: []string{`x (bench.WithIgnore("cpu", "go\"os"))`, `y (bench.WithIgnore("a"))`}}
-	benchWords(rep)
+	gate.BenchWords(rep)
 	if rep.Warnings[0] != `x (hotbudget bench --ignore cpu,go"os)` || rep.Warnings[1] != "y (hotbudget bench --ignore a)" {
 		t.Errorf("benchWords: %q", rep.Warnings)
 	}

@@ -171,7 +171,7 @@ func writeReport(w io.Writer, rep *diff.Report, format string) error {
 // report prints a diff report, writes the files out names, and returns
 // the exit code.
 func (c *cli) report(cmd string, rep *diff.Report, format string, out outputs) int {
-	flagWords(rep)
+	gate.FlagWords(rep)
 	toFile := func(path, format string) error {
 		return atomicfile.Write(path, func(f *os.File) error { return writeReport(f, rep, format) })
 	}

@@ -239,8 +239,7 @@ func (c *cli) record(args []string) int {
 func (c *cli) judgeRecord(cmd string, res *gate.Measurement, rc *recordCmd) int {
 	o, d, fs := rc.o, rc.d, rc.fs.FlagSet
 	what, mods, gateRe := d.gateWhat(res.Modules())
-	j := gate.Judgement{What: what, Modules: mods, Gate: gateRe, GateModules: d.gate == "" && d.module == "",
-		Words: flagWords, BenchWords: benchWords}
+	j := gate.Judgement{What: what, Modules: mods, Gate: gateRe, GateModules: d.gate == "" && d.module == ""}
 	if !o.Instructions {
 		var err error
 		if j.Diff, err = d.options(fs, nil); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
 	"github.com/hotbudget/hotbudget/internal/membudget"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 	"github.com/hotbudget/hotbudget/loaders"
@@ -264,7 +265,7 @@ func (c *cli) usageErr(cmd, format string, args ...any) int {
 func (c *cli) inputErr(cmd string, err error) int {
 	// "hotbudget diff: diff: ...": the library's name where it repeats the
 	// command's is dropped.
-	fmt.Fprintf(c.stderr, "hotbudget %s: %s\n", cmd, textfmt.Lines(flagText(strings.TrimPrefix(err.Error(), cmd+": "))))
+	fmt.Fprintf(c.stderr, "hotbudget %s: %s\n", cmd, textfmt.Lines(gate.FlagText(strings.TrimPrefix(err.Error(), cmd+": "))))
 	return exitUsage
 }
 

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 
 	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
@@ -52,14 +53,11 @@ type Judgement struct {
 	// GateModules gates the functions of the measurement's modules: no
 	// --gate or --module was given.
 	GateModules bool
-	// What names the functions gated, Modules the modules and Gate the
-	// filter, for the error when none of them was judged.
+	// What names the functions gated ("--gate X"), Modules the modules
+	// and Gate the filter, for the error when none of them was judged;
+	// "" names the measurement's modules, gated by default.
 	What, Gate string
 	Modules    []string
-	// Words rewrite a report's advice in the command's words (flags
-	// rather than options); nil leaves them.
-	Words      func(*diff.Report)
-	BenchWords func(*bench.Report)
 }
 
 // Verdict is the judgement of a measurement: the verdict line, the exit
@@ -85,6 +83,12 @@ func Judge(m *Measurement, j Judgement) (*Verdict, error) {
 		return nil, errors.New("a shard is not judged: hotbudget merge judges every shard's output as one record")
 	}
 	m.why = m.cfg.Why
+	if j.What == "" {
+		j.What, j.Modules = "the comparison", nil
+		if len(m.modules) > 0 {
+			j.What, j.Modules = "the functions of "+strings.Join(m.modules, " ")+" (the module gated by default; --gate . gates every function)", m.modules
+		}
+	}
 	if m.cfg.Instructions {
 		if err := exactUnmatched(m.exact, j.What, j.Modules, j.Gate); err != nil {
 			return nil, err
@@ -120,14 +124,11 @@ func Judge(m *Measurement, j Judgement) (*Verdict, error) {
 	if m.baseHistory != nil {
 		m.timeShown = ungateMeasuredTime(benches)
 	}
+	// The libraries' messages name Go options; record's user has flags.
 	for _, r := range funcs {
-		if j.Words != nil {
-			j.Words(r)
-		}
+		FlagWords(r)
 	}
-	if j.BenchWords != nil {
-		j.BenchWords(benches)
-	}
+	BenchWords(benches)
 	v := &Verdict{Funcs: funcs, Benches: benches, Allocs: compareAllocs(m.allocs), m: m}
 	v.Line, v.Exit = recordVerdict(v.Funcs, v.Benches, v.Allocs)
 	return v, nil

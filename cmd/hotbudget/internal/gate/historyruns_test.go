@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os/exec"
@@ -254,29 +253,6 @@ func TestTimeHistoryRefusals(t *testing.T) {
 	if err := checkSameSampler(withRuns(), perf, pprof); err == nil || !strings.Contains(err.Error(), "sampled at 10000 Hz, the head at 100 Hz") {
 		t.Errorf("perf events against runtime/pprof: %v", err)
 	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--time", "--base-from-history", "--benchtime", "1s", "a", "b"}, "drop --benchtime"},
-		{[]string{"--time", "--base-from-history", "--metric", "total", "a", "b"}, "--metric total needs the base measured"},
-		{[]string{"--time", "--base-from-history", "--key", "name+file", "a", "b"}, "--key name+file needs the base measured"},
-		{[]string{"--time", "--base-from-history", "--history-max-age", "-1h", "a", "b"}, "must not be negative"},
-		{[]string{"--time", "--base-from-history", "--benchtime", "100x", "--runs", "3", "a", "b"}, ""},
-	} {
-		c2 := &cli{}
-		rc := c2.recordFlags()
-		if err := rc.fs.FlagSet.Parse(c.args); err != nil {
-			t.Fatal(err)
-		}
-		err := rc.finish(rc.fs.FlagSet.Args())
-		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q: %v, want %q", c.args, err, c.want)
-		}
-		if c.want == "" && (!rc.o.RunsSet || rc.o.CountSet) {
-			t.Errorf("%q: --runs given %v, --count given %v", c.args, rc.o.RunsSet, rc.o.CountSet)
-		}
-	}
 }
 
 // TestRecordTimeBaseFromHistory records HEAD~1 of gitRepo as a push to main
@@ -418,10 +394,7 @@ func TestRecordReportBaseFromHistory(t *testing.T) {
 		t.Fatalf("not ungated: %d regressions, shown %q", len(benches.Regressions()), res.timeShown)
 	}
 	for _, format := range []string{"text", "markdown", "json"} {
-		var stdout, stderr bytes.Buffer
-		c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-		code := c.recordReport(res, funcs, benches, nil, format, false)
-		out := stdout.String()
+		out, code := reportOf(t, res, funcs, benches, nil, format, false)
 		if code != exitFail || strings.Contains(out, "benchmark results: ") {
 			t.Errorf("%s: exit %d, want %d for the functions alone:\n%s", format, code, exitFail, out)
 		}
@@ -431,7 +404,7 @@ func TestRecordReportBaseFromHistory(t *testing.T) {
 				BaseRecorded string   `json:"base_recorded"`
 				TimeNotGated []string `json:"time_not_gated"`
 			}
-			if err := json.Unmarshal(stdout.Bytes(), &js); err != nil || js.BaseFrom != "history" || js.BaseRecorded != rec.Recorded || len(js.TimeNotGated) != 1 {
+			if err := json.Unmarshal([]byte(out), &js); err != nil || js.BaseFrom != "history" || js.BaseRecorded != rec.Recorded || len(js.TimeNotGated) != 1 {
 				t.Errorf("json: %+v (%v)", js, err)
 			}
 			continue

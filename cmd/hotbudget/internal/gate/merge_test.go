@@ -3,6 +3,7 @@ package gate
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -178,19 +179,11 @@ func (rec *recorded) writeShards(t testing.TB, dir string, n int, args []string)
 				res.allocs = append(res.allocs, allocResult{name: key, base: a[0], head: a[1]})
 			}
 		}
-		shardArgs := append([]string{"--shard", spec.String(), "--out", out}, args...)
-		rc := (&cli{}).recordFlags()
-		pos, err := parseArgs(rc.fs.FlagSet, shardArgs)
-		if err == nil {
-			err = rc.finish(pos)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stdout, stderr bytes.Buffer
-		c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-		if code := c.writeShard(&recorder{c: c, o: rc.o, shard: sl}, res, shardArgs); code != exitOK {
-			t.Fatalf("writeShard %s: exit %d\n%s", spec.String(), code, stderr.String())
+		cfg, settings := configOf(t, append([]string{"--shard", spec.String(), "--out", out}, args...))
+		res.cfg, res.shard = cfg, sl
+		var stdout bytes.Buffer
+		if err := res.WriteShard(settings, &stdout); err != nil {
+			t.Fatalf("WriteShard %s: %v", spec.String(), err)
 		}
 		if !strings.Contains(stdout.String(), fmt.Sprintf("shard %d/%d recorded %d of %d benchmarks", k, n, len(part), len(rec.keys))) {
 			t.Errorf("shard %d/%d says:\n%s", k, n, stdout.String())
@@ -202,21 +195,12 @@ func (rec *recorded) writeShards(t testing.TB, dir string, n int, args []string)
 // judgeWhole judges res as record does after its runs, with args.
 func judgeWhole(t *testing.T, res *Measurement, args []string, format string) (string, int) {
 	t.Helper()
-	rc := (&cli{}).recordFlags()
-	pos, err := parseArgs(rc.fs.FlagSet, append([]string{"--format", format}, args...))
-	if err == nil {
-		err = rc.finish(pos)
+	res.cfg, _ = configOf(t, args)
+	out, errText, code := judged(t, res, format, false)
+	if errText != "" {
+		t.Logf("record: %s", errText)
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-	code := c.judgeRecord("record", res, rc, func(string, ...any) {})
-	if stderr.Len() > 0 {
-		t.Logf("record: %s", stderr.String())
-	}
-	return stdout.String(), code
+	return out, code
 }
 
 func mergeOut(t testing.TB, args ...string) (string, string, int) {
@@ -269,7 +253,7 @@ func TestMergeOneFamily(t *testing.T) {
 	all, _, _ := mergeOut(t, append([]string{"--format", "json"}, dirs...)...)
 	// Shard 1 alone: not a record (shards 2-4 missing), so judged here
 	// from its own files as merge would judge them.
-	in, err := (&cli{}).readShard(dirs[0])
+	in, err := readShard(dirs[0], testSettings)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,19 +358,10 @@ func countedShards(t testing.TB, dir string) ([]string, *Measurement, []string) 
 				}
 			}
 		}
-		shardArgs := append([]string{"--shard", fmt.Sprintf("%d/2", k), "--out", out}, args...)
-		rc := (&cli{}).recordFlags()
-		pos, err := parseArgs(rc.fs.FlagSet, shardArgs)
-		if err == nil {
-			err = rc.finish(pos)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var stdout, stderr bytes.Buffer
-		c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-		if code := c.writeShard(&recorder{c: c, o: rc.o, shard: &shardLog{plan: keys, part: part, at: map[string][]string{"base": part, "head": part}}}, res, shardArgs); code != exitOK {
-			t.Fatalf("shard %d: exit %d\n%s", k, code, stderr.String())
+		cfg, settings := configOf(t, append([]string{"--shard", fmt.Sprintf("%d/2", k), "--out", out}, args...))
+		res.cfg, res.shard = cfg, &shardLog{plan: keys, part: part, at: map[string][]string{"base": part, "head": part}}
+		if err := res.WriteShard(settings, io.Discard); err != nil {
+			t.Fatalf("shard %d: %v", k, err)
 		}
 	}
 	whole := &Measurement{out: strings.Join(dirs, " "), baseRev: revision{Name: "main", Commit: "0123456789abcdef0123"}, headRev: revision{Name: "HEAD", Commit: "fedcba9876543210fedc"},

@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -9,22 +8,13 @@ import (
 	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
-// judgeRecordOut judges res as record does after its runs, with args, and
-// returns its stdout, stderr and exit code.
+// judgeRecordOut judges res as record does after its runs, with args (an
+// instrument's flag, --no-allocs, BASE HEAD), and returns its stdout, its
+// error's text and its exit code.
 func judgeRecordOut(t *testing.T, res *Measurement, args ...string) (string, string, int) {
 	t.Helper()
-	rc := (&cli{}).recordFlags()
-	pos, err := parseArgs(rc.fs.FlagSet, args)
-	if err == nil {
-		err = rc.finish(pos)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-	code := c.judgeRecord("record", res, rc, func(string, ...any) {})
-	return stdout.String(), stderr.String(), code
+	res.cfg, _ = configOf(t, args)
+	return judged(t, res, "text", false)
 }
 
 // TestRecordNothingJudged: record (and merge, which judges through the

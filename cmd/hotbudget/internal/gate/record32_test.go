@@ -178,14 +178,11 @@ func TestRecord32ShortReport(t *testing.T) {
 		res := &Measurement{baseRev: revision{Name: "HEAD~1", Commit: "8f3bd3912345678"}, headRev: revision{Name: "HEAD", Commit: "6245bc012345678"}, out: "/tmp/hotbudget-record-1234",
 			why: "timing: chosen by --instrument time"}
 		for _, format := range []string{"text", "markdown", "full"} {
-			var stdout, stderr bytes.Buffer
-			cl := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
 			f, full := format, false
 			if format == "full" {
 				f, full = "text", true
 			}
-			code := cl.recordReport(res, funcs, benches, allocs, f, full)
-			out := stdout.String()
+			out, code := reportOf(t, res, funcs, benches, allocs, f, full)
 			lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 			if os.Getenv("HOTBUDGET_SHOW32") == c.name+" "+format {
 				t.Logf("%s %s (exit %d, %d lines):\n%s", c.name, format, code, len(lines), out)

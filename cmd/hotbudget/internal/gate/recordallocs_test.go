@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -37,12 +36,9 @@ func TestRecordReportAllocations(t *testing.T) {
 	})
 	res := &Measurement{baseRev: revision{Name: "main", Commit: "0123456789abcdef"}, headRev: revision{Name: "."}}
 	for _, format := range []string{"text", "markdown", "json"} {
-		var stdout, stderr bytes.Buffer
-		c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-		code := c.recordReport(res, passing, benches, allocs, format, false)
-		out := stdout.String()
+		out, code := reportOf(t, res, passing, benches, allocs, format, false)
 		if code != exitFail {
-			t.Errorf("%s: exit %d, want %d (allocations regressed)\n%s%s", format, code, exitFail, out, stderr.String())
+			t.Errorf("%s: exit %d, want %d (allocations regressed)\n%s%s", format, code, exitFail, out, "")
 		}
 		switch format {
 		case "json":
@@ -54,7 +50,7 @@ func TestRecordReportAllocations(t *testing.T) {
 					Functions []struct{ Name, Verdict string }
 				}
 			}
-			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatal(err)
 			}
 			if got.Schema != "hotbudget.record/v4" || len(got.Allocations) != 2 || got.Allocations[0].Name != "example.com/m BenchmarkA" ||
@@ -70,10 +66,8 @@ func TestRecordReportAllocations(t *testing.T) {
 		}
 	}
 	// Unchanged allocations: exit 0.
-	var stdout bytes.Buffer
-	c := &cli{stdout: &stdout, stderr: &stdout, getenv: func(string) string { return "" }}
-	if code := c.recordReport(res, passing, benches, compareAllocs([]allocResult{{name: "example.com/m BenchmarkB", base: table(200), head: table(200)}}), "text", false); code != exitOK {
-		t.Errorf("unchanged allocations: exit %d\n%s", code, stdout.String())
+	if out, code := reportOf(t, res, passing, benches, compareAllocs([]allocResult{{name: "example.com/m BenchmarkB", base: table(200), head: table(200)}}), "text", false); code != exitOK {
+		t.Errorf("unchanged allocations: exit %d\n%s", code, out)
 	}
 }
 

@@ -174,24 +174,7 @@ func TestCyclesBeside(t *testing.T) {
 		t.Errorf("a report of instructions got %q", b.String())
 	}
 
-	for _, args := range [][]string{{"--cycles"}, {"--instrument", "cycles"}, {"--instrument=cycles"}} {
-		rc := (&cli{}).recordFlags()
-		pos, err := parseArgs(rc.fs.FlagSet, append(args, "main", "HEAD"))
-		if err == nil {
-			err = rc.finish(pos)
-		}
-		o := rc.o
-		if err != nil || o.Instrument != "cycles" || !o.Cycles || !o.Instructions || o.cache() == nil || *o.cache() != valgrind.CIGeometry ||
-			!strings.HasPrefix(o.Why, "estimating cycles") {
-			t.Errorf("%q: %v, instrument %q (%q), cycles %v, instructions %v", args, err, o.Instrument, o.Why, o.Cycles, o.Instructions)
-		}
-	}
-	rc := (&cli{}).recordFlags()
-	pos, err := parseArgs(rc.fs.FlagSet, []string{"--cycles", "--runs", "3", "main", "HEAD"})
-	if err == nil {
-		err = rc.finish(pos)
-	}
-	if err == nil || !strings.Contains(err.Error(), "--runs is time's") {
-		t.Errorf("--cycles --runs 3: %v, want refused as time's", err)
+	if g := (Config{Instructions: true, Cycles: true}).cache(); g == nil || *g != valgrind.CIGeometry {
+		t.Errorf("cycles' cache geometry %v, want %v", g, valgrind.CIGeometry)
 	}
 }

@@ -10,7 +10,7 @@ import (
 // the building of its profile (dearer for a benchmark's first run), and
 // the allocation runs; the figures are worked out by hand.
 func TestRecordEstimate(t *testing.T) {
-	r := &recorder{o: Config{runs: 5, count: 1}, cost: runCost{slow: 1.5, first: 400 * time.Millisecond, again: 100 * time.Millisecond}}
+	r := &recorder{o: Config{Runs: 5, Count: 1}, cost: runCost{slow: 1.5, first: 400 * time.Millisecond, again: 100 * time.Millisecond}}
 	a := leaf{pkg: "p", name: "BenchmarkA", iters: 1000, nsOp: 1e6, overhead: 50 * time.Millisecond}              // 1s a run
 	b := leaf{pkg: "p", name: "BenchmarkB", iters: 10, nsOp: 2e7, allocsOp: 100, overhead: 50 * time.Millisecond} // 0.2s, base only
 	base := &recSide{leaves: map[string]bool{a.key(): true, b.key(): true}}

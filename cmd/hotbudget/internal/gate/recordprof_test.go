@@ -239,7 +239,7 @@ func TestRecordRechecks(t *testing.T) {
 	}
 	var stderr bytes.Buffer
 	env := map[string]string{}
-	r := &recorder{c: &cli{stderr: &stderr, getenv: func(k string) string { return env[k] }}}
+	r := &recorder{env: Env{Stderr: &stderr, Getenv: func(k string) string { return env[k] }}}
 	r.hostChecked()
 	r.hostChecked()
 	if err := r.recheck("run 1"); err != nil || hosts != 1 || agains != 1 {
@@ -257,7 +257,7 @@ func TestRecordRechecks(t *testing.T) {
 	}
 
 	env[samplercheck.Env] = "off"
-	r = &recorder{c: r.c}
+	r = &recorder{env: r.env}
 	r.hostChecked()
 	if err := r.recheck("run 1"); err != nil || hosts != 1 || agains != 2 {
 		t.Errorf("the check off: %v after %d checks before and %d after, want none after 1 and 2", err, hosts, agains)

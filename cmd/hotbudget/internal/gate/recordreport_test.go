@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -58,12 +57,9 @@ func TestRecordReportPerBenchmark(t *testing.T) {
 	}
 	res := &Measurement{baseRev: revision{Name: "main", Commit: "0123456789abcdef"}, headRev: revision{Name: "."}}
 	for _, format := range []string{"text", "markdown", "json"} {
-		var stdout, stderr bytes.Buffer
-		c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-		code := c.recordReport(res, funcs, benches, nil, format, false)
-		out := stdout.String()
+		out, code := reportOf(t, res, funcs, benches, nil, format, false)
 		if code != exitFail {
-			t.Errorf("%s: exit %d, want %d\n%s%s", format, code, exitFail, out, stderr.String())
+			t.Errorf("%s: exit %d, want %d\n%s%s", format, code, exitFail, out, "")
 		}
 		a, b := strings.Index(out, "BenchmarkA"), strings.Index(out, "BenchmarkB")
 		if a < 0 || b < 0 || a > b {
@@ -91,7 +87,7 @@ func TestRecordReportPerBenchmark(t *testing.T) {
 					} `json:"functions"`
 				} `json:"functions"`
 			}
-			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatalf("json: %v\n%s", err, out)
 			}
 			if got.Schema != "hotbudget.record/v4" || len(got.Functions) != 2 || got.Functions[0].Name != "example.com/m BenchmarkA" || !got.Functions[0].Failed {
@@ -146,10 +142,7 @@ func TestRecordReportOneVerdict(t *testing.T) {
 		{"nothing", passing, sameBench, exitOK, "hotbudget record: pass (exit 0): no function, benchmark result or allocation regressed"},
 	} {
 		for _, format := range []string{"text", "markdown", "json"} {
-			var stdout, stderr bytes.Buffer
-			cl := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-			code := cl.recordReport(res, c.funcs, c.benches, nil, format, false)
-			out := stdout.String()
+			out, code := reportOf(t, res, c.funcs, c.benches, nil, format, false)
 			if code != c.exit {
 				t.Errorf("%s, %s: exit %d, want %d", c.name, format, code, c.exit)
 			}
@@ -173,7 +166,7 @@ func TestRecordReportOneVerdict(t *testing.T) {
 					Instrument, Why, Verdict string
 					Exit                     int
 				}
-				if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc.Exit != c.exit || !strings.HasPrefix(doc.Verdict, c.reason) || doc.Instrument != "time" || doc.Why != res.why {
+				if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Exit != c.exit || !strings.HasPrefix(doc.Verdict, c.reason) || doc.Instrument != "time" || doc.Why != res.why {
 					t.Errorf("%s: json %s (%q) verdict %q exit %d (%v), want time, %q, %d", c.name, doc.Instrument, doc.Why, doc.Verdict, doc.Exit, err, c.reason, c.exit)
 				}
 			}

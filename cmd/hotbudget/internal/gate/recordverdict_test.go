@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -24,10 +23,7 @@ func TestRecordVerdictHeadlineFails(t *testing.T) {
 	}
 	res := &Measurement{baseRev: revision{Name: "main", Commit: "0123456789abcdef"}, headRev: revision{Name: "."}}
 	for _, format := range []string{"text", "markdown", "json"} {
-		var stdout, stderr bytes.Buffer
-		c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-		code := c.recordReport(res, funcs, &bench.Report{}, nil, format, false)
-		out := stdout.String()
+		out, code := reportOf(t, res, funcs, &bench.Report{}, nil, format, false)
 		if code != exitFail {
 			t.Errorf("%s: exit %d for a report that says a benchmark regressed, want %d\n%s", format, code, exitFail, out)
 		}
@@ -50,10 +46,7 @@ func TestRecordShownNotRegressed(t *testing.T) {
 	res.timeShown = ungateMeasuredTime(benches)
 	for _, format := range []string{"text", "markdown"} {
 		for _, full := range []bool{false, true} {
-			var stdout, stderr bytes.Buffer
-			c := &cli{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-			code := c.recordReport(res, []*diff.Report{r}, benches, nil, format, full)
-			out := stdout.String()
+			out, code := reportOf(t, res, []*diff.Report{r}, benches, nil, format, full)
 			if code != exitOK {
 				t.Errorf("%s (full %v): exit %d, want %d\n%s", format, full, code, exitOK, out)
 			}

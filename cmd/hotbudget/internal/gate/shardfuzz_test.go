@@ -37,7 +37,7 @@ func FuzzShardManifest(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		in, err := (&cli{}).readShard(target)
+		in, err := readShard(target, testSettings)
 		if err != nil {
 			if !strings.Contains(err.Error(), path) {
 				t.Errorf("the error does not name %s: %v", path, err)
@@ -47,7 +47,7 @@ func FuzzShardManifest(f *testing.F) {
 		if in.f.Shard < 1 || in.f.Shard > in.f.Of || in.f.Of > shardset.MaxShards {
 			t.Fatalf("accepted shard %d of %d", in.f.Shard, in.f.Of)
 		}
-		o := in.rc.o
+		o := in.cfg
 		err = shardset.Check([]*shardset.Shard{in.set()}, shardset.Want{Runs: o.Runs, Allocations: !o.NoAllocs && !o.Instructions, Instructions: o.Instructions})
 		if err == nil && in.f.Of != 1 {
 			t.Fatalf("shard %d of %d alone accepted as a set", in.f.Shard, in.f.Of)

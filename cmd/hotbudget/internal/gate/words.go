@@ -1,12 +1,15 @@
-package main
+package gate
 
 import (
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
 )
+
+// The libraries' messages in the command's words: Go options as flags.
 
 // optionFlags turns the Go options the libraries' messages name (a user
 // of package diff sets them in code) into the flags that set them here.
@@ -25,8 +28,8 @@ var optionFlags = strings.NewReplacer(
 // strings.
 var renameOption = regexp.MustCompile(`if it was renamed, diff\.WithRename\(("(?:[^"\\]|\\.)*"), ("(?:[^"\\]|\\.)*")\) judges`)
 
-// flagText is s with the Go options it names as the command's flags.
-func flagText(s string) string {
+// FlagText is s with the Go options it names as the command's flags.
+func FlagText(s string) string {
 	s = renameOption.ReplaceAllStringFunc(s, func(m string) string {
 		sub := renameOption.FindStringSubmatch(m)
 		from, err1 := strconv.Unquote(sub[1])
@@ -39,22 +42,48 @@ func flagText(s string) string {
 	return optionFlags.Replace(s)
 }
 
-// flagWords rewrites, in place, the messages of rep that name Go options
+// FlagWords rewrites, in place, the messages of rep that name Go options
 // into the command's flags (flagText), before rep is written in any
 // format.
-func flagWords(rep *diff.Report) {
+func FlagWords(rep *diff.Report) {
 	if rep == nil {
 		return
 	}
 	for i, w := range rep.Warnings {
-		rep.Warnings[i] = flagText(w)
+		rep.Warnings[i] = FlagText(w)
 	}
 	for i := range rep.Rows {
 		row := &rep.Rows[i]
-		row.NearMiss = flagText(row.NearMiss)
+		row.NearMiss = FlagText(row.NearMiss)
 		for j, w := range row.Warnings {
-			row.Warnings[j] = flagText(w)
+			row.Warnings[j] = FlagText(w)
 		}
 	}
-	rep.Headline.Reason = flagText(rep.Headline.Reason)
+	rep.Headline.Reason = FlagText(rep.Headline.Reason)
 }
+
+// BenchWords rewrites, in place, the messages of rep that name bench's Go
+// options into the flags of 'hotbudget bench' (WithIgnore: --ignore),
+// before rep is written in any format.
+func BenchWords(rep *bench.Report) {
+	for i, w := range rep.Warnings {
+		rep.Warnings[i] = ignoreOption.ReplaceAllStringFunc(w, func(m string) string {
+			var keys []string
+			for _, q := range quotedKey.FindAllString(m, -1) {
+				k, err := strconv.Unquote(q)
+				if err != nil {
+					return m
+				}
+				keys = append(keys, k)
+			}
+			return "hotbudget bench --ignore " + strings.Join(keys, ",")
+		})
+	}
+}
+
+// ignoreOption is bench's suggestion to ignore configuration keys, the
+// keys quoted as Go strings.
+var (
+	ignoreOption = regexp.MustCompile(`bench\.WithIgnore\(((?:"(?:[^"\\]|\\.)*"(?:, )?)+)\)`)
+	quotedKey    = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+)
