@@ -10,6 +10,7 @@ import (
 
 	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/ghactions"
 	"github.com/hotbudget/hotbudget/diff"
 )
 
@@ -115,7 +116,7 @@ func (c *cli) bench(args []string) int {
 	if err != nil {
 		return c.inputErr("bench", err)
 	}
-	if err := c.reportGitHub(func(w *bytes.Buffer) error { return rep.Write(w, "markdown") }, benchAnnotations("bench", rep)); err != nil {
+	if err := c.github().Report(func(w *bytes.Buffer) error { return rep.Write(w, "markdown") }, ghactions.OfBench("bench", rep)); err != nil {
 		return c.inputErr("bench", err)
 	}
 	if rep.Failed() {
@@ -146,20 +147,4 @@ func (d *diffFlags) benchOptions(fs *flag.FlagSet) ([]bench.Option, error) {
 		opts = append(opts, bench.WithMinChange(rel))
 	}
 	return opts, nil
-}
-
-// benchAnnotations is an ::error annotation per regressed benchmark
-// result of rep, named with its package.
-func benchAnnotations(cmd string, rep *bench.Report) []annotation {
-	var anns []annotation
-	for _, r := range rep.Regressions() {
-		name := r.Name
-		if pkg := r.Config["pkg"]; pkg != "" {
-			name += " (" + pkg + ")"
-		}
-		msg := fmt.Sprintf("%s regressed: %.4g -> %.4g %s (%+.1f%%, p=%.3g, q=%.3g)", name,
-			r.Base.Median, r.Head.Median, r.Unit, 100*r.Relative, r.P, r.Q)
-		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + name + " regressed", msg: msg})
-	}
-	return anns
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/hotbudget/hotbudget/budget"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/ghactions"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/input"
 )
 
 const checkUsage = `Usage: hotbudget check --budget FILE [--baseline BASE]... [flags] PROFILE...
@@ -74,11 +76,11 @@ func (c *cli) check(args []string) int {
 		}
 	}
 	sel := selection{view: view}
-	profiles, err := c.loadAll("check", pos, sel)
+	profiles, err := input.Reader{Stderr: c.stderr, Cmd: "check"}.Profiles(pos, sel.loadOptions()...)
 	if err != nil {
 		return c.inputErr("check", err)
 	}
-	base, err := c.loadAll("check", baseline, sel)
+	base, err := input.Reader{Stderr: c.stderr, Cmd: "check"}.Profiles(baseline, sel.loadOptions()...)
 	if err != nil {
 		return c.inputErr("check", err)
 	}
@@ -97,16 +99,16 @@ func (c *cli) check(args []string) int {
 	if err != nil {
 		return c.inputErr("check", err)
 	}
-	var anns []annotation
+	var anns []ghactions.Annotation
 	for _, f := range res.Failures() {
 		title := fmt.Sprintf("hotbudget check: %s %s", f.Rule, f.Check)
 		if f.Function != "" {
 			title = fmt.Sprintf("hotbudget check: %s %s", f.Function, f.Check)
 		}
-		anns = append(anns, annotation{title: title, file: f.File, line: f.FuncLine,
-			msg: fmt.Sprintf("%s:%d: %s", res.Budget, f.Line, f.Message)})
+		anns = append(anns, ghactions.Annotation{Title: title, File: f.File, Line: f.FuncLine,
+			Msg: fmt.Sprintf("%s:%d: %s", res.Budget, f.Line, f.Message)})
 	}
-	if err := c.reportGitHub(func(w *bytes.Buffer) error { return res.Write(w, "markdown") }, anns); err != nil {
+	if err := c.github().Report(func(w *bytes.Buffer) error { return res.Write(w, "markdown") }, anns); err != nil {
 		return c.inputErr("check", err)
 	}
 	if !res.Passed() {

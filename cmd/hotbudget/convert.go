@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/input"
 	"github.com/hotbudget/hotbudget/internal/atomicfile"
 	"github.com/hotbudget/hotbudget/loaders"
 )
@@ -57,7 +58,7 @@ func (c *cli) convert(args []string) int {
 	if view.value != "" {
 		lopts = append(lopts, loaders.WithView(loaders.View(view.value)))
 	}
-	p, err := c.load("convert", in, lopts...)
+	p, err := input.Reader{Stderr: c.stderr, Cmd: "convert"}.Profile(in, lopts...)
 	if err != nil {
 		return c.inputErr("convert", err)
 	}

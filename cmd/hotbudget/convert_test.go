@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/tables"
 	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
@@ -26,13 +27,13 @@ func topByName(t *testing.T, path string) (map[string][2]int64, int64) {
 }
 
 // topRows runs `hotbudget top -n 0 --format json`.
-func topRows(t *testing.T, path string) ([]topFunction, int64) {
+func topRows(t *testing.T, path string) ([]tables.Function, int64) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"top", "-n", "0", "--format", "json", path}, nil, &stdout, &stderr, os.Getenv); code != 0 {
 		t.Fatalf("top %s: exit %d: %s", path, code, stderr.String())
 	}
-	var out topJSON
+	var out tables.JSON
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		t.Fatal(err)
 	}

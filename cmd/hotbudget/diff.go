@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/ghactions"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/input"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/atomicfile"
-	"github.com/hotbudget/hotbudget/loaders"
 )
 
 const diffUsage = `Usage: hotbudget diff [flags] BASE... -- HEAD...
@@ -119,11 +119,11 @@ func (c *cli) diff(args []string) int {
 	if err := checkOutputs([]outFile{{"--out", out.out}, {"--html", out.html}, {"--pprof", *pprofOut}}, append(slices.Clip(basePaths), headPaths...)); err != nil {
 		return c.usageErr("diff", "%v", err)
 	}
-	sides, err := c.loadIndexes("diff", sel, basePaths, headPaths)
+	sides, err := input.Reader{Stderr: c.stderr, Cmd: "diff"}.Indexes(sel.loadOptions(), basePaths, headPaths)
 	if err != nil {
 		return c.inputErr("diff", err)
 	}
-	if counted, err := countedSides(sides, [][]string{basePaths, headPaths}); err != nil {
+	if counted, err := gate.CountedSides(sides, [][]string{basePaths, headPaths}); err != nil {
 		return c.inputErr("diff", err)
 	} else if counted {
 		return c.diffCounts(d, sel, format.value, out, basePaths, headPaths)
@@ -142,7 +142,7 @@ func (c *cli) diff(args []string) int {
 	if *pprofOut != "" {
 		// Only the pprof output needs the profiles themselves: loaded
 		// again, their warnings printed with the indexes.
-		if err := writeDiffPprof(*pprofOut, basePaths, headPaths, sel.loadOptions()); err != nil {
+		if err := gate.WriteDiffPprof(*pprofOut, basePaths, headPaths, sel.loadOptions()); err != nil {
 			return c.inputErr("diff", err)
 		}
 	}
@@ -189,30 +189,14 @@ func (c *cli) report(cmd string, rep *diff.Report, format string, out outputs) i
 	if err != nil {
 		return c.inputErr(cmd, err)
 	}
-	anns := reportAnnotations(cmd, rep)
-	if err := c.reportGitHub(func(w *bytes.Buffer) error { return rep.Write(w, "markdown") }, anns); err != nil {
+	anns := ghactions.OfDiff(cmd, rep)
+	if err := c.github().Report(func(w *bytes.Buffer) error { return rep.Write(w, "markdown") }, anns); err != nil {
 		return c.inputErr(cmd, err)
 	}
 	if rep.Failed() {
 		return exitFail
 	}
 	return exitOK
-}
-
-// reportAnnotations is an ::error annotation per regression of rep.
-func reportAnnotations(cmd string, rep *diff.Report) []annotation {
-	var anns []annotation
-	for _, r := range rep.Regressions() {
-		f := rep.Figures(r)
-		msg := fmt.Sprintf("%s regressed: %s %s -> %s (%s %s, p=%.3g, q=%.3g)", r.Name, rep.Settings.Metric,
-			f.Base, f.Head, f.Change, rep.ChangeHeader(), r.P, r.Q)
-		anns = append(anns, annotation{title: "hotbudget " + cmd + ": " + r.Name + " regressed", file: r.File, msg: msg})
-	}
-	if h := rep.Headline; h.Verdict == diff.Regressed {
-		anns = append(anns, annotation{title: "hotbudget " + cmd + ": the program's time per " + h.Per + " regressed",
-			msg: fmt.Sprintf("time per %s %+.1f%% (p=%.3g)", h.Per, 100*h.Relative, h.P)})
-	}
-	return anns
 }
 
 // gateWhat names the gate the flags chose, or else the modules mods
@@ -365,43 +349,4 @@ func (d *diffFlags) options(fs *flag.FlagSet, sel *selection) ([]diff.Option, er
 		return nil, err
 	}
 	return append(opts, diff.WithSelection(selected)), nil
-}
-
-// writeDiffPprof loads each side's profiles, merges its runs and writes
-// diff.ToPprof's profile.
-func writeDiffPprof(path string, basePaths, headPaths []string, opts []loaders.Option) error {
-	load := func(paths []string) ([]*profile.Profile, error) {
-		files, err := expandGlobs(paths)
-		if err != nil {
-			return nil, err
-		}
-		ps := make([]*profile.Profile, len(files))
-		for i, f := range files {
-			if ps[i], err = loaders.Load(f, opts...); err != nil {
-				return nil, err
-			}
-		}
-		return ps, nil
-	}
-	base, err := load(basePaths)
-	if err != nil {
-		return err
-	}
-	head, err := load(headPaths)
-	if err != nil {
-		return err
-	}
-	b, err := gate.MergeRuns(base)
-	if err != nil {
-		return fmt.Errorf("--pprof: merging baseline runs: %w", err)
-	}
-	h, err := gate.MergeRuns(head)
-	if err != nil {
-		return fmt.Errorf("--pprof: merging head runs: %w", err)
-	}
-	d, err := diff.ToPprof(b, h)
-	if err != nil {
-		return fmt.Errorf("--pprof: %w", err)
-	}
-	return atomicfile.Write(path, func(f *os.File) error { return loaders.Write(f, d, loaders.FormatPprof) })
 }

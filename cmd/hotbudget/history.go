@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -114,46 +113,9 @@ func (c *cli) historyAppend(args []string) int {
 	if err != nil {
 		return c.inputErr("history append", err)
 	}
-	// The module's functions, asked of go list -m when a record counted
-	// instructions.
-	var countsOf func() ([]string, error)
-	if counts.value == "module" {
-		var mods []string
-		var err error
-		countsOf = func() ([]string, error) {
-			if mods == nil && err == nil {
-				var out string
-				if out, err = gate.GoOut(ctx, ".", "list", "-m"); err == nil && (out == "" || out == "command-line-arguments") {
-					err = errors.New("not in a module")
-				}
-				if err != nil {
-					err = fmt.Errorf("--counts module: go list -m: %w: run history append in the module record ran in, or keep every function's counts with --counts all", err)
-				}
-				mods = strings.Fields(out)
-			}
-			return mods, err
-		}
-	}
-	var rec *history.Record
-	var whole []string
-	for _, out := range outs {
-		if len(outs) > 1 && gate.EmptyShard(out) {
-			continue // a shard whose part held no benchmark
-		}
-		part, recorded, wholeOf, err := gate.ReadRecordOut(out, countsOf)
-		if err != nil {
-			return c.inputErr("history append", err)
-		}
-		whole = append(whole, wholeOf...)
-		if recorded != "" && !strings.HasPrefix(commit, recorded) {
-			return c.inputErr("history append", fmt.Errorf("%s records HEAD %s, not --commit %s (%.12s)", out, recorded, textfmt.Line(*rev), commit))
-		}
-		if rec, err = gate.JoinRecords(rec, part, out); err != nil {
-			return c.inputErr("history append", err)
-		}
-	}
-	if rec == nil {
-		return c.inputErr("history append", fmt.Errorf("the shards under %s recorded no benchmark", strings.Join(outs, " ")))
+	rec, whole, err := gate.ReadRecordOuts(ctx, outs, commit, *rev, counts.value == "module")
+	if err != nil {
+		return c.inputErr("history append", err)
 	}
 	if len(whole) > 0 {
 		// Only the run of 2N ops, no counted difference beside it (a record

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/tables"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/testutil"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
@@ -222,7 +223,7 @@ func TestHostileNames(t *testing.T) {
 		if h.name != "top-json" {
 			continue
 		}
-		var top topJSON
+		var top tables.JSON
 		if err := json.Unmarshal([]byte(h.r.stdout), &top); err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/input"
 )
 
 // outFile is an output file and the flag or argument that names it.
@@ -22,7 +24,7 @@ func checkOutputs(outs []outFile, inputs []string) error {
 	}
 	var ins []file
 	for _, pattern := range inputs {
-		paths, err := expandGlobs([]string{pattern})
+		paths, err := input.Globs([]string{pattern})
 		if err != nil {
 			continue
 		}

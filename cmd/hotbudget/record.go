@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/ghactions"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/atomicfile"
 	"github.com/hotbudget/hotbudget/internal/samplercheck"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
-	"github.com/hotbudget/hotbudget/internal/valgrind"
 )
 
 const recordUsage = `Usage: hotbudget record [flags] BASE HEAD [PACKAGE...]
@@ -270,13 +270,13 @@ func (c *cli) judgeRecord(cmd string, res *gate.Measurement, rc *recordCmd) int 
 		return c.inputErr("record", err)
 	}
 	if !v.Counted() {
-		var anns []annotation
+		var anns []ghactions.Annotation
 		for _, r := range v.Funcs {
-			anns = append(anns, reportAnnotations("record", r)...)
+			anns = append(anns, ghactions.OfDiff("record", r)...)
 		}
-		anns = append(anns, benchAnnotations("record", v.Benches)...)
+		anns = append(anns, ghactions.OfBench("record", v.Benches)...)
 		md := func(b *bytes.Buffer) error { return v.Markdown(b, o.Full) }
-		if err := c.reportGitHub(md, anns); err != nil {
+		if err := c.github().Report(md, anns); err != nil {
 			return c.inputErr("record", err)
 		}
 	}
@@ -366,33 +366,13 @@ func (rc *recordCmd) chooseInstrument() error {
 			timeOnly = append(timeOnly, "--"+n)
 		}
 	}
-	switch {
-	case f.name == "time":
-		o.Instrument, o.Why = "time", "timing: chosen by "+f.given[0]
-	case f.name != "":
-		if len(timeOnly) > 0 {
-			return fmt.Errorf("%s is time's: %s counts each benchmark at N and 2N iterations, exactly, without runs to repeat (drop %s, or give --instrument time)", strings.Join(timeOnly, ", "), f.given[0], strings.Join(timeOnly, ", "))
-		}
-		o.Instrument, o.Why = f.name, "counting instructions (callgrind): chosen by "+f.given[0]
-		if f.name == "cycles" {
-			o.Why = "estimating cycles (callgrind's cache simulation, a fixed CI runner's caches): chosen by " + f.given[0]
-		}
-	case len(timeOnly) > 0:
-		o.Instrument, o.Why = "time", fmt.Sprintf("timing: %s is time's (counting instructions, exact, is the default where valgrind runs)", strings.Join(timeOnly, ", "))
-	default:
-		if _, err := valgrind.Find(); err != nil {
-			why := err.Error()
-			if errors.Is(err, valgrind.ErrMissing) {
-				why = "valgrind is not installed (sudo apt-get install valgrind)"
-			}
-			o.Instrument, o.Why = "time", "timing: "+why+"; counts would be exact"
-			break
-		}
-		v := valgrind.Version()
-		if v == "" {
-			v = "valgrind"
-		}
-		o.Instrument, o.Why = "instructions", fmt.Sprintf("counting instructions (callgrind, %s): exact, the default where valgrind runs (--instrument cycles for cache effects, time for I/O, system calls, the collector)", v)
+	given := ""
+	if len(f.given) > 0 {
+		given = f.given[0]
+	}
+	var err error
+	if o.Instrument, o.Why, err = gate.ChooseInstrument(f.name, given, timeOnly); err != nil {
+		return err
 	}
 	o.Instructions = o.Instrument == "instructions" || o.Instrument == "cycles"
 	o.Cycles = o.Instrument == "cycles"

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/tables"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/testutil"
 	"github.com/hotbudget/hotbudget/internal/valgrind"
@@ -109,7 +110,7 @@ func TestTopReadsRecordOut(t *testing.T) {
 	if code := run([]string{"top", "--format", "json", oldPath}, nil, &stdout, &stderr, os.Getenv); code != exitOK {
 		t.Fatalf("json: exit %d: %s", code, stderr.String())
 	}
-	var js topJSON
+	var js tables.JSON
 	if err := json.Unmarshal(stdout.Bytes(), &js); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/ghactions"
 )
 
 func TestVersionFromBuildInfo(t *testing.T) {
@@ -45,14 +47,14 @@ func TestParsePercent(t *testing.T) {
 }
 
 func TestGitHubEscapingAndPaths(t *testing.T) {
-	if got := ghData("50% done\nnext"); got != "50%25 done%0Anext" {
+	if got := ghactions.Data("50% done\nnext"); got != "50%25 done%0Anext" {
 		t.Errorf("ghData: %q", got)
 	}
-	if got := ghProperty("a:b,c%"); got != "a%3Ab%2Cc%25" {
+	if got := ghactions.Property("a:b,c%"); got != "a%3Ab%2Cc%25" {
 		t.Errorf("ghProperty: %q", got)
 	}
 	env := map[string]string{"GITHUB_WORKSPACE": "/home/runner/work/app/app"}
-	c := &cli{getenv: func(k string) string { return env[k] }}
+	c := ghactions.Runner{Getenv: func(k string) string { return env[k] }}
 	for in, want := range map[string]string{
 		"/home/runner/work/app/app/internal/x.go":        "internal/x.go",
 		"file:///home/runner/work/app/app/src/index.js":  "src/index.js",
@@ -64,7 +66,7 @@ func TestGitHubEscapingAndPaths(t *testing.T) {
 		"/home/runner/work/app/app-other/x.go":           "",
 		"/home/runner/work/app/app/../app-other/main.go": "",
 	} {
-		if got := c.repoPath(in); got != want {
+		if got := c.RepoPath(in); got != want {
 			t.Errorf("repoPath(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -2,12 +2,17 @@ package gate
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"regexp"
 
 	"github.com/google/pprof/profile"
+	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/input"
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/atomicfile"
 	"github.com/hotbudget/hotbudget/internal/modname"
 	"github.com/hotbudget/hotbudget/internal/suggest"
+	"github.com/hotbudget/hotbudget/loaders"
 )
 
 // ModulePattern matches the function names of the modules' packages and
@@ -56,4 +61,43 @@ func MergeRuns(ps []*profile.Profile) (*profile.Profile, error) {
 		cp[i] = p.Copy() // Merge may normalise its inputs
 	}
 	return profile.Merge(cp)
+}
+
+// WriteDiffPprof loads each side's profiles, merges its runs and writes
+// diff.ToPprof's profile.
+func WriteDiffPprof(path string, basePaths, headPaths []string, opts []loaders.Option) error {
+	load := func(paths []string) ([]*profile.Profile, error) {
+		files, err := input.Globs(paths)
+		if err != nil {
+			return nil, err
+		}
+		ps := make([]*profile.Profile, len(files))
+		for i, f := range files {
+			if ps[i], err = loaders.Load(f, opts...); err != nil {
+				return nil, err
+			}
+		}
+		return ps, nil
+	}
+	base, err := load(basePaths)
+	if err != nil {
+		return err
+	}
+	head, err := load(headPaths)
+	if err != nil {
+		return err
+	}
+	b, err := MergeRuns(base)
+	if err != nil {
+		return fmt.Errorf("--pprof: merging baseline runs: %w", err)
+	}
+	h, err := MergeRuns(head)
+	if err != nil {
+		return fmt.Errorf("--pprof: merging head runs: %w", err)
+	}
+	d, err := diff.ToPprof(b, h)
+	if err != nil {
+		return fmt.Errorf("--pprof: %w", err)
+	}
+	return atomicfile.Write(path, func(f *os.File) error { return loaders.Write(f, d, loaders.FormatPprof) })
 }

@@ -4,7 +4,9 @@
 package gate
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -375,4 +377,52 @@ func exactCounts(p *profile.Profile) []history.Count {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// ReadRecordOuts reads the record of commit (given as rev) from the --out
+// directories outs of a record, or of its shards (those that recorded no
+// benchmark skipped): with countsModule, the exact counts of the
+// functions of the module here (go list -m), else of every function. whole
+// names the benchmarks counted only as whole processes of 2N ops.
+func ReadRecordOuts(ctx context.Context, outs []string, commit, rev string, countsModule bool) (rec *history.Record, whole []string, err error) {
+	// The module's functions, asked of go list -m when a record counted
+	// instructions.
+	var countsOf func() ([]string, error)
+	if countsModule {
+		var mods []string
+		var err error
+		countsOf = func() ([]string, error) {
+			if mods == nil && err == nil {
+				var out string
+				if out, err = GoOut(ctx, ".", "list", "-m"); err == nil && (out == "" || out == "command-line-arguments") {
+					err = errors.New("not in a module")
+				}
+				if err != nil {
+					err = fmt.Errorf("--counts module: go list -m: %w: run history append in the module record ran in, or keep every function's counts with --counts all", err)
+				}
+				mods = strings.Fields(out)
+			}
+			return mods, err
+		}
+	}
+	for _, out := range outs {
+		if len(outs) > 1 && EmptyShard(out) {
+			continue // a shard whose part held no benchmark
+		}
+		part, recorded, wholeOf, err := ReadRecordOut(out, countsOf)
+		if err != nil {
+			return nil, nil, err
+		}
+		whole = append(whole, wholeOf...)
+		if recorded != "" && !strings.HasPrefix(commit, recorded) {
+			return nil, nil, fmt.Errorf("%s records HEAD %s, not --commit %s (%.12s)", out, recorded, textfmt.Line(rev), commit)
+		}
+		if rec, err = JoinRecords(rec, part, out); err != nil {
+			return nil, nil, err
+		}
+	}
+	if rec == nil {
+		return nil, nil, fmt.Errorf("the shards under %s recorded no benchmark", strings.Join(outs, " "))
+	}
+	return rec, whole, nil
 }

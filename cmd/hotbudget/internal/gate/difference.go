@@ -1,30 +1,26 @@
-package main
+package gate
 
 import (
 	"cmp"
 	"fmt"
-	"io"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/hotbudget/hotbudget/analysis"
-	"github.com/hotbudget/hotbudget/cmd/hotbudget/internal/gate"
-	"github.com/hotbudget/hotbudget/internal/htmlreport"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
-// countDifference reads path as a difference of exact counts, the
+// CountDifference reads path as a difference of exact counts, the
 // PKG/NAME.instructions-diff.pb.gz that record --instructions writes (2N
 // ops counted less N): a pprof profile marked exact whose values are
 // counts, one of them below zero where the two processes' runtimes did
 // different work. The loaders refuse a negative value; it is nil when path
 // is no such profile (the loader's error then stands).
-func countDifference(path string) *profile.Profile {
-	p, err := gate.ReadProfile(path)
+func CountDifference(path string) *profile.Profile {
+	p, err := ReadProfile(path)
 	if err != nil || !meta.IsExact(p.Comments) || len(p.SampleType) == 0 {
 		return nil
 	}
@@ -41,12 +37,12 @@ func countDifference(path string) *profile.Profile {
 	return nil
 }
 
-// differenceTable is top's table of a difference of counts: each
+// DifferenceTable is top's table of a difference of counts: each
 // function's self and total counts of the samples above zero less those
 // below, its shares of the difference's total, signed, sorted by the size
 // of its self count (as pprof -top sorts a -diff_base profile), then its
 // total, then its name.
-func differenceTable(p *profile.Profile, sel analysis.Selection) (*analysis.Table, error) {
+func DifferenceTable(p *profile.Profile, sel analysis.Selection) (*analysis.Table, error) {
 	var parts [2]*analysis.Table
 	for i, sign := range []int64{1, -1} {
 		q := p.Copy()
@@ -109,9 +105,9 @@ func differenceTable(p *profile.Profile, sel analysis.Selection) (*analysis.Tabl
 	return &t, nil
 }
 
-// differenceNote is what top says of a difference of counts, under its
+// DifferenceNote is what top says of a difference of counts, under its
 // total.
-func differenceNote(p *profile.Profile) string {
+func DifferenceNote(p *profile.Profile) string {
 	below := 0
 	for _, s := range p.Sample {
 		if slices.ContainsFunc(s.Value, func(v int64) bool { return v < 0 }) {
@@ -119,57 +115,4 @@ func differenceNote(p *profile.Profile) string {
 		}
 	}
 	return fmt.Sprintf("A difference of two processes' counts (record --instructions: 2N ops counted less N): %d %s below zero, shown as they are, where the processes' runtimes did different work", below, textfmt.Plural(below, "sample is", "samples are"))
-}
-
-// perOp is a line giving the total of a table of exact counts per op or
-// iteration, when the profile's record (rec, ok: meta.Known) says how many
-// it counts ("" otherwise).
-func perOp(rec meta.Record, ok bool, t *analysis.Table) string {
-	if !ok || !t.Exact || t.Unit != analysis.UnitCount {
-		return ""
-	}
-	var work float64
-	for _, r := range rec.Runs {
-		work += r.Work
-	}
-	if !(work > 0) {
-		return ""
-	}
-	unit := "op"
-	if rec.WorkUnit == meta.WorkIteration {
-		unit = "iteration"
-	}
-	return fmt.Sprintf("Per %s: %s %s over %s %ss", unit, textfmt.Count(math.Round(float64(t.Total)/work)), countNoun(t), textfmt.Count(work), unit)
-}
-
-// writeDifferenceHTML writes the table of a difference of counts as a
-// page: no flame graph, whose widths cannot be negative.
-func writeDifferenceHTML(w io.Writer, path string, notes []string, t *analysis.Table, shown []analysis.Function) error {
-	hdr := topHeader(path, notes, t, shown)
-	page := &htmlreport.Report{
-		Title:     "hotbudget top",
-		Headline:  path,
-		Status:    "info",
-		Details:   append(hdr[1:], "No flame graph: a difference has counts below zero."),
-		Warnings:  t.Warnings,
-		Generator: "written by hotbudget top",
-		Table: htmlreport.Table{
-			Columns:    []string{"function", "flat", "flat%", "sum%", "cum", "cum%", "location"},
-			NameColumn: -1,
-			Numeric:    []bool{false, true, true, true, true, true, false},
-		},
-	}
-	var sum float64
-	for _, f := range shown {
-		sum += f.SelfShare
-		page.Table.Rows = append(page.Table.Rows, htmlreport.Row{
-			Cells: []string{f.Name, t.Format(f.Self), textfmt.Percent(f.SelfShare), textfmt.Percent(sum),
-				t.Format(f.Total), textfmt.Percent(f.TotalShare), location(f.File, f.Line)},
-			Verdict: "unchanged",
-		})
-	}
-	if n := len(t.Functions) - len(shown); n > 0 {
-		page.Table.Note = fmt.Sprintf("%d more functions not shown (-n 0 shows all)", n)
-	}
-	return htmlreport.Write(w, page)
 }
