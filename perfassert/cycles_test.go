@@ -243,9 +243,10 @@ func cyclesTenMS() {
 var cyclesBig = make([]int64, 1<<19)
 
 // TestCyclesCost holds a capture of estimated cycles of a ~10ms function to
-// at most 2.5 times the time of a capture of its instructions, both made
-// here one after the other: a ratio of two measurements under the same
-// load. Each is measured twice, in the order instructions, cycles, cycles,
+// at most 2.5 times the CPU time of a capture of its instructions, both
+// made here one after the other: the CPU time of the capture's child
+// processes (valgrind), which other work on the machine inflates far less
+// than wall time (wall times at load 20 were 3.03x apart). Each is measured twice, in the order instructions, cycles, cycles,
 // instructions, and the quicker of each kind judged, so that neither a
 // drift of the machine's load nor a burst of other work in one capture
 // fails it. (Every capture is made in every run of the test: its child
@@ -265,16 +266,19 @@ func TestCyclesCost(t *testing.T) {
 		if cycles {
 			o = Cycles()
 		}
-		start := time.Now()
+		start := testutil.ChildrenCPUTime()
 		if p := Capture(t, cyclesTenMS, o); p == nil {
 			t.Fatal("no capture")
 		}
-		took[cycles] = append(took[cycles], time.Since(start))
+		took[cycles] = append(took[cycles], testutil.ChildrenCPUTime()-start)
+	}
+	if slices.Min(took[false]) <= 0 {
+		t.Skipf("this system does not say what child processes used (%v)", took)
 	}
 	instr, cycles := slices.Min(took[false]), slices.Min(took[true])
 	ratio := float64(cycles) / float64(instr)
-	t.Logf("instructions %s, cycles %s: the quicker of each %.2fx", took[false], took[true], ratio)
+	t.Logf("children's CPU time: instructions %s, cycles %s: the quicker of each %.2fx", took[false], took[true], ratio)
 	if ratio > 2.5 {
-		t.Errorf("a capture of cycles took %s, of instructions %s: more than 2.5 times", cycles, instr)
+		t.Errorf("a capture of cycles took %s of CPU, of instructions %s: more than 2.5 times", cycles, instr)
 	}
 }
