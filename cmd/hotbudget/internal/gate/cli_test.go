@@ -24,8 +24,8 @@ import (
 
 // result is what one run of the CLI produced.
 type result struct {
-	stdout, stderr, summary string
-	code                    int
+	stdout, stderr string
+	code           int
 }
 
 var (

@@ -48,7 +48,7 @@ func CompareCountFiles(basePaths, headPaths []string, opts []loaders.Option, jud
 		return nil, err
 	}
 	if judge == nil {
-		judge, what = DefaultCountJudge(base, head)
+		judge, what = defaultCountJudge(base, head)
 	}
 	v := &CountVerdict{What: what}
 	if diffs := dependsDiffer(base, head); diffs != "" {
@@ -172,7 +172,7 @@ func countVerdict(rep *diff.CountReport, what string) string {
 	return textfmt.Line(fmt.Sprintf("%d of %d functions judged regressed: %s", len(names), rep.Judged, textfmt.List(names, 4)))
 }
 
-// DefaultCountJudge is what a comparison of counts judges without --gate,
+// defaultCountJudge is what a comparison of counts judges without --gate,
 // --module or --only: as record gates a module's functions and shows the
 // runtime's, the functions outside Go's runtime and standard library when
 // the profiles hold any (the allocator's and the page allocator's counts
@@ -180,7 +180,7 @@ func countVerdict(rep *diff.CountReport, what string) string {
 // ParseComplex, one 2.46% more in Parse, also had eight runtime functions
 // past their allowance), else every function (a C program's callgrind
 // file). nil judges every function.
-func DefaultCountJudge(ps ...*profile.Profile) (func(string) bool, string) {
+func defaultCountJudge(ps ...*profile.Profile) (func(string) bool, string) {
 	for _, c := range leafCounts(ps...) {
 		if !stdFunction(c.Name) {
 			return func(name string) bool { return !stdFunction(name) },

@@ -20,7 +20,7 @@ import (
 // different work. The loaders refuse a negative value; it is nil when path
 // is no such profile (the loader's error then stands).
 func CountDifference(path string) *profile.Profile {
-	p, err := ReadProfile(path)
+	p, err := readProfile(path)
 	if err != nil || !meta.IsExact(p.Comments) || len(p.SampleType) == 0 {
 		return nil
 	}

@@ -50,9 +50,9 @@ func GateUnmatched(reps []*diff.Report, what string, mods []string, gate string)
 	return errors.New(modname.Unmatched(what, mods, gate, names))
 }
 
-// MergeRuns is the profiles of the runs ps merged into one (ps copied:
+// mergeRuns is the profiles of the runs ps merged into one (ps copied:
 // profile.Merge may normalise its inputs).
-func MergeRuns(ps []*profile.Profile) (*profile.Profile, error) {
+func mergeRuns(ps []*profile.Profile) (*profile.Profile, error) {
 	if len(ps) == 1 {
 		return ps[0], nil
 	}
@@ -87,11 +87,11 @@ func WriteDiffPprof(path string, basePaths, headPaths []string, opts []loaders.O
 	if err != nil {
 		return err
 	}
-	b, err := MergeRuns(base)
+	b, err := mergeRuns(base)
 	if err != nil {
 		return fmt.Errorf("--pprof: merging baseline runs: %w", err)
 	}
-	h, err := MergeRuns(head)
+	h, err := mergeRuns(head)
 	if err != nil {
 		return fmt.Errorf("--pprof: merging head runs: %w", err)
 	}

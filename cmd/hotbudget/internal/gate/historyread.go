@@ -29,9 +29,9 @@ import (
 	"golang.org/x/perf/benchfmt"
 )
 
-// EmptyShard reports whether out is the --out of a shard that recorded no
+// emptyShard reports whether out is the --out of a shard that recorded no
 // benchmark (record --shard K/N with more shards than benchmarks).
-func EmptyShard(out string) bool {
+func emptyShard(out string) bool {
 	data, err := os.ReadFile(filepath.Join(out, shardManifest))
 	if err != nil {
 		return false
@@ -40,10 +40,10 @@ func EmptyShard(out string) bool {
 	return json.Unmarshal(data, &f) == nil && len(f.Recorded) == 0
 }
 
-// JoinRecords adds the benchmarks of part, read from the shard out, to
+// joinRecords adds the benchmarks of part, read from the shard out, to
 // rec: shards of one record measured with one Go and instrument, on one
 // kind of machine, and hold each benchmark once.
-func JoinRecords(rec, part *history.Record, out string) (*history.Record, error) {
+func joinRecords(rec, part *history.Record, out string) (*history.Record, error) {
 	if rec == nil {
 		return part, nil
 	}
@@ -75,13 +75,13 @@ var runNumber = regexp.MustCompile(`\.([0-9]+)\.pb\.gz$`)
 // "PKG NAME at head HEAD (0123456789ab), run 1".
 var recordedHead = regexp.MustCompile(` at head (?:[^,]* \()?([0-9a-f]{7,40})\)?, run [0-9]+$`)
 
-// ReadRecordOut reads the head side of a record's --out directory into a
+// readRecordOut reads the head side of a record's --out directory into a
 // history record (without its commit), the head commit the profiles or
 // shard.json name ("" when they do not), and the benchmarks whose
 // instructions were read from the whole process of 2N ops (no counted
 // difference beside it). countsOf names the modules whose functions'
 // exact counts the record keeps (nil: every function's).
-func ReadRecordOut(dir string, countsOf func() ([]string, error)) (*history.Record, string, []string, error) {
+func readRecordOut(dir string, countsOf func() ([]string, error)) (*history.Record, string, []string, error) {
 	rec, recorded, whole, err := readRecordHead(dir, countsOf)
 	if err != nil || recorded != "" {
 		return rec, recorded, whole, err
@@ -144,7 +144,7 @@ func readRecordHeadN(dir string, countsOf func() ([]string, error)) (*history.Re
 		// processes' runtimes differed, which loaders refuse.
 		load := func(path string) (*profile.Profile, error) { return loaders.Load(path) }
 		if strings.HasSuffix(base, ".instructions-diff.pb.gz") {
-			load = ReadProfile
+			load = readProfile
 		}
 		p, err := load(path)
 		if err != nil {
@@ -394,7 +394,7 @@ func ReadRecordOuts(ctx context.Context, outs []string, commit, rev string, coun
 		countsOf = func() ([]string, error) {
 			if mods == nil && err == nil {
 				var out string
-				if out, err = GoOut(ctx, ".", "list", "-m"); err == nil && (out == "" || out == "command-line-arguments") {
+				if out, err = goOut(ctx, ".", "list", "-m"); err == nil && (out == "" || out == "command-line-arguments") {
 					err = errors.New("not in a module")
 				}
 				if err != nil {
@@ -406,10 +406,10 @@ func ReadRecordOuts(ctx context.Context, outs []string, commit, rev string, coun
 		}
 	}
 	for _, out := range outs {
-		if len(outs) > 1 && EmptyShard(out) {
+		if len(outs) > 1 && emptyShard(out) {
 			continue // a shard whose part held no benchmark
 		}
-		part, recorded, wholeOf, err := ReadRecordOut(out, countsOf)
+		part, recorded, wholeOf, err := readRecordOut(out, countsOf)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -417,7 +417,7 @@ func ReadRecordOuts(ctx context.Context, outs []string, commit, rev string, coun
 		if recorded != "" && !strings.HasPrefix(commit, recorded) {
 			return nil, nil, fmt.Errorf("%s records HEAD %s, not --commit %s (%.12s)", out, recorded, textfmt.Line(rev), commit)
 		}
-		if rec, err = JoinRecords(rec, part, out); err != nil {
+		if rec, err = joinRecords(rec, part, out); err != nil {
 			return nil, nil, err
 		}
 	}

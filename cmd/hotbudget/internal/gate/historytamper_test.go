@@ -52,7 +52,7 @@ func realRecord(t *testing.T, dir string, countsOf []string, seed string) []byte
 	if countsOf != nil {
 		of = func() ([]string, error) { return countsOf, nil }
 	}
-	rec, _, _, err := ReadRecordOut(dir, of)
+	rec, _, _, err := readRecordOut(dir, of)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestHistoryTamperedCounts(t *testing.T) {
 	counts["example.com/m.parse"] = 1100 * ops
 	headDir := t.TempDir()
 	countsFixture(t, headDir, ops, counts)
-	head, err := ReadProfile(filepath.Join(headDir, "head", "example.com", "m", "BenchmarkParse.instructions-diff.pb.gz"))
+	head, err := readProfile(filepath.Join(headDir, "head", "example.com", "m", "BenchmarkParse.instructions-diff.pb.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}

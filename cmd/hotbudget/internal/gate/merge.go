@@ -189,7 +189,7 @@ func LoadShards[T any](dirs []string, settings SettingsFunc[T]) (*Measurement, T
 			pkg, name := splitKey(key)
 			var ps [2]*profile.Profile
 			for i, side := range []string{"base", "head"} {
-				p, err := ReadProfile(countsProfile(filepath.Join(in.dir, side), pkg, name))
+				p, err := readProfile(countsProfile(filepath.Join(in.dir, side), pkg, name))
 				if err == nil {
 					err = checkOps(p, countBy[key].Ops)
 				}

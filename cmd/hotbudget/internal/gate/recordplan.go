@@ -506,7 +506,7 @@ func rateHz(p *profile.Profile) int {
 // and writes it as cpu-RUN.pb.gz. A lone profile is taken as it is and
 // its record replaced: runLeaf has written it already.
 func (r *recorder) mergeRun(s *recSide, parts []*profile.Profile, ops int64, run int) (*profile.Profile, error) {
-	p, err := MergeRuns(parts)
+	p, err := mergeRuns(parts)
 	if err != nil {
 		return nil, fmt.Errorf("merging run %d of %s: %w", run, s.name, err)
 	}

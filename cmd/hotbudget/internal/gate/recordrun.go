@@ -268,7 +268,7 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *Measu
 	res = &Measurement{out: out, baseRev: sides[0].rev, headRev: sides[1].rev, baseHistory: r.hist}
 	// The gate judges the module's own functions (go list -m: the main
 	// module, or a workspace's modules).
-	if mods, err := GoOut(ctx, sides[1].dir, "list", "-m"); err == nil {
+	if mods, err := goOut(ctx, sides[1].dir, "list", "-m"); err == nil {
 		res.modules = strings.Fields(mods)
 		r.progress("gating the functions of %s; the runtime's and the standard library's are shown, not gated (--gate . gates every function)", strings.Join(res.modules, " "))
 	} else {
@@ -333,8 +333,8 @@ func (r *recorder) removeWorktrees(top string, sides []*recSide) {
 	}
 }
 
-// GoOut runs the go command in dir and returns its trimmed stdout.
-func GoOut(ctx context.Context, dir string, args ...string) (string, error) {
+// goOut runs the go command in dir and returns its trimmed stdout.
+func goOut(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer

@@ -44,7 +44,7 @@ import (
 // that the shards are exactly shards 1..N of one record, each complete
 // (internal/shardset), rebuilds what record would have held had it run
 // every benchmark (bench.txt in record's order) and judges it with
-// record's own code (judgeRecord).
+// record's own judgement (Judge).
 
 // shardSchema is shard.json's schema.
 // v2 added At, which revisions have each benchmark recorded (without it a

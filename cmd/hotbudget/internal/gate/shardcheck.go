@@ -71,13 +71,13 @@ func checkPprof(path string) error {
 	return nil
 }
 
-// ReadProfile reads a profile record wrote, a counted difference among
+// readProfile reads a profile record wrote, a counted difference among
 // them, whose counts may be negative (which the loaders refuse), within
 // the loaders' bounds: pprof only, told from its first bytes
 // (checkPprof); at most HOTBUDGET_MAX_BYTES after decompression; each
 // field charged to the memory budget before pprof's parser runs, as the
 // loaders charge a pprof file (internal/index, internal/membudget).
-func ReadProfile(path string) (*profile.Profile, error) {
+func readProfile(path string) (*profile.Profile, error) {
 	if err := checkPprof(path); err != nil {
 		return nil, err
 	}
