@@ -11,10 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/bench"
@@ -258,7 +260,7 @@ const exitUsage = 2 // the command's exit status for usage and input errors
 
 // configOf is the Config and shard settings that record's flags in args
 // give, for the flags these tests use (--instrument and its shorthands,
-// --runs, --count, --no-allocs, --shard, --out, --format; any other
+// --runs, --count, --benchtime, --no-allocs, --shard, --out, --format; any other
 // --flag value is a judgement's, kept in the settings and not applied
 // here); the command's own tests check the flags themselves
 // (TestShardSettingsRoundTrip).
@@ -268,6 +270,7 @@ func configOf(t testing.TB, args []string) (Config, *ShardSettings) {
 	var pos []string
 	var judge []JudgeFlag
 	given := ""
+	benchtimeSet := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		next := func() string {
@@ -298,6 +301,18 @@ func configOf(t testing.TB, args []string) (Config, *ShardSettings) {
 			}
 		case "--out":
 			o.Out = next()
+		case "--benchtime":
+			o.Benchtime = next()
+			if n, ok := strings.CutSuffix(o.Benchtime, "x"); ok {
+				fmt.Sscan(n, &o.FixedIters)
+			} else {
+				d, err := time.ParseDuration(o.Benchtime)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.Target = d
+			}
+			benchtimeSet = true
 		case "--format", "--budget", "--html", "--allocs-html":
 			next() // where and how long it ran, and the report: not settings
 		case "--keep", "--full":
@@ -328,9 +343,15 @@ func configOf(t testing.TB, args []string) (Config, *ShardSettings) {
 	default:
 		o.Why = "timing: chosen by " + given
 	}
-	if o.Instructions {
+	if o.Instructions && !benchtimeSet {
 		o.Benchtime = ExactBenchtime.String()
 	}
+	if o.Target == 0 && o.FixedIters == 0 {
+		if o.Target, _ = time.ParseDuration(o.Benchtime); o.Target == 0 {
+			o.Target = time.Second
+		}
+	}
+	o.Procs = runtime.GOMAXPROCS(0)
 	s := &ShardSettings{Runs: o.Runs, Count: o.Count, Bench: o.Bench, Benchtime: o.Benchtime,
 		Instructions: o.Instructions, Cycles: o.Cycles, NoAllocs: o.NoAllocs, Packages: o.Packages, Judge: judge}
 	return o, s

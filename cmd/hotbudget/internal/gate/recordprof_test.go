@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -19,12 +20,36 @@ import (
 	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
-// recordEnv runs record with env as its environment.
+// recordEnv records the revisions of args in dir through the engine in
+// this process (so that the tests' hooks, runPerf, checkHost and
+// checkAgain, apply), with env as its environment, and judges as record
+// does: exit 2 for an error.
 func recordEnv(t *testing.T, dir string, env map[string]string, args ...string) result {
 	t.Helper()
 	t.Chdir(dir)
+	cfg, _ := configOf(t, args)
+	base, head := args[len(args)-2], args[len(args)-1]
 	var stdout, stderr bytes.Buffer
-	code := run(append([]string{"record"}, args...), strings.NewReader(""), &stdout, &stderr, func(k string) string { return env[k] })
+	getenv := func(k string) string { return env[k] }
+	code := func() int {
+		if _, err := samplercheck.Sampler(getenv); err != nil { // as the command checks it first
+			fmt.Fprintf(&stderr, "hotbudget record: %v\n", err)
+			return exitUsage
+		}
+		m, err := Record(context.Background(), cfg, Env{Stderr: &stderr, Getenv: getenv}, base, head)
+		var v *Verdict
+		if err == nil {
+			v, err = Judge(m, Judgement{GateModules: true})
+		}
+		if err == nil {
+			err = v.Write(&stdout, "text", false)
+		}
+		if err != nil {
+			fmt.Fprintf(&stderr, "hotbudget record: %v\n", err)
+			return exitUsage
+		}
+		return v.Exit
+	}()
 	t.Logf("%v hotbudget record %s: exit %d\n%s", env, strings.Join(args, " "), code, stderr.String())
 	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
 }
