@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,15 +14,21 @@ import (
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
-var typedSink []byte
+var (
+	typedMu   sync.Mutex // parallel captures share the sink
+	typedSink []byte
+)
 
 // typedWork loops and allocates one 96-byte slice a call: something for
 // both a time capture and its allocation phase to see.
 //
 //go:noinline
 func typedWork(n int) {
-	exactSink = exactLoop(n)
-	typedSink = make([]byte, 96)
+	b := make([]byte, 96)
+	b[0] = byte(exactLoop(n))
+	typedMu.Lock()
+	typedSink = b
+	typedMu.Unlock()
 }
 
 // TestCaptureFactsTyped: a capture's facts (its runs, iterations and
