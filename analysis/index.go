@@ -40,7 +40,9 @@ func (x *Index) ix() *index.Index { return x.data().Index() }
 // a negative value, or values whose total overflows int64 (the loaders
 // refuse those too).
 func NewIndex(p *profile.Profile) (*Index, error) {
-	x, err := indexload.FromProfile(p, meta.Read(p.Comments))
+	// A capture of this process comes with its facts kept (meta.Of);
+	// any other profile's are read from its comments.
+	x, err := indexload.FromProfile(p, meta.Of(p))
 	return (*Index)(x), err
 }
 

@@ -58,7 +58,7 @@ func TestAddRecording(t *testing.T) {
 
 	// No baseline yet: the recording is the baseline.
 	rec := recordingOf(t, build, 2, 100)
-	held, err := baselineToAdd(path, readRecorded(rec).rec)
+	held, err := baselineToAdd(path, capturedOf(rec).rec)
 	if err != nil || held != nil {
 		t.Fatalf("no baseline: %v, %v", held, err)
 	}
@@ -73,7 +73,7 @@ func TestAddRecording(t *testing.T) {
 		if err := WriteBaseline(path, held); err != nil {
 			t.Fatal(err)
 		}
-		read, err := baselineToAdd(path, readRecorded(rec).rec)
+		read, err := baselineToAdd(path, capturedOf(rec).rec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func TestAddRecording(t *testing.T) {
 	if err := WriteBaseline(bare2, bare); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := baselineToAdd(bare2, readRecorded(rec).rec); err == nil || !strings.Contains(err.Error(), "it records no runs") {
+	if _, err := baselineToAdd(bare2, capturedOf(rec).rec); err == nil || !strings.Contains(err.Error(), "it records no runs") {
 		t.Errorf("a baseline without runs: %v", err)
 	}
 

@@ -2,10 +2,8 @@ package perfassert
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"reflect"
 	"regexp"
@@ -166,8 +164,8 @@ func captureAllocs(fn func(), fnName, name string, maxDuration time.Duration) (*
 		return nil, err
 	}
 	p := allocDelta(before, after, fnName)
-	meta.Set(p, meta.Record{Name: name + " (allocations)", Build: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
-		Race: raceEnabled, WorkUnit: "iteration", Runs: []meta.Run{{Work: float64(n)}}})
+	meta.Keep(p, meta.Facts{HasRecord: true, Record: meta.Record{Name: name + " (allocations)", Build: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
+		Race: raceEnabled, WorkUnit: "iteration", Runs: []meta.Run{{Work: float64(n)}}}})
 	p.TimeNanos, p.DurationNanos = start.UnixNano(), time.Since(start).Nanoseconds()
 	return p, nil
 }
@@ -336,16 +334,6 @@ func trimAlloc(locs []*profile.Location, fnName string) ([]*profile.Location, bo
 	return nil, false
 }
 
-// attachAllocs stores ap in p as its allocation comment.
-func attachAllocs(p, ap *profile.Profile) error {
-	var b bytes.Buffer
-	if err := ap.Write(&b); err != nil {
-		return fmt.Errorf("perfassert: writing the allocation profile: %w", err)
-	}
-	p.Comments = meta.WithAllocProfile(p.Comments, b.Bytes())
-	return nil
-}
-
 // AllocProfile returns the allocation profile Capture recorded beside the
 // CPU samples of p (a captured profile, or a baseline written from one):
 // the sample types alloc_objects and alloc_space, exact (recorded with
@@ -359,32 +347,9 @@ func AllocProfile(p *profile.Profile) (ap *profile.Profile, ok bool, err error) 
 	if p == nil {
 		return nil, false, nil
 	}
-	return allocProfileOf(p.Comments)
-}
-
-// allocProfileOf is AllocProfile for a profile's comments.
-func allocProfileOf(comments []string) (ap *profile.Profile, ok bool, err error) {
-	raw, found, err := meta.AllocProfile(comments)
-	if err != nil || !found {
+	ap, err = capturedOf(p).allocs()
+	if err != nil || ap == nil {
 		return nil, false, err
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		return nil, false, fmt.Errorf("the profile's allocation record: %w", err)
-	}
-	data, err := io.ReadAll(io.LimitReader(zr, maxAllocProfile+1))
-	if err != nil {
-		return nil, false, fmt.Errorf("the profile's allocation record: %w", err)
-	}
-	if len(data) > maxAllocProfile {
-		return nil, false, fmt.Errorf("the profile's allocation record is larger than %d MiB decompressed", maxAllocProfile>>20)
-	}
-	ap, err = profile.ParseUncompressed(data)
-	if err != nil {
-		return nil, false, fmt.Errorf("the profile's allocation record: %w", err)
-	}
-	if oi, bi := allocIndexes(ap); oi < 0 || bi < 0 {
-		return nil, false, errors.New("the profile's allocation record has no alloc_objects and alloc_space sample types")
 	}
 	return ap, true, nil
 }
@@ -398,12 +363,12 @@ func allocProfileOf(comments []string) (ap *profile.Profile, ok bool, err error)
 // a profile not made by Capture, a capture with NoAllocs, or a baseline
 // written before captures recorded allocations.
 func CheckAllocs(base, current *profile.Profile) (rep *diff.AllocReport, ok bool, err error) {
-	var bc, cc []string
+	var bc, cc captured
 	if base != nil {
-		bc = base.Comments
+		bc = capturedOf(base)
 	}
 	if current != nil {
-		cc = current.Comments
+		cc = capturedOf(current)
 	}
 	ba, ca, err := allocProfiles(bc, cc)
 	if err != nil {
@@ -412,13 +377,13 @@ func CheckAllocs(base, current *profile.Profile) (rep *diff.AllocReport, ok bool
 	return compareAllocs(ba, ca)
 }
 
-// allocProfiles reads the allocation profiles the comments of the two
-// profiles hold (nil where one holds none).
-func allocProfiles(base, current []string) (ba, ca *profile.Profile, err error) {
-	if ba, _, err = allocProfileOf(base); err != nil {
+// allocProfiles returns the allocation profiles of the two captures (nil
+// where one holds none, or is the zero captured of a nil profile).
+func allocProfiles(base, current captured) (ba, ca *profile.Profile, err error) {
+	if ba, err = base.allocs(); err != nil {
 		return nil, nil, fmt.Errorf("base: %w", err)
 	}
-	if ca, _, err = allocProfileOf(current); err != nil {
+	if ca, err = current.allocs(); err != nil {
 		return nil, nil, fmt.Errorf("current: %w", err)
 	}
 	return ba, ca, nil
@@ -430,8 +395,8 @@ func compareAllocs(ba, ca *profile.Profile) (rep *diff.AllocReport, ok bool, err
 	if ba == nil || ca == nil {
 		return nil, false, nil
 	}
-	bn, bok := iterations(ba)
-	cn, cok := iterations(ca)
+	bn, bok := capturedOf(ba).iterations()
+	cn, cok := capturedOf(ca).iterations()
 	if !bok || !cok {
 		return nil, false, errors.New("an allocation profile records no iterations")
 	}
@@ -473,17 +438,17 @@ func anyFuncOf(p *profile.Profile, re *regexp.Regexp) bool {
 // underRace reports whether the allocation profile p says it was captured
 // under the race detector (its record's Race, with or without a build).
 func underRace(p *profile.Profile) bool {
-	rec, _ := meta.Known(p)
-	return rec.Race
+	return capturedOf(p).rec.Race
 }
 
 // judgeAllocs fails t when the allocations of current regressed against
-// base (CheckAllocs; each side is its profile's comments, which hold them),
+// base (CheckAllocs; each side is a capture, whose allocations are kept,
+// or a baseline, whose comments hold them),
 // and logs the exact verdict otherwise; a side without allocations is a
 // note only when current has them (a baseline written before captures
 // recorded allocations). Allocations captured under the race detector are
 // shown, not judged.
-func judgeAllocs(t TestingT, check, sides string, base, current []string) bool {
+func judgeAllocs(t TestingT, check, sides string, base, current captured) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}

@@ -48,7 +48,7 @@ func handAllocs(perIter int64) *profile.Profile {
 // (either side) are shown and never fail: its sync.Pool drops objects at
 // random. The same allocations without it fail.
 func TestAllocationsUnderRace(t *testing.T) {
-	raced := func(perIter int64) []string {
+	raced := func(perIter int64) captured {
 		a := handAllocs(perIter)
 		rec, _ := meta.Known(a)
 		rec.Race = true
@@ -57,16 +57,16 @@ func TestAllocationsUnderRace(t *testing.T) {
 		if err := attachAllocs(p, a); err != nil {
 			t.Fatal(err)
 		}
-		return p.Comments
+		return capturedOf(p)
 	}
-	plain := func(perIter int64) []string { return withAllocs(t, perIter).Comments }
+	plain := func(perIter int64) captured { return capturedOf(withAllocs(t, perIter)) }
 	rt := &recT{}
 	if judgeAllocs(rt, "MatchBaseline", "sides", plain(2), plain(3)) || len(rt.errs) == 0 {
 		t.Fatalf("one more allocation per iteration without -race passed: %q", rt.logs)
 	}
 	for _, c := range []struct {
 		name          string
-		base, current []string
+		base, current captured
 		who           string
 	}{
 		{"current", plain(2), raced(3), "the current capture"},

@@ -12,7 +12,6 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/hotbudget/hotbudget/analysis"
 	"github.com/hotbudget/hotbudget/diff"
-	"github.com/hotbudget/hotbudget/internal/indexload"
 	"github.com/hotbudget/hotbudget/loaders"
 )
 
@@ -63,7 +62,7 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		t.Errorf("perfassert.MatchBaseline(%s): nil profile", path)
 		return false
 	}
-	cur := readRecorded(current) // the one read of current's record
+	cur := capturedOf(current) // the one read of current's record
 	race, _ := raceOf(cur.rec)
 	if race {
 		path = racePath(path)
@@ -121,7 +120,7 @@ func MatchBaseline(t TestingT, path string, current *profile.Profile, opts ...di
 		}
 		return reportReport(t, "MatchBaseline", c.name, "function", rep)
 	}()
-	allocs := judgeAllocs(t, "MatchBaseline", "base = "+path+", head = current", (*indexload.Index)(base).Index().Comments, current.Comments)
+	allocs := judgeAllocs(t, "MatchBaseline", "base = "+path+", head = current", indexCaptured(base), cur)
 	return cpu && allocs
 }
 

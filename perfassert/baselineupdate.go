@@ -58,7 +58,7 @@ func updateMode() string {
 // the process that started this one to record it), adds the recording to
 // the baseline at path when asked to (UpdateEnv=add), writes the baseline
 // and logs that it did.
-func updateBaseline(t TestingT, path string, cur recorded) bool {
+func updateBaseline(t TestingT, path string, cur captured) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
@@ -110,7 +110,7 @@ func updateBaseline(t TestingT, path string, cur recorded) bool {
 	}
 	markRecorded(path)
 	msg := fmt.Sprintf("perfassert.MatchBaseline: updated baseline %s (%d samples", path, countSamples(base))
-	written := readRecorded(base)
+	written := capturedOf(base)
 	if n := written.runs(); n > 1 {
 		msg += fmt.Sprintf(" in %d runs", n)
 	}
@@ -136,6 +136,12 @@ func updateBaseline(t TestingT, path string, cur recorded) bool {
 // replaced baseline keeps its permissions; a new one gets 0666 less the
 // umask.
 func WriteBaseline(path string, p *profile.Profile) error {
+	// A capture of this process is written with its facts as they were
+	// kept: its record, marks and allocations (comments.go).
+	p, err := savedForm(p)
+	if err != nil {
+		return fmt.Errorf("writing baseline %s: %w", path, err)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("writing baseline %s: %w", path, err)
 	}

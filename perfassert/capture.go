@@ -210,7 +210,10 @@ func Precision(relErr float64) CaptureOption {
 // of the same number of iterations of fn, each labelled meta.LabelRun by the
 // capturing goroutine, so that runs do not depend on when rounds end; the
 // profile's hotbudget record (internal/meta, read by ProfileName, Iterations
-// and MatchBaseline) lists the runs with their iterations of fn.
+// and MatchBaseline) lists the runs with their iterations of fn. While the
+// test runs, the record and the allocations are kept beside the returned
+// profile and the checks take them from there; they are also written in its
+// comments, so that a capture saved with p.Write carries them.
 //
 // When the CPU profiler is already running outside perfassert (as under
 // `go test -cpuprofile`), CaptureProfile runs nothing and returns an error
@@ -232,7 +235,7 @@ func Precision(relErr float64) CaptureOption {
 // phase runs alone: captures taking CPU samples finish first, and captures
 // that start meanwhile wait, since recording every allocation slows them.
 // (Under `go test -memprofile` the test's own heap profile then mixes the
-// two rates.) The allocations travel inside the returned profile, which
+// two rates.) The allocations travel with the returned profile, which
 // keeps its CPU samples as they are: AllocProfile reads them, MaxAllocs,
 // MaxAllocBytes and their total variants check them per iteration, and
 // MatchBaseline and NoRegression judge them exactly (CheckAllocs). The
@@ -323,10 +326,11 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 	if err := s.sampleCPU(); err != nil {
 		return nil, nil, err
 	}
-	p, err := s.assemble()
+	p, rec, err := s.assemble()
 	if err != nil {
 		return nil, nil, err
 	}
+	facts := meta.Facts{Record: rec, HasRecord: true}
 	checked := ""
 	if c.sampler == samplerPerf && c.checked != nil {
 		// The capture's own check: a sampler found wrong now is not
@@ -343,9 +347,12 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := attachAllocs(p, ap); err != nil {
-			return nil, nil, err
-		}
+		facts.Allocs = ap
+	}
+	// The capture as a typed value, from here to its checks; its
+	// comments are its saved form (comments.go).
+	if err := keepCapture(p, facts); err != nil {
+		return nil, nil, err
 	}
 	// The samples and the CPU time they stand for: the whole profile's
 	// table, as every check reads it.
@@ -362,7 +369,6 @@ func captureProfile(fn func(), opts []CaptureOption) (*profile.Profile, *capture
 		st.checked = fmt.Sprintf("redone with runtime/pprof: the perf sampler's check after the first try found %s %+.1f points off its measured share (%.1f allowed)", r.Worst, r.Err, r.Limit)
 	}
 	st.fellBack = c.sampler == samplerPprof && c.refused != nil
-	rec, _, _ := meta.Get(p)
 	for _, r := range rec.Runs {
 		st.iterations += r.Work
 	}
@@ -452,18 +458,7 @@ func Iterations(p *profile.Profile) (n int64, ok bool) {
 
 // iterations is the work of p's runs, when p counts it in iterations.
 func iterations(p *profile.Profile) (float64, bool) {
-	rec, found, err := meta.Get(p)
-	if err != nil || !found || len(rec.Runs) == 0 || (rec.WorkUnit != meta.WorkIteration && rec.WorkUnit != "") {
-		return 0, false
-	}
-	var w float64
-	for _, r := range rec.Runs {
-		if r.Work <= 0 {
-			return 0, false
-		}
-		w += r.Work
-	}
-	return w, true
+	return capturedOf(p).iterations()
 }
 
 // countSamples is the number of samples of p: the sum of its count value

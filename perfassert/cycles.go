@@ -163,16 +163,17 @@ func instructionsPerIteration(p *profile.Profile) (byFunc map[string][]float64, 
 	if i < 0 {
 		return nil, nil
 	}
-	ps, err := meta.SplitProcesses(p)
+	ps, err := splitProcesses(p)
 	if err != nil {
 		return nil, nil
 	}
 	byFunc = map[string][]float64{}
 	for n, q := range ps {
-		rec, ok, err := meta.Get(q)
-		if err != nil || !ok {
+		c := capturedOf(q)
+		if c.facts.RecordErr != nil || !c.facts.HasRecord {
 			return nil, nil
 		}
+		rec := c.rec
 		var work, total float64
 		for _, r := range rec.Runs {
 			work += r.Work

@@ -245,8 +245,10 @@ const exactCountedHere = "counted"
 func notCounted(name string) *profile.Profile {
 	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "instructions", Unit: "count"}},
 		PeriodType: &profile.ValueType{Type: "instructions", Unit: "count"}, Period: 1}
-	p.Comments = meta.MarkExact(nil)
-	meta.Set(p, meta.Record{Name: name + " (not counted in this child process)", WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Work: 1}}})
+	// Kept and written as any capture, so that the test's checks of it
+	// pass on its one iteration of nothing.
+	_ = keepCapture(p, meta.Facts{Exact: true, HasRecord: true,
+		Record: meta.Record{Name: name + " (not counted in this child process)", WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Work: 1}}}})
 	return p
 }
 
@@ -301,13 +303,21 @@ func runExactChild(t TestingT, vg string, plan exactPlan) (*profile.Profile, exa
 		return nil, note, fmt.Errorf("perfassert: counting instructions: valgrind running %s again (%s): %s; its output:\n%s",
 			plan.test, textfmt.Line(filepath.Base(exe)), why, textfmt.Lines(tail(out.String(), 40)))
 	}
-	rec, _, _ := meta.Get(p)
+	// The capture's facts, typed from the child's dumps to the checks
+	// (readCounted, attachCountedAllocs keep them), its record completed
+	// here; its comments are written once, for its saved forms.
+	c := capturedOf(p)
+	rec := c.rec
 	rec.Instrument = instrumentCallgrind + " " + valgrind.Version()
 	rec.Depends = exactDepends()
 	if p, err = plan.estimate(p, &rec, dir, note); err != nil {
 		return nil, note, err
 	}
-	meta.Set(p, rec)
+	f := c.facts
+	f.Record, f.HasRecord, f.RecordErr = rec, true, nil
+	if err := keepCapture(p, f); err != nil {
+		return nil, note, err
+	}
 	return p, note, nil
 }
 
@@ -370,7 +380,7 @@ func exactDepends() map[string]string {
 
 // exactSummary is Capture's log line for an exact capture.
 func exactSummary(p *profile.Profile, note exactNote, took time.Duration) string {
-	rec, _, _ := meta.Get(p)
+	rec := capturedOf(p).rec
 	settled := "the runtime's type-assertion and type-switch caches full"
 	if note.missed > 0 {
 		settled = fmt.Sprintf("the runtime's type-assertion and type-switch caches still missing (%s instructions in their miss paths)", textfmt.Count(float64(note.missed)))

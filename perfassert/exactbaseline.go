@@ -41,7 +41,7 @@ func exactProcesses() (int, error) {
 // matchExact is MatchBaseline for a capture of exact counts: it records the
 // baseline in several processes, or judges the capture against it without
 // statistics (diff.CompareCounts).
-func matchExact(t TestingT, path string, current recorded, race bool) bool {
+func matchExact(t TestingT, path string, current captured, race bool) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
@@ -76,7 +76,7 @@ func matchExact(t TestingT, path string, current recorded, race bool) bool {
 		t.Errorf("perfassert.MatchBaseline: reading baseline: %v", err)
 		return false
 	}
-	base := readRecorded(loaded) // the one read of the baseline's record
+	base := capturedOf(loaded) // the one read of the baseline's record
 	br, cr := base.rec, current.rec
 	if why := exactMismatch(br, cr); why != "" {
 		t.Errorf("perfassert.MatchBaseline: baseline %s %s; record it again:\n    %s", path, why, exactUpdateCommand(t, race))
@@ -85,7 +85,7 @@ func matchExact(t TestingT, path string, current recorded, race bool) bool {
 	if br.Depends["valgrind"] != cr.Depends["valgrind"] {
 		logf(t, "perfassert.MatchBaseline: baseline %s was counted by %s, this capture by %s: compared all the same (the program's instructions do not depend on valgrind's version)", path, textfmt.Line(orNone(br.Depends["valgrind"])), textfmt.Line(orNone(cr.Depends["valgrind"])))
 	}
-	return judgeCounts(t, "MatchBaseline", "base = "+path+", head = current", base.p, current.p)
+	return judgeCounts(t, "MatchBaseline", "base = "+path+", head = current", base, current)
 }
 
 // exactUpdateCommand is updateCommand for a baseline of counts, run by
@@ -108,14 +108,14 @@ func exactUpdateCommand(t TestingT, race bool) string {
 // process made with Instructions is counted again in a fresh child
 // process, and the check fails only when a function fails both
 // judgements.
-func judgeCounts(t TestingT, check, sides string, base, current *profile.Profile) bool {
+func judgeCounts(t TestingT, check, sides string, base, current captured) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	counts := judgeInstructions(t, check, sides, base, current)
+	counts := judgeInstructions(t, check, sides, base.p, current.p)
 	// The allocations the child counted, one by one: exact, judged
 	// without tolerance and without confirmation.
-	allocs := judgeAllocs(t, check, sides, base.Comments, current.Comments)
+	allocs := judgeAllocs(t, check, sides, base, current)
 	return counts && allocs
 }
 
@@ -328,7 +328,11 @@ func recordExact(t TestingT, current *profile.Profile) (*profile.Profile, string
 		return nil, "", err
 	}
 	logf(t, "perfassert.MatchBaseline: recording exact counts of %s in %d processes: %d more under callgrind (%s sets how many)", plan.test, n, n-1, ProcessesEnv)
-	ps := []*profile.Profile{current}
+	first, err := savedForm(current) // its comments, beside the record, are the baseline's
+	if err != nil {
+		return nil, "", err
+	}
+	ps := []*profile.Profile{first}
 	for range n - 1 {
 		p, _, err := runExactChild(t, vg, plan)
 		if err != nil {

@@ -159,12 +159,11 @@ func readCounted(dir, name string) (*profile.Profile, exactNote, error) {
 		if err != nil {
 			return nil, n, fmt.Errorf("perfassert: callgrind's dump %s: %w", dump, err)
 		}
-		for _, w := range meta.Warnings(p.Comments) {
+		for _, w := range loaderWarnings(p) {
 			if !slices.Contains(n.warnings, w) {
 				n.warnings = append(n.warnings, w)
 			}
 		}
-		p.Comments = nil
 		phases[i] = trimExact(p)
 	}
 	// What both phases executed alike cancels: their start, and the
@@ -173,12 +172,14 @@ func readCounted(dir, name string) (*profile.Profile, exactNote, error) {
 	if err != nil {
 		return nil, n, fmt.Errorf("perfassert: the difference of callgrind's dumps: %w", err)
 	}
-	p.Comments = meta.MarkExact(nil) // without the loader's format: a capture says what it is
 	for _, s := range p.Sample {
 		s.Label = map[string][]string{meta.LabelRun: {"1"}}
 	}
-	meta.Set(p, meta.Record{Name: name, Build: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH, Race: raceEnabled,
-		WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "1", Work: float64(n.runs)}}})
+	// A capture from here on, its facts kept typed (without the loader's
+	// format and warnings: a capture says what it is); runExactChild
+	// completes its record and writes its comments.
+	meta.Keep(p, meta.Facts{Exact: true, HasRecord: true, Record: meta.Record{Name: name, Build: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH, Race: raceEnabled,
+		WorkUnit: meta.WorkIteration, Runs: []meta.Run{{Label: "1", Work: float64(n.runs)}}}})
 	return p, n, nil
 }
 

@@ -92,7 +92,7 @@ func TestCaptureRecordsBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	race, known := raceOf(readRecorded(p).rec)
+	race, known := raceOf(capturedOf(p).rec)
 	if !known || race != raceEnabled {
 		t.Errorf("raceOf = %v, %v; want %v, true (comments %q)", race, known, raceEnabled, p.Comments)
 	}

@@ -31,7 +31,7 @@ func TestJudgeCountsNothingJudged(t *testing.T) {
 	other := map[string]int64{"gopkg.in/yaml%2ev3.yaml_parser_scan": 24_000, "runtime.mallocgc": 976_000}
 	changed := map[string]int64{"gopkg.in/yaml%2ev3.yaml_parser_scan": 24_650, "runtime.mallocgc": 976_000}
 	rt := &recT{}
-	if judgeCounts(rt, "MatchBaseline", "base = b, head = current", countCapture(t, 10, other), countCapture(t, 10, changed)) {
+	if judgeCounts(rt, "MatchBaseline", "base = b, head = current", capturedOf(countCapture(t, 10, other)), capturedOf(countCapture(t, 10, changed))) {
 		t.Fatalf("passed having judged no function of %s: %q", mod, rt.logs)
 	}
 	if len(rt.errs) != 1 {
@@ -45,7 +45,7 @@ func TestJudgeCountsNothingJudged(t *testing.T) {
 
 	own := map[string]int64{mod + "/perfassert.parse": 24_000, mod + "/perfassert_test.TestX.func1": 1000, "runtime.mallocgc": 975_000}
 	rt = &recT{}
-	if !judgeCounts(rt, "MatchBaseline", "base = b, head = current", countCapture(t, 10, own), countCapture(t, 10, own)) {
+	if !judgeCounts(rt, "MatchBaseline", "base = b, head = current", capturedOf(countCapture(t, 10, own)), capturedOf(countCapture(t, 10, own))) {
 		t.Fatalf("unchanged counts failed: %q", rt.errs)
 	}
 	if want := "no function's count changed, each counted exactly (2 functions of " + mod + " judged)"; len(rt.logs) != 1 || !strings.Contains(rt.logs[0], want) {

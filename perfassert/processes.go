@@ -126,7 +126,7 @@ type childRuns struct {
 // captures of n-1 more processes running the test again, when current is
 // a capture of this process that can be recorded that way; otherwise
 // current alone, with a note saying why (empty when nothing was asked).
-func recordProcesses(t TestingT, path string, current recorded) (*profile.Profile, string, error) {
+func recordProcesses(t TestingT, path string, current captured) (*profile.Profile, string, error) {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
@@ -148,7 +148,11 @@ func recordProcesses(t TestingT, path string, current recorded) (*profile.Profil
 	name := nm.Name()
 	c := runChildren(t, name, n-1, fmt.Sprintf("recording baselines of %s in %d processes: running it %d more times (%s sets how many)", name, n, n-1, ProcessesEnv))
 	ps, failed := c.captures(path)
-	ps = append([]*profile.Profile{current.p}, ps...)
+	first, err := savedForm(current.p) // its comments, beside the record, are the baseline's
+	if err != nil {
+		return nil, "", err
+	}
+	ps = append([]*profile.Profile{first}, ps...)
 	if len(failed) > 0 {
 		// The processes' output is the test's own, printed again in this
 		// test's failure: escaped like any text a test log shows.

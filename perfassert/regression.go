@@ -13,7 +13,6 @@ import (
 	"github.com/hotbudget/hotbudget/bench"
 	"github.com/hotbudget/hotbudget/diff"
 	"github.com/hotbudget/hotbudget/internal/indexload"
-	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/modname"
 	"github.com/hotbudget/hotbudget/internal/suggest"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
@@ -36,13 +35,14 @@ func NoRegression(t TestingT, base, current *profile.Profile, opts ...diff.Optio
 		t.Errorf("perfassert.NoRegression: nil profile (base %v, current %v)", base != nil, current != nil)
 		return false
 	}
-	if b, c := readRecorded(base), readRecorded(current); b.isExact() || c.isExact() {
+	b, c := capturedOf(base), capturedOf(current)
+	if b.isExact() || c.isExact() {
 		// Counts (Instructions): judged exactly, function by function.
 		if why := exactMismatch(b.rec, c.rec); why != "" {
 			t.Errorf("perfassert.NoRegression: the baseline %s", why)
 			return false
 		}
-		return judgeCounts(t, "NoRegression", "base = baseline, head = current", base, current)
+		return judgeCounts(t, "NoRegression", "base = baseline, head = current", b, c)
 	}
 	bs, err := SplitRuns(base)
 	if err != nil {
@@ -55,7 +55,7 @@ func NoRegression(t TestingT, base, current *profile.Profile, opts ...diff.Optio
 		return false
 	}
 	cpu := reportRegression(t, "NoRegression", "base = baseline"+runsNote(len(bs))+", head = current"+runsNote(len(cs)), bs, cs, opts)
-	allocs := judgeAllocs(t, "NoRegression", "base = baseline, head = current", base.Comments, current.Comments)
+	allocs := judgeAllocs(t, "NoRegression", "base = baseline, head = current", b, c)
 	return cpu && allocs
 }
 
@@ -94,7 +94,7 @@ func SplitRuns(p *profile.Profile) ([]*profile.Profile, error) {
 	if p == nil {
 		return nil, errors.New("nil profile")
 	}
-	return meta.Split(p)
+	return splitRuns(p)
 }
 
 // NoRegressionRuns is NoRegression with several profiles a side, which lets

@@ -437,9 +437,9 @@ func (s *session) precision(runs []runInfo) (string, float64) {
 	return worstName, worst
 }
 
-// assemble builds the capture's profile from its finished runs; samples of
-// a run left unfinished are dropped.
-func (s *session) assemble() (*profile.Profile, error) {
+// assemble builds the capture's profile from its finished runs, and its
+// record; samples of a run left unfinished are dropped.
+func (s *session) assemble() (*profile.Profile, meta.Record, error) {
 	runs := s.finishedRuns()
 	rec := meta.Record{
 		Name: s.cfg.name, Build: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
@@ -479,19 +479,17 @@ func (s *session) assemble() (*profile.Profile, error) {
 	}
 	merged, err := profile.Merge(ps)
 	if err != nil {
-		return nil, fmt.Errorf("perfassert: merging capture rounds: %w", err)
+		return nil, meta.Record{}, fmt.Errorf("perfassert: merging capture rounds: %w", err)
 	}
 	if s.perf != nil {
 		merged.Period, s.periodBy = effectivePeriod(merged)
 	}
 	merged.TimeNanos = s.start.UnixNano()
 	merged.DurationNanos = time.Since(s.start).Nanoseconds()
-	merged.Comments = nil
 	if s.cpuOK {
 		rec.SampledNanos, rec.UsedNanos = s.sampled.Nanoseconds(), s.used.Nanoseconds()
 	}
-	meta.Set(merged, rec)
-	return merged, nil
+	return merged, rec, nil
 }
 
 // Runs a capture is judged by (item 4 of issue 15): a capture of a slow

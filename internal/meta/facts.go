@@ -1,15 +1,20 @@
 package meta
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/google/pprof/profile"
+)
 
 // Facts are the facts hotbudget keeps in a profile's comments, read once
 // (Read): the record, the mark of exact durations and the loaders'
 // warnings. An index reads them when it is built
 // (index.Index.Facts), so that every reader of one comparison (the split
 // into runs or processes, the work of a run, the golden test's notes)
-// takes them from there instead of parsing the comments again. The
-// allocation profile, large and read by one caller, stays in the comments
-// (AllocProfile).
+// takes them from there instead of parsing the comments again. A capture
+// this process made keeps its facts beside its profile (Keep), with its
+// allocation profile typed; read from comments, the allocation profile,
+// large and read by one caller, stays in the comments (AllocProfile).
 type Facts struct {
 	// Record is the record (FromComments), zero when HasRecord is false.
 	Record    Record
@@ -20,6 +25,10 @@ type Facts struct {
 	// Exact is IsExact; Warnings is Warnings.
 	Exact    bool
 	Warnings []string
+	// Allocs is the allocation profile of a capture this process made
+	// (Keep), with its own facts kept too; nil when the facts were read
+	// from comments (AllocProfile reads theirs) or the capture has none.
+	Allocs *profile.Profile
 }
 
 // Read reads the facts of comments.

@@ -15,6 +15,11 @@
 // AppendWarning, AppendFormat, WithAllocProfile and their readers): no other
 // code builds or parses hotbudget's comments.
 //
+// A profile this process made (perfassert's captures) keeps its facts
+// typed beside it (Keep), and the readers of a profile (Get, Known, Of,
+// Split, SplitProcesses) take them from there: its comments are its saved
+// form, read back only from profiles made elsewhere (kept.go).
+//
 // A profile may hold several runs of the same program (a baseline recorded
 // as N captures, `hotbudget record`): each sample then carries the string
 // label LabelRun naming its run, and Record.Runs lists the runs in order.
@@ -161,12 +166,16 @@ func Known(p *profile.Profile) (r Record, ok bool) {
 	return r, ok
 }
 
-// Get returns the record stored in p. ok is false when p holds none. Profiles
-// written before the record existed (comments "hotbudget name: ",
+// Get returns the record of p: kept (Keep) when this process made p,
+// stored in its comments otherwise. ok is false when p holds none.
+// Profiles written before the record existed (comments "hotbudget name: ",
 // "hotbudget build: ", "hotbudget iterations: ") are read too.
 func Get(p *profile.Profile) (r Record, ok bool, err error) {
 	if p == nil {
 		return Record{}, false, nil
+	}
+	if f, kept := Kept(p); kept {
+		return f.Record, f.HasRecord, f.RecordErr
 	}
 	return FromComments(p.Comments)
 }
@@ -210,9 +219,17 @@ func legacy(comments []string) (Record, bool, error) {
 	return r, found, nil
 }
 
-// Set stores r in p, replacing any record (and legacy comments) p held.
+// WithRecord returns a copy of comments with r as their record, replacing
+// any record (and legacy comments) they held: Set for comments being
+// assembled before their profile (a capture's, written from its kept
+// facts).
+func WithRecord(comments []string, r Record) []string { return withRecord(comments, r) }
+
+// Set stores r in p, replacing any record (and legacy comments) p held,
+// and in p's kept facts when p is kept (Keep).
 func Set(p *profile.Profile, r Record) {
 	p.Comments = withRecord(p.Comments, r)
+	keepRecord(p, r)
 }
 
 // withRecord returns a copy of comments with r as the record.
@@ -236,12 +253,14 @@ func withRecord(comments []string, r Record) []string {
 // each with a record of its one run. A profile without run labels is
 // returned as it is, alone. Samples without LabelRun in a profile with run
 // labels, or with a label the record does not list, are an error: the runs
-// would not add up to the profile. p is not modified.
+// would not add up to the profile. p is not modified. When p is kept
+// (Keep), so is each run, with its record (a capture's runs are captures).
 func Split(p *profile.Profile) ([]*profile.Profile, error) {
 	r, _, err := Get(p)
 	if err != nil {
 		return nil, err
 	}
+	f, isKept := Kept(p)
 	groups, err := r.GroupRuns(len(p.Sample), func(i int) []string { return p.Sample[i].Label[LabelRun] })
 	if err != nil || groups == nil {
 		return []*profile.Profile{p}, err
@@ -261,6 +280,9 @@ func Split(p *profile.Profile) ([]*profile.Profile, error) {
 		q.Sample = make([]*profile.Sample, len(g))
 		for k, i := range g {
 			q.Sample[k] = p.Sample[i]
+		}
+		if isKept {
+			keepPart(q, f, r.Run(j))
 		}
 		out[j] = q
 	}

@@ -108,7 +108,8 @@ func MergeProcesses(ps []*profile.Profile) (*profile.Profile, error) {
 // returned as one profile of one run too: comparing captures of several
 // processes, a process is the unit that varies alike on both sides (the
 // runs within one process share its memory layout and the machine's
-// state, and vary less than processes do). p is not modified.
+// state, and vary less than processes do). p is not modified. When p is
+// kept (Keep), so is each process's profile, with its record.
 func SplitProcesses(p *profile.Profile) ([]*profile.Profile, error) {
 	r, ok, err := Get(p)
 	if err != nil {
@@ -143,6 +144,9 @@ func SplitProcesses(p *profile.Profile) ([]*profile.Profile, error) {
 			TimeNanos:  p.TimeNanos,
 			PeriodType: p.PeriodType, Period: part.Period,
 			Sample: samples,
+		}
+		if f, isKept := Kept(p); isKept {
+			keepPart(q, f, part.Record)
 		}
 		out = append(out, q)
 	}
