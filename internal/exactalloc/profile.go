@@ -31,8 +31,8 @@ type Counts struct {
 	Contexts int
 }
 
-// Read reads a callgrind dump of a Go program that ran with Arg(malloc)
-// (malloc: MallocName of the program) and returns its allocations as an
+// Read reads a callgrind dump of a Go program that ran with Args (malloc:
+// MallocName of the program, the first of Args's results) and returns its allocations as an
 // allocation profile, sample types alloc_objects/count and
 // alloc_space/bytes, Period 1 (exact): each allocation on a stack whose
 // leaf is the function charged with it (the innermost function, inlined
@@ -43,18 +43,18 @@ type Counts struct {
 // callgrind's names and charges compiled functions.
 func Read(r io.Reader, malloc string, sym callgrind.Symbolizer) (*profile.Profile, Counts, error) {
 	var c Counts
-	d, err := scan(r, malloc, sym)
+	d, err := scan(r, sym)
 	if err != nil {
 		return nil, c, fmt.Errorf("exactalloc: %w", err)
 	}
 	c.Bytes = true
-	for _, fn := range d.order {
-		ch := d.chains[fn]
+	for _, key := range d.order {
+		ch := d.chains[key]
 		c.Objects += ch.objects
 		if ch.unsized > 0 {
 			c.Bytes = false
 		}
-		if strings.Contains(fn, "'") {
+		if ch.context {
 			c.Contexts++
 		}
 	}
@@ -63,13 +63,13 @@ func Read(r io.Reader, malloc string, sym callgrind.Symbolizer) (*profile.Profil
 	}
 	b := newBuilder()
 	mallocFn := resolveName(sym, malloc)
-	for _, fn := range d.order {
-		ch := d.chains[fn]
+	for _, key := range d.order {
+		ch := d.chains[key]
 		if ch.objects == 0 {
 			continue
 		}
-		var chain []string // callers, innermost first
-		for i, part := range strings.Split(fn, "'")[1:] {
+		var chain []string // callers of the allocator, innermost first
+		for i, part := range ch.callers {
 			if i > 0 && isDigits(part) {
 				continue // a recursion level (--separate-recs)
 			}
@@ -78,10 +78,13 @@ func Read(r io.Reader, malloc string, sym callgrind.Symbolizer) (*profile.Profil
 		at := slices.IndexFunc(chain, func(n string) bool { return !IsStd(n) })
 		if at < 0 {
 			c.Std += ch.objects
+			if len(chain) > 1 && chain[0] == mallocFn {
+				chain = chain[1:] // the innermost function that called mallocgc
+			}
 			b.add(chain, ch.objects, ch.bytes)
 			continue
 		}
-		callee := mallocFn
+		callee := ch.alloc
 		if at > 0 {
 			callee = chain[at-1]
 		}
