@@ -2,37 +2,46 @@
 // valgrind's callgrind, tiny objects included, and charges each to the
 // function that made it.
 //
-// Every heap allocation of a Go 1.26 program goes through runtime.mallocgc
-// (newobject, makeslice, growslice, the convT functions, rawstring and the
-// string conversions all call it), and mallocgc makes an object by calling
-// one of its allocators: mallocgcTiny, mallocgcSmallNoscan,
-// mallocgcSmallScanNoHeader, mallocgcSmallScanHeader, mallocgcLarge, or,
-// with GOEXPERIMENT=sizespecializedmalloc, mallocgcTinySize<n>,
-// mallocgcSmallNoScanSC<n> and mallocgcSmallScanNoHeaderSC<n>. A call of
-// size 0 returns the runtime's zerobase before any allocator and allocates
-// nothing. So the calls from mallocgc into its allocators are the
-// allocations, one each, where the runtime's memory profile sees a tiny
-// object only when it opens a 16-byte block.
+// A heap object of a Go program is made by one of the runtime's
+// allocators, called once per object: mallocgcTiny, mallocgcSmallNoscan,
+// mallocgcSmallScanNoHeader, mallocgcSmallScanHeader, mallocgcLarge and,
+// with size-specialised malloc (GOEXPERIMENT=sizespecializedmalloc in
+// go1.26, the default from go1.27 on), mallocgcTinySize<n> (go1.26),
+// mallocgcTinySC2 (go1.27), mallocgcSmallNoScanSC<n> and
+// mallocgcSmallScanNoHeaderSC<n>. Most allocations reach them through
+// runtime.mallocgc (newobject, makeslice, growslice, the convT functions,
+// rawstring and the string conversions all call it; a call of size 0
+// returns the runtime's zerobase before any allocator and allocates
+// nothing); go1.27's compiled code calls the size-specialised ones
+// directly for new(T) and escaping variables of up to 80 bytes. An
+// allocator's slow path may call another allocator for the same object.
+// So the calls into an allocator from any function but the runtime's
+// allocation functions (mallocgc excepted) are the allocations, one each,
+// where the runtime's memory profile sees a tiny object only when it opens
+// a 16-byte block.
 //
-// Callgrind's call graph says how often mallocgc called an allocator, not
-// for whom. Arg asks callgrind to keep mallocgc apart by its chain of
-// callers (--separate-callers<Depth>): its blocks are then named
+// Callgrind's call graph says how often an allocator was called, not for
+// whom. Arg and Args ask callgrind to keep mallocgc and its allocators
+// apart by their chains of callers (--separate-callers<Depth>): their
+// blocks are then named
 // "runtime.mallocgc'runtime.growslice'strings.(*Builder).grow'pkg.F...",
-// and Read charges each block's allocations to the first function of the
-// chain outside the runtime and the standard library (pkg.F: what it
-// allocates through strings.Builder is its own). Callgrind's chains name
-// compiled functions; which function inlined into pkg.F made the
-// allocation is read from pkg.F's call sites into the chain's next
-// function, through the symbolizer (which knows inlining): when all of
+// and Read charges each allocation to the first function of the chain
+// (mallocgc's when it went through it, else the allocator's) outside the
+// runtime and the standard library (pkg.F: what it allocates through
+// strings.Builder is its own). Callgrind's chains name compiled
+// functions; which function inlined into pkg.F made the allocation is read
+// from pkg.F's call sites into the chain's next function (or the
+// allocator), through the symbolizer (which knows inlining): when all of
 // them are in one inlined function (or in pkg.F's own code), the count is
 // exact; when several functions inlined into pkg.F call it, the count is
 // shared among them by their calls (exact when each call allocates alike),
 // and Read says so.
 //
-// Bytes are exact where the allocator's name says the size
-// (GOEXPERIMENT=sizespecializedmalloc: a tiny object's size, a size
-// class's bytes); otherwise they are not counted and the profile says so
-// (Counts.Bytes false).
+// Bytes are exact where the allocator's name says the size (go1.26's
+// mallocgcTinySize<n>: a tiny object's size; the size-specialised
+// allocators of a size class: the class's bytes); otherwise (go1.27's
+// tiny objects, every object without size-specialised malloc) they are
+// not counted and the profile says so (Counts.Bytes false).
 package exactalloc
 
 import (

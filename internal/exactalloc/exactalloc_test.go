@@ -345,3 +345,42 @@ func TestReadErrors(t *testing.T) {
 		t.Errorf("a one-context dump: %v %+v", err, c)
 	}
 }
+
+// TestReleases: the validated releases are counted, patch releases and
+// release candidates included; a later release, whose runtime may reach
+// its allocators along other paths, is refused, saying which are counted.
+func TestReleases(t *testing.T) {
+	for v, want := range map[string]bool{"go1.26.8": true, "go1.27.3": true, "go1.27rc1": true, "go1.26": true,
+		"go1.28.0": false, "go1.25.4": false, "devel go1.28-abcdef": false, "": false} {
+		if got := Validated(v); got != want {
+			t.Errorf("Validated(%q) = %v, want %v", v, got, want)
+		}
+	}
+	if !Validated(runtime.Version()) {
+		t.Errorf("this test runs on %s, which is not validated: %v", runtime.Version(), ErrRelease)
+	}
+	if msg := ErrRelease.Error(); !strings.Contains(msg, "go1.26 and go1.27 only") {
+		t.Errorf("ErrRelease: %q", msg)
+	}
+	if _, err := MallocName("/nonexistent/x.test"); err == nil || !strings.Contains(err.Error(), "/nonexistent/x.test") {
+		t.Errorf("MallocName of a missing file: %v", err)
+	}
+}
+
+// TestReadDirect: go1.27's compiled code calls an allocator directly; the
+// allocator's chain of callers charges the allocation, and an
+// allocator's slow path calling another allocator makes no second object.
+func TestReadDirect(t *testing.T) {
+	d := "events: Ir\n" +
+		"fn=example.com/m.F\n0x10 1 5\ncfn=runtime.mallocgcTinySC2'example.com/m.F'main.main\ncalls=3 0x20 1\n0x11 1 30\n" +
+		"fn=errors.Join\n0x30 1 5\ncfn=runtime.mallocgcSmallScanNoHeaderSC2'errors.Join'example.com/m.G'main.main\ncalls=2 0x40 1\n0x31 1 30\n" +
+		"fn=runtime.mallocgcTinySlowPath\n0x50 1 5\ncfn=runtime.mallocgcSmallNoScanSC2'runtime.mallocgcTinySlowPath'runtime.mallocgcTinySC2'example.com/m.F\ncalls=1 0x60 1\n0x51 1 30\n"
+	p, c, err := Read(strings.NewReader(d), Malloc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := selfObjects(p)
+	if c.Objects != 5 || got["example.com/m.F"] != 3 || got["example.com/m.G"] != 2 || c.Bytes {
+		t.Errorf("direct calls: %v %+v", got, c)
+	}
+}
