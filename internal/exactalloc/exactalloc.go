@@ -87,16 +87,21 @@ func Arg(name string) string {
 
 // Args returns the callgrind options under which a dump of the Go
 // executable at path holds its allocations, each charged through its
-// chain of callers (Arg's), and the name Read wants (MallocName's): in a
-// binary without a symbol table, one option for mallocgc's address and one
-// for each allocator's, which go1.27's compiled code calls directly.
+// chain of callers, and the name Read wants (MallocName's): Arg's, and the
+// contexts of runtime.morestack (see Counts.Resumed); in a binary without
+// a symbol table, one option for each function's address: mallocgc's,
+// each allocator's (go1.27's compiled code calls them directly) and the
+// stack checks'.
 func Args(path string) (malloc string, args []string, err error) {
 	b, err := inspect(path)
 	if err != nil {
 		return "", nil, err
 	}
 	args = []string{Arg(b.malloc)}
-	for _, a := range b.allocs {
+	if b.malloc == Malloc {
+		args = append(args, fmt.Sprintf("--separate-callers%d=%s*", Depth, Morestack))
+	}
+	for _, a := range b.entries {
 		args = append(args, fmt.Sprintf("--separate-callers%d=0x%016x", Depth, a))
 	}
 	return b.malloc, args, nil
@@ -119,8 +124,8 @@ func MallocName(path string) (string, error) {
 
 // binary is what inspect finds in an executable.
 type binary struct {
-	malloc string   // callgrind's name of mallocgc
-	allocs []uint64 // without a symbol table: the allocators' entries
+	malloc  string   // callgrind's name of mallocgc
+	entries []uint64 // without a symbol table: the allocators' and stack checks' entries
 }
 
 // inspect reads how callgrind names mallocgc and its allocators in the
@@ -162,8 +167,8 @@ func inspect(path string) (binary, error) {
 	}
 	b := binary{malloc: fmt.Sprintf("0x%016x", fn.Entry)}
 	for _, g := range tab.Funcs {
-		if ok, _ := IsAllocator(g.Name); ok {
-			b.allocs = append(b.allocs, g.Entry)
+		if ok, _ := IsAllocator(g.Name); ok || isMorestack(g.Name) {
+			b.entries = append(b.entries, g.Entry)
 		}
 	}
 	return b, nil
@@ -218,6 +223,9 @@ func classBytes(n int) int64 {
 // ("strings.(*Builder).grow", "internal/bytealg.MakeNoZero"), as a
 // module's path has ("example.com/m.F", "github.com/x/y.F").
 func IsStd(name string) bool {
+	// A generic instantiation's type arguments name other packages
+	// ("unique.newIndirectNode[go.shape.struct { net/netip.isV6 bool }]").
+	name, _, _ = strings.Cut(name, "[")
 	first, _, _ := strings.Cut(name, "/")
 	if !strings.Contains(name, "/") {
 		first, _, _ = strings.Cut(name, ".")
@@ -246,6 +254,8 @@ type dump struct {
 	chains map[string]*chainAllocs // by allocator and chain of callers
 	order  []string
 	arcs   map[[2]string][]site // by (caller, callee), compiled functions
+	// reentries are the calls of morestack's contexts (reentry.go).
+	reentries []reentry
 }
 
 // maxLine bounds one line of a dump.
@@ -304,6 +314,9 @@ func scan(r io.Reader, sym callgrind.Symbolizer) (*dump, error) {
 			caller := physName(sym, a, fn)
 			if ok, bytes := IsAllocator(callee); ok && !inMallocFamily(caller) {
 				d.add(fn, cfn, callee, calls, bytes)
+			}
+			if isMorestack(callee) && !isMorestack(caller) {
+				d.addReentry(cfn, calls)
 			}
 			k := [2]string{caller, callee}
 			d.arcs[k] = append(d.arcs[k], site{a, calls})

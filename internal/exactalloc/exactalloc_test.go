@@ -231,7 +231,7 @@ func TestCountsByHandSymbols(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if malloc != Malloc || len(args) != 1 || args[0] != Arg(Malloc) || !strings.HasSuffix(args[0], "=runtime.mallocgc*") {
+	if malloc != Malloc || len(args) != 2 || args[0] != Arg(Malloc) || !strings.HasSuffix(args[0], "=runtime.mallocgc*") || !strings.HasSuffix(args[1], "=runtime.morestack*") {
 		t.Fatalf("Args of a binary with symbols: %q, %q", malloc, args)
 	}
 	b, err := binsym.Open(bin)
@@ -245,8 +245,12 @@ func TestCountsByHandSymbols(t *testing.T) {
 		}
 		fs := m[addr]
 		out := make([]callgrind.Frame, len(fs))
-		for i, f := range fs { // innermost first: reversed
-			out[len(fs)-1-i] = callgrind.Frame{Func: f.Func}
+		for i, f := range fs { // innermost first: reversed; named as record names them
+			name := f.Symbol
+			if name == "" {
+				name = f.Func
+			}
+			out[len(fs)-1-i] = callgrind.Frame{Func: name}
 		}
 		return out, true
 	}
@@ -322,6 +326,8 @@ func TestStd(t *testing.T) {
 	for name, want := range map[string]bool{
 		"runtime.mallocgc": true, "strings.(*Builder).grow": true, "internal/bytealg.MakeNoZero": true,
 		"encoding/json.Marshal": true, "example.com/m.F": false, "github.com/x/y/z.(*T).M": false, "main.main": false,
+		"unique.newIndirectNode[go.shape.struct { net/netip.isV6 bool; net/netip.zoneV6 string }]": true,
+		"example.com/m.G[go.shape.int]": false, "slices.Sort[go.shape.[]example.com/m.T]": true,
 	} {
 		if got := IsStd(name); got != want {
 			t.Errorf("IsStd(%q) = %v, want %v", name, got, want)
@@ -382,5 +388,39 @@ func TestReadDirect(t *testing.T) {
 	got := selfObjects(p)
 	if c.Objects != 5 || got["example.com/m.F"] != 3 || got["example.com/m.G"] != 2 || c.Bytes {
 		t.Errorf("direct calls: %v %+v", got, c)
+	}
+}
+
+// TestReadResumed: an allocation of a function that the runtime resumed
+// after a stack switch (its entry called morestack) carries a chain that
+// is not its own (runtime.mcall's, here ending in a module's function);
+// the callers of its call of morestack charge it.
+func TestReadResumed(t *testing.T) {
+	const junk = "runtime.mallocgc'runtime.slicebytetostring'runtime.mcall'runtime.gopark'example.com/m.Other"
+	d := "events: Ir\n" +
+		"fn=example.com/m.F\n0x10 1 5\ncfn=runtime.slicebytetostring\ncalls=3 0x100 1\n0x11 1 30\n" +
+		"fn=example.com/m.Other\n0x20 1 5\ncfn=runtime.gopark\ncalls=1 0x400 1\n0x21 1 30\n" +
+		"fn=runtime.gopark\n0x400 1 5\ncfn=runtime.mcall\ncalls=1 0x500 1\n0x401 1 30\n" +
+		"fn=runtime.slicebytetostring\n0x100 1 1\ncfn=runtime.morestack_noctxt'runtime.slicebytetostring'example.com/m.F'main.main\ncalls=1 0x200 1\n0x101 1 3\n" +
+		"cfn=runtime.mallocgc'runtime.slicebytetostring'example.com/m.F'main.main\ncalls=2 0x300 1\n0x102 1 9\n" +
+		"cfn=" + junk + "\ncalls=1 0x300 1\n0x102 1 9\n" +
+		"fn=runtime.mallocgc'runtime.slicebytetostring'example.com/m.F'main.main\n0x300 1 5\ncfn=runtime.mallocgcSmallNoscan\ncalls=2 0x600 1\n0x301 1 30\n" +
+		"fn=" + junk + "\n0x300 1 5\ncfn=runtime.mallocgcSmallNoscan\ncalls=1 0x600 1\n0x301 1 30\n"
+	p, c, err := Read(strings.NewReader(d), Malloc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := selfObjects(p)
+	if c.Objects != 3 || got["example.com/m.F"] != 3 || got["example.com/m.Other"] != 0 || c.Resumed != 1 {
+		t.Errorf("resumed: %v %+v", got, c)
+	}
+	// Without morestack's contexts the chain is taken as it is.
+	noCtx := strings.Replace(d, "cfn=runtime.morestack_noctxt'runtime.slicebytetostring'example.com/m.F'main.main", "cfn=runtime.morestack_noctxt", 1)
+	p, c, err = Read(strings.NewReader(noCtx), Malloc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := selfObjects(p); got["example.com/m.Other"] != 1 || c.Resumed != 0 {
+		t.Errorf("without morestack's contexts: %v %+v", got, c)
 	}
 }

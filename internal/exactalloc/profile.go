@@ -27,6 +27,13 @@ type Counts struct {
 	// runtime's and the standard library's functions: on the chain's
 	// stack, its innermost function as their leaf.
 	Std int64
+	// Resumed is the allocations of functions that callgrind saw resumed
+	// after a stack switch (their entry's stack check called
+	// runtime.morestack: the runtime grew the stack or preempted the
+	// goroutine), whose chain of callers it lost: charged through the
+	// callers of their calls of morestack (Args keeps them), shared by
+	// those calls when several chains called it.
+	Resumed int64
 	// Contexts is the number of mallocgc's contexts in the dump.
 	Contexts int
 }
@@ -63,40 +70,49 @@ func Read(r io.Reader, malloc string, sym callgrind.Symbolizer) (*profile.Profil
 	}
 	b := newBuilder()
 	mallocFn := resolveName(sym, malloc)
-	for _, key := range d.order {
-		ch := d.chains[key]
-		if ch.objects == 0 {
-			continue
-		}
-		var chain []string // callers of the allocator, innermost first
-		for i, part := range ch.callers {
-			if i > 0 && isDigits(part) {
-				continue // a recursion level (--separate-recs)
-			}
-			chain = append(chain, resolveName(sym, part))
-		}
+	resumedBy := d.reentriesByFunc(sym)
+	charge := func(chain []string, alloc string, objects, bytes int64) {
 		at := slices.IndexFunc(chain, func(n string) bool { return !IsStd(n) })
 		if at < 0 {
-			c.Std += ch.objects
+			c.Std += objects
 			if len(chain) > 1 && chain[0] == mallocFn {
 				chain = chain[1:] // the innermost function that called mallocgc
 			}
-			b.add(chain, ch.objects, ch.bytes)
-			continue
+			b.add(chain, objects, bytes)
+			return
 		}
-		callee := ch.alloc
+		callee := alloc
 		if at > 0 {
 			callee = chain[at-1]
 		}
 		shares := inlineShares(d.arcs[[2]string{chain[at], callee}], sym, chain[at])
 		if len(shares) > 1 {
-			c.Shared += ch.objects
+			c.Shared += objects
 		}
-		objs := split(ch.objects, shares)
-		bytes := split(ch.bytes, shares)
+		objs := split(objects, shares)
+		bs := split(bytes, shares)
 		for i, s := range shares {
-			b.add(append(slices.Clone(s.frames), chain[at+1:]...), objs[i], bytes[i])
+			b.add(append(slices.Clone(s.frames), chain[at+1:]...), objs[i], bs[i])
 		}
+	}
+	for _, key := range d.order {
+		ch := d.chains[key]
+		if ch.objects == 0 {
+			continue
+		}
+		chain := resolveChain(sym, ch.callers) // callers of the allocator, innermost first
+		if chains, weights := d.repair(chain, resumedBy); chains != nil {
+			c.Resumed += ch.objects
+			if len(chains) > 1 {
+				c.Shared += ch.objects
+			}
+			objs, bs := split(ch.objects, weights), split(ch.bytes, weights)
+			for i, rc := range chains {
+				charge(rc, ch.alloc, objs[i], bs[i])
+			}
+			continue
+		}
+		charge(chain, ch.alloc, ch.objects, ch.bytes)
 	}
 	p := b.p
 	if !c.Bytes {
