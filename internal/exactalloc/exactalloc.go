@@ -245,8 +245,9 @@ type chainAllocs struct {
 
 // site is a call site: its address and calls.
 type site struct {
-	addr  uint64
-	calls int64
+	addr   uint64
+	calls  int64
+	target uint64 // the address the calls entered the callee at
 }
 
 // dump is what Read gathers from a callgrind file.
@@ -275,6 +276,8 @@ func scan(r io.Reader, sym callgrind.Symbolizer) (*dump, error) {
 	var last uint64
 	var pendingCalls int64 = -1
 	var target uint64
+	entry := map[string]uint64{} // the lowest target of each callee's calls
+	var special []call           // into allocators and morestack
 	lineNo := 0
 	for sc.Scan() {
 		lineNo++
@@ -312,20 +315,50 @@ func scan(r io.Reader, sym callgrind.Symbolizer) (*dump, error) {
 			pendingCalls = -1
 			callee := physName(sym, target, cfn)
 			caller := physName(sym, a, fn)
-			if ok, bytes := IsAllocator(callee); ok && !inMallocFamily(caller) {
-				d.add(fn, cfn, callee, calls, bytes)
+			if e, ok := entry[callee]; !ok || target < e {
+				entry[callee] = target
 			}
-			if isMorestack(callee) && !isMorestack(caller) {
-				d.addReentry(cfn, calls)
+			if ok, _ := IsAllocator(callee); (ok && !inMallocFamily(caller)) || (isMorestack(callee) && !isMorestack(caller)) {
+				special = append(special, call{fn, cfn, callee, calls, target})
 			}
 			k := [2]string{caller, callee}
-			d.arcs[k] = append(d.arcs[k], site{a, calls})
+			d.arcs[k] = append(d.arcs[k], site{a, calls, target})
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
+	// A call's target is the callee's entry, but for callgrind's own: when
+	// a function returns to one its shadow stack does not hold (after a
+	// stack switch), callgrind takes the return for a call into the middle
+	// of that function. The calls of a function at its lowest target are
+	// its calls.
+	for _, c := range special {
+		if c.target != entry[c.callee] {
+			continue
+		}
+		if ok, bytes := IsAllocator(c.callee); ok {
+			d.add(c.fn, c.cfn, c.callee, c.calls, bytes)
+		} else {
+			d.addReentry(c.cfn, c.calls)
+		}
+	}
+	for k, sites := range d.arcs {
+		e := entry[k[1]]
+		d.arcs[k] = slices.DeleteFunc(sites, func(s site) bool { return s.target != e })
+		if len(d.arcs[k]) == 0 {
+			delete(d.arcs, k)
+		}
+	}
 	return d, nil
+}
+
+// call is a call line of a dump: the calls from the block fn into cfn,
+// the compiled function callee, at target.
+type call struct {
+	fn, cfn, callee string
+	calls           int64
+	target          uint64
 }
 
 // add counts calls into allocator alloc, named cfn in the dump, from the

@@ -75,11 +75,12 @@ func (d *dump) reentriesByFunc(sym callgrind.Symbolizer) map[string][]resumed {
 }
 
 // resolveChain resolves callgrind's names of a chain of callers, innermost
-// first, leaving out recursion levels (--separate-recs: "F'2").
+// first, leaving out recursion levels (--separate-recs: "F'2", which a
+// chain of F's callers begins with when F is mallocgc or an allocator).
 func resolveChain(sym callgrind.Symbolizer, parts []string) []string {
 	var chain []string
-	for i, part := range parts {
-		if i > 0 && isDigits(part) {
+	for _, part := range parts {
+		if isDigits(part) {
 			continue
 		}
 		chain = append(chain, resolveName(sym, part))
@@ -115,7 +116,9 @@ func (d *dump) repair(chain []string, resumedBy map[string][]resumed) ([][]strin
 	chains := make([][]string, len(rs))
 	weights := make([]share, len(rs))
 	for i, r := range rs {
-		chains[i] = append(slices.Clip(chain[:b+1]), r.callers...)
+		c := append(slices.Clip(chain[:b+1]), r.callers...)
+		chains[i] = c[:min(len(c), len(chain))] // no deeper than callgrind's chains
+
 		weights[i] = share{calls: r.calls}
 	}
 	return chains, weights
