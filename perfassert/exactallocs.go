@@ -25,26 +25,41 @@ const (
 	instrumentAllocsBytes = "callgrind allocations and bytes"
 )
 
-// countedMalloc is how callgrind names runtime.mallocgc in this binary
-// (exactalloc.MallocName), or why it cannot be found.
-var countedMalloc = sync.OnceValues(func() (string, error) {
+// countedAlloc is how callgrind names runtime.mallocgc in this binary and
+// the callgrind options under which the child's dumps hold its
+// allocations (exactalloc.Args), or why they cannot be counted.
+var countedAlloc = sync.OnceValues(func() (countedArgs, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return "", err
+		return countedArgs{}, err
 	}
-	return exactalloc.MallocName(exe)
+	malloc, args, err := exactalloc.Args(exe)
+	return countedArgs{malloc, args}, err
 })
+
+// countedArgs is what exactalloc.Args says of this binary.
+type countedArgs struct {
+	malloc string
+	args   []string
+}
+
+// countedMalloc is how callgrind names runtime.mallocgc in this binary
+// (exactalloc.MallocName), or why it cannot be found.
+func countedMalloc() (string, error) {
+	c, err := countedAlloc()
+	return c.malloc, err
+}
 
 // countedAllocArgs are the callgrind options under which the child's
 // dumps hold its allocations: none when mallocgc cannot be named (a
-// position-independent test binary), whose captures then hold no
-// allocations.
+// position-independent test binary, a Go release not validated), whose
+// captures then hold no allocations.
 func countedAllocArgs() []string {
-	name, err := countedMalloc()
+	c, err := countedAlloc()
 	if err != nil {
 		return nil
 	}
-	return []string{exactalloc.Arg(name)}
+	return c.args
 }
 
 // attachCountedAllocs reads the allocations of the child's two counted

@@ -1,7 +1,6 @@
 package perfassert
 
 import (
-	"go/version"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -121,8 +120,8 @@ func TestInstructionsAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector turns the tiny allocator off")
 	}
-	if v := version.Lang(runtime.Version()); v != exactalloc.ValidatedRelease {
-		t.Skipf("allocations are counted for %s binaries only; this is %s", exactalloc.ValidatedRelease, v)
+	if !exactalloc.Validated(runtime.Version()) {
+		t.Fatalf("%s: %v", runtime.Version(), exactalloc.ErrRelease)
 	}
 	path := filepath.Join(t.TempDir(), "allocs.pb.gz")
 	p := Capture(t, allocWorkload(), Instructions())

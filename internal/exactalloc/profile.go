@@ -27,12 +27,19 @@ type Counts struct {
 	// runtime's and the standard library's functions: on the chain's
 	// stack, its innermost function as their leaf.
 	Std int64
+	// Resumed is the allocations of functions that callgrind saw resumed
+	// after a stack switch (their entry's stack check called
+	// runtime.morestack: the runtime grew the stack or preempted the
+	// goroutine), whose chain of callers it lost: charged through the
+	// callers of their calls of morestack (Args keeps them), shared by
+	// those calls when several chains called it.
+	Resumed int64
 	// Contexts is the number of mallocgc's contexts in the dump.
 	Contexts int
 }
 
-// Read reads a callgrind dump of a Go program that ran with Arg(malloc)
-// (malloc: MallocName of the program) and returns its allocations as an
+// Read reads a callgrind dump of a Go program that ran with Args (malloc:
+// MallocName of the program, the first of Args's results) and returns its allocations as an
 // allocation profile, sample types alloc_objects/count and
 // alloc_space/bytes, Period 1 (exact): each allocation on a stack whose
 // leaf is the function charged with it (the innermost function, inlined
@@ -43,18 +50,18 @@ type Counts struct {
 // callgrind's names and charges compiled functions.
 func Read(r io.Reader, malloc string, sym callgrind.Symbolizer) (*profile.Profile, Counts, error) {
 	var c Counts
-	d, err := scan(r, malloc, sym)
+	d, err := scan(r, sym)
 	if err != nil {
 		return nil, c, fmt.Errorf("exactalloc: %w", err)
 	}
 	c.Bytes = true
-	for _, fn := range d.order {
-		ch := d.chains[fn]
+	for _, key := range d.order {
+		ch := d.chains[key]
 		c.Objects += ch.objects
 		if ch.unsized > 0 {
 			c.Bytes = false
 		}
-		if strings.Contains(fn, "'") {
+		if ch.context {
 			c.Contexts++
 		}
 	}
@@ -63,37 +70,49 @@ func Read(r io.Reader, malloc string, sym callgrind.Symbolizer) (*profile.Profil
 	}
 	b := newBuilder()
 	mallocFn := resolveName(sym, malloc)
-	for _, fn := range d.order {
-		ch := d.chains[fn]
-		if ch.objects == 0 {
-			continue
-		}
-		var chain []string // callers, innermost first
-		for i, part := range strings.Split(fn, "'")[1:] {
-			if i > 0 && isDigits(part) {
-				continue // a recursion level (--separate-recs)
-			}
-			chain = append(chain, resolveName(sym, part))
-		}
+	resumedBy := d.reentriesByFunc(sym)
+	charge := func(chain []string, alloc string, objects, bytes int64) {
 		at := slices.IndexFunc(chain, func(n string) bool { return !IsStd(n) })
 		if at < 0 {
-			c.Std += ch.objects
-			b.add(chain, ch.objects, ch.bytes)
-			continue
+			c.Std += objects
+			if len(chain) > 1 && chain[0] == mallocFn {
+				chain = chain[1:] // the innermost function that called mallocgc
+			}
+			b.add(chain, objects, bytes)
+			return
 		}
-		callee := mallocFn
+		callee := alloc
 		if at > 0 {
 			callee = chain[at-1]
 		}
 		shares := inlineShares(d.arcs[[2]string{chain[at], callee}], sym, chain[at])
 		if len(shares) > 1 {
-			c.Shared += ch.objects
+			c.Shared += objects
 		}
-		objs := split(ch.objects, shares)
-		bytes := split(ch.bytes, shares)
+		objs := split(objects, shares)
+		bs := split(bytes, shares)
 		for i, s := range shares {
-			b.add(append(slices.Clone(s.frames), chain[at+1:]...), objs[i], bytes[i])
+			b.add(append(slices.Clone(s.frames), chain[at+1:]...), objs[i], bs[i])
 		}
+	}
+	for _, key := range d.order {
+		ch := d.chains[key]
+		if ch.objects == 0 {
+			continue
+		}
+		chain := resolveChain(sym, ch.callers) // callers of the allocator, innermost first
+		if chains, weights := d.repair(chain, resumedBy); chains != nil {
+			c.Resumed += ch.objects
+			if len(chains) > 1 {
+				c.Shared += ch.objects
+			}
+			objs, bs := split(ch.objects, weights), split(ch.bytes, weights)
+			for i, rc := range chains {
+				charge(rc, ch.alloc, objs[i], bs[i])
+			}
+			continue
+		}
+		charge(chain, ch.alloc, ch.objects, ch.bytes)
 	}
 	p := b.p
 	if !c.Bytes {
