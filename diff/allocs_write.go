@@ -125,7 +125,7 @@ func (r *AllocReport) tolText() string {
 			s += fmt.Sprintf(" by more than %s objects over its %s %ss (what a process may allocate once)", strconv.FormatFloat(tol.Once.Objects, 'g', -1, 64), textfmt.Count(r.Work), r.unitWord())
 		}
 		if r.Base.Bytes == 0 && r.Head.Bytes == 0 {
-			s += "; bytes not counted (the allocators name an object's size only with GOEXPERIMENT=sizespecializedmalloc)"
+			s += "; bytes not counted (an allocator's name gives no size for tiny objects, nor for any object before go1.27's size-specialised allocators)"
 		}
 		return s
 	}

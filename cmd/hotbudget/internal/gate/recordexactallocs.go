@@ -18,14 +18,16 @@ import (
 )
 
 // exactAllocArgs are the callgrind options under which a dump of binary
-// holds its allocations (exactalloc.Arg), or none when mallocgc cannot be
-// named in it; the benchmark's allocations are then not counted.
+// holds its allocations (exactalloc.Args: the allocators' contexts and
+// morestack's, whose callers rebuild a chain a stack switch broke), or
+// none when mallocgc cannot be named in it; the benchmark's allocations
+// are then not counted.
 func (r *recorder) exactAllocArgs(binary string) []string {
-	name, err := exactalloc.MallocName(binary)
+	_, args, err := exactalloc.Args(binary)
 	if err != nil {
 		return nil
 	}
-	return []string{exactalloc.Arg(name)}
+	return args
 }
 
 // attachExactAllocs reads the allocations of dump, a callgrind dump of
