@@ -78,6 +78,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(cliChildEnv) == "1" { // the test binary as the CLI: see runChild
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 	}
+	testutil.ClearGitEnv()
 	code := m.Run()
 	if big.dir != "" {
 		os.RemoveAll(big.dir)

@@ -19,110 +19,6 @@ import (
 	"github.com/hotbudget/hotbudget/internal/testutil"
 )
 
-// recordModule is a small module whose benchmark runs three functions;
-// checksum, which runs its loop checksumRounds times, takes most of the
-// time, so that a few hundred milliseconds of profile a run hold enough of
-// its samples.
-var recordModule = map[string]string{
-	"go.mod": "module example.com/rec\n\ngo 1.26\n",
-	"rec.go": `// Package rec scans, checksums and renders a buffer.
-package rec
-
-// checksumRounds is how many times checksum hashes the buffer.
-const checksumRounds = 8
-
-// Process returns a digest of data.
-func Process(data []byte) uint64 {
-	return scan(data) + checksum(data) + render(data)
-}
-
-//go:noinline
-func scan(data []byte) (h uint64) {
-	for _, c := range data {
-		h = h*31 + uint64(c)
-	}
-	return h
-}
-
-//go:noinline
-func checksum(data []byte) (h uint64) {
-	for range checksumRounds {
-		for _, c := range data {
-			h ^= uint64(c)
-			h *= 1099511628211
-		}
-	}
-	return h
-}
-
-//go:noinline
-func render(data []byte) (h uint64) {
-	for i, c := range data {
-		h += uint64(c) * uint64(i|1)
-		h ^= h >> 7
-	}
-	return h
-}
-`,
-	"rec_test.go": `package rec
-
-import "testing"
-
-var data = make([]byte, 8<<10)
-
-func BenchmarkProcess(b *testing.B) {
-	for i := range data {
-		data[i] = byte(i * 7)
-	}
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		Process(data)
-	}
-}
-`,
-}
-
-// newGitDir is a new directory for a git repository, with functions that
-// run git in it and write a file of it (test failures name what failed).
-func newGitDir(t *testing.T) (dir string, gitIn func(args ...string), write func(name, content string)) {
-	dir = t.TempDir()
-	gitIn = func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=hotbudget test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"}, args...)...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	write = func(name, content string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir, gitIn, write
-}
-
-// gitRepo makes a repository with three commits of recordModule: the
-// module, a README (no code change), and checksum with 12 rounds instead of
-// 8, which makes it 50% slower.
-func gitRepo(t *testing.T) string {
-	t.Helper()
-	dir, gitIn, write := newGitDir(t)
-	gitIn("init", "-q")
-	for name, content := range recordModule {
-		write(name, content)
-	}
-	gitIn("add", "-A")
-	gitIn("commit", "-q", "-m", "rec")
-	write("README.md", "# rec\n")
-	gitIn("add", "README.md")
-	gitIn("commit", "-q", "-m", "readme")
-	write("rec.go", strings.Replace(recordModule["rec.go"], "const checksumRounds = 8", "const checksumRounds = 12", 1))
-	gitIn("commit", "-q", "-a", "-m", "slower checksum")
-	return dir
-}
-
 // recordIn runs hotbudget record in dir.
 func recordIn(t *testing.T, dir string, args ...string) result {
 	t.Helper()
@@ -162,7 +58,7 @@ func TestRecord(t *testing.T) {
 		t.Skip("git is not installed")
 	}
 	start := time.Now()
-	repo := gitRepo(t)
+	repo := testutil.RecordRepo(t)
 	// 600ms a run gives checksum about 45 samples a run at pprof's 100 Hz
 	// (where perf events are refused; 4,500 at their 10 kHz); with 300ms
 	// its 20 samples' noise hides a 50% change now and then.
@@ -269,7 +165,7 @@ func TestRecordErrors(t *testing.T) {
 	if r.code != exitUsage || !strings.Contains(r.stderr, "is not inside a git repository") {
 		t.Errorf("outside a repository: exit %d\n%s", r.code, r.stderr)
 	}
-	repo := gitRepo(t)
+	repo := testutil.RecordRepo(t)
 	r = recordIn(t, repo, "no-such-branch", "HEAD")
 	if r.code != exitUsage || !strings.Contains(r.stderr, `base revision "no-such-branch" is unknown`) || !strings.Contains(r.stderr, "fetch-depth: 0") {
 		t.Errorf("unknown revision: exit %d\n%s", r.code, r.stderr)
@@ -405,7 +301,7 @@ func TestRecordSignals(t *testing.T) {
 		{syscall.SIGHUP, "running the benchmarks", func(_, stderr string) bool { return strings.Contains(stderr, "run 1 of 50") }},
 	} {
 		t.Run(c.sig.String(), func(t *testing.T) {
-			repo := gitRepo(t)
+			repo := testutil.RecordRepo(t)
 			tmp := t.TempDir()
 			cmd := exec.Command(os.Args[0], "record", "--runs", "50", "--benchtime", "100ms", "HEAD~2", "HEAD")
 			cmd.Dir = repo
@@ -473,7 +369,7 @@ func TestRecordFlagPatterns(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	repo := gitRepo(t)
+	repo := testutil.RecordRepo(t)
 	marker := filepath.Join(t.TempDir(), "ran")
 	script := filepath.Join(t.TempDir(), "x.sh")
 	if err := os.WriteFile(script, []byte("#!/bin/sh\ntouch "+marker+"\nexec \"$@\"\n"), 0o755); err != nil {

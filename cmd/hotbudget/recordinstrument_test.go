@@ -111,7 +111,7 @@ func TestRecordInstrumentChoice(t *testing.T) {
 // the report's first line saying why and how to count, and passes.
 func TestRecordTimeWithoutValgrind(t *testing.T) {
 	testutil.Slow(t, "builds two revisions and times a benchmark")
-	repo := gitRepo(t)
+	repo := testutil.RecordRepo(t)
 	pathWith(t, false, "git", "go")
 	r := recordIn(t, repo, "--benchtime", "100ms", "--no-allocs", "HEAD~2", "HEAD~1")
 	first, rest, _ := strings.Cut(r.stdout, "\n")

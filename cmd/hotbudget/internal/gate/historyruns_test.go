@@ -269,7 +269,7 @@ func TestRecordTimeBaseFromHistory(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	repo := gitRepo(t)
+	repo := testutil.RecordRepo(t)
 	// As TestRecord: 600ms a run gives checksum enough samples a run.
 	args := []string{"--instrument", "time", "--runs", "5", "--benchtime", "600ms", "--no-allocs"}
 	pushed := filepath.Join(t.TempDir(), "pushed")

@@ -135,7 +135,7 @@ func TestRecordAllocations(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	dir, gitIn, write := newGitDir(t)
+	dir, gitIn, write := testutil.NewGitDir(t)
 	gitIn("init", "-q")
 	for name, content := range allocModule {
 		write(name, strings.Replace(content, "EXTRA", "", 1))

@@ -69,7 +69,7 @@ func TestRecordCycles(t *testing.T) {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	dir, gitIn, write := newGitDir(t)
+	dir, gitIn, write := testutil.NewGitDir(t)
 	gitIn("init", "-q")
 	for name, content := range layoutModule {
 		write(name, content)

@@ -30,7 +30,7 @@ func TestRecordInstructions(t *testing.T) {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	repo := gitRepo(t)
+	repo := testutil.RecordRepo(t)
 	// Counting is the default where valgrind runs: the report's first
 	// line says so.
 	same := recordIn(t, repo, "HEAD~2", "HEAD~1")
@@ -101,7 +101,7 @@ func TestRecordBaseFromHistory(t *testing.T) {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	repo := gitRepo(t)
+	repo := testutil.RecordRepo(t)
 	const n = "400x" // both ways count the same N ops, as the history's
 	pushed := filepath.Join(t.TempDir(), "pushed")
 	if r := recordIn(t, repo, "--instructions", "--benchtime", n, "--out", pushed, "HEAD~2", "HEAD~1"); r.code != 0 {

@@ -98,7 +98,7 @@ func TestRecordSampler(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	repo := gitRepo(t)
+	repo := testutil.RecordRepo(t)
 	args := func(out string) []string {
 		// The allocation runs say nothing of the profiler: left out.
 		return []string{"--time", "--runs", "2", "--benchtime", "300ms", "--no-allocs", "--out", out, "HEAD~2", "HEAD"}

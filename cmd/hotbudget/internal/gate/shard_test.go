@@ -68,12 +68,12 @@ func TestShardPart(t *testing.T) {
 	}
 }
 
-// shardModule is recordModule with a benchmark per function besides
+// shardModule is testutil.RecordModule with a benchmark per function besides
 // Process's: four benchmarks to shard.
 var shardModule = map[string]string{
-	"go.mod": recordModule["go.mod"],
-	"rec.go": recordModule["rec.go"],
-	"rec_test.go": recordModule["rec_test.go"] + `
+	"go.mod": testutil.RecordModule["go.mod"],
+	"rec.go": testutil.RecordModule["rec.go"],
+	"rec_test.go": testutil.RecordModule["rec_test.go"] + `
 func benchFunc(b *testing.B, f func([]byte) uint64) {
 	for i := range data {
 		data[i] = byte(i * 7)
@@ -143,14 +143,14 @@ func shardRepo(t *testing.T) string {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	dir, gitIn, write := newGitDir(t)
+	dir, gitIn, write := testutil.NewGitDir(t)
 	gitIn("init", "-q")
 	for name, content := range shardModule {
 		write(name, content)
 	}
 	gitIn("add", "-A")
 	gitIn("commit", "-q", "-m", "rec")
-	write("rec.go", strings.Replace(recordModule["rec.go"], "const checksumRounds = 8", "const checksumRounds = 12", 1))
+	write("rec.go", strings.Replace(testutil.RecordModule["rec.go"], "const checksumRounds = 8", "const checksumRounds = 12", 1))
 	gitIn("commit", "-q", "-a", "-m", "slower checksum")
 	return dir
 }
