@@ -21,9 +21,11 @@ import (
 // repeats across processes to a few instructions in a million, except where
 // its work depends on the per-process random hash seed (map lookups,
 // hashing, memequal: up to 3% of themselves) or on the wall clock (the
-// runtime's monitor thread). A baseline recorded in several processes shows
-// each function's own spread; a function is changed when its count moved
-// beyond that spread and beyond a minimum.
+// runtime's monitor thread) or on the process's type-assertion caches (an
+// inlined probe walks as far as that process placed its types). A side
+// recorded in several processes shows each function's own spread; a
+// function is changed when its count moved beyond the spread of either
+// side and beyond a minimum.
 const (
 	// countTolerance is the smallest change of a function's count, as a
 	// fraction of its baseline count, that is a verdict: 0.5%. Counts of
@@ -49,8 +51,9 @@ type CountRow struct {
 	Base []float64 `json:"base"`
 	Head []float64 `json:"head"`
 	// Allowed is how far the head's count may move from the baseline's
-	// range without a verdict: the larger of the baseline's own spread,
-	// countTolerance of its count, and countFloor of the program's.
+	// range without a verdict: the largest of the baseline's own spread,
+	// the head's (when it holds several processes too), countTolerance of
+	// its count, and countFloor of the program's.
 	Allowed float64 `json:"allowed"`
 	// Change is the head's median count minus the baseline's median.
 	Change  float64 `json:"change"`
@@ -140,7 +143,7 @@ func CompareCounts(base, head *profile.Profile, judge func(name string) bool) (*
 		lo, hi := slices.Min(row.Base), slices.Max(row.Base)
 		mb, mh := stats.Median(row.Base), stats.Median(row.Head)
 		row.Change = mh - mb
-		row.Allowed = max(hi-lo, countTolerance*mb, countFloor*rep.BaseTotal)
+		row.Allowed = max(hi-lo, slices.Max(row.Head)-slices.Min(row.Head), countTolerance*mb, countFloor*rep.BaseTotal)
 		switch {
 		case mh > hi+row.Allowed && hi == 0:
 			row.Verdict = New

@@ -93,6 +93,43 @@ func TestCompareCounts(t *testing.T) {
 	}
 }
 
+// TestCompareCountsHeadSpread: a head of several processes widens the
+// allowance by its own spread too. Per iteration (work 10): A 10,000 in
+// each base process and 10,050-10,650 in the head's (median 10,400);
+// allowed max(0, 600, 50, 11) = 600 beyond 10,000: unchanged. The same
+// head in one process (10,400 > 10,000 + 50): regressed.
+func TestCompareCountsHeadSpread(t *testing.T) {
+	side := func(as ...int64) *profile.Profile {
+		var ps []*profile.Profile
+		for _, a := range as {
+			ps = append(ps, countProfile(t, 10, map[string]int64{"m.A": a, "runtime.x": 1_000_000}))
+		}
+		return countBase(t, ps...)
+	}
+	judge := func(name string) bool { return strings.HasPrefix(name, "m.") }
+	base := side(100_000, 100_000, 100_000)
+	for _, c := range []struct {
+		name    string
+		head    *profile.Profile
+		allowed float64
+		fail    bool
+	}{
+		{"spread head", side(100_500, 104_000, 106_500), 600, false},
+		{"one process", side(104_000), 50, true},
+	} {
+		rep, err := CompareCounts(base, c.head, judge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Failed() != c.fail {
+			t.Errorf("%s: failed %v, want %v: %+v", c.name, rep.Failed(), c.fail, rep.Rows)
+		}
+		if c.fail && (len(rep.Rows) != 1 || rep.Rows[0].Allowed != c.allowed) {
+			t.Errorf("%s: rows %+v, want A allowed %v", c.name, rep.Rows, c.allowed)
+		}
+	}
+}
+
 // TestCompareCountsText checks the report's lines.
 func TestCompareCountsText(t *testing.T) {
 	base := countBase(t, countProfile(t, 2, map[string]int64{"m.A": 2000, "runtime.x": 18000}))

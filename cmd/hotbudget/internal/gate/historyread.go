@@ -155,7 +155,15 @@ func readRecordHeadN(dir string, countsOf func() ([]string, error)) (*history.Re
 		pkg := filepath.ToSlash(rel)
 		name, _, _ := strings.Cut(m.Name, " at ")
 		name = strings.TrimPrefix(name, pkg+" ")
-		if name == "" || len(m.Runs) != 1 || !(m.Runs[0].Work > 0) {
+		// A counted difference holds several processes where record
+		// confirmed a failure (recordconfirm.go): its ops are all of
+		// theirs, and its counts their sums.
+		diffed := strings.HasSuffix(base, ".instructions-diff.pb.gz")
+		ops := 0.0
+		for _, run := range m.Runs {
+			ops += run.Work
+		}
+		if name == "" || len(m.Runs) == 0 || (len(m.Runs) != 1 && !diffed) || !(ops > 0) {
 			return fmt.Errorf("%s: not a profile of one benchmark's run written by hotbudget record", path)
 		}
 		if f := strings.Fields(m.Build); len(f) == 2 {
@@ -165,8 +173,6 @@ func readRecordHeadN(dir string, countsOf func() ([]string, error)) (*history.Re
 			recorded = sm[1]
 		}
 		key := pkg + " " + name
-		ops := m.Runs[0].Work
-		diffed := strings.HasSuffix(base, ".instructions-diff.pb.gz")
 		if diffed && ops < 2 {
 			// go test runs one op (run1) before -test.benchtime=Nx's N,
 			// except at 1x: the difference of the 1x and 2x processes is

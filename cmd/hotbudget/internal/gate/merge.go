@@ -198,7 +198,7 @@ func LoadShards[T any](dirs []string, settings SettingsFunc[T]) (*Measurement, T
 				}
 				ps[i] = p
 			}
-			rep, err := diff.CompareCounts(ps[0], ps[1], judge)
+			rep, err := diff.CompareCounts(ps[0], ps[1], notHarness(judge, harnessFuncs(ps[0], ps[1])))
 			if err != nil {
 				return nil, none, fmt.Errorf("%s: %w", name, err)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/textfmt"
 )
 
@@ -46,27 +47,52 @@ func leafSelf(p *profile.Profile) map[string]int64 {
 // failing reports whether a row fails the gate.
 func failing(row diff.CountRow) bool { return row.Verdict == diff.Regressed || row.Verdict == diff.New }
 
+// exactConfirmations is how many times confirmExact counts each side
+// again. A function's count can differ between processes and stay so
+// however many ops they run: an inlined probe of the runtime's
+// type-assertion cache walks as far as that process's cache places its
+// types, and a map walked from a random start takes its own path
+// (fxamacker/cbor's (*decoder).parseToUnmarshaler 184 -> 199 instructions
+// an op over 2,728 ops, each side of one commit). Judged over four
+// processes a side, the first count and three fresh ones, against the
+// spread of both sides' own processes, such a function fails unchanged
+// code in 1-6 of 1,500 records, where one fresh count a side failed it in
+// 139-291 (TestConfirmationFalseAlarms: seeded trials of four shapes of
+// spread between processes); a function whose count repeats keeps a
+// spread of zero, and its change is judged as before.
+const exactConfirmations = 3
+
 // confirmExact counts benchmark l again on the sides it measured (a base
-// from the history stays), in fresh processes repeating it twice as many
-// times, after rep failed: a
-// function fails only when it failed both counts, since what the runtime
-// does at random in a process (its type-assertion caches, the hash seeds
-// of its maps) may move a count once, and rarely twice the same way. It
+// from the history stays), exactConfirmations times each in fresh
+// processes of reps repetitions, after rep failed, and judges the four
+// counts of each side together (diff.CompareCounts: a function's change
+// must exceed the spread of each side's own processes and the stated
+// minimum). A function fails only when it failed both judgements. It
 // returns the second report without the failures the first did not have,
-// and the second counts.
-func (r *recorder) confirmExact(ctx context.Context, vg string, sides []*recSide, l leaf, ops int64, judge func(string) bool, negative []string, ps [2]*profile.Profile, rep *diff.CountReport) (*diff.CountReport, [2]*profile.Profile, error) {
+// and the sides' counts, one profile of several processes each.
+func (r *recorder) confirmExact(ctx context.Context, vg string, sides []*recSide, l leaf, ops int64, reps int, judge func(string) bool, negative []string, ps [2]*profile.Profile, rep *diff.CountReport) (*diff.CountReport, [2]*profile.Profile, error) {
 	again := ps
 	for j, s := range sides {
 		if j == 0 && r.hist != nil {
 			continue
 		}
-		c, err := r.countLeaf(ctx, vg, s, l, ops, 2*exactReps, judge) // more if it misses the caches
-		if err != nil {
-			return nil, ps, err
+		counts := make([]*profile.Profile, 0, exactConfirmations+1)
+		for range exactConfirmations {
+			c, err := r.countLeaf(ctx, vg, s, l, ops, reps, judge) // more if it misses the caches
+			if err != nil {
+				return nil, ps, err
+			}
+			counts = append(counts, c.diffed)
+			negative = append(negative, c.negative...)
 		}
-		again[j] = c.diffed
-		negative = append(negative, c.negative...)
-		if err := writeProfile(countsProfile(s.out, l.pkg, l.name), c.diffed); err != nil {
+		// The first count last: the merged profile keeps its first
+		// process's allocations, a fresh one's.
+		m, err := meta.MergeProcesses(append(counts, ps[j]))
+		if err != nil {
+			return nil, ps, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
+		}
+		again[j] = m
+		if err := writeProfile(countsProfile(s.out, l.pkg, l.name), m); err != nil {
 			return nil, ps, err
 		}
 	}
@@ -98,6 +124,6 @@ func (r *recorder) confirmExact(ctx context.Context, vg string, sides []*recSide
 	if len(both) > 0 {
 		what = "repeated by " + strings.Join(both, ", ")
 	}
-	r.progress("%s: %s past its allowance; counted again in fresh processes to confirm: %s", l.name, textfmt.Line(strings.Join(firstNames, ", ")), textfmt.Line(what))
+	r.progress("%s: %s past its allowance; counted again in fresh processes to confirm, each side judged over its four counts: %s", l.name, textfmt.Line(strings.Join(firstNames, ", ")), textfmt.Line(what))
 	return rep2, again, nil
 }

@@ -89,7 +89,7 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 		if err != nil {
 			return err
 		}
-		if e.allocs, err = compareExactAllocs(e.base, e.head, r.exactAllocsOnly(res)); err != nil {
+		if e.allocs, err = compareExactAllocs(e.base, e.head, allocsJudged(e.base, e.head, r.exactAllocsOnly(res), harnessFuncs(e.base, e.head))); err != nil {
 			return fmt.Errorf("%s: %w", l.name, err)
 		}
 		found[i] = e

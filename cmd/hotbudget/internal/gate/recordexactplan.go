@@ -65,6 +65,8 @@ func (r *recorder) countPair(ctx context.Context, vg string, sides []*recSide, l
 			return nil, err
 		}
 	}
+	// The benchmark's own functions are shown, not judged (harness.go).
+	judge = notHarness(judge, harnessFuncs(ps[0], ps[1]))
 	rep, err := compareExact(ps[0], ps[1], judge, negative)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", l.name, err)
@@ -72,14 +74,14 @@ func (r *recorder) countPair(ctx context.Context, vg string, sides []*recSide, l
 	if rep.Failed() {
 		// Confirmed before it fails: counted again, in fresh
 		// processes, a function fails only when it fails both times.
-		if rep, ps, err = r.confirmExact(ctx, vg, sides, l, ops, judge, negative, ps, rep); err != nil {
+		if rep, ps, err = r.confirmExact(ctx, vg, sides, l, ops, reps, judge, negative, ps, rep); err != nil {
 			return nil, err
 		}
 		// The counts written and judged are now the confirmation's,
-		// of more repetitions: the ops the report and shard.json say
-		// are theirs.
-		if rec, ok := meta.Known(ps[1]); ok && len(rec.Runs) == 1 && rec.Runs[0].Work >= 1 {
-			work = int64(rec.Runs[0].Work)
+		// of several processes: the ops the report and shard.json say
+		// are all of theirs.
+		if n := countedOps(ps[1]); n >= 1 {
+			work = n
 		}
 	}
 	return &exactResult{name: l.key(), ops: work, base: ps[0], head: ps[1], report: rep}, nil
@@ -298,4 +300,18 @@ func notCountedLine(out []notCounted, budget time.Duration) string {
 	}
 	return textfmt.Line(fmt.Sprintf("%s not counted, to fit --budget %s: %s; count them alone (--bench, --budget 0) or time them (--instrument time)",
 		plural(len(out), "benchmark", "benchmarks"), budget, strings.Join(names, ", ")))
+}
+
+// countedOps is the ops of every process of a side's counts: the sum of
+// its runs' work (0 when it records none).
+func countedOps(p *profile.Profile) int64 {
+	rec, ok := meta.Known(p)
+	if !ok {
+		return 0
+	}
+	var n float64
+	for _, run := range rec.Runs {
+		n += run.Work
+	}
+	return int64(n)
 }
