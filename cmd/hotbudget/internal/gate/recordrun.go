@@ -270,7 +270,11 @@ func (r *recorder) run(ctx context.Context, baseRev, headRev string) (res *Measu
 	// module, or a workspace's modules).
 	if mods, err := goOut(ctx, sides[1].dir, "list", "-m"); err == nil {
 		res.modules = strings.Fields(mods)
-		r.progress("gating the functions of %s; the runtime's and the standard library's are shown, not gated (--gate . gates every function)", strings.Join(res.modules, " "))
+		shown := "the runtime's and the standard library's"
+		if r.o.Instructions {
+			shown = "the runtime's, the standard library's and the benchmarks' own (in _test.go files)"
+		}
+		r.progress("gating the functions of %s; %s are shown, not gated (--gate . gates every function)", strings.Join(res.modules, " "), shown)
 	} else {
 		r.progress("warning: go list -m: %v; every function is gated", err)
 	}
