@@ -207,3 +207,39 @@ func TestCompareAllocsExact(t *testing.T) {
 		t.Errorf("sampled profile: %v", err)
 	}
 }
+
+// TestCompareAllocsCountedMoved: counted one by one, an object that moved
+// from one function to another (m.run's allocation charged to m.parse in
+// one process, as callgrind does in inlined code) is shown, not judged,
+// since the run allocates as many objects as a whole (407 per 100
+// iterations on both sides); one more object an iteration in m.parse,
+// which the whole gains too, regresses.
+func TestCompareAllocsCountedMoved(t *testing.T) {
+	only := regexp.MustCompile(`^m\.`)
+	table := func(stacks map[string][2]int64) *diff.AllocTable {
+		tab, err := diff.AllocTableOf(allocProfile(stacks), 100, only)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tab
+	}
+	base := table(map[string][2]int64{"m.parse@10;m.run@3": {200, 0}, "m.run@4": {200, 0}, "runtime.malg@1": {7, 0}})
+	moved := table(map[string][2]int64{"m.parse@10;m.run@3": {300, 0}, "m.run@4": {100, 0}, "runtime.malg@1": {7, 0}})
+	more := table(map[string][2]int64{"m.parse@10;m.run@3": {300, 0}, "m.run@4": {200, 0}, "runtime.malg@1": {7, 0}})
+	rep := diff.CompareAllocs(base, moved, "iteration", diff.CountedAllocTolerance)
+	if rep.Failed() {
+		t.Errorf("an object moved between functions failed: %+v", rep.Regressions())
+	}
+	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "moved between functions, shown, not judged: m.parse 2 -> 3") || !strings.Contains(rep.Notes[0], "4.07 -> 4.07 objects per iteration") {
+		t.Errorf("notes %q: want the move said", rep.Notes)
+	}
+	// Not counted (a memory profile): the whole is not known exactly, and
+	// m.parse regresses as before.
+	if rep := diff.CompareAllocs(base, moved, "iteration", diff.DefaultAllocTolerance); !rep.Failed() {
+		t.Errorf("sampled: the move did not fail")
+	}
+	rep = diff.CompareAllocs(base, more, "iteration", diff.CountedAllocTolerance)
+	if r := rep.Regressions(); len(r) != 1 || r[0].Name != "m.parse" || len(rep.Notes) != 0 {
+		t.Errorf("one more object an iteration: regressions %+v, notes %q; want m.parse alone", r, rep.Notes)
+	}
+}
