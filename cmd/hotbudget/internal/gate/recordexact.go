@@ -520,7 +520,9 @@ func exactSummary(results []exactResult) string {
 		return fmt.Sprintf("no function executes more instructions in %s (exact counts, callgrind; %s)", plural(len(results), "benchmark", "benchmarks"), exactJudged(results))
 	}
 	var names []string
+	instr, allocs := false, false
 	for _, e := range failed {
+		instr, allocs = instr || e.report.Failed(), allocs || e.allocsFailed()
 		_, bench, _ := strings.Cut(e.name, " ")
 		line := exactLine(e.report)
 		if a := e.allocsLine(); a != "" {
@@ -532,7 +534,14 @@ func exactSummary(results []exactResult) string {
 		}
 		names = append(names, bench+": "+line)
 	}
-	return fmt.Sprintf("%d of %d benchmarks execute more instructions: %s", len(failed), len(results), strings.Join(names, "; "))
+	what := "execute more instructions"
+	switch {
+	case allocs && !instr:
+		what = "allocate more"
+	case allocs:
+		what = "execute more instructions or allocate more"
+	}
+	return fmt.Sprintf("%d of %d benchmarks %s: %s", len(failed), len(results), what, strings.Join(names, "; "))
 }
 
 // exactJudged says how many functions the benchmarks' comparisons judged:

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -62,6 +63,10 @@ func TestCompareExactAllocs(t *testing.T) {
 	e := exactResult{report: &diff.CountReport{}, allocs: rep}
 	if !e.allocsFailed() || e.allocsLine() == "" || len(exactFailed([]exactResult{e})) != 1 {
 		t.Errorf("the benchmark did not fail on its allocations: %q", e.allocsLine())
+	}
+	e.name = "example.com/m BenchmarkX"
+	if got := exactSummary([]exactResult{e}); !strings.HasPrefix(got, "1 of 1 benchmarks allocate more: BenchmarkX: [m.g allocates more (5 -> 6 objects an op)]") {
+		t.Errorf("the verdict's line: %q", got)
 	}
 	if back, _ := compareExactAllocs(head, base, only); back == nil || back.Failed() {
 		t.Errorf("fewer allocations failed: %+v", back)
