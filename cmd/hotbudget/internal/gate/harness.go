@@ -20,12 +20,15 @@ import (
 // It is shown, never judged.
 
 // harnessFuncs names the functions of ps that are defined in a _test.go
-// file, with the allocation profiles the counted ps hold.
+// file, with the allocation profiles the counted ps hold, and the
+// benchmark functions and their closures by name (a function a profile
+// names without its file: go test runs only functions of _test.go files
+// as benchmarks).
 func harnessFuncs(ps ...*profile.Profile) map[string]bool {
 	out := map[string]bool{}
 	add := func(p *profile.Profile) {
 		for _, f := range p.Function {
-			if f != nil && strings.HasSuffix(f.Filename, "_test.go") {
+			if f != nil && (strings.HasSuffix(f.Filename, "_test.go") || benchmarkFunc(f.Name)) {
 				out[f.Name] = true
 			}
 		}
@@ -78,4 +81,23 @@ func allocsJudged(base, head *profile.Profile, only *regexp.Regexp, harness map[
 	}
 	sort.Strings(quoted)
 	return regexp.MustCompile("^(?:" + strings.Join(quoted, "|") + ")$")
+}
+
+// benchmarkFunc reports whether name is a benchmark function of a package
+// (pkg.BenchmarkX), or a closure or generic instance of one.
+func benchmarkFunc(name string) bool {
+	i := strings.LastIndex(name, "/")
+	_, ident, ok := strings.Cut(name[i+1:], ".")
+	if !ok || !strings.HasPrefix(ident, "Benchmark") {
+		return false
+	}
+	// The identifier ends at a closure's or an instance's suffix.
+	end := strings.IndexAny(ident, ".[")
+	if end < 0 {
+		end = len(ident)
+	}
+	rest := ident[len("Benchmark"):end]
+	// As go test: Benchmark alone, or followed by anything but a
+	// lower-case letter (BenchmarkX, Benchmark_x).
+	return rest == "" || !(rest[0] >= 'a' && rest[0] <= 'z')
 }

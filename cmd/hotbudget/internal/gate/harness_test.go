@@ -279,3 +279,25 @@ func TestConfirmationFalseAlarms(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchmarkFunc: what go test runs as a benchmark, and its closures,
+// by name alone.
+func TestBenchmarkFunc(t *testing.T) {
+	for name, want := range map[string]bool{
+		"github.com/fxamacker/cbor/v2.BenchmarkUnmarshalCOSE":       true,
+		"github.com/fxamacker/cbor/v2.BenchmarkUnmarshalCOSE.func1": true,
+		"example.com/m.Benchmark_decode.func2.1":                    true,
+		"example.com/m.Benchmark":                                   true,
+		"example.com/m.BenchmarkX[go.shape.int]":                    true,
+		"example.com/m.Benchmarker":                                 false,
+		"example.com/m.(*Benchmark).Run":                            false,
+		"example.com/m.benchmarkHelper":                             false,
+		"example.com/benchmarks.Parse":                              false,
+		"example.com/Benchmark.v2.Parse":                            false,
+		"main.BenchmarkX":                                           true,
+	} {
+		if got := benchmarkFunc(name); got != want {
+			t.Errorf("benchmarkFunc(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
