@@ -135,16 +135,20 @@ func compareExactAllocs(base, head *profile.Profile, only *regexp.Regexp) (*diff
 	// iterations, and its goroutines move between threads more (go test's
 	// own goroutines): up to 6 of uuid.UUID.String's allocations were
 	// charged to runtime.slicebytetostring in one process, callgrind's
-	// chain of callers lost after a thread switch. 16 objects over at
-	// least thousands of ops.
+	// chain of callers lost after a thread switch. And what a process
+	// allocates once does not always cancel between the processes of N
+	// and 2N ops (a cache filled, a sync.Map promoting its entries after
+	// as many misses): fxamacker/cbor's whole op moved by 15, 24 and 27
+	// objects between two processes of one commit.
 	tol := diff.CountedAllocTolerance
 	tol.Once.Objects = max(tol.Once.Objects, recordAllocsOnce)
 	return diff.CompareAllocs(t[0], t[1], "op", tol), nil
 }
 
 // recordAllocsOnce is the objects a counted benchmark's run may allocate
-// once without a verdict (diff.AllocTolerance.Once).
-const recordAllocsOnce = 16
+// once without a verdict (diff.AllocTolerance.Once): more than twice the
+// 27 measured. One more object an op is caught from 65 ops a side on.
+const recordAllocsOnce = 64
 
 // allocsFailed reports whether e's counted allocations regressed.
 func (e exactResult) allocsFailed() bool { return e.allocs != nil && e.allocs.Failed() }
