@@ -62,15 +62,22 @@ func failing(row diff.CountRow) bool { return row.Verdict == diff.Regressed || r
 // spread of zero, and its change is judged as before.
 const exactConfirmations = 3
 
+// confirmReps is how many times each confirming process repeats the
+// benchmark (more where its code misses the type-assertion caches): once.
+// The confirmation measures how far a count moves between processes, which
+// more repetitions do not narrow, and three processes of one repetition
+// cost less than the first count's one of four.
+const confirmReps = 1
+
 // confirmExact counts benchmark l again on the sides it measured (a base
 // from the history stays), exactConfirmations times each in fresh
-// processes of reps repetitions, after rep failed, and judges the four
+// processes of confirmReps repetitions, after rep failed, and judges the four
 // counts of each side together (diff.CompareCounts: a function's change
 // must exceed the spread of each side's own processes and the stated
 // minimum). A function fails only when it failed both judgements. It
 // returns the second report without the failures the first did not have,
 // and the sides' counts, one profile of several processes each.
-func (r *recorder) confirmExact(ctx context.Context, vg string, sides []*recSide, l leaf, ops int64, reps int, judge func(string) bool, negative []string, ps [2]*profile.Profile, rep *diff.CountReport) (*diff.CountReport, [2]*profile.Profile, error) {
+func (r *recorder) confirmExact(ctx context.Context, vg string, sides []*recSide, l leaf, ops int64, judge func(string) bool, negative []string, ps [2]*profile.Profile, rep *diff.CountReport) (*diff.CountReport, [2]*profile.Profile, error) {
 	again := ps
 	for j, s := range sides {
 		if j == 0 && r.hist != nil {
@@ -78,7 +85,7 @@ func (r *recorder) confirmExact(ctx context.Context, vg string, sides []*recSide
 		}
 		counts := make([]*profile.Profile, 0, exactConfirmations+1)
 		for range exactConfirmations {
-			c, err := r.countLeaf(ctx, vg, s, l, ops, reps, judge) // more if it misses the caches
+			c, err := r.countLeaf(ctx, vg, s, l, ops, confirmReps, judge) // more if it misses the caches
 			if err != nil {
 				return nil, ps, err
 			}

@@ -74,7 +74,7 @@ func (r *recorder) countPair(ctx context.Context, vg string, sides []*recSide, l
 	if rep.Failed() {
 		// Confirmed before it fails: counted again, in fresh
 		// processes, a function fails only when it fails both times.
-		if rep, ps, err = r.confirmExact(ctx, vg, sides, l, ops, reps, judge, negative, ps, rep); err != nil {
+		if rep, ps, err = r.confirmExact(ctx, vg, sides, l, ops, judge, negative, ps, rep); err != nil {
 			return nil, err
 		}
 		// The counts written and judged are now the confirmation's,
