@@ -243,7 +243,7 @@ func (r *CountReport) writeText(w io.Writer) error {
 	for _, row := range r.Rows {
 		lo, hi := slices.Min(row.Base), slices.Max(row.Base)
 		rng := textfmt.Count(math.Round(lo))
-		if hi != lo {
+		if math.Round(hi) != math.Round(lo) {
 			rng += "-" + textfmt.Count(math.Round(hi))
 		}
 		mb, mh := stats.Median(row.Base), stats.Median(row.Head)

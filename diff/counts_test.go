@@ -147,6 +147,27 @@ func TestCompareCountsText(t *testing.T) {
 	if b.String() != want {
 		t.Errorf("text:\n%s\nwant:\n%s", b.String(), want)
 	}
+	// Several processes whose counts differ by less than one an
+	// iteration show one number, not a range of two equal ones
+	// (1000.0 and 1000.4); a range that shows is of numbers that differ.
+	for _, c := range []struct {
+		second int64
+		want   string
+	}{{10000, "m.A: 1000 -> 1050"}, {10004, "m.A: 1000 -> 1050"}, {10020, "m.A: 1000-1002 -> 1050"}} {
+		base := countBase(t, countProfile(t, 10, map[string]int64{"m.A": 10000, "runtime.x": 90000}),
+			countProfile(t, 10, map[string]int64{"m.A": c.second, "runtime.x": 90000}))
+		rep, err := CompareCounts(base, head, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := rep.writeText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "  regressed "+c.want+" instructions") {
+			t.Errorf("base 2000 and %d: want %q in\n%s", c.second, c.want, b.String())
+		}
+	}
 }
 
 // TestCompareCountsRefuses checks the errors: a sampled profile, other
