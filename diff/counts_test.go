@@ -227,3 +227,63 @@ func TestCompareCountsNegative(t *testing.T) {
 		t.Errorf("m.A +2%% beside a negative count: %+v", rep.Rows)
 	}
 }
+
+// withMisses records misses, by function, in p's one run.
+func withMisses(t *testing.T, p *profile.Profile, misses map[string]int64) *profile.Profile {
+	t.Helper()
+	rec, ok, err := meta.Get(p)
+	if err != nil || !ok || len(rec.Runs) != 1 {
+		t.Fatalf("record %+v, %v, %v", rec, ok, err)
+	}
+	rec.Runs[0].Misses = misses
+	meta.Set(p, rec)
+	return p
+}
+
+// TestCompareCountsMisses checks the allowance for a function's
+// type-cache misses against numbers worked out by hand. Per iteration
+// (work 10): the program 1,000,000, m.A 1,000; A misses 5 an iteration
+// in the baseline, 3 in the head: allowed max(0.5% of 1,000 = 5, 0.01% of
+// 1,000,000 = 100, MissCost*(5+3) = 256) = 256.
+func TestCompareCountsMisses(t *testing.T) {
+	judge := func(name string) bool { return strings.HasPrefix(name, "m.") }
+	side := func(a int64, misses map[string]int64) *profile.Profile {
+		return withMisses(t, countProfile(t, 10, map[string]int64{"m.A": a, "runtime.x": 10_000_000 - a}), misses)
+	}
+	for _, c := range []struct {
+		name        string
+		head        int64
+		base, headM map[string]int64
+		fail        bool
+		allowed     float64
+	}{
+		{"within the misses", 12_500, map[string]int64{"m.A": 50}, map[string]int64{"m.A": 30}, false, 256},
+		{"past the misses", 13_000, map[string]int64{"m.A": 50}, map[string]int64{"m.A": 30}, true, 256},
+		{"no misses", 12_500, nil, nil, true, 100},
+		{"another function's misses", 12_500, map[string]int64{"m.B": 50}, map[string]int64{"m.B": 30}, true, 100},
+	} {
+		rep, err := CompareCounts(side(10_000, c.base), side(c.head, c.headM), judge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Failed() != c.fail {
+			t.Errorf("%s: failed %v, want %v: %+v", c.name, rep.Failed(), c.fail, rep.Rows)
+		}
+		if c.fail && (len(rep.Rows) != 1 || rep.Rows[0].Allowed != c.allowed) {
+			t.Errorf("%s: rows %+v, want A allowed %v", c.name, rep.Rows, c.allowed)
+		}
+		if c.fail && c.allowed == 256 {
+			var b strings.Builder
+			if err := rep.Write(&b, "text"); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), "allowed ±256, its 8 type-cache misses an iteration)") {
+				t.Errorf("%s: report does not say the misses allowed for:\n%s", c.name, b.String())
+			}
+		}
+	}
+	// Misses below zero are no count (a tampered file).
+	if _, err := CompareCounts(side(10_000, map[string]int64{"m.A": -5}), side(10_000, nil), judge); err == nil || !strings.Contains(err.Error(), "type-cache misses") {
+		t.Errorf("negative misses: err = %v", err)
+	}
+}

@@ -114,6 +114,30 @@ func workE() {
 	}
 }
 
+// stringer's instantiations are distinct types: each one's assertion in
+// workA misses its cache until the runtime, on about one miss in 1,024,
+// adds it (allocating a new cache).
+type stringer[T any] struct{}
+
+func (stringer[T]) String() string { return "" }
+
+// assertVals are values of kA types, made once (workA allocates nothing).
+var assertVals = []any{stringer[int]{}, stringer[int8]{}, stringer[int16]{}, stringer[int32]{}, stringer[int64]{}, stringer[uint]{},
+	stringer[uint8]{}, stringer[uint16]{}, stringer[uint32]{}, stringer[uint64]{}, stringer[float32]{}, stringer[float64]{}}
+
+const kA = 12 // workA: type assertions to fmt.Stringer of kA types a round
+
+var sinkN int
+
+//go:noinline
+func workA() {
+	for _, v := range assertVals {
+		if _, ok := v.(fmt.Stringer); ok {
+			sinkN++
+		}
+	}
+}
+
 // zeroSized allocates nothing: mallocgc returns zerobase.
 //
 //go:noinline
@@ -123,6 +147,7 @@ func zeroSized(n int) {
 }
 
 func workload() {
+	workA()
 	workF()
 	workG()
 	workH()
@@ -281,19 +306,36 @@ func checkByHand(t *testing.T, exe string, sym callgrind.Symbolizer) {
 			t.Errorf("%s: %d objects, want %d", fn, got[fn], n)
 		}
 	}
+	// workA allocates only when the runtime fills one of its caches: a
+	// new cache, on a miss chosen at random; at most one a type.
+	caches := got[pkg+"workA"]
+	if caches > kA {
+		t.Errorf("workA: %d objects, want at most %d (the runtime's new type-assertion caches)", caches, kA)
+	}
 	var total int64
 	for fn, n := range got {
 		total += n
-		if _, ok := want[fn]; !ok && n != 0 {
+		if _, ok := want[fn]; !ok && n != 0 && fn != pkg+"workA" {
 			t.Errorf("%s: %d objects, want none", fn, n)
 		}
 	}
-	var sum int64
+	sum := caches
 	for _, n := range want {
 		sum += n
 	}
 	if total != sum || c.Objects != sum {
 		t.Errorf("%d objects in the profile, %d counted, want %d", total, c.Objects, sum)
+	}
+	// The type assertions' misses: at least one (each of kA types'
+	// caches fills on about one miss in 1,024), at most one an assertion;
+	// no other function of the workload asserts.
+	if n := c.Misses[pkg+"workA"]; n < 1 || n > kA*runs {
+		t.Errorf("workA: %d type-cache misses, want 1 to %d", n, kA*runs)
+	}
+	for fn, n := range c.Misses {
+		if strings.HasPrefix(fn, pkg) && fn != pkg+"workA" {
+			t.Errorf("%s: %d type-cache misses, want none", fn, n)
+		}
 	}
 	if c.Shared < (kMk+kI)*runs {
 		t.Errorf("workI's sites in mk and in its own code shared fewer than their %d allocations: %+v", (kMk+kI)*runs, c)

@@ -36,6 +36,11 @@ type Counts struct {
 	Resumed int64
 	// Contexts is the number of mallocgc's contexts in the dump.
 	Contexts int
+	// Misses is, by function, how many times its code called the
+	// runtime's type-assertion and type-switch miss paths (MissPaths):
+	// the function at each call site, the innermost inlined one, whose
+	// own count holds the generated code that probed the cache first.
+	Misses map[string]int64
 }
 
 // Read reads a callgrind dump of a Go program that ran with Args (malloc:
@@ -54,6 +59,7 @@ func Read(r io.Reader, malloc string, sym callgrind.Symbolizer) (*profile.Profil
 	if err != nil {
 		return nil, c, fmt.Errorf("exactalloc: %w", err)
 	}
+	c.Misses = d.misses(sym)
 	c.Bytes = true
 	for _, key := range d.order {
 		ch := d.chains[key]

@@ -145,6 +145,13 @@ type Run struct {
 	// (MergeProcesses): the profile's own Period is then the longest, and
 	// SplitProcesses gives each process its own. 0: the profile's.
 	PeriodNanos int64 `json:"period_ns,omitempty"`
+	// Misses is, for an exact capture of instructions, how many times
+	// each function's code called the runtime's type-assertion and
+	// type-switch miss paths during the run (exactalloc.MissPaths), by
+	// function: the caches those calls probed fill at random, so what the
+	// function's own count holds of them differs from process to process
+	// (diff.CompareCounts allows it). Absent: not counted.
+	Misses map[string]int64 `json:"type_cache_misses,omitempty"`
 }
 
 type wire struct {

@@ -215,6 +215,12 @@ func (r Record) ProcessParts(comments []string, period int64, n int, labels func
 			one.Runs[0].Work += run.Work
 			one.Runs[0].CPUNanos += run.CPUNanos
 			one.Runs[0].WallNanos += run.WallNanos
+			for fn, n := range run.Misses {
+				if one.Runs[0].Misses == nil {
+					one.Runs[0].Misses = map[string]int64{}
+				}
+				one.Runs[0].Misses[fn] += n
+			}
 			if groups != nil {
 				idx = append(idx, groups[j]...)
 			}
