@@ -69,7 +69,7 @@ func (c *cli) recordFlags() *recordCmd {
 	fs.IntVar(&o.Runs, "runs", 5, "interleaved `runs` a side")
 	fs.IntVar(&o.Count, "count", 1, "`n` benchmark results a run (go test -count)")
 	fs.StringVar(&o.Bench, "bench", ".", "run the benchmarks matching this `regexp` (go test -bench)")
-	fs.StringVar(&o.Benchtime, "benchtime", "1s", "calibrate each benchmark to run for this `duration` on the base revision (counting: 1ms unless given), or Nx for N iterations")
+	fs.StringVar(&o.Benchtime, "benchtime", "1s", "calibrate each benchmark to run for this `duration` on the base revision (counting: 4ms unless given), or Nx for N iterations")
 	fs.DurationVar(&o.Budget, "budget", 15*time.Minute, "fit the runs into this `duration`: when the estimate after calibration is longer, every benchmark runs fewer iterations (counting: the longest are left out, named) (0: no limit)")
 	fs.StringVar(&o.Out, "out", "", "write base/ and head/ under this `directory` (default: a new temporary directory)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the worktrees and test binaries (their directory is printed)")

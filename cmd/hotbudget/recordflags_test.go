@@ -82,7 +82,7 @@ func TestShardSettingsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"runs":5,"count":1,"bench":".","benchtime":"1ms","instructions":true,"no_allocs":false,"packages":["./a","./b"],` +
+	want := `{"runs":5,"count":1,"bench":".","benchtime":"4ms","instructions":true,"no_allocs":false,"packages":["./a","./b"],` +
 		`"judge":[{"flag":"alpha","value":"0.01"},{"flag":"rename","value":"a.f=a.g"},{"flag":"rename","value":"b.f=b.g"}]}`
 	if s.Text() != want {
 		t.Errorf("settings %s\nwant     %s", s.Text(), want)
@@ -91,7 +91,7 @@ func TestShardSettingsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.o.Runs != 5 || !back.o.Instructions || back.o.Why != "counting instructions (callgrind): chosen by --instrument instructions" || back.o.Benchtime != "1ms" || back.o.Shard != (gate.ShardSpec{K: 2, N: 3}) ||
+	if back.o.Runs != 5 || !back.o.Instructions || back.o.Why != "counting instructions (callgrind): chosen by --instrument instructions" || back.o.Benchtime != "4ms" || back.o.Shard != (gate.ShardSpec{K: 2, N: 3}) ||
 		!slices.Equal(back.o.Packages, []string{"./a", "./b"}) || back.d.alpha != 0.01 || !slices.Equal(back.d.renames, rc.d.renames) {
 		t.Errorf("merge's flags from the settings: %+v, renames %q, alpha %v", back.o, back.d.renames, back.d.alpha)
 	}

@@ -63,10 +63,9 @@ func failing(row diff.CountRow) bool { return row.Verdict == diff.Regressed || r
 const exactConfirmations = 3
 
 // confirmReps is how many times each confirming process repeats the
-// benchmark (more where its code misses the type-assertion caches): once.
-// The confirmation measures how far a count moves between processes, which
-// more repetitions do not narrow, and three processes of one repetition
-// cost less than the first count's one of four.
+// benchmark: once, as the first count's. The confirmation measures how
+// far a count moves between processes, which more repetitions do not
+// narrow.
 const confirmReps = 1
 
 // confirmExact counts benchmark l again on the sides it measured (a base
@@ -85,7 +84,7 @@ func (r *recorder) confirmExact(ctx context.Context, vg string, sides []*recSide
 		}
 		counts := make([]*profile.Profile, 0, exactConfirmations+1)
 		for range exactConfirmations {
-			c, err := r.countLeaf(ctx, vg, s, l, ops, confirmReps, judge) // more if it misses the caches
+			c, err := r.countLeaf(ctx, vg, s, l, ops, confirmReps)
 			if err != nil {
 				return nil, ps, err
 			}

@@ -37,23 +37,26 @@ import (
 // callgrind at a fixed iteration count, on both revisions, and every
 // function's instructions per op are judged exactly (diff.CompareCounts):
 // no runs to repeat, no statistics. Each side runs in two processes, at N
-// and 2N iterations repeated exactReps times (go test -count), and the
-// difference is what exactReps*N ops execute: the process's start, the
-// benchmark's setup and its one-iteration rounds cancel, and the runtime's
-// per-process warm-up (its type-assertion caches) is diluted; a function
-// past its allowance is counted again before it fails (confirmExact).
+// and 2N iterations, and the difference is what N ops execute: the
+// process's start, the benchmark's setup and its one-iteration round
+// cancel, and the runtime's
+// per-process filling of its type-assertion caches is allowed for by
+// each function's misses; a function past its allowance is counted again
+// before it fails (confirmExact).
 
 // ExactBenchtime is the native time a benchmark's counted iterations
 // take by default when counting (N, scaled from a longer calibration by
-// exactIters; the runs count N and 2N, each repeated): the counts per op
-// are exact whatever N, and callgrind runs them about 150 times slower
-// (exactSlowdown).
-const ExactBenchtime = 1 * time.Millisecond
+// exactIters; the runs count N and 2N): the counts per op are exact
+// whatever N, callgrind runs them 15 to 150 times slower (exactSlowdown),
+// and a process's fixed cost is often more (valgrind translating the code
+// the program runs: 3 s a process on BurntSushi/toml's BenchmarkEncode
+// at N 2 or 256 alike).
+const ExactBenchtime = 4 * time.Millisecond
 
 // exactResult is one benchmark's exact comparison.
 type exactResult struct {
 	name       string // package and benchmark
-	ops        int64  // the iterations of each side's difference: exactReps*N
+	ops        int64  // the iterations of each side's difference: N
 	base, head *profile.Profile
 	report     *diff.CountReport
 	allocs     *diff.AllocReport // counted allocations (recordexactallocs.go); nil: not counted
@@ -93,7 +96,7 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 			return fmt.Errorf("%s: %w", l.name, err)
 		}
 		found[i] = e
-		r.progress("counted %s (%d of %d, %s ops a side: repetitions of N in two processes, of N and 2N): %s; %s so far", l.name, done.Add(1), len(leaves), textfmt.Count(float64(e.ops)), exactLine(e.report), since(t0))
+		r.progress("counted %s (%d of %d, %s ops a side: the difference of two processes, of N and 2N): %s; %s so far", l.name, done.Add(1), len(leaves), textfmt.Count(float64(e.ops)), exactLine(e.report), since(t0))
 		return nil
 	})
 	if err != nil {
@@ -127,20 +130,12 @@ func benchFile(name string) string {
 	return strings.NewReplacer("/", "_", " ", "_").Replace(name)
 }
 
-// Repetitions of a counted benchmark (go test -count) in each process.
-const (
-	// exactReps is how many times each counting process runs the
-	// benchmark at first; a failure is confirmed at twice as many.
-	exactReps = 4
-	// exactMissOps is how many ops a side's difference counts at least
-	// when the module's code misses the runtime's type-assertion or
-	// type-switch caches: BurntSushi/toml's indirect varied by 1,579
-	// instructions an op over 24 ops (-7.75%, allowed 1.25%), and by up
-	// to 404 over 256-384 (docs/instructions.md).
-	exactMissOps = 256
-	// exactMaxReps bounds the repetitions.
-	exactMaxReps = 64
-)
+// exactReps is how many times a counting process runs the benchmark (go
+// test -count): once. Repetitions repeat the benchmark's setup and its
+// one-iteration round, which the difference cancels and callgrind
+// charges anyway; N of ExactBenchtime counts as many ops as four
+// repetitions of 1 ms did, 7% cheaper on BurntSushi/toml.
+const exactReps = 1
 
 // counted is one side's count of a benchmark.
 type counted struct {
@@ -162,11 +157,12 @@ type counted struct {
 // difference is what reps*ops iterations execute, the process's start and
 // the benchmark's setup cancelled. What the runtime does at random in a
 // process does not cancel: its type-assertion and type-switch caches fill
-// on about one miss in 1,024, chosen per process, so until they are full
-// an assertion's cost depends on the process; the repetitions dilute it,
-// and a failure is confirmed (confirmExact). It notes a function of the
-// module (judge) that still misses those caches in the process's last
-// repetitions.
+// on about one miss in 1,024, chosen per process, so how many instructions
+// a function that probes them executes depends on the process. Each
+// function's calls into the miss paths are counted (meta.Run.Misses, the
+// larger of the two processes'), and diff.CompareCounts allows what they
+// can move; what else a process does at random is confirmed
+// (confirmExact).
 //
 // (Callgrind's dumps at the entry of a function of package testing,
 // which would split a process into its repetitions, come at other places
@@ -174,57 +170,40 @@ type counted struct {
 // runtime switched stacks, for a call, and in a sub-benchmark the
 // function is already on its shadow stack. Measured: the last dump held
 // none of the iterations in 2 of 4 benchmark shapes.)
-func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf, ops int64, reps int, judge func(string) bool) (counted, error) {
+func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf, ops int64, reps int) (counted, error) {
 	b := s.bins[l.pkg]
 	if b == nil {
 		return counted{}, fmt.Errorf("%s: no test binary at %s", l.key(), s.name)
 	}
 	var all [2]*profile.Profile
+	var misses [2]map[string]int64
 	var c counted
-	for {
-		missing := ""
-		for i, n := range []int64{ops, 2 * ops} {
-			p, stdout, err := r.countRun(ctx, vg, s, b, l, n, reps)
-			if err != nil {
-				return counted{}, err
-			}
-			all[i] = p
-			if m := cacheMisses(p, judge); m != "" {
-				missing = m
-			}
-			if i == 1 {
-				r.exactMu.Lock()
-				s.bench.Write(stdout)
-				if m := cpuLine.FindSubmatch(stdout); m != nil {
-					s.cpu = strings.TrimSpace(string(m[1]))
-				}
-				r.exactMu.Unlock()
-			}
+	for i, n := range []int64{ops, 2 * ops} {
+		p, m, stdout, err := r.countRun(ctx, vg, s, b, l, n, reps)
+		if err != nil {
+			return counted{}, err
 		}
-		if missing == "" || int64(reps)*ops >= exactMissOps || reps >= exactMaxReps {
-			if missing != "" {
-				c.note = fmt.Sprintf("its code misses the runtime's type-assertion or type-switch caches (%s): counted over %d repetitions (%s ops a side) to dilute what each process's misses add", textfmt.Line(shortName(missing)), reps, textfmt.Count(float64(int64(reps)*ops)))
+		all[i], misses[i] = p, m
+		if i == 1 {
+			r.exactMu.Lock()
+			s.bench.Write(stdout)
+			if m := cpuLine.FindSubmatch(stdout); m != nil {
+				s.cpu = strings.TrimSpace(string(m[1]))
 			}
-			break
-		}
-		// Code of the module that misses the caches: enough ops that
-		// a process's misses, which stop once its caches are full, are
-		// a small part of each op.
-		for int64(reps)*ops < exactMissOps && reps < exactMaxReps {
-			reps *= 2
+			r.exactMu.Unlock()
 		}
 	}
 	c.work = int64(reps) * ops
 	c.whole = all[1].Copy()
 	meta.Set(c.whole, meta.Record{Name: l.name + " at " + s.name + " (the whole process)", Build: s.build, Race: s.race, WorkUnit: meta.WorkOp,
-		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(int64(reps) * 2 * ops)}}})
+		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(int64(reps) * 2 * ops), Misses: misses[1]}}})
 	d, neg, err := valgrind.Difference(all[1], all[0])
 	if err != nil {
 		return counted{}, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
 	}
 	d.Comments = meta.MarkExact(nil)
 	meta.Set(d, meta.Record{Name: l.name + " at " + s.name, Build: s.build, Race: s.race, WorkUnit: meta.WorkOp,
-		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(c.work)}}})
+		Instrument: "callgrind", Runs: []meta.Run{{Work: float64(c.work), Misses: mostMisses(misses[0], misses[1])}}})
 	if err := diffExactAllocs(d, all[1], all[0], c.work); err != nil {
 		return counted{}, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
 	}
@@ -232,54 +211,20 @@ func (r *recorder) countLeaf(ctx context.Context, vg string, s *recSide, l leaf,
 	return c, nil
 }
 
-// exactMissFloor is how many instructions a process spends in the
-// runtime's type-assertion and type-switch cache-miss paths, at least,
-// when its benchmark's code misses those caches: go test's own printing
-// spends a few hundred there, BurntSushi/toml's Decode/string 315,924
-// over 60 ops.
-const exactMissFloor = 10_000
-
-// cacheMisses names the function that the most instructions of the
-// runtime's type-assertion and type-switch cache-miss paths are charged to
-// in p, whose code misses those caches, when they exceed exactMissFloor:
-// a function judge selects where the call stack names one, else the miss
-// path itself (callgrind's stacks of goroutines that switch, as toml's
-// lexer and parser do through a channel, name the scheduler instead).
-// It returns "" below the floor.
-func cacheMisses(p *profile.Profile, judge func(string) bool) string {
-	var self int64
-	by := map[string]int64{}
-	for _, s := range p.Sample {
-		if len(s.Location) == 0 || len(s.Location[0].Line) == 0 {
-			continue
-		}
-		n := s.Location[0].Line[0].Function.Name
-		if n != "runtime.typeAssert" && n != "runtime.interfaceSwitch" {
-			continue
-		}
-		self += s.Value[0]
-		who := n
-	stack:
-		for _, loc := range s.Location[1:] {
-			for _, ln := range loc.Line {
-				if judge(ln.Function.Name) {
-					who = ln.Function.Name
-					break stack
-				}
+// mostMisses is, by function, the larger of two processes' calls into the
+// runtime's type-cache miss paths: how far apart the two processes' misses
+// are, which their difference holds, is at most that (nil: none).
+func mostMisses(a, b map[string]int64) map[string]int64 {
+	var out map[string]int64
+	for _, m := range []map[string]int64{a, b} {
+		for fn, n := range m {
+			if out == nil {
+				out = map[string]int64{}
 			}
-		}
-		by[who] += s.Value[0]
-	}
-	if self < exactMissFloor {
-		return ""
-	}
-	best := ""
-	for n, v := range by {
-		if best == "" || v > by[best] || (v == by[best] && n < best) {
-			best = n
+			out[fn] = max(out[fn], n)
 		}
 	}
-	return best
+	return out
 }
 
 // countRun runs benchmark l for n iterations reps times (go test -count)
@@ -288,10 +233,10 @@ func cacheMisses(p *profile.Profile, judge func(string) bool) string {
 // lost 0.1% of a function's count: the runtime's preemption requests
 // switch stacks, which callgrind takes for returns, toggling collection
 // off until the next call. The difference of two processes is exact.)
-func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testBinary, l leaf, n int64, reps int) (*profile.Profile, []byte, error) {
+func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testBinary, l leaf, n int64, reps int) (*profile.Profile, map[string]int64, []byte, error) {
 	dir, err := os.MkdirTemp(s.tmp, "callgrind-")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "callgrind.out")
@@ -299,27 +244,30 @@ func (r *recorder) countRun(ctx context.Context, vg string, s *recSide, b *testB
 	stdout, stderr, err := underValgrind(ctx, vg, b, run, "-test.run", "^$", "-test.cpu", "1", "-test.bench", l.pattern(),
 		"-test.benchtime", strconv.FormatInt(n, 10)+"x", "-test.count", strconv.Itoa(reps))
 	if err != nil {
-		return nil, nil, benchFailed(ctx, s, b, err, stdout, stderr)
+		return nil, nil, nil, benchFailed(ctx, s, b, err, stdout, stderr)
 	}
-	p, err := r.readDump(b.path, out)
+	// One symbolizer for both readings of the dump: it reads every
+	// address of the dump first.
+	sym, err := r.dumpSymbolizer(b.path, out)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
+	}
+	p, err := readDump(out, sym)
 	if err == nil {
 		p, err = r.o.estimate(p, out)
 	}
+	var misses map[string]int64
 	if err == nil {
-		err = r.attachExactAllocs(p, b.path, out)
+		misses, err = attachExactAllocs(p, b.path, out, sym)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
+		return nil, nil, nil, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
 	}
-	return p, stdout.Bytes(), nil
+	return p, misses, stdout.Bytes(), nil
 }
 
-// readDump reads a callgrind dump of binary, symbolised.
-func (r *recorder) readDump(binary, dump string) (*profile.Profile, error) {
-	sym, err := r.dumpSymbolizer(binary, dump)
-	if err != nil {
-		return nil, err
-	}
+// readDump reads a callgrind dump, symbolised by sym (dumpSymbolizer).
+func readDump(dump string, sym callgrind.Symbolizer) (*profile.Profile, error) {
 	f, err := os.Open(dump)
 	if err != nil {
 		return nil, err

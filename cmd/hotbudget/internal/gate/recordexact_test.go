@@ -2,6 +2,7 @@ package gate
 
 import (
 	"encoding/json"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -10,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/pprof/profile"
 
 	"github.com/hotbudget/hotbudget/internal/history"
 	"github.com/hotbudget/hotbudget/internal/testutil"
@@ -263,34 +262,15 @@ func TestCompareExactNegative(t *testing.T) {
 	}
 }
 
-// TestCacheMisses checks the detection of the module's code calling the
-// runtime's type-assertion cache-miss path.
-func TestCacheMisses(t *testing.T) {
-	p := countsDiff(1, map[string]int64{"runtime.typeAssert": 46_000, "example.com/m.work": 10})
-	// runtime.typeAssert called from work: a stack of two.
-	var work *profile.Location
-	for _, l := range p.Location {
-		if l.Line[0].Function.Name == "example.com/m.work" {
-			work = l
-		}
+// TestMostMisses: a difference's type-cache misses are, by function, the
+// larger of its two processes'.
+func TestMostMisses(t *testing.T) {
+	got := mostMisses(map[string]int64{"a": 3, "b": 10}, map[string]int64{"a": 7, "c": 1})
+	want := map[string]int64{"a": 7, "b": 10, "c": 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("mostMisses = %v, want %v", got, want)
 	}
-	for _, s := range p.Sample {
-		if s.Location[0].Line[0].Function.Name == "runtime.typeAssert" {
-			s.Location = append(s.Location, work)
-		}
-	}
-	module := func(n string) bool { return strings.HasPrefix(n, "example.com/m.") }
-	if got := cacheMisses(p, module); got != "example.com/m.work" {
-		t.Errorf("cacheMisses = %q, want example.com/m.work", got)
-	}
-	// A stack that names no function of the module (callgrind's, after
-	// goroutine switches): the miss path itself.
-	if got := cacheMisses(p, func(n string) bool { return strings.HasPrefix(n, "example.com/other.") }); got != "runtime.typeAssert" {
-		t.Errorf("cacheMisses without the module on the stack = %q, want runtime.typeAssert", got)
-	}
-	// A few misses, as go test's printing makes: none.
-	few := countsDiff(1, map[string]int64{"runtime.typeAssert": 460, "example.com/m.work": 10})
-	if got := cacheMisses(few, module); got != "" {
-		t.Errorf("cacheMisses of 460 instructions = %q, want none", got)
+	if got := mostMisses(nil, nil); got != nil {
+		t.Errorf("mostMisses of none = %v, want nil", got)
 	}
 }

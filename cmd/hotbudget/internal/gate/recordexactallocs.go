@@ -12,6 +12,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/hotbudget/hotbudget/diff"
+	"github.com/hotbudget/hotbudget/internal/callgrind"
 	"github.com/hotbudget/hotbudget/internal/exactalloc"
 	"github.com/hotbudget/hotbudget/internal/meta"
 	"github.com/hotbudget/hotbudget/internal/valgrind"
@@ -31,21 +32,21 @@ func (r *recorder) exactAllocArgs(binary string) []string {
 }
 
 // attachExactAllocs reads the allocations of dump, a callgrind dump of
-// binary run with exactAllocArgs, into p's allocation comment.
-func (r *recorder) attachExactAllocs(p *profile.Profile, binary, dump string) error {
+// binary run with exactAllocArgs whose addresses sym names, into p's
+// allocation comment, and
+// returns each function's calls into the runtime's type-cache miss paths
+// (exactalloc.Counts.Misses; nil when the dump's allocations cannot be
+// read, in a binary that does not name mallocgc).
+func attachExactAllocs(p *profile.Profile, binary, dump string, sym callgrind.Symbolizer) (map[string]int64, error) {
 	name, err := exactalloc.MallocName(binary)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	sym, err := r.dumpSymbolizer(binary, dump)
+	ap, c, err := exactalloc.ReadFile(dump, name, sym)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("counting allocations: %w", err)
 	}
-	ap, _, err := exactalloc.ReadFile(dump, name, sym)
-	if err != nil {
-		return fmt.Errorf("counting allocations: %w", err)
-	}
-	return withAllocs(p, ap)
+	return c.Misses, withAllocs(p, ap)
 }
 
 // withAllocs stores the allocation profile ap in p's comments.

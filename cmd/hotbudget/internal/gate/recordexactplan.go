@@ -45,7 +45,7 @@ func (r *recorder) countPair(ctx context.Context, vg string, sides []*recSide, l
 			}
 			continue
 		}
-		c, err := r.countLeaf(ctx, vg, s, l, ops, reps, judge)
+		c, err := r.countLeaf(ctx, vg, s, l, ops, reps)
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +159,7 @@ func (r *recorder) planExact(leaves []leaf, t0 time.Time) ([]leaf, error) {
 	}
 	leaves, out, est := exactPlan(leaves, r.o.Target, r.o.Budget, 2, workers)
 	for _, l := range leaves {
-		r.progress("%s %s: counted at %d and %d iterations a side, %s a process", textfmt.Name(l.pkg), textfmt.Name(l.name), exactOps(l), 2*exactOps(l), plural(l.reps, "repetition", "repetitions"))
+		r.progress("%s %s: counted at %d and %d iterations a side", textfmt.Name(l.pkg), textfmt.Name(l.name), exactOps(l), 2*exactOps(l))
 	}
 	r.notCounted = notCountedLine(out, r.o.Budget)
 	if r.notCounted != "" {
@@ -211,10 +211,12 @@ const (
 	// shopspring/decimal's arithmetic (docs/gate.md).
 	exactSlowdown = 150
 	// exactProcess is what a counting process costs beyond its
-	// iterations: valgrind's and the test binary's start, the dump
-	// written, read and symbolised (about a second each on a 2-core
-	// machine).
-	exactProcess = 1500 * time.Millisecond
+	// iterations: valgrind's and the test binary's start, valgrind's
+	// translation of the code the benchmark runs, the dump written, read
+	// and symbolised: 0.9 s for a test binary that runs no benchmark,
+	// 1.5-3 s for BurntSushi/toml's (whose record of 31 benchmarks took
+	// 1.5 times what 1.5 s a process foresaw).
+	exactProcess = 2500 * time.Millisecond
 )
 
 // exactCost is the CPU time counting benchmark l at reps repetitions of N
@@ -223,19 +225,6 @@ const (
 func exactCost(l leaf, reps, sides int) time.Duration {
 	ops := float64(reps) * float64(3*exactOps(l)+2)
 	return time.Duration(sides) * (2*exactProcess + time.Duration(ops*l.nsOp*exactSlowdown))
-}
-
-// exactRepsFor is how many times a counting process repeats benchmark l:
-// exactReps, fewer for a benchmark whose N ops alone take longer than
-// target (the --benchtime N was calibrated to): the repetitions dilute
-// what a process's start adds at random, which a long op dwarfs.
-func exactRepsFor(l leaf, target time.Duration) int {
-	each := float64(exactOps(l)) * l.nsOp // ns of N ops
-	if target <= 0 || each <= 0 {
-		return exactReps
-	}
-	want := float64(exactReps) * float64(target) / each
-	return max(1, min(exactReps, int(want+0.999)))
 }
 
 // notCounted is a benchmark left out of a counted record to fit --budget.
@@ -254,7 +243,7 @@ func exactPlan(leaves []leaf, target, budget time.Duration, sides, workers int) 
 	costs := make([]time.Duration, len(leaves))
 	var total time.Duration
 	for i := range leaves {
-		leaves[i].reps = exactRepsFor(leaves[i], target)
+		leaves[i].reps = exactReps
 		costs[i] = exactCost(leaves[i], leaves[i].reps, sides)
 		total += costs[i]
 	}

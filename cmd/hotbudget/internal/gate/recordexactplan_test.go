@@ -11,7 +11,7 @@ import (
 )
 
 // TestExactPlan: N scales a benchmark's calibrated op time into the
-// counted time, at least 2; an op longer than that gets fewer repetitions;
+// counted time, at least 2; each process runs the benchmark once;
 // benchmarks that would not fit --budget are left out, the longest first,
 // and named with how to count them.
 func TestExactPlan(t *testing.T) {
@@ -23,12 +23,14 @@ func TestExactPlan(t *testing.T) {
 	for _, c := range []struct {
 		l     leaf
 		iters int64
-		reps  int
-	}{{fast, 10_000, exactReps}, {mid, 2, exactReps}, {slow, 2, 1}, {huge, 2, 1}} {
+	}{{fast, 10_000}, {mid, 2}, {slow, 2}, {huge, 2}} {
 		c.l.iters = exactIters(c.l, time.Millisecond)
-		if c.l.iters != c.iters || exactRepsFor(c.l, time.Millisecond) != c.reps {
-			t.Errorf("%s: N %d, %d repetitions; want %d, %d", c.l.name, c.l.iters, exactRepsFor(c.l, time.Millisecond), c.iters, c.reps)
+		if c.l.iters != c.iters {
+			t.Errorf("%s: N %d; want %d", c.l.name, c.l.iters, c.iters)
 		}
+	}
+	if n := exactIters(mid, ExactBenchtime); n != 6 {
+		t.Errorf("%s at the default --benchtime %s: N %d, want 6", mid.name, ExactBenchtime, n)
 	}
 	if n := exactIters(leaf{iters: 1}, time.Millisecond); n != 2 {
 		t.Errorf("no calibrated time, 1 iteration: N %d, want 2", n)
