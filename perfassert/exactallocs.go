@@ -66,28 +66,38 @@ func countedAllocArgs() []string {
 // dumps in dir (note: what it counted), takes their difference, what
 // note.runs iterations allocate, and attaches it to p as its allocation
 // profile, which MatchBaseline, NoRegression, CheckAllocs and MaxAllocs
-// then judge. Nothing is attached when mallocgc cannot be named.
-func attachCountedAllocs(p *profile.Profile, dir string, note exactNote, name string) error {
+// then judge. Nothing is attached when mallocgc cannot be named. It
+// returns each function's calls into the runtime's type-cache miss paths
+// (exactalloc.Counts.Misses), the larger of the two dumps', which
+// diff.CompareCounts allows for.
+func attachCountedAllocs(p *profile.Profile, dir string, note exactNote, name string) (map[string]int64, error) {
 	malloc, err := countedMalloc()
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	shift := uint64(countRunsPC()) - note.pc
 	sym := func(addr uint64) ([]callgrind.Frame, bool) { return runtimeFrames(addr + shift) }
 	var phases [2]*profile.Profile
+	var misses map[string]int64
 	bytes := true
 	for i := range phases {
 		dump := filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", note.last-1+i))
 		ap, c, err := exactalloc.ReadFile(dump, malloc, sym)
 		if err != nil {
-			return fmt.Errorf("perfassert: counting allocations: %w", err)
+			return nil, fmt.Errorf("perfassert: counting allocations: %w", err)
 		}
 		bytes = bytes && c.Bytes
 		phases[i] = trimExact(ap)
+		for fn, n := range c.Misses {
+			if misses == nil {
+				misses = map[string]int64{}
+			}
+			misses[fn] = max(misses[fn], n)
+		}
 	}
 	d, _, err := valgrind.Difference(phases[1], phases[0])
 	if err != nil {
-		return fmt.Errorf("perfassert: the difference of the counted allocations: %w", err)
+		return nil, fmt.Errorf("perfassert: the difference of the counted allocations: %w", err)
 	}
 	d.Comments = nil
 	inst := instrumentAllocs
@@ -96,7 +106,7 @@ func attachCountedAllocs(p *profile.Profile, dir string, note exactNote, name st
 	}
 	meta.Set(d, meta.Record{Name: name + " (allocations)", WorkUnit: meta.WorkIteration, Instrument: inst,
 		Runs: []meta.Run{{Label: "1", Work: float64(note.runs)}}})
-	return attachAllocs(p, d)
+	return misses, attachAllocs(p, d)
 }
 
 // countedAllocs reports whether the allocation profile ap was counted
