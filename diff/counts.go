@@ -99,9 +99,23 @@ type CountReport struct {
 	// their runtimes' work differed, not what the function executes, so it
 	// is shown and never judged (never Regressed).
 	Negative []string `json:"negative,omitempty"`
+	// Missing are the judged functions whose allowance their type-cache
+	// misses set (CountRow.Misses), above the others: judged within what
+	// the runtime's random filling of those caches can move, sorted by
+	// name.
+	Missing []MissAllowance `json:"type_cache_missing,omitempty"`
 	// Rows are the judged functions whose count changed (a verdict other
 	// than Unchanged), the largest change first.
 	Rows []CountRow `json:"rows"`
+}
+
+// MissAllowance is a function's allowance set by its type-cache misses.
+type MissAllowance struct {
+	Name string `json:"name"`
+	// Allowed is the allowance per iteration; Base the function's median
+	// baseline count per iteration.
+	Allowed float64 `json:"allowed"`
+	Base    float64 `json:"base"`
 }
 
 // Failed reports whether a judged function regressed or is new.
@@ -161,7 +175,11 @@ func CompareCounts(base, head *profile.Profile, judge func(name string) bool) (*
 		mb, mh := stats.Median(row.Base), stats.Median(row.Head)
 		row.Change = mh - mb
 		row.Misses = mostMisses(bs, name) + mostMisses(hs, name)
-		row.Allowed = max(hi-lo, slices.Max(row.Head)-slices.Min(row.Head), countTolerance*mb, countFloor*rep.BaseTotal, MissCost*row.Misses)
+		others := max(hi-lo, slices.Max(row.Head)-slices.Min(row.Head), countTolerance*mb, countFloor*rep.BaseTotal)
+		row.Allowed = max(others, MissCost*row.Misses)
+		if row.Allowed > others {
+			rep.Missing = append(rep.Missing, MissAllowance{Name: name, Allowed: row.Allowed, Base: mb})
+		}
 		switch {
 		case mh > hi+row.Allowed && hi == 0:
 			row.Verdict = New
@@ -180,6 +198,7 @@ func CompareCounts(base, head *profile.Profile, judge func(name string) bool) (*
 		return cmp.Or(cmp.Compare(math.Abs(b.Change), math.Abs(a.Change)), strings.Compare(a.Name, b.Name))
 	})
 	slices.Sort(rep.Negative)
+	slices.SortFunc(rep.Missing, func(a, b MissAllowance) int { return strings.Compare(a.Name, b.Name) })
 	return rep, nil
 }
 
@@ -307,6 +326,23 @@ func (r *CountReport) writeText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  not judged: %d %s below zero on a side (a difference of two processes whose runtimes' work differed, not a count): %s%s\n",
 			n, plural(n, "function", "functions"), strings.Join(names, ", "), more)
+	}
+	if n := len(r.Missing); n > 0 {
+		const shown = 4
+		names := make([]string, 0, shown)
+		for _, m := range r.Missing[:min(n, shown)] {
+			share := ""
+			if m.Base > 0 {
+				share = fmt.Sprintf(", %.0f%% of its count", 100*m.Allowed/m.Base)
+			}
+			names = append(names, fmt.Sprintf("%s (±%s%s)", textfmt.Line(m.Name), textfmt.Count(math.Round(m.Allowed)), share))
+		}
+		more := ""
+		if n > shown {
+			more = fmt.Sprintf(" and %d more", n-shown)
+		}
+		fmt.Fprintf(&b, "  judged within their type-cache misses (the runtime fills those caches at random, %d instructions a miss allowed): %d %s: %s%s\n",
+			MissCost, n, plural(n, "function", "functions"), strings.Join(names, ", "), more)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -272,6 +272,21 @@ func TestCompareCountsMisses(t *testing.T) {
 		if c.fail && (len(rep.Rows) != 1 || rep.Rows[0].Allowed != c.allowed) {
 			t.Errorf("%s: rows %+v, want A allowed %v", c.name, rep.Rows, c.allowed)
 		}
+		if c.allowed == 256 && (len(rep.Missing) != 1 || rep.Missing[0] != (MissAllowance{Name: "m.A", Allowed: 256, Base: 1000})) {
+			t.Errorf("%s: functions judged within their misses %+v, want m.A allowed 256 of 1000", c.name, rep.Missing)
+		}
+		if c.allowed == 100 && len(rep.Missing) != 0 {
+			t.Errorf("%s: functions judged within their misses %+v, want none", c.name, rep.Missing)
+		}
+		if c.allowed == 256 {
+			var b strings.Builder
+			if err := rep.Write(&b, "text"); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), "judged within their type-cache misses (the runtime fills those caches at random, 32 instructions a miss allowed): 1 function: m.A (±256, 26% of its count)") {
+				t.Errorf("%s: report does not name the function judged within its misses:\n%s", c.name, b.String())
+			}
+		}
 		if c.fail && c.allowed == 256 {
 			var b strings.Builder
 			if err := rep.Write(&b, "text"); err != nil {
