@@ -39,10 +39,9 @@ import (
 // no runs to repeat, no statistics. Each side runs in two processes, at N
 // and 2N iterations, and the difference is what N ops execute: the
 // process's start, the benchmark's setup and its one-iteration round
-// cancel, and the runtime's
-// per-process filling of its type-assertion caches is allowed for by
-// each function's misses; a function past its allowance is counted again
-// before it fails (confirmExact).
+// cancel, and the runtime's per-process filling of its type-assertion
+// caches is allowed for by each function's misses; a function past its
+// allowance is counted again before it fails (confirmExact).
 
 // ExactBenchtime is the native time a benchmark's counted iterations
 // take by default when counting (N, scaled from a longer calibration by
@@ -147,7 +146,6 @@ type counted struct {
 	// negative are functions below zero in the difference: not counts
 	// of the iterations, not judged.
 	negative []string
-	note     string
 	// work is the iterations diffed counts: reps*ops.
 	work int64
 }

@@ -52,9 +52,6 @@ func (r *recorder) countPair(ctx context.Context, vg string, sides []*recSide, l
 		ps[j] = c.diffed
 		work = c.work
 		negative = append(negative, c.negative...)
-		if c.note != "" {
-			r.progress("%s at %s: %s", l.name, s.name, c.note)
-		}
 		// The whole process of 2N ops as callgrind counted it, for
 		// pprof.
 		if err := writeProfile(filepath.Join(s.out, filepath.FromSlash(l.pkg), benchFile(l.name)+".instructions.pb.gz"), c.whole); err != nil {
