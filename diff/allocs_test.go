@@ -249,3 +249,41 @@ func TestCompareAllocsCountedMoved(t *testing.T) {
 		t.Errorf("one more object an iteration: regressions %+v, notes %q; want m.parse alone", r, rep.Notes)
 	}
 }
+
+// TestCompareAllocsCountedOnce: counted, a function that allocates on one
+// side only, within what a process allocates once (a cache filled in one
+// process), is no news; one that allocates an object an iteration is.
+func TestCompareAllocsCountedOnce(t *testing.T) {
+	only := regexp.MustCompile(`^m\.`)
+	table := func(stacks map[string][2]int64) *diff.AllocTable {
+		tab, err := diff.AllocTableOf(allocProfile(stacks), 100, only)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tab
+	}
+	verdict := func(rep *diff.AllocReport, name string) diff.Verdict {
+		for _, r := range rep.Rows {
+			if r.Name == name {
+				return r.Verdict
+			}
+		}
+		return ""
+	}
+	base := table(map[string][2]int64{"m.run@4": {200, 0}})
+	once := table(map[string][2]int64{"m.run@4": {200, 0}, "m.fill@2;m.run@4": {1, 0}})
+	every := table(map[string][2]int64{"m.run@4": {200, 0}, "m.fill@2;m.run@4": {100, 0}})
+	if v := verdict(diff.CompareAllocs(base, once, "iteration", diff.CountedAllocTolerance), "m.fill"); v != diff.Unchanged {
+		t.Errorf("one object over 100 iterations, on the head only: %q, want unchanged", v)
+	}
+	if v := verdict(diff.CompareAllocs(once, base, "iteration", diff.CountedAllocTolerance), "m.fill"); v != diff.Unchanged {
+		t.Errorf("one object over 100 iterations, on the base only: %q, want unchanged", v)
+	}
+	if rep := diff.CompareAllocs(base, every, "iteration", diff.CountedAllocTolerance); verdict(rep, "m.fill") != diff.Regressed || !rep.Failed() {
+		t.Errorf("an object an iteration, new: %q, want regressed", verdict(rep, "m.fill"))
+	}
+	// A memory profile (sampled): named as before.
+	if v := verdict(diff.CompareAllocs(base, once, "iteration", diff.DefaultAllocTolerance), "m.fill"); v != diff.New {
+		t.Errorf("sampled, one object on the head only: %q, want new", v)
+	}
+}
