@@ -3,6 +3,8 @@ package gate
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -47,19 +49,29 @@ func leafSelf(p *profile.Profile) map[string]int64 {
 // failing reports whether a row fails the gate.
 func failing(row diff.CountRow) bool { return row.Verdict == diff.Regressed || row.Verdict == diff.New }
 
-// exactConfirmations is how many times confirmExact counts each side
-// again. A function's count can differ between processes and stay so
-// however many ops they run: an inlined probe of the runtime's
-// type-assertion cache walks as far as that process's cache places its
-// types, and a map walked from a random start takes its own path
-// (fxamacker/cbor's (*decoder).parseToUnmarshaler 184 -> 199 instructions
-// an op over 2,728 ops, each side of one commit). Judged over four
-// processes a side, the first count and three fresh ones, against the
-// spread of both sides' own processes, such a function fails unchanged
-// code in 1-6 of 1,500 records, where one fresh count a side failed it in
-// 139-291 (TestConfirmationFalseAlarms: seeded trials of four shapes of
-// spread between processes); a function whose count repeats keeps a
-// spread of zero, and its change is judged as before.
+// confirmStages are how many fresh counts of each side confirmExact adds
+// at each stage, until a stage's judgement passes: one, then two more. A
+// function's count can differ between processes and stay so however many
+// ops they run: an inlined probe of the runtime's type-assertion cache
+// walks as far as that process's cache places its types, a map walked
+// from a random start takes its own path (fxamacker/cbor's
+// (*decoder).parseToUnmarshaler 184 -> 199 instructions an op over 2,728
+// ops, each side of one commit; BurntSushi/toml's sort.Slice comparison
+// in (*Encoder).eMap, called as often as the map's order asks). Judged
+// over four processes a side, the first count and three fresh ones,
+// against the spread of both sides' own processes, such a function fails
+// unchanged code in 1-6 of 1,500 records, where one fresh count a side
+// failed it in 139-291 (TestConfirmationFalseAlarms: seeded trials of four
+// shapes of spread between processes); a function whose count repeats
+// keeps a spread of zero, and its change is judged as before. The stage
+// of two counts a side only ends a confirmation early when it passes: a
+// function fails only when every stage failed it, so no more often than
+// at four counts alone, and most confirmations of unchanged code cost a
+// third (TestConfirmationFalseAlarms measures both).
+var confirmStages = []int{1, 2}
+
+// exactConfirmations is how many fresh counts of each side a confirmation
+// holds at most.
 const exactConfirmations = 3
 
 // confirmReps is how many times each confirming process repeats the
@@ -69,43 +81,16 @@ const exactConfirmations = 3
 const confirmReps = 1
 
 // confirmExact counts benchmark l again on the sides it measured (a base
-// from the history stays), exactConfirmations times each in fresh
-// processes of confirmReps repetitions, after rep failed, and judges the four
-// counts of each side together (diff.CompareCounts: a function's change
-// must exceed the spread of each side's own processes and the stated
-// minimum). A function fails only when it failed both judgements. It
-// returns the second report without the failures the first did not have,
-// and the sides' counts, one profile of several processes each.
+// from the history stays), in fresh processes of confirmReps repetitions,
+// after rep failed, and judges the counts of each side together
+// (diff.CompareCounts: a function's change must exceed the spread of each
+// side's own processes and the stated minimum), in stages
+// (confirmStages): it stops at the first stage whose judgement fails no
+// function that rep failed. A function fails only when it failed every
+// judgement. It returns the last report without the failures the first
+// did not have, and the sides' counts, one profile of several processes
+// each.
 func (r *recorder) confirmExact(ctx context.Context, vg string, sides []*recSide, l leaf, ops int64, judge func(string) bool, negative []string, ps [2]*profile.Profile, rep *diff.CountReport) (*diff.CountReport, [2]*profile.Profile, error) {
-	again := ps
-	for j, s := range sides {
-		if j == 0 && r.hist != nil {
-			continue
-		}
-		counts := make([]*profile.Profile, 0, exactConfirmations+1)
-		for range exactConfirmations {
-			c, err := r.countLeaf(ctx, vg, s, l, ops, confirmReps)
-			if err != nil {
-				return nil, ps, err
-			}
-			counts = append(counts, c.diffed)
-			negative = append(negative, c.negative...)
-		}
-		// The first count last: the merged profile keeps its first
-		// process's allocations, a fresh one's.
-		m, err := meta.MergeProcesses(append(counts, ps[j]))
-		if err != nil {
-			return nil, ps, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
-		}
-		again[j] = m
-		if err := writeProfile(countsProfile(s.out, l.pkg, l.name), m); err != nil {
-			return nil, ps, err
-		}
-	}
-	rep2, err := compareExact(again[0], again[1], judge, negative)
-	if err != nil {
-		return nil, ps, fmt.Errorf("%s: %w", l.name, err)
-	}
 	first := map[string]bool{}
 	var firstNames []string
 	for _, row := range rep.Rows {
@@ -114,14 +99,58 @@ func (r *recorder) confirmExact(ctx context.Context, vg string, sides []*recSide
 			firstNames = append(firstNames, shortName(row.Name))
 		}
 	}
-	var rows []diff.CountRow
+	var fresh [2][]*profile.Profile
+	var rep2 *diff.CountReport
+	again := ps
 	var both []string
-	for _, row := range rep2.Rows {
-		if failing(row) {
-			if !first[row.Name] {
+	counts := 1
+	for _, more := range confirmStages {
+		for j, s := range sides {
+			if j == 0 && r.hist != nil {
 				continue
 			}
-			both = append(both, shortName(row.Name))
+			for range more {
+				c, err := r.countLeaf(ctx, vg, s, l, ops, confirmReps)
+				if err != nil {
+					return nil, ps, err
+				}
+				fresh[j] = append(fresh[j], c.diffed)
+				negative = append(negative, c.negative...)
+			}
+			// The first count last: the merged profile keeps its first
+			// process's allocations, a fresh one's.
+			m, err := meta.MergeProcesses(append(slices.Clone(fresh[j]), ps[j]))
+			if err != nil {
+				return nil, ps, fmt.Errorf("%s at %s: %w", l.name, s.name, err)
+			}
+			again[j] = m
+		}
+		counts += more
+		var err error
+		if rep2, err = compareExact(again[0], again[1], judge, negative); err != nil {
+			return nil, ps, fmt.Errorf("%s: %w", l.name, err)
+		}
+		both = nil
+		for _, row := range rep2.Rows {
+			if failing(row) && first[row.Name] {
+				both = append(both, shortName(row.Name))
+			}
+		}
+		if len(both) == 0 {
+			break
+		}
+	}
+	for j, s := range sides {
+		if again[j] != ps[j] {
+			if err := writeProfile(countsProfile(s.out, l.pkg, l.name), again[j]); err != nil {
+				return nil, ps, err
+			}
+		}
+	}
+	var rows []diff.CountRow
+	for _, row := range rep2.Rows {
+		if failing(row) && !first[row.Name] {
+			continue
 		}
 		rows = append(rows, row)
 	}
@@ -130,6 +159,16 @@ func (r *recorder) confirmExact(ctx context.Context, vg string, sides []*recSide
 	if len(both) > 0 {
 		what = "repeated by " + strings.Join(both, ", ")
 	}
-	r.progress("%s: %s past its allowance; counted again in fresh processes to confirm, each side judged over its four counts: %s", l.name, textfmt.Line(strings.Join(firstNames, ", ")), textfmt.Line(what))
+	r.progress("%s: %s past its allowance; counted again in fresh processes to confirm, each side judged over its %s: %s", l.name, textfmt.Line(strings.Join(firstNames, ", ")), countWord(counts), textfmt.Line(what))
 	return rep2, again, nil
+}
+
+// countWord is "two counts", "four counts": a side's counts in a
+// confirmation.
+func countWord(n int) string {
+	words := []string{"zero", "one", "two", "three", "four", "five"}
+	if n >= 0 && n < len(words) {
+		return words[n] + " counts"
+	}
+	return strconv.Itoa(n) + " counts"
 }
