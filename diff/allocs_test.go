@@ -282,6 +282,15 @@ func TestCompareAllocsCountedOnce(t *testing.T) {
 	if rep := diff.CompareAllocs(base, every, "iteration", diff.CountedAllocTolerance); verdict(rep, "m.fill") != diff.Regressed || !rep.Failed() {
 		t.Errorf("an object an iteration, new: %q, want regressed", verdict(rep, "m.fill"))
 	}
+	// On the stack of another's allocations only, on one side: no news.
+	via := table(map[string][2]int64{"m.run@4": {200, 0}, "m.fill@2;m.mid@3;m.run@4": {1, 0}})
+	if v := verdict(diff.CompareAllocs(base, via, "iteration", diff.CountedAllocTolerance), "m.mid"); v != diff.Unchanged {
+		t.Errorf("none of its own, on the head's stacks only: %q, want unchanged", v)
+	}
+	deep := table(map[string][2]int64{"m.run@4": {200, 0}, "m.fill@2;m.mid@3;m.run@4": {100, 0}})
+	if rep := diff.CompareAllocs(base, deep, "iteration", diff.CountedAllocTolerance); verdict(rep, "m.mid") != diff.Unchanged || verdict(rep, "m.fill") != diff.Regressed {
+		t.Errorf("an object an iteration through m.mid: m.mid %q, m.fill %q; want m.fill alone regressed", verdict(rep, "m.mid"), verdict(rep, "m.fill"))
+	}
 	// A memory profile (sampled): named as before.
 	if v := verdict(diff.CompareAllocs(base, once, "iteration", diff.DefaultAllocTolerance), "m.fill"); v != diff.New {
 		t.Errorf("sampled, one object on the head only: %q, want new", v)
