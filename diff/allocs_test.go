@@ -215,14 +215,7 @@ func TestCompareAllocsExact(t *testing.T) {
 // iterations on both sides); one more object an iteration in m.parse,
 // which the whole gains too, regresses.
 func TestCompareAllocsCountedMoved(t *testing.T) {
-	only := regexp.MustCompile(`^m\.`)
-	table := func(stacks map[string][2]int64) *diff.AllocTable {
-		tab, err := diff.AllocTableOf(allocProfile(stacks), 100, only)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tab
-	}
+	table := moduleTable(t)
 	base := table(map[string][2]int64{"m.parse@10;m.run@3": {200, 0}, "m.run@4": {200, 0}, "runtime.malg@1": {7, 0}})
 	moved := table(map[string][2]int64{"m.parse@10;m.run@3": {300, 0}, "m.run@4": {100, 0}, "runtime.malg@1": {7, 0}})
 	more := table(map[string][2]int64{"m.parse@10;m.run@3": {300, 0}, "m.run@4": {200, 0}, "runtime.malg@1": {7, 0}})
@@ -250,18 +243,25 @@ func TestCompareAllocsCountedMoved(t *testing.T) {
 	}
 }
 
-// TestCompareAllocsCountedOnce: counted, a function that allocates on one
-// side only, within what a process allocates once (a cache filled in one
-// process), is no news; one that allocates an object an iteration is.
-func TestCompareAllocsCountedOnce(t *testing.T) {
+// moduleTable returns a maker of allocation tables of 100 iterations of
+// the functions of module m from stacks (allocProfile's).
+func moduleTable(t *testing.T) func(stacks map[string][2]int64) *diff.AllocTable {
 	only := regexp.MustCompile(`^m\.`)
-	table := func(stacks map[string][2]int64) *diff.AllocTable {
+	return func(stacks map[string][2]int64) *diff.AllocTable {
+		t.Helper()
 		tab, err := diff.AllocTableOf(allocProfile(stacks), 100, only)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return tab
 	}
+}
+
+// TestCompareAllocsCountedOnce: counted, a function that allocates on one
+// side only, within what a process allocates once (a cache filled in one
+// process), is no news; one that allocates an object an iteration is.
+func TestCompareAllocsCountedOnce(t *testing.T) {
+	table := moduleTable(t)
 	verdict := func(rep *diff.AllocReport, name string) diff.Verdict {
 		for _, r := range rep.Rows {
 			if r.Name == name {

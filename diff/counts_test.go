@@ -117,16 +117,7 @@ func TestCompareCountsHeadSpread(t *testing.T) {
 		{"spread head", side(100_500, 104_000, 106_500), 600, false},
 		{"one process", side(104_000), 50, true},
 	} {
-		rep, err := CompareCounts(base, c.head, judge)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rep.Failed() != c.fail {
-			t.Errorf("%s: failed %v, want %v: %+v", c.name, rep.Failed(), c.fail, rep.Rows)
-		}
-		if c.fail && (len(rep.Rows) != 1 || rep.Rows[0].Allowed != c.allowed) {
-			t.Errorf("%s: rows %+v, want A allowed %v", c.name, rep.Rows, c.allowed)
-		}
+		checkCountVerdict(t, c.name, base, c.head, judge, c.fail, c.allowed)
 	}
 }
 
@@ -228,6 +219,24 @@ func TestCompareCountsNegative(t *testing.T) {
 	}
 }
 
+// checkCountVerdict compares head with base and checks that it fails (or
+// not) as fail says, and when it fails, that one function failed with the
+// allowance allowed.
+func checkCountVerdict(t *testing.T, name string, base, head *profile.Profile, judge func(string) bool, fail bool, allowed float64) *CountReport {
+	t.Helper()
+	rep, err := CompareCounts(base, head, judge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed() != fail {
+		t.Errorf("%s: failed %v, want %v: %+v", name, rep.Failed(), fail, rep.Rows)
+	}
+	if fail && (len(rep.Rows) != 1 || rep.Rows[0].Allowed != allowed) {
+		t.Errorf("%s: rows %+v, want A allowed %v", name, rep.Rows, allowed)
+	}
+	return rep
+}
+
 // withMisses records misses, by function, in p's one run.
 func withMisses(t *testing.T, p *profile.Profile, misses map[string]int64) *profile.Profile {
 	t.Helper()
@@ -262,16 +271,7 @@ func TestCompareCountsMisses(t *testing.T) {
 		{"no misses", 12_500, nil, nil, true, 100},
 		{"another function's misses", 12_500, map[string]int64{"m.B": 50}, map[string]int64{"m.B": 30}, true, 100},
 	} {
-		rep, err := CompareCounts(side(10_000, c.base), side(c.head, c.headM), judge)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rep.Failed() != c.fail {
-			t.Errorf("%s: failed %v, want %v: %+v", c.name, rep.Failed(), c.fail, rep.Rows)
-		}
-		if c.fail && (len(rep.Rows) != 1 || rep.Rows[0].Allowed != c.allowed) {
-			t.Errorf("%s: rows %+v, want A allowed %v", c.name, rep.Rows, c.allowed)
-		}
+		rep := checkCountVerdict(t, c.name, side(10_000, c.base), side(c.head, c.headM), judge, c.fail, c.allowed)
 		if c.allowed == 256 && (len(rep.Missing) != 1 || rep.Missing[0] != (MissAllowance{Name: "m.A", Allowed: 256, Base: 1000})) {
 			t.Errorf("%s: functions judged within their misses %+v, want m.A allowed 256 of 1000", c.name, rep.Missing)
 		}
