@@ -261,7 +261,11 @@ type Row struct {
 	// slower by at least the minimum change with a small p-value whose
 	// adjusted q is above the false-discovery rate, or a significant
 	// change of an ungated function. A near miss never fails the gate.
-	NearMiss string   `json:"near_miss,omitempty"`
+	NearMiss string `json:"near_miss,omitempty"`
+	// MovedIn, when set, is why a function whose time grew significantly
+	// is a near miss and not a regression: it grew by less than its whole
+	// program got faster per unit of work (see MovedIn).
+	MovedIn  *MovedIn `json:"moved_in,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 	// RenamedFrom lists the base names matched with this function by
 	// Settings.Rename (WithRename, --rename).

@@ -124,6 +124,7 @@ func conclude(c *comparison) {
 	s.renames(rep)
 	rep.Headline = s.headline(b, h)
 	rep.Headline.unit = b.sum.Unit
+	c.paidBack()
 	sortRows(rep.Rows)
 	rep.Warnings = append(rep.Warnings, testWarnings(rep.Rows, "functions", s.Alpha)...)
 	if w := noiseWarning(c.noise); w != "" && s.Assume == AssumeModel {
