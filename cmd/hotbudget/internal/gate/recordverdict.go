@@ -129,6 +129,18 @@ func ungatedChange(row diff.Row) bool { return row.Ungated && row.NearMiss != ""
 // gatedNearMiss is a function of the gate that came close to failing.
 func gatedNearMiss(row diff.Row) bool { return !row.Ungated && row.NearMiss != "" }
 
+// missWhy is how the short reports label a gated near miss and why it
+// did not fail: not significant, or time that moved into it from work the
+// change removed (diff.MovedIn).
+func missWhy(row diff.Row) (what, why string) {
+	if m := row.MovedIn; m != nil {
+		per := textfmt.Name(m.Per)
+		return "moved in", fmt.Sprintf("q=%.2g; %s more an %s (%+.0f%%) while the %s got %s faster (%+.0f%%): time moved into it, not failed",
+			row.Q, textfmt.Nanos(m.Head-m.Base), per, 100*(m.Head/m.Base-1), per, textfmt.Nanos(m.WholeBase-m.WholeHead), 100*(m.WholeHead/m.WholeBase-1))
+	}
+	return "near miss", fmt.Sprintf("q=%.2g, not significant", row.Q)
+}
+
 // flaggedBench reports whether a benchmark's functions regressed or came
 // close: what the short reports give lines of their own.
 func flaggedBench(r *diff.Report) bool {
@@ -139,8 +151,8 @@ func flaggedBench(r *diff.Report) bool {
 // gate's own measure: near misses, smallest q first.
 func nearMisses(funcs []*diff.Report) string {
 	type miss struct {
-		name, bench string
-		rel, q      float64
+		name, bench, why string
+		rel, q           float64
 	}
 	var ms []miss
 	for _, r := range funcs {
@@ -148,7 +160,8 @@ func nearMisses(funcs []*diff.Report) string {
 			// A function outside the gate never fails: it is not
 			// close to failing, and its q is significant.
 			if gatedNearMiss(row) {
-				ms = append(ms, miss{row.Name, r.Name, row.Relative, row.Q})
+				_, why := missWhy(row)
+				ms = append(ms, miss{row.Name, r.Name, why, row.Relative, row.Q})
 			}
 		}
 	}
@@ -156,7 +169,7 @@ func nearMisses(funcs []*diff.Report) string {
 	var out []string
 	for _, m := range ms {
 		_, b, _ := strings.Cut(m.bench, " ")
-		out = append(out, fmt.Sprintf("%s %+.1f%% in %s (q=%.2g, not significant)", shortName(m.name), 100*m.rel, b, m.q))
+		out = append(out, fmt.Sprintf("%s %+.1f%% in %s (%s)", shortName(m.name), 100*m.rel, b, m.why))
 	}
 	return textfmt.List(out, 2)
 }
@@ -177,7 +190,7 @@ func writeFunctionsShort(w io.Writer, funcs []*diff.Report) {
 		for _, row := range flaggedRows(r) {
 			what, q := string(row.Verdict), fmt.Sprintf("q=%.2g", row.Q)
 			if row.NearMiss != "" {
-				what, q = "near miss", q+", not significant"
+				what, q = missWhy(row)
 			}
 			fmt.Fprintf(w, "      %-9s %s %+.1f%% (%s)\n", what, textfmt.Name(row.Name), 100*row.Relative, q)
 		}
@@ -256,9 +269,13 @@ func writeRecordMarkdownShort(w io.Writer, res *Measurement, verdict string, fun
 		for _, row := range rows {
 			what := string(row.Verdict)
 			if row.NearMiss != "" {
-				what = "near miss (not significant)"
+				w, why := missWhy(row)
+				what = w + " (" + why + ")"
+				if row.MovedIn == nil {
+					what = "near miss (not significant)"
+				}
 			}
-			fmt.Fprintf(w, "| %s | %s | %+.1f%% | %.2g | %s |\n", textfmt.MarkdownCode(benchName(r.Name, funcs)), textfmt.MarkdownCode(row.Name), 100*row.Relative, row.Q, what)
+			fmt.Fprintf(w, "| %s | %s | %+.1f%% | %.2g | %s |\n", textfmt.MarkdownCode(benchName(r.Name, funcs)), textfmt.MarkdownCode(row.Name), 100*row.Relative, row.Q, textfmt.MarkdownEscape(what))
 		}
 	}
 	if header {
