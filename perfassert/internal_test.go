@@ -3,6 +3,8 @@ package perfassert
 import (
 	"fmt"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -601,25 +603,52 @@ func TestPassSummaryClosest(t *testing.T) {
 }
 
 // TestEffectivePeriodSaysWho: a perf capture is judged at the period of its
-// coarsest function's samples, and says which function set it, so that a
-// capture judged at runtime/pprof's 10ms can say why.
+// coarsest judged function's samples, and says which function set it, so
+// that a capture judged at runtime/pprof's 10ms can say why. A stray 10ms
+// sample with no function of the module on its stack (runtime.gogo's, in
+// one fastjson capture) sets no period: it judges nothing.
 func TestEffectivePeriodSaysWho(t *testing.T) {
-	fn := func(name string) []*profile.Location {
-		return []*profile.Location{{Line: []profile.Line{{Function: &profile.Function{Name: name}}}}}
+	fn := func(names ...string) []*profile.Location {
+		var ls []*profile.Location
+		for _, n := range names {
+			ls = append(ls, &profile.Location{Line: []profile.Line{{Function: &profile.Function{Name: n}}}})
+		}
+		return ls
 	}
 	perf := perfPeriod.Nanoseconds()
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
 		Sample: []*profile.Sample{
-			{Location: fn("a"), Value: []int64{300, 300 * perf}},
-			{Location: fn("b"), Value: []int64{1, 10_000_000}},
+			{Location: fn("m.a"), Value: []int64{300, 300 * perf}},
+			{Location: fn("m.b"), Value: []int64{1, 10_000_000}},
+			{Location: fn("runtime.gogo"), Value: []int64{1, 10_000_000}},
 		},
 	}
-	if got, by := effectivePeriod(p); got != 10_000_000 || by != "b" {
-		t.Errorf("effectivePeriod = %v, %q; want 10ms, \"b\"", time.Duration(got), by)
+	mod := regexp.MustCompile(`^m\.`)
+	if got, by := effectivePeriod(p, mod); got != 10_000_000 || by != "m.b" {
+		t.Errorf("effectivePeriod = %v, %q; want 10ms, \"m.b\"", time.Duration(got), by)
+	}
+	// The module's function under a runtime leaf (a goroutine it started,
+	// copying): its total is judged at that sample's period.
+	p.Sample[1].Location = fn("runtime.memmove", "m.b")
+	if got, by := effectivePeriod(p, mod); got != 10_000_000 || by != "m.b" {
+		t.Errorf("m.b under runtime.memmove: effectivePeriod = %v, %q; want 10ms, \"m.b\"", time.Duration(got), by)
+	}
+	p.Sample = slices.Delete(p.Sample, 1, 2)
+	if got, by := effectivePeriod(p, mod); got != perf || by != "" {
+		t.Errorf("runtime.gogo's 10ms sample beside the module's perf samples: effectivePeriod = %v, %q; want %v, \"\"", time.Duration(got), by, perfPeriod)
+	}
+	if got, by := effectivePeriod(p, nil); got != 10_000_000 || by != "runtime.gogo" {
+		t.Errorf("the module unknown: effectivePeriod = %v, %q; want 10ms, \"runtime.gogo\"", time.Duration(got), by)
+	}
+	// Three such samples: a goroutine's work, present in enough runs to
+	// weigh in the yardstick; its period is the profile's.
+	p.Sample[1].Value = []int64{minCoarse, minCoarse * 10_000_000}
+	if got, by := effectivePeriod(p, mod); got != 10_000_000 || by != "runtime.gogo" {
+		t.Errorf("%d samples of runtime.gogo: effectivePeriod = %v, %q; want 10ms, \"runtime.gogo\"", minCoarse, time.Duration(got), by)
 	}
 	p.Sample = p.Sample[:1]
-	if got, by := effectivePeriod(p); got != perf || by != "" {
+	if got, by := effectivePeriod(p, nil); got != perf || by != "" {
 		t.Errorf("perf samples alone: effectivePeriod = %v, %q; want %v, \"\"", time.Duration(got), by, perfPeriod)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -482,7 +483,7 @@ func (s *session) assemble() (*profile.Profile, meta.Record, error) {
 		return nil, meta.Record{}, fmt.Errorf("perfassert: merging capture rounds: %w", err)
 	}
 	if s.perf != nil {
-		merged.Period, s.periodBy = effectivePeriod(merged)
+		merged.Period, s.periodBy = effectivePeriod(merged, moduleFuncs())
 	}
 	merged.TimeNanos = s.start.UnixNano()
 	merged.DurationNanos = time.Since(s.start).Nanoseconds()
@@ -584,32 +585,57 @@ func (s *session) perfProfile() *profile.Profile {
 // the capturing thread with runtime/pprof's of the goroutines it started
 // is judged at. The engine takes a function's time over the period as its
 // sample count, with Poisson variance; a pprof sample standing for 10ms
-// would count as 50 perf samples and its variance be understated 50 times.
-// For each leaf function the period at which that count has the variance
-// of its weighted samples is Σw²/Σw (w: each sample's time); the profile's
-// period is the largest of them, which understates no function's variance
-// (and is the perf period when the function started no goroutine). by is
-// the leaf function that set a longer period ("" when none did).
-func effectivePeriod(p *profile.Profile) (period int64, by string) {
+// would count as 20 perf samples and its variance be understated 20 times.
+// For each judged function the period at which that count has the
+// variance of its weighted samples is Σw²/Σw (w: each sample's time); the
+// profile's period is the largest of them, which understates no judged
+// function's variance (and is the perf period when the function started
+// no goroutine). A sample counts for the innermost function of judged
+// (the module under test, moduleFuncs) on its stack, else for its leaf.
+// A leaf outside the module is not judged, and sets the period only when
+// it holds at least minCoarse samples coarser than the perf sampler's:
+// then it may be present in enough runs to take part in the yardstick. A
+// stray one does not: one 10ms sample of runtime.gogo once took a
+// fastjson capture's comparison down to a twentieth of its samples. With
+// judged nil, every leaf counts. by is the function that set a longer
+// period ("" when none did).
+func effectivePeriod(p *profile.Profile, judged *regexp.Regexp) (period int64, by string) {
 	ti := len(p.SampleType) - 1
+	perf := float64(perfPeriod.Nanoseconds())
 	sw, sw2 := map[string]float64{}, map[string]float64{}
+	coarse := map[string]int64{} // of the leaves outside judged
 	for _, smp := range p.Sample {
 		if len(smp.Value) <= ti || smp.Value[0] <= 0 {
 			continue
 		}
-		f := leafName(smp.Location)
 		w := float64(smp.Value[ti]) / float64(smp.Value[0]) // per sample
+		f := leafName(smp.Location)
+		if judged != nil {
+			if m := innermostOf(smp.Location, judged); m != "" {
+				f = m
+			} else if w > 1.5*perf {
+				coarse[f] += smp.Value[0]
+			}
+		}
 		sw[f] += w * float64(smp.Value[0])
 		sw2[f] += w * w * float64(smp.Value[0])
 	}
-	longest := float64(perfPeriod.Nanoseconds())
+	longest := perf
 	for f, a := range sw {
+		if k, out := coarse[f]; out && k < minCoarse {
+			continue
+		}
 		if a > 0 && sw2[f]/a > longest {
 			longest, by = sw2[f]/a, f
 		}
 	}
 	return int64(math.Round(longest)), by
 }
+
+// minCoarse is the fewest samples coarser than the perf sampler's (a
+// goroutine's, by runtime/pprof) with which a leaf outside the module sets
+// a perf capture's period (effectivePeriod).
+const minCoarse = 3
 
 // sampleHz is the rate the capturing goroutine is sampled at.
 func (c captureConfig) sampleHz() float64 {

@@ -3,6 +3,7 @@ package perfassert
 import (
 	"math"
 	"reflect"
+	"regexp"
 	"runtime"
 	"strings"
 	"time"
@@ -251,15 +252,24 @@ func isFunc(l *profile.Location, fn string) bool {
 // function the stack ends in when it has none.
 func ownLeaf(locs []*profile.Location) string {
 	if mod := moduleFuncs(); mod != nil {
-		for _, l := range locs {
-			for _, ln := range l.Line {
-				if ln.Function != nil && mod.MatchString(ln.Function.Name) {
-					return ln.Function.Name
-				}
-			}
+		if f := innermostOf(locs, mod); f != "" {
+			return f
 		}
 	}
 	return leafName(locs)
+}
+
+// innermostOf is the innermost function of a stack that re matches, ""
+// when none does.
+func innermostOf(locs []*profile.Location, re *regexp.Regexp) string {
+	for _, l := range locs {
+		for _, ln := range l.Line {
+			if ln.Function != nil && re.MatchString(ln.Function.Name) {
+				return ln.Function.Name
+			}
+		}
+	}
+	return ""
 }
 
 // leafName is the function a stack ends in.
