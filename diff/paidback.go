@@ -25,9 +25,9 @@ type MovedIn struct {
 // additive at the scale of nanoseconds an operation: removing an
 // allocation from google/uuid's Parse made its benchmark 67.5% faster (60
 // to 20 ns an op) and Parse's own samples 72% more (8 to 14 ns an op)
-// while Parse executed the same instructions, the stalls the allocator
-// used to absorb now charged to Parse's loads; by its share, Parse
-// regressed +216%. A change that trades a little time in one function for
+// while Parse executed the same instructions (most likely stalls the
+// allocator used to absorb, now charged to Parse's loads); by its share,
+// Parse regressed +216%. A change that trades a little time in one function for
 // more elsewhere in the same operation made the operation faster: the
 // function is shown as a near miss, not failed. The rule needs the
 // headline: the work per run known (operations, iterations, WithSameWork)
