@@ -104,9 +104,73 @@ type CountReport struct {
 	// the runtime's random filling of those caches can move, sorted by
 	// name.
 	Missing []MissAllowance `json:"type_cache_missing,omitempty"`
+	// Traded are the functions Trade took out of Rows: regressed or new,
+	// by less than the whole count per iteration fell (see Trade). Shown,
+	// never failed; sorted by name.
+	Traded []Trade `json:"traded,omitempty"`
 	// Rows are the judged functions whose count changed (a verdict other
 	// than Unchanged), the largest change first.
 	Rows []CountRow `json:"rows"`
+
+	// The whole count per iteration of each process of each side.
+	baseTotals, headTotals []float64
+}
+
+// Trade forgives the work a change added to a function and paid for in
+// the same iteration: a function regressed or new whose count grew by less
+// than the whole count per iteration fell, between every process of the
+// baseline and every process of the head, moves from Rows to Traded. The
+// whole count holds the runtime's varying work, which moved a
+// comment-only change's op by up to 8% between single processes in record
+// (fxamacker/cbor, go-viper/mapstructure), enough to hide a real slowdown;
+// so the fall counts only where it is more than that work's spread: where
+// allocs (the exact allocations of the same runs, CompareAllocs; nil:
+// none) shows every allocation of the run fewer per unit of work beyond
+// its tolerance, or where each side holds tradeProcesses processes or
+// more, every one of the head's below every one of the baseline's (by
+// chance 1 time in 70 with four a side; a slowdown raises the head's). A
+// buffer of 32 bytes made once in place of one grown by append
+// (hashicorp/go-version's (*Version).bytes: 6 instructions more an op,
+// 70 fewer in all over four processes a side, as many objects) is such a
+// trade.
+func (r *CountReport) Trade(allocs *AllocReport) {
+	if len(r.baseTotals) == 0 || len(r.headTotals) == 0 {
+		return
+	}
+	fewer := false
+	if a := allocs; a != nil && a.base != nil && a.head != nil && a.base.Work > 0 && a.head.Work > 0 {
+		b := AllocCount{}.add(a.base.All, 1/a.base.Work)
+		h := AllocCount{}.add(a.head.All, 1/a.head.Work)
+		tol := AllocTolerance{Objects: a.Tolerance.Objects, Once: a.Tolerance.Once}
+		fewer = tol.grew(h, AllocCount{Objects: b.Objects}, a.Work)
+	}
+	apart := len(r.baseTotals) >= tradeProcesses && len(r.headTotals) >= tradeProcesses
+	if !fewer && !apart {
+		return
+	}
+	saved := slices.Min(r.baseTotals) - slices.Max(r.headTotals)
+	r.Rows = slices.DeleteFunc(r.Rows, func(row CountRow) bool {
+		if (row.Verdict != Regressed && row.Verdict != New) || !(row.Change < saved) {
+			return false
+		}
+		r.Traded = append(r.Traded, Trade{Name: row.Name, Change: row.Change, Saved: saved})
+		return true
+	})
+	slices.SortFunc(r.Traded, func(a, b Trade) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// tradeProcesses is the fewest processes a side with which the whole
+// count's fall alone pays for a function's growth (CountReport.Trade).
+const tradeProcesses = 4
+
+// Trade is a function whose count grew by less than the whole count fell
+// (CountReport.Traded): Change is its head's median count per iteration
+// minus the baseline's, Saved the whole count's fall, the smallest
+// baseline process's whole count less the largest head process's.
+type Trade struct {
+	Name   string  `json:"name"`
+	Change float64 `json:"change"`
+	Saved  float64 `json:"saved"`
 }
 
 // MissAllowance is a function's allowance set by its type-cache misses.
@@ -132,9 +196,11 @@ func (r *CountReport) Failed() bool {
 // function (self count per iteration), for the functions judge accepts
 // (nil: all). Each side may hold several processes (meta.MergeProcesses);
 // a function is Regressed (or New) when its head median exceeds the
-// baseline's largest value by more than the allowed change, Improved (or
-// Gone) when it falls below the smallest by as much. Both profiles must be
-// exact counts of the same event with iterations recorded.
+// baseline's largest value by more than the allowed change, unless the
+// whole count per iteration fell by more than it grew (CountReport.Traded),
+// Improved (or Gone) when it falls below the smallest by as much. Both
+// profiles must be exact counts of the same event with iterations
+// recorded.
 func CompareCounts(base, head *profile.Profile, judge func(name string) bool) (*CountReport, error) {
 	bs, event, err := countSide("baseline", base, "")
 	if err != nil {
@@ -147,6 +213,7 @@ func CompareCounts(base, head *profile.Profile, judge func(name string) bool) (*
 	rep := &CountReport{Event: event, BaseProcesses: len(bs), HeadProcesses: len(hs)}
 	rep.BaseTotal = stats.Median(totals(bs))
 	rep.HeadTotal = stats.Median(totals(hs))
+	rep.baseTotals, rep.headTotals = totals(bs), totals(hs)
 	names := map[string]bool{}
 	for _, side := range [][]countProcess{bs, hs} {
 		for _, p := range side {
@@ -294,6 +361,9 @@ func (r *CountReport) writeText(w io.Writer) error {
 	if n := len(r.Rows); n > 0 {
 		verdict = fmt.Sprintf("%d of %d functions changed", n, r.Judged)
 	}
+	if n := len(r.Traded); n > 0 {
+		verdict += fmt.Sprintf(" (%d more grew by less than the whole fell: traded, below)", n)
+	}
 	sides := ""
 	if r.BaseProcesses > 1 || r.HeadProcesses > 1 {
 		sides = fmt.Sprintf(" (baseline: %d %s, current: %d %s)", r.BaseProcesses, plural(r.BaseProcesses, "process", "processes"), r.HeadProcesses, plural(r.HeadProcesses, "process", "processes"))
@@ -343,6 +413,10 @@ func (r *CountReport) writeText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  judged within their type-cache misses (the runtime fills those caches at random, %d instructions a miss allowed): %d %s: %s%s\n",
 			MissCost, n, plural(n, "function", "functions"), strings.Join(names, ", "), more)
+	}
+	for _, tr := range r.Traded {
+		fmt.Fprintf(&b, "  traded    %s: +%s %s an iteration, while the whole iteration executes %s fewer: paid for in the same iteration; shown, not failed\n",
+			textfmt.Line(tr.Name), textfmt.Count(math.Round(tr.Change)), r.Event, textfmt.Count(math.Round(tr.Saved)))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -302,3 +302,84 @@ func TestCompareCountsMisses(t *testing.T) {
 		t.Errorf("negative misses: err = %v", err)
 	}
 }
+
+// A function that grew by less than the whole iteration fell, in an
+// iteration that allocates fewer objects, is traded, not regressed: by
+// hand, m.A 1,000 -> 1,300 instructions an iteration (allowed 100: 0.01% of
+// the program's 1,001,000) while runtime.x executes 2,000 fewer (an
+// allocation gone, 1 object an iteration fewer), so the whole 1,700 fewer.
+// The same counts with the allocations unchanged fail (the whole count's
+// own spread could hide a slowdown), as do the same growth with the whole
+// growing and m.A +3,000 while the whole fell 1,000. Four processes a side,
+// every head one below every baseline one, trade without allocations.
+func TestCompareCountsTraded(t *testing.T) {
+	judge := func(name string) bool { return strings.HasPrefix(name, "m.") }
+	side := func(a, x int64) *profile.Profile {
+		return countProfile(t, 10, map[string]int64{"m.A": a, "runtime.x": x})
+	}
+	allocs := func(objects float64) *AllocTable {
+		return &AllocTable{Work: 1000, All: AllocCount{Objects: objects * 1000}, Funcs: map[string]*AllocFunc{}}
+	}
+	fewer := CompareAllocs(allocs(2), allocs(1), "iteration", CountedAllocTolerance)
+	same := CompareAllocs(allocs(2), allocs(2), "iteration", CountedAllocTolerance)
+	base := countBase(t, side(10_000, 10_000_000), side(10_000, 10_000_000))
+	for _, c := range []struct {
+		name   string
+		head   *profile.Profile
+		allocs *AllocReport
+		traded bool
+	}{
+		{"paid for", side(13_000, 10_000_000-20_000), fewer, true},
+		{"allocations unchanged", side(13_000, 10_000_000-20_000), same, false},
+		{"no allocations counted", side(13_000, 10_000_000-20_000), nil, false},
+		{"not paid for", side(13_000, 10_000_000), fewer, false},
+		{"more than the saving", side(40_000, 10_000_000-40_000), fewer, false},
+	} {
+		c.head = countBase(t, c.head) // one process
+
+		rep, err := CompareCounts(base, c.head, judge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Failed() {
+			t.Fatalf("%s: m.A +300 and more passed before Trade", c.name)
+		}
+		rep.Trade(c.allocs)
+		if rep.Failed() == c.traded || (len(rep.Traded) == 1) != c.traded {
+			t.Errorf("%s: failed %v, traded %+v; want traded %v", c.name, rep.Failed(), rep.Traded, c.traded)
+		}
+		if !c.traded {
+			continue
+		}
+		if tr := rep.Traded[0]; tr != (Trade{Name: "m.A", Change: 300, Saved: 1700}) {
+			t.Errorf("%s: traded %+v, want m.A +300 of 1,700 saved", c.name, tr)
+		}
+		var b strings.Builder
+		if err := rep.Write(&b, "text"); err != nil {
+			t.Fatal(err)
+		}
+		if want := "traded    m.A: +300 instructions an iteration, while the whole iteration executes 1700 fewer: paid for in the same iteration; shown, not failed"; !strings.Contains(b.String(), want) {
+			t.Errorf("%s: report does not say %q:\n%s", c.name, want, b.String())
+		}
+	}
+	four := func(a, x int64) *profile.Profile {
+		return countBase(t, side(a, x), side(a, x-10), side(a, x-20), side(a, x-30))
+	}
+	for _, c := range []struct {
+		name   string
+		base   *profile.Profile
+		traded bool
+	}{
+		{"four processes a side, apart", four(10_000, 10_000_000), true},
+		{"four processes a side, overlapping", four(10_000, 10_000_000-19_990), false},
+	} {
+		rep, err := CompareCounts(c.base, four(13_000, 10_000_000-20_000), judge)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep.Trade(nil)
+		if (len(rep.Traded) == 1) != c.traded || rep.Failed() == c.traded {
+			t.Errorf("%s: failed %v, traded %+v; want traded %v", c.name, rep.Failed(), rep.Traded, c.traded)
+		}
+	}
+}

@@ -112,7 +112,14 @@ func judgeCounts(t TestingT, check, sides string, base, current captured) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	counts := judgeInstructions(t, check, sides, base.p, current.p)
+	// The exact allocations of the same captures, for the counts to
+	// forgive the work that allocating less paid for (CountReport.Trade);
+	// judged on their own below.
+	var exact *diff.AllocReport
+	if ba, ca, err := allocProfiles(base, current); err == nil && ba != nil && ca != nil && !underRace(ba) && !underRace(ca) {
+		exact, _, _ = compareAllocs(ba, ca)
+	}
+	counts := judgeInstructions(t, check, sides, base.p, current.p, exact)
 	// The allocations the child counted, one by one: exact, judged
 	// without tolerance and without confirmation.
 	allocs := judgeAllocs(t, check, sides, base, current)
@@ -120,11 +127,11 @@ func judgeCounts(t TestingT, check, sides string, base, current captured) bool {
 }
 
 // judgeInstructions is judgeCounts for the counts of instructions.
-func judgeInstructions(t TestingT, check, sides string, base, current *profile.Profile) bool {
+func judgeInstructions(t TestingT, check, sides string, base, current *profile.Profile, allocs *diff.AllocReport) bool {
 	if h, ok := t.(helper); ok {
 		h.Helper()
 	}
-	rep, text, err := compareCountsText(base, current)
+	rep, text, err := compareCountsText(base, current, allocs)
 	if err != nil {
 		t.Errorf("perfassert.%s: %s: %v", check, sides, err)
 		return false
@@ -142,7 +149,7 @@ func judgeInstructions(t TestingT, check, sides string, base, current *profile.P
 		t.Errorf("perfassert.%s: %s: %s", check, sides, text)
 		return false
 	}
-	rep2, text2, err := compareCountsText(b2, c2)
+	rep2, text2, err := compareCountsText(b2, c2, allocs)
 	if err != nil {
 		t.Errorf("perfassert.%s: %s: %v", check, sides, err)
 		return false
@@ -158,7 +165,7 @@ func judgeInstructions(t TestingT, check, sides string, base, current *profile.P
 
 // compareCountsText is diff.CompareCounts of the module's functions and
 // its report in text.
-func compareCountsText(base, current *profile.Profile) (*diff.CountReport, string, error) {
+func compareCountsText(base, current *profile.Profile, allocs *diff.AllocReport) (*diff.CountReport, string, error) {
 	// countRuns, the loop around the function under test, is perfassert's
 	// own and never judged: its few instructions a run land on it or on
 	// the function it calls as the instrumentation's start falls (0 or 9
@@ -172,6 +179,7 @@ func compareCountsText(base, current *profile.Profile) (*diff.CountReport, strin
 	if err != nil {
 		return nil, "", err
 	}
+	rep.Trade(allocs)
 	if rep.Judged == 0 {
 		// Nothing judged is not a pass: a filter that matches none of the
 		// names the toolchain wrote would pass every change.

@@ -94,6 +94,8 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 		if e.allocs, err = compareExactAllocs(e.base, e.head, allocsJudged(e.base, e.head, r.exactAllocsOnly(res), harnessFuncs(e.base, e.head))); err != nil {
 			return fmt.Errorf("%s: %w", l.name, err)
 		}
+		// Work added to a function that allocating less paid for.
+		e.report.Trade(e.allocs)
 		found[i] = e
 		r.progress("counted %s (%d of %d, %s ops a side: the difference of two processes, of N and 2N): %s; %s so far", l.name, done.Add(1), len(leaves), textfmt.Count(float64(e.ops)), exactLine(e.report), since(t0))
 		return nil
@@ -463,6 +465,16 @@ func exactFailed(results []exactResult) []exactResult {
 func exactSummary(results []exactResult) string {
 	failed := exactFailed(results)
 	if len(failed) == 0 {
+		traded := map[string]bool{}
+		for _, e := range results {
+			for _, tr := range e.report.Traded {
+				traded[shortName(tr.Name)] = true
+			}
+		}
+		if len(traded) > 0 {
+			return fmt.Sprintf("no function executes more instructions than its benchmark saved in %s (exact counts, callgrind; %s); traded: %s",
+				plural(len(results), "benchmark", "benchmarks"), exactJudged(results), textfmt.List(slices.Sorted(maps.Keys(traded)), 4))
+		}
 		return fmt.Sprintf("no function executes more instructions in %s (exact counts, callgrind; %s)", plural(len(results), "benchmark", "benchmarks"), exactJudged(results))
 	}
 	var names []string
@@ -570,7 +582,7 @@ func (v *Verdict) writeCounted(stdout io.Writer, format string) error {
 			fmt.Fprintf(&b, "%s\n", textfmt.MarkdownEscape(notCounted))
 		}
 		for _, e := range res.exact {
-			if len(e.report.Rows) == 0 {
+			if len(e.report.Rows) == 0 && len(e.report.Traded) == 0 {
 				continue
 			}
 			fmt.Fprintf(&b, "#### %s\n\n```text\n", textfmt.MarkdownCode(e.name))
