@@ -310,7 +310,11 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 	if rec, _ := meta.Known(base); rec.Processes() != 1 {
 		t.Errorf("%s=1 recorded %d processes", perfassert.ProcessesEnv, rec.Processes())
 	}
-	out = run("", "")
+	// Its verdict may go either way: one process's runs cannot tell a
+	// process's state from a change (a fresh clone's CI once saw an
+	// unchanged processExtra +76%, under the 1% noise floor), which is
+	// what the note says.
+	out, _ = try("", "")
 	if !strings.Contains(out, "holds the capture of one process, whose runs vary less than processes do") || !strings.Contains(out, "to record it in 16 processes") {
 		t.Errorf("comparing with a baseline of one process says nothing of it:\n%s", out)
 	}
@@ -330,7 +334,7 @@ func TestMatchBaselineRecordsProcesses(t *testing.T) {
 	if rec.Processes() != 3 || last.Process != 3 || last.Label != "3.1" || rec.Runs[0].Process != 1 {
 		t.Errorf("the added baseline's runs %+v, want those of two new processes, then the old one's as one", rec.Runs)
 	}
-	out = run("", "")
+	out, _ = try("", "") // what is asked here is how it is compared, not its verdict
 	if !strings.Contains(out, "(base = "+written+" (3 processes), head = current") {
 		t.Errorf("the added baseline is not compared by its processes:\n%s", out)
 	}
