@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -99,6 +100,18 @@ func (r *recorder) confirmExact(ctx context.Context, vg string, sides []*recSide
 			firstNames = append(firstNames, shortName(row.Name))
 		}
 	}
+	// Said before it starts: a confirmation is not in the record's
+	// estimate, and under callgrind it can take as long as the first
+	// counts did.
+	counting := len(sides)
+	if r.hist != nil {
+		counting--
+	}
+	stage := func(more int) string {
+		return (time.Duration(more) * exactCost(l, confirmReps, counting)).Round(time.Second).String()
+	}
+	r.progress("%s: %s past its allowance; counting again in fresh processes to confirm: one count more a side (about %s), two more if it fails again (about %s)",
+		l.name, textfmt.Line(strings.Join(firstNames, ", ")), stage(confirmStages[0]), stage(confirmStages[1]))
 	var fresh [2][]*profile.Profile
 	var rep2 *diff.CountReport
 	again := ps

@@ -141,6 +141,14 @@ func TestRecordBaseFromHistory(t *testing.T) {
 	if measured.code != 1 || stored.code != 1 {
 		t.Fatalf("checksum with 12 rounds: exit %d measured, %d from the history, want 1 and 1\n%s\n%s", measured.code, stored.code, measured.stdout, stored.stdout)
 	}
+	// A failure is confirmed, and the progress says so before it starts,
+	// with how long it takes (the estimate above leaves it out).
+	confirming := regexp.MustCompile(`BenchmarkProcess: rec\.checksum past its allowance; counting again in fresh processes to confirm: one count more a side \(about [0-9hms]+\), two more if it fails again \(about [0-9hms]+\)`)
+	for _, r := range []result{measured, stored} {
+		if !confirming.MatchString(r.stderr) {
+			t.Errorf("the progress does not announce the confirmation:\n%s", r.stderr)
+		}
+	}
 	wholeCount := regexp.MustCompile(`: \d+ -> \d+ \([-+]\d+\.\d+%\) in all`)
 	// A measured base confirmed is four processes; the history's is one.
 	processes := regexp.MustCompile(` \(baseline: \d+ process(es)?, current: \d+ process(es)?\)`)

@@ -136,7 +136,9 @@ func (r *recorder) calibrateFromHistory(ctx context.Context, base, head *recSide
 				return nil, fmt.Errorf("--base-from-history: --benchtime %dx, but the record of base %.12s counted %s at %dx (%d repetitions, %d ops): the head is counted at the base's iterations (drop --benchtime)",
 					r.o.FixedIters, rec.Commit, textfmt.Name(l.key()), n, exactReps, b.Ops)
 			}
-			l.iters = n
+			// An op's time from one iteration (its first): what the
+			// progress estimates counting from.
+			l.iters, l.nsOp = n, res.nsOp
 			// Counted at N and 2N ops, each repeated, under callgrind,
 			// which runs code about 50 times slower.
 			if err := checkHistoryIters(rec, l, res.nsOp, 3*exactReps*callgrindSlowdown, r.o.Budget); err != nil {
@@ -159,7 +161,12 @@ func (r *recorder) calibrateFromHistory(ctx context.Context, base, head *recSide
 	for _, l := range leaves {
 		r.progress("%s %s: counted at %d and %d iterations, the base's from the history", textfmt.Name(l.pkg), textfmt.Name(l.name), l.iters, 2*l.iters)
 	}
-	r.progress("listed %s at head in %s; each is counted in two runs under callgrind (N and 2N iterations), about 3s a benchmark", plural(len(leaves), "benchmark", "benchmarks"), since(t0))
+	var est time.Duration
+	for _, l := range leaves {
+		est += exactCost(l, exactReps, 1)
+	}
+	workers := exactWorkers(len(leaves))
+	r.progress("listed %s at head in %s; each is counted in two runs under callgrind (N and 2N iterations, %d at once), about %s", plural(len(leaves), "benchmark", "benchmarks"), since(t0), workers, (est / time.Duration(workers)).Round(time.Second))
 	return leaves, nil
 }
 
