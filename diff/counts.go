@@ -75,6 +75,14 @@ type CountRow struct {
 	// Change is the head's median count minus the baseline's median.
 	Change  float64 `json:"change"`
 	Verdict Verdict `json:"verdict"`
+	// InlinedInto are the report's other changed functions that this
+	// function's code was compiled into, inlined (NoteInlined; sorted, nil:
+	// none known). A function's count holds its inlined copies, which the
+	// compiler makes anew inside each function that calls it: a change
+	// to that function can change the copy's instructions (a register
+	// spilled, a check moved) while the inlined function's source stayed
+	// as it was.
+	InlinedInto []string `json:"inlined_into,omitempty"`
 }
 
 // CountReport is the exact comparison of two sides of counts
@@ -157,6 +165,29 @@ func (r *CountReport) Trade(allocs *AllocReport) {
 		return true
 	})
 	slices.SortFunc(r.Traded, func(a, b Trade) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// NoteInlined sets each changed row's InlinedInto: of the functions into
+// gives for its name (the compiled functions its code is inlined into, as
+// the binary's debug information says, for example), those that are
+// changed rows of r too. It changes no verdict: an inlined copy's count is
+// work the function's own lines execute, and a change around it is still a
+// change; the note says where to look.
+func (r *CountReport) NoteInlined(into map[string][]string) {
+	changed := map[string]bool{}
+	for _, row := range r.Rows {
+		changed[row.Name] = true
+	}
+	for i, row := range r.Rows {
+		var in []string
+		for _, g := range into[row.Name] {
+			if g != row.Name && changed[g] && !slices.Contains(in, g) {
+				in = append(in, g)
+			}
+		}
+		slices.Sort(in)
+		r.Rows[i].InlinedInto = in
+	}
 }
 
 // tradeProcesses is the fewest processes a side with which the whole
@@ -381,8 +412,16 @@ func (r *CountReport) writeText(w io.Writer) error {
 		if row.Misses > 0 && MissCost*row.Misses >= row.Allowed {
 			misses = fmt.Sprintf(", its %s type-cache misses an iteration", textfmt.Count(row.Misses))
 		}
-		fmt.Fprintf(&b, "  %-9s %s: %s -> %s %s (%s; allowed ±%s%s)\n", row.Verdict, textfmt.Line(row.Name), rng,
-			textfmt.Count(math.Round(mh)), r.Event, relChange(mb, mh), textfmt.Count(math.Round(row.Allowed)), misses)
+		inlined := ""
+		if len(row.InlinedInto) > 0 {
+			names := make([]string, len(row.InlinedInto))
+			for i, g := range row.InlinedInto {
+				names[i] = textfmt.Line(g)
+			}
+			inlined = fmt.Sprintf("; inlined into %s, which changed too", strings.Join(names, ", "))
+		}
+		fmt.Fprintf(&b, "  %-9s %s: %s -> %s %s (%s; allowed ±%s%s)%s\n", row.Verdict, textfmt.Line(row.Name), rng,
+			textfmt.Count(math.Round(mh)), r.Event, relChange(mb, mh), textfmt.Count(math.Round(row.Allowed)), misses, inlined)
 	}
 	if n := len(r.Negative); n > 0 {
 		const shown = 4

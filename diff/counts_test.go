@@ -383,3 +383,36 @@ func TestCompareCountsTraded(t *testing.T) {
 		}
 	}
 }
+
+// TestNoteInlined: a changed function is noted inlined into the changed
+// functions its copies are in, not into unchanged ones nor itself; no
+// verdict moves. By hand: m.A +2% and m.small +50% regressed, m.B
+// unchanged; small is inlined into A, B and itself (its own body).
+func TestNoteInlined(t *testing.T) {
+	base := countProfile(t, 10, map[string]int64{"m.A": 1_000_000, "m.B": 500_000, "m.small": 100_000, "runtime.x": 8_400_000})
+	head := countProfile(t, 10, map[string]int64{"m.A": 1_020_000, "m.B": 500_000, "m.small": 150_000, "runtime.x": 8_400_000})
+	rep, err := CompareCounts(base, head, func(n string) bool { return strings.HasPrefix(n, "m.") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(rep.Rows)
+	rep.NoteInlined(map[string][]string{"m.small": {"m.B", "m.A", "m.small", "m.A"}, "m.A": {"m.B"}, "m.gone": {"m.A"}})
+	got := map[string][]string{}
+	for _, row := range rep.Rows {
+		if row.Verdict != Regressed {
+			t.Errorf("%s: %s, want regressed", row.Name, row.Verdict)
+		}
+		got[row.Name] = row.InlinedInto
+	}
+	if len(rep.Rows) != before || len(got) != 2 || len(got["m.A"]) != 0 || len(got["m.small"]) != 1 || got["m.small"][0] != "m.A" {
+		t.Errorf("inlined into: %v, want m.small into m.A alone", got)
+	}
+	var b strings.Builder
+	if err := rep.Write(&b, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "  regressed m.small: 10000 -> 15000 instructions (+50.00%; allowed ±100); inlined into m.A, which changed too\n") ||
+		strings.Contains(b.String(), "m.A: 100000 -> 102000 instructions (+2.00%; allowed ±500); inlined") {
+		t.Errorf("the report:\n%s", b.String())
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,6 +131,11 @@ func TestInstructionsAgainstAnnotate(t *testing.T) {
 	}
 	if len(p.SampleType) != 1 || p.SampleType[0].Type != "instructions" || p.SampleType[0].Unit != "count" {
 		t.Fatalf("sample types %v, want instructions/count", p.SampleType)
+	}
+	// exactTiny is inlined into exactLoop: a count report can say so of
+	// a changed exactTiny (CountReport.NoteInlined).
+	if into := inlined.into()[exactPrefix+"exactTiny"]; !slices.Contains(into, exactPrefix+"exactLoop") {
+		t.Errorf("exactTiny is inlined into %q, want exactLoop among them", into)
 	}
 	self, total := exactTotals(p)
 	// Names: every workload function runtime/pprof samples is in the

@@ -180,6 +180,7 @@ func compareCountsText(base, current *profile.Profile, allocs *diff.AllocReport)
 		return nil, "", err
 	}
 	rep.Trade(allocs)
+	rep.NoteInlined(inlined.into())
 	if rep.Judged == 0 {
 		// Nothing judged is not a pass: a filter that matches none of the
 		// names the toolchain wrote would pass every change.

@@ -153,7 +153,11 @@ func readCounted(dir, name string) (*profile.Profile, exactNote, error) {
 			return nil, n, fmt.Errorf("perfassert: callgrind's dump: %w", err)
 		}
 		p, err := callgrind.ParseByAddress(f, pbuild.Options{Name: dump}, func(addr uint64) ([]callgrind.Frame, bool) {
-			return runtimeFrames(addr + shift)
+			fs, ok := runtimeFrames(addr + shift)
+			if ok && len(fs) > 1 {
+				inlined.note(fs)
+			}
+			return fs, ok
 		})
 		f.Close()
 		if err != nil {
@@ -278,6 +282,45 @@ func runtimeFrames(addr uint64) ([]callgrind.Frame, bool) {
 		frames = append(frames, callgrind.Frame{Func: symbolName(f.Name(), addr, true), File: file})
 	}
 	return frames, true
+}
+
+// inlined is, for each function found inlined in the code this process's
+// counted captures executed, the compiled functions its code was in: what
+// a count report notes of a changed function (CountReport.NoteInlined).
+// One binary's, this one's, as every capture it reads is.
+var inlined inlinedSeen
+
+type inlinedSeen struct {
+	mu sync.Mutex
+	m  map[string]map[string]bool
+}
+
+// note keeps that frames' innermost function is inlined into the
+// outermost (runtimeFrames: outermost first).
+func (s *inlinedSeen) note(frames []callgrind.Frame) {
+	outer, inner := frames[0].Func, frames[len(frames)-1].Func
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]map[string]bool{}
+	}
+	if s.m[inner] == nil {
+		s.m[inner] = map[string]bool{}
+	}
+	s.m[inner][outer] = true
+}
+
+// into is, for each inlined function seen, the functions it was in.
+func (s *inlinedSeen) into() map[string][]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string][]string, len(s.m))
+	for f, set := range s.m {
+		for g := range set {
+			out[f] = append(out[f], g)
+		}
+	}
+	return out
 }
 
 // ownBinary is this binary's symbol table, read when a generic function

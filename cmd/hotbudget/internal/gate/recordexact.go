@@ -96,6 +96,9 @@ func (r *recorder) runExact(ctx context.Context, sides []*recSide, leaves []leaf
 		}
 		// Work added to a function that allocating less paid for.
 		e.report.Trade(e.allocs)
+		// A function regressed in its copy inlined into one that changed
+		// says so.
+		e.report.NoteInlined(r.inlinedInto(sides, l.pkg))
 		found[i] = e
 		r.progress("counted %s (%d of %d, %s ops a side: the difference of two processes, of N and 2N): %s; %s so far", l.name, done.Add(1), len(leaves), textfmt.Count(float64(e.ops)), exactLine(e.report), since(t0))
 		return nil
@@ -299,6 +302,38 @@ func (r *recorder) dumpSymbolizer(binary, dump string) (callgrind.Symbolizer, er
 	if err != nil {
 		return nil, err
 	}
+	name := func(f binsym.Frame) string {
+		if f.Symbol != "" {
+			return f.Symbol
+		}
+		return f.Func
+	}
+	// Which compiled function each inlined function's counted code is in,
+	// for the report (diff.CountReport.NoteInlined).
+	r.exactMu.Lock()
+	if r.inlined == nil {
+		r.inlined = map[string]map[string]map[string]bool{}
+	}
+	in := r.inlined[binary]
+	if in == nil {
+		in = map[string]map[string]bool{}
+		r.inlined[binary] = in
+	}
+	for _, fs := range frames {
+		if len(fs) < 2 {
+			continue
+		}
+		// fs is innermost first; the last is the compiled function.
+		outer := name(fs[len(fs)-1])
+		for _, f := range fs[:len(fs)-1] {
+			n := name(f)
+			if in[n] == nil {
+				in[n] = map[string]bool{}
+			}
+			in[n][outer] = true
+		}
+	}
+	r.exactMu.Unlock()
 	return func(addr uint64) ([]callgrind.Frame, bool) {
 		fs := frames[addr]
 		if len(fs) == 0 {
@@ -306,14 +341,37 @@ func (r *recorder) dumpSymbolizer(binary, dump string) (callgrind.Symbolizer, er
 		}
 		out := make([]callgrind.Frame, len(fs))
 		for i, f := range fs { // innermost first: reversed
-			name := f.Symbol
-			if name == "" {
-				name = f.Func
-			}
-			out[len(fs)-1-i] = callgrind.Frame{Func: name, File: f.File}
+			out[len(fs)-1-i] = callgrind.Frame{Func: name(f), File: f.File}
 		}
 		return out, true
 	}, nil
+}
+
+// inlinedInto is, for each inlined function counted in the test binaries
+// of package pkg on sides, the compiled functions its code was in.
+func (r *recorder) inlinedInto(sides []*recSide, pkg string) map[string][]string {
+	r.exactMu.Lock()
+	defer r.exactMu.Unlock()
+	sets := map[string]map[string]bool{}
+	for _, s := range sides {
+		b := s.bins[pkg]
+		if b == nil {
+			continue
+		}
+		for f, outers := range r.inlined[b.path] {
+			if sets[f] == nil {
+				sets[f] = map[string]bool{}
+			}
+			for g := range outers {
+				sets[f][g] = true
+			}
+		}
+	}
+	out := make(map[string][]string, len(sets))
+	for f, set := range sets {
+		out[f] = sortedKeys(set)
+	}
+	return out
 }
 
 // binary is the symbols of the test binary at path, opened once for
@@ -413,7 +471,15 @@ func exactLine(rep *diff.CountReport) string {
 	var changed []string
 	for _, row := range rep.Rows {
 		if row.Verdict == diff.Regressed || row.Verdict == diff.New {
-			changed = append(changed, fmt.Sprintf("%s %s %s", row.Verdict, shortName(row.Name), relChange(row)))
+			inlined := ""
+			if len(row.InlinedInto) > 0 {
+				short := make([]string, len(row.InlinedInto))
+				for i, g := range row.InlinedInto {
+					short[i] = shortName(g)
+				}
+				inlined = " (inlined into " + strings.Join(short, ", ") + ")"
+			}
+			changed = append(changed, fmt.Sprintf("%s %s %s%s", row.Verdict, shortName(row.Name), relChange(row), inlined))
 		}
 	}
 	if len(changed) == 0 {

@@ -282,3 +282,75 @@ func TestMostMisses(t *testing.T) {
 		t.Errorf("mostMisses of none = %v, want nil", got)
 	}
 }
+
+// inlinedModule's sum is inlined into Total (Total is not inlined into
+// its benchmark). The head sums 24 numbers instead of 16 and adds to
+// Total's own work: both regress, sum's count in its copy inside Total.
+var inlinedModule = map[string]string{
+	"go.mod": "module example.com/inl\n\ngo 1.26\n",
+	"inl.go": `package inl
+
+var data = make([]int, 64)
+
+// sum adds xs up; small enough to be inlined.
+func sum(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// Total sums a part of data n times.
+//
+//go:noinline
+func Total(n int) int {
+	t := 0
+	for i := 0; i < n; i++ {
+		t += sum(data[:16])
+	}
+	return t
+}
+`,
+	"inl_test.go": `package inl
+
+import "testing"
+
+var sink int
+
+func BenchmarkTotal(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		sink = Total(100)
+	}
+}
+`,
+}
+
+// TestRecordInlinedInto: a function regressed in its copy inlined into a
+// function that changed too is named with it (go-version's String, inlined
+// into the Compare that an allocation was added to, made 14 -> 15
+// instructions an op while its own code did not change).
+func TestRecordInlinedInto(t *testing.T) {
+	testutil.Slow(t, "builds two revisions and counts a benchmark under valgrind")
+	for _, tool := range []string{"git", "valgrind"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	dir, gitIn, write := testutil.NewGitDir(t)
+	gitIn("init", "-q")
+	for name, content := range inlinedModule {
+		write(name, content)
+	}
+	gitIn("add", "-A")
+	gitIn("commit", "-q", "-m", "inl")
+	write("inl.go", strings.Replace(inlinedModule["inl.go"], "t += sum(data[:16])", "t += sum(data[:24])*3 + i", 1))
+	gitIn("commit", "-q", "-a", "-m", "more")
+	r := recordIn(t, dir, "--instructions", "--budget", "0", "--benchtime", "50x", "HEAD~1", "HEAD")
+	row := regexp.MustCompile(`(?m)^  regressed example\.com/inl\.sum: .*; inlined into example\.com/inl\.Total, which changed too$`)
+	summary := regexp.MustCompile(`regressed inl\.sum \+[0-9.]+% \(inlined into inl\.Total\)`)
+	if r.code != exitFail || !row.MatchString(r.stdout) || !summary.MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^  regressed example\.com/inl\.Total: [^;]*; allowed ±[0-9]+\)$`).MatchString(r.stdout) {
+		t.Errorf("exit %d; want 1, sum regressed inlined into Total, Total regressed:\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}

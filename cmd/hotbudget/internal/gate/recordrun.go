@@ -44,7 +44,11 @@ type recorder struct {
 	// notCounted says which benchmarks a counted record left out to fit
 	// --budget (exactPlan): "" when none.
 	notCounted string
-	// exactMu guards bins and the sides' bench and cpu while
+	// inlined is, by test binary path, each inlined function's compiled
+	// functions in the dumps counted (--instructions): which function's
+	// code its counted copies are in (dumpSymbolizer).
+	inlined map[string]map[string]map[string]bool
+	// exactMu guards bins, inlined and the sides' bench and cpu while
 	// benchmarks are counted at once.
 	exactMu sync.Mutex
 	// shard is what a shard (--shard) writes for merge; nil otherwise.
