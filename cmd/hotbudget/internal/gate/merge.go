@@ -205,6 +205,7 @@ func LoadShards[T any](dirs []string, settings SettingsFunc[T]) (*Measurement, T
 			// A shard's output holds no counted allocation tables: the
 			// whole count's fall alone trades, where it confirmed.
 			rep.Trade(nil)
+			rep.NoteInlined(countBy[key].Inlined)
 			res.exact = append(res.exact, exactResult{name: key, ops: countBy[key].Ops, base: ps[0], head: ps[1], report: rep})
 		}
 	}

@@ -3,6 +3,7 @@ package gate
 import (
 	"encoding/json"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -346,11 +347,25 @@ func TestRecordInlinedInto(t *testing.T) {
 	gitIn("commit", "-q", "-m", "inl")
 	write("inl.go", strings.Replace(inlinedModule["inl.go"], "t += sum(data[:16])", "t += sum(data[:24])*3 + i", 1))
 	gitIn("commit", "-q", "-a", "-m", "more")
-	r := recordIn(t, dir, "--instructions", "--budget", "0", "--benchtime", "50x", "HEAD~1", "HEAD")
+	// As one shard of one, which merge reads back.
+	out := filepath.Join(t.TempDir(), "shard")
+	r := recordIn(t, dir, "--instructions", "--budget", "0", "--benchtime", "50x", "--shard", "1/1", "--out", out, "HEAD~1", "HEAD")
 	row := regexp.MustCompile(`(?m)^  regressed example\.com/inl\.sum: .*; inlined into example\.com/inl\.Total, which changed too$`)
 	summary := regexp.MustCompile(`regressed inl\.sum \+[0-9.]+% \(inlined into inl\.Total\)`)
-	if r.code != exitFail || !row.MatchString(r.stdout) || !summary.MatchString(r.stdout) ||
-		!regexp.MustCompile(`(?m)^  regressed example\.com/inl\.Total: [^;]*; allowed ±[0-9]+\)$`).MatchString(r.stdout) {
-		t.Errorf("exit %d; want 1, sum regressed inlined into Total, Total regressed:\n%s\n%s", r.code, r.stdout, r.stderr)
+	total := regexp.MustCompile(`(?m)^  regressed example\.com/inl\.Total: [^;]*; allowed ±[0-9]+\)$`)
+	// A shard judges nothing; it keeps what the record found of sum in
+	// its manifest, since merge has no binary.
+	manifest, err := os.ReadFile(filepath.Join(out, shardManifest))
+	if err != nil || r.code != exitOK {
+		t.Fatalf("the shard: exit %d, %v\n%s", r.code, err, r.stderr)
+	}
+	var f shardFile
+	if err := json.Unmarshal(manifest, &f); err != nil || len(f.Instructions) != 1 ||
+		!slices.Equal(f.Instructions[0].Inlined["example.com/inl.sum"], []string{"example.com/inl.Total"}) || len(f.Instructions[0].Inlined) != 1 {
+		t.Errorf("the shard's manifest (%v): want sum inlined into Total alone:\n%s", err, manifest)
+	}
+	merged, stderr, code := mergeOut(t, out)
+	if code != exitFail || !row.MatchString(merged) || !summary.MatchString(merged) || !total.MatchString(merged) {
+		t.Errorf("merged: exit %d; want 1, sum regressed inlined into Total, Total regressed:\n%s\n%s", code, merged, stderr)
 	}
 }

@@ -216,6 +216,10 @@ type shardAllocs struct {
 type shardCounts struct {
 	Benchmark string `json:"benchmark"`
 	Ops       int64  `json:"ops"` // N
+	// Inlined are the changed functions the record found inlined into
+	// others that changed (diff.CountRow.InlinedInto), by name: what the
+	// test binaries' frames said, which merge does not have.
+	Inlined map[string][]string `json:"inlined,omitempty"`
 }
 
 // leafProfile is where the profile of run of benchmark name of package
@@ -276,7 +280,16 @@ func (res *Measurement) WriteShard(settings *ShardSettings, stdout io.Writer) er
 				return err
 			}
 		}
-		f.Instructions = append(f.Instructions, shardCounts{e.name, e.ops})
+		var inlined map[string][]string
+		for _, row := range e.report.Rows {
+			if len(row.InlinedInto) > 0 {
+				if inlined == nil {
+					inlined = map[string][]string{}
+				}
+				inlined[row.Name] = row.InlinedInto
+			}
+		}
+		f.Instructions = append(f.Instructions, shardCounts{e.name, e.ops, inlined})
 	}
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
