@@ -77,6 +77,10 @@ func TestShortName(t *testing.T) {
 		"example.com/vendor.Fn":            "vendor.Fn",
 		"main.main":                        "main.main",
 		"example.com/m/v10.Fn":             "m/v10.Fn",
+		// google/btree's generic code: the type arguments name a path.
+		"github.com/google/btree.(*node[go.shape.interface { Less(github.com/google/btree.Item) bool }]).insert": "btree.(*node[go.shape.interface { Less(github.com/google/btree.Item) bool }]).insert",
+		"github.com/google/btree.items[go.shape.interface { Less(github.com/google/btree.Item) bool }].find":     "btree.items[go.shape.interface { Less(github.com/google/btree.Item) bool }].find",
+		"example.com/m.F[example.com/m/v2.T]": "m.F[example.com/m/v2.T]",
 	} {
 		if got := shortName(in); got != want {
 			t.Errorf("shortName(%q) = %q, want %q", in, got, want)

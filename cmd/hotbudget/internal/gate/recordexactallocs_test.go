@@ -2,6 +2,7 @@ package gate
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,5 +80,51 @@ func TestCompareExactAllocs(t *testing.T) {
 		t.Fatalf("allocsOf: %v", err)
 	} else if rec, _ := meta.Known(ap); len(rec.Runs) != 1 || rec.Runs[0].Work != 100 {
 		t.Errorf("the difference's record: %+v", rec)
+	}
+}
+
+// TestConfirmAllocs: an allocation regression fails only where every
+// fresh count repeats it; the others are noted, the count stops at the
+// first judgement that repeats none.
+func TestConfirmAllocs(t *testing.T) {
+	report := func(regressed ...string) *diff.AllocReport {
+		r := &diff.AllocReport{Unit: "op", Exact: true}
+		for _, n := range []string{"m.a", "m.b", "m.c"} {
+			v := diff.Unchanged
+			if slices.Contains(regressed, n) {
+				v = diff.Regressed
+			}
+			r.Rows = append(r.Rows, diff.AllocRow{Name: n, Verdict: v})
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name   string
+		fresh  [][]string // each fresh count's regressions
+		counts int        // fresh counts made
+		kept   []string
+		line   string
+	}{
+		{"not repeated", [][]string{{}, {"m.a"}}, 1, nil, "m.a, m.b allocates more; counted again in fresh processes to confirm, two counts a side: not repeated: passed"},
+		{"repeated once", [][]string{{"m.a", "m.c"}, {}}, 2, nil, "three counts a side: not repeated: passed"},
+		{"repeated always", [][]string{{"m.a", "m.c"}, {"m.a"}}, 2, []string{"m.a"}, "three counts a side: repeated by m.a"},
+		{"another fails", [][]string{{"m.c"}, {"m.c"}}, 1, nil, "two counts a side: not repeated: passed"},
+	} {
+		first := report("m.a", "m.b")
+		n := 0
+		line, err := confirmAllocsWith(first, func() (*diff.AllocReport, error) {
+			n++
+			return report(c.fresh[n-1]...), nil
+		})
+		var kept []string
+		for _, row := range first.Regressions() {
+			kept = append(kept, row.Name)
+		}
+		if err != nil || n != c.counts || !slices.Equal(kept, c.kept) || !strings.HasSuffix(line, c.line) {
+			t.Errorf("%s: %v, %d fresh counts, kept %q, line %q; want %d, %q, %q", c.name, err, n, kept, line, c.counts, c.kept, c.line)
+		}
+		if note := strings.Join(first.Notes, "\n"); (len(c.kept) < 2) != strings.Contains(note, "not repeated by every fresh count") || !strings.Contains(note, "m.b") {
+			t.Errorf("%s: notes %q", c.name, first.Notes)
+		}
 	}
 }
