@@ -59,7 +59,9 @@ import (
 // thread and are counted; callgrind's call graph is right only then),
 // GOGC=off (the collector's work is not fn's, and its timing is the
 // machine's), GODEBUG=asyncpreemptoff=1 (callgrind cannot take Go's
-// preemption signal) and runtime.MemProfileRate = 0. Counted are the
+// preemption signal), math/rand's top-level functions seeded with 1 in
+// every process (GODEBUG=randautoseed=0,randseednop=1: rand.Seed does
+// nothing) and runtime.MemProfileRate = 0. Counted are the
 // instructions of every thread while fn runs: fn, the goroutines it
 // starts, and the runtime's monitor thread (sysmon), whose few thousand
 // instructions vary with wall time and are the runtime's.

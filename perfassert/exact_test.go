@@ -424,7 +424,7 @@ func (r *namedRec) Name() string { return r.name }
 func TestExactEnv(t *testing.T) {
 	env := exactEnv([]string{"PATH=/bin", "GODEBUG=gctrace=1", "GOGC=50", UpdateEnv + "=1", "GOMAXPROCS=8"}, "d|0|T")
 	got := strings.Join(env, " ")
-	want := "PATH=/bin GODEBUG=gctrace=1,asyncpreemptoff=1 GOGC=off GOMAXPROCS=1 HOTBUDGET_SAMPLER_CHECK=off " + exactChildEnv + "=d|0|T"
+	want := "PATH=/bin GODEBUG=gctrace=1,asyncpreemptoff=1,randautoseed=0,randseednop=1 GOGC=off GOMAXPROCS=1 HOTBUDGET_SAMPLER_CHECK=off " + exactChildEnv + "=d|0|T"
 	if got != want {
 		t.Errorf("env:\n got %s\nwant %s", got, want)
 	}

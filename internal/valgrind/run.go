@@ -101,14 +101,23 @@ func (r Run) Command(ctx context.Context, vg string, env []string, program strin
 	return cmd
 }
 
+// RepeatGODEBUG are the GODEBUG settings Env adds.
+const RepeatGODEBUG = "asyncpreemptoff=1,randautoseed=0,randseednop=1"
+
 // Env returns env with the settings under which a Go program's counts
 // repeat under valgrind: one P (GOMAXPROCS=1), no garbage collection
-// (GOGC=off), and no asynchronous preemption (GODEBUG asyncpreemptoff=1,
-// added to the GODEBUG settings env has), which callgrind also needs. The
-// keys in drop are removed from env too.
+// (GOGC=off), no asynchronous preemption (GODEBUG asyncpreemptoff=1),
+// which callgrind also needs, and math/rand's top-level functions seeded
+// alike in every process (GODEBUG randautoseed=0, randseednop=1: seeded
+// with 1, Seed a no-op), all added after the GODEBUG settings env has. A
+// benchmark that builds its input from math/rand's global generator
+// (google/btree's from a permutation seeded with the time) otherwise
+// counts another input in every process: its counts moved by 5% between
+// processes of one commit and failed it. The keys in drop are removed
+// from env too.
 func Env(env []string, drop ...string) []string {
 	out := make([]string, 0, len(env)+3)
-	godebug := "asyncpreemptoff=1"
+	godebug := RepeatGODEBUG
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		switch {
