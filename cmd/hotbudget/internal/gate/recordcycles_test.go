@@ -2,7 +2,6 @@ package gate
 
 import (
 	"bytes"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -64,18 +63,7 @@ const layoutGrown = "key, val int64\n\tpad      [6]int64"
 // --instructions.
 func TestRecordCycles(t *testing.T) {
 	testutil.Slow(t, "builds two revisions three times and counts a benchmark under valgrind twelve times")
-	for _, tool := range []string{"git", "valgrind"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
-	dir, gitIn, write := testutil.NewGitDir(t)
-	gitIn("init", "-q")
-	for name, content := range layoutModule {
-		write(name, content)
-	}
-	gitIn("add", "-A")
-	gitIn("commit", "-q", "-m", "lay")
+	dir, gitIn, write := moduleRepo(t, layoutModule, "git", "valgrind")
 	write("README.md", "# lay\n")
 	gitIn("add", "README.md")
 	gitIn("commit", "-q", "-m", "readme")

@@ -337,18 +337,7 @@ func BenchmarkTotal(b *testing.B) {
 // instructions an op while its own code did not change).
 func TestRecordInlinedInto(t *testing.T) {
 	testutil.Slow(t, "builds two revisions and counts a benchmark under valgrind")
-	for _, tool := range []string{"git", "valgrind"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
-	dir, gitIn, write := testutil.NewGitDir(t)
-	gitIn("init", "-q")
-	for name, content := range inlinedModule {
-		write(name, content)
-	}
-	gitIn("add", "-A")
-	gitIn("commit", "-q", "-m", "inl")
+	dir, gitIn, write := moduleRepo(t, inlinedModule, "git", "valgrind")
 	write("inl.go", strings.Replace(inlinedModule["inl.go"], "t += sum(data[:16])", "t += sum(data[:24])*3 + i", 1))
 	gitIn("commit", "-q", "-a", "-m", "more")
 	// As one shard of one, which merge reads back.
@@ -372,4 +361,23 @@ func TestRecordInlinedInto(t *testing.T) {
 	if code != exitFail || !row.MatchString(merged) || !summary.MatchString(merged) || !total.MatchString(merged) {
 		t.Errorf("merged: exit %d; want 1, sum regressed inlined into Total, Total regressed:\n%s\n%s", code, merged, stderr)
 	}
+}
+
+// moduleRepo is a repository of one commit of files, after skipping the
+// test when one of tools is not installed; its git and a writer.
+func moduleRepo(t *testing.T, files map[string]string, tools ...string) (dir string, gitIn func(args ...string), write func(name, content string)) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	dir, gitIn, write = testutil.NewGitDir(t)
+	gitIn("init", "-q")
+	for name, content := range files {
+		write(name, content)
+	}
+	gitIn("add", "-A")
+	gitIn("commit", "-q", "-m", "module")
+	return dir, gitIn, write
 }

@@ -138,18 +138,7 @@ func regressedRows(t *testing.T, out string) []string {
 // checksum run 12 rounds instead of 8: 50% slower.
 func shardRepo(t *testing.T) string {
 	t.Helper()
-	for _, tool := range []string{"git"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
-	dir, gitIn, write := testutil.NewGitDir(t)
-	gitIn("init", "-q")
-	for name, content := range shardModule {
-		write(name, content)
-	}
-	gitIn("add", "-A")
-	gitIn("commit", "-q", "-m", "rec")
+	dir, gitIn, write := moduleRepo(t, shardModule, "git")
 	write("rec.go", strings.Replace(testutil.RecordModule["rec.go"], "const checksumRounds = 8", "const checksumRounds = 12", 1))
 	gitIn("commit", "-q", "-a", "-m", "slower checksum")
 	return dir
